@@ -1,0 +1,72 @@
+"""A check's outcome: never a bare boolean, always a verdict with its evidence (DESIGN.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from scipy import stats
+
+HOLDS = "holds"
+VIOLATED = "violated"
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One check's verdict.
+
+    observed, expected: the measured and the theoretical value, in the quantity's units.
+    mc_error: the Monte Carlo standard error of ``observed`` (or of observed - expected).
+    margin: ``z_threshold * mc_error - |observed - expected|``: positive means the check holds
+        with that much room, negative means it is violated by that much.
+    z_threshold: the critical z used, and false_failure_rate its two-sided tail probability
+        (the chance that a correct theory and a correct sampler fail this check).
+    """
+
+    check: str
+    kind: str
+    verdict: str
+    observed: float
+    expected: float
+    mc_error: float
+    margin: float
+    z_threshold: float
+    false_failure_rate: float
+    detail: str = ""
+    evidence: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    def to_dict(self) -> dict:
+        return _json_safe(asdict(self))
+
+
+def z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
+    """Two-sided Bonferroni critical z so that ``n_comparisons`` checks of a correct system
+    fail together with probability at most ``false_failure_rate``."""
+    if not 0 < false_failure_rate < 1:
+        raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
+    if n_comparisons < 1:
+        raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
+    return float(stats.norm.isf(false_failure_rate / (2 * n_comparisons)))
+
+
+def two_sided_rate(z: float) -> float:
+    """The false-failure probability of one two-sided comparison at critical ``z``."""
+    return float(2 * stats.norm.sf(z))
+
+
+def _json_safe(value):
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value

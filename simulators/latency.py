@@ -1,0 +1,138 @@
+"""How long a worker takes to compute a gradient.
+
+A latency model gives the distribution of one computation time; every model is parametrised by
+its mean so that models are comparable at equal average speed. A worker's time is the draw
+divided by its speed factor, and multiplied by ``straggler_slowdown`` with probability
+``straggler_probability`` (the worker straggles on that computation).
+
+Each worker draws from its own stream, keyed by the worker's identity in the seed tree
+(:mod:`simulators.seeding`), so worker 3's latencies do not change when a run has more workers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulators import validation
+from simulators.seeding import SeedLike, generator
+
+LATENCY_KINDS = ("constant", "exponential", "lognormal", "gamma")
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """Distribution of one gradient computation time.
+
+    kind: ``constant`` (always ``mean``), ``exponential`` (rate 1/mean), ``lognormal`` (log-time
+    normal with standard deviation ``shape`` and mean adjusted so the time has mean ``mean``),
+    ``gamma`` (shape ``shape``, scale ``mean/shape``).
+    """
+
+    kind: str = "constant"
+    mean: float = 1.0
+    shape: float = 1.0
+
+    def __post_init__(self) -> None:
+        validation.one_of("latency", self.kind, LATENCY_KINDS)
+        validation.positive("latency_mean", self.mean)
+        validation.positive("latency_shape", self.shape)
+
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        if self.kind == "constant":
+            return np.full(size, float(self.mean))
+        if self.kind == "exponential":
+            return rng.exponential(self.mean, size)
+        if self.kind == "lognormal":
+            mu = math.log(self.mean) - 0.5 * self.shape**2
+            return rng.lognormal(mu, self.shape, size)
+        return rng.gamma(self.shape, self.mean / self.shape, size)
+
+
+@dataclass(frozen=True)
+class WorkerTiming:
+    """Latency model plus per-worker speed factors and stragglers.
+
+    speed_factors: one positive factor per worker (time = draw / factor); ``None`` for all 1.
+    straggler_probability, straggler_slowdown: with this probability a computation takes
+    ``straggler_slowdown`` times longer.
+    """
+
+    latency: LatencyModel = LatencyModel()
+    speed_factors: tuple[float, ...] | None = None
+    straggler_probability: float = 0.0
+    straggler_slowdown: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.speed_factors is not None:
+            object.__setattr__(self, "speed_factors", tuple(self.speed_factors))
+            for i, factor in enumerate(self.speed_factors):
+                validation.positive(f"speed_factors[{i}]", factor)
+        validation.probability("straggler_probability", self.straggler_probability)
+        validation.positive("straggler_slowdown", self.straggler_slowdown)
+        if self.straggler_slowdown < 1.0:
+            raise validation.InvalidParameter(
+                "straggler_slowdown", self.straggler_slowdown, "must be >= 1 (a slowdown)"
+            )
+
+    def speed(self, worker: int) -> float:
+        if self.speed_factors is None:
+            return 1.0
+        if worker >= len(self.speed_factors):
+            raise validation.InvalidParameter(
+                "speed_factors",
+                self.speed_factors,
+                f"needs one factor per worker; worker {worker} has none",
+            )
+        return float(self.speed_factors[worker])
+
+
+class LatencyStreams:
+    """Per-worker latency draws on demand, from per-worker seeded streams.
+
+    ``worker_keys[i]`` is the identity of worker ``i`` in the seed tree (for example
+    ``(server, local_index)``); ``speed_index[i]`` selects its speed factor. Draws are made in
+    blocks of ``block`` per worker; the stream of values a worker sees does not depend on the
+    block size or on the other workers.
+    """
+
+    def __init__(
+        self,
+        timing: WorkerTiming,
+        worker_keys: list[tuple[int, ...]],
+        seed: SeedLike,
+        speed_index: list[int] | None = None,
+        block: int = 256,
+    ):
+        self.timing = timing
+        self.block = validation.integer("block", block, minimum=1)
+        speed_index = speed_index if speed_index is not None else list(range(len(worker_keys)))
+        self._speed = [timing.speed(i) for i in speed_index]
+        self._latency_rng = [generator(seed, "latency", *key) for key in worker_keys]
+        self._straggler_rng = (
+            [generator(seed, "straggler", *key) for key in worker_keys]
+            if timing.straggler_probability > 0
+            else None
+        )
+        self._buffers: list[list[float]] = [[] for _ in worker_keys]
+        self._positions = [0] * len(worker_keys)
+
+    def _refill(self, worker: int) -> None:
+        timing = self.timing
+        times = timing.latency.draw(self._latency_rng[worker], self.block) / self._speed[worker]
+        if self._straggler_rng is not None:
+            straggles = self._straggler_rng[worker].random(self.block)
+            straggles = straggles < timing.straggler_probability
+            times = np.where(straggles, times * timing.straggler_slowdown, times)
+        self._buffers[worker] = times.tolist()
+        self._positions[worker] = 0
+
+    def next(self, worker: int) -> float:
+        position = self._positions[worker]
+        if position >= len(self._buffers[worker]):
+            self._refill(worker)
+            position = 0
+        self._positions[worker] = position + 1
+        return self._buffers[worker][position]

@@ -1,0 +1,229 @@
+"""The schedule: the seam between the simulated system and the numerics.
+
+One row per event the server processed, in processing order. A row says which server (chain)
+it belongs to, which worker computed it, on which shard, which parameter version it read, its
+staleness (the server's version when it was processed minus the version read), whether it was
+applied or dropped (stale beyond the bound, seed 001 Algorithm 1), when the worker started and
+finished computing, and the simulated time at which the server processed it.
+
+A schedule depends only on the system and its seed, never on parameter values: the engine
+replays it over any number of replicates. It round-trips through an xarray Dataset (and so
+through netCDF), which is also how a schedule recorded from a real run is brought in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+
+EVENT_KINDS = ("gradient",)
+
+_COLUMNS = {
+    "server": np.int32,
+    "worker": np.int32,
+    "shard": np.int32,
+    "kind": np.int8,
+    "version_read": np.int64,
+    "staleness": np.int64,
+    "applied": np.bool_,
+    "start_time": np.float64,
+    "finish_time": np.float64,
+    "time": np.float64,
+}
+
+
+ROW_FIELDS = tuple(_COLUMNS)
+
+
+class ScheduleError(ValueError):
+    """A schedule whose columns contradict each other."""
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """Columns of equal length, one entry per processed event (see the module docstring).
+
+    ``worker`` is -1 where the schedule does not model workers (for example i.i.d. staleness).
+    ``attrs`` describes the system that produced the schedule (strings and numbers only).
+    """
+
+    server: np.ndarray
+    worker: np.ndarray
+    shard: np.ndarray
+    kind: np.ndarray
+    version_read: np.ndarray
+    staleness: np.ndarray
+    applied: np.ndarray
+    start_time: np.ndarray
+    finish_time: np.ndarray
+    time: np.ndarray
+    attrs: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        lengths = set()
+        for name, dtype in _COLUMNS.items():
+            column = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+            if column.ndim != 1:
+                raise ScheduleError(f"column {name} must be one-dimensional")
+            column.setflags(write=False)
+            object.__setattr__(self, name, column)
+            lengths.add(column.size)
+        if len(lengths) > 1:
+            raise ScheduleError(f"columns have different lengths: {sorted(lengths)}")
+        object.__setattr__(self, "attrs", dict(self.attrs))
+        self._validate()
+
+    # ----------------------------------------------------------------- validation
+    def _validate(self) -> None:
+        if self.n_events == 0:
+            return
+        if self.server.min() < 0:
+            raise ScheduleError("server indices must be >= 0")
+        if self.worker.min() < -1:
+            raise ScheduleError("worker indices must be >= 0 (or -1 when not modelled)")
+        if self.kind.min() < 0 or self.kind.max() >= len(EVENT_KINDS):
+            raise ScheduleError(f"event kinds must index {EVENT_KINDS}")
+        if self.version_read.min() < 0:
+            raise ScheduleError("version_read must be >= 0")
+        if self.staleness.min() < 0:
+            raise ScheduleError("staleness must be >= 0")
+        if np.any(self.finish_time < self.start_time) or np.any(self.time < self.finish_time):
+            raise ScheduleError("times must satisfy start_time <= finish_time <= time")
+        for server in range(self.n_servers):
+            rows = self.server == server
+            applied = self.applied[rows]
+            version_at_event = np.cumsum(applied) - applied  # applied updates before each row
+            if not np.array_equal(self.staleness[rows], version_at_event - self.version_read[rows]):
+                raise ScheduleError(
+                    f"server {server}: staleness must equal (updates applied before the event)"
+                    " - version_read"
+                )
+            if np.any(np.diff(self.time[rows]) < 0):
+                raise ScheduleError(f"server {server}: events must be in processing order")
+
+    # ----------------------------------------------------------------- summaries
+    @property
+    def n_events(self) -> int:
+        return int(self.server.size)
+
+    @property
+    def n_servers(self) -> int:
+        return int(self.server.max()) + 1 if self.n_events else 0
+
+    @property
+    def n_workers(self) -> int:
+        return int(self.worker.max()) + 1 if self.n_events else 0
+
+    def n_updates(self, server: int = 0) -> int:
+        """Number of applied updates on ``server``."""
+        return int(np.count_nonzero(self.applied & (self.server == server)))
+
+    def update_staleness(self, n_updates: int | None = None) -> np.ndarray:
+        """Staleness of the applied updates, shape ``(n_updates, n_servers)``.
+
+        Column ``s`` lists server ``s``'s applied updates in order; ``n_updates`` defaults to
+        the smallest count over servers, and asking for more than a server has is an error.
+        """
+        counts = [self.n_updates(s) for s in range(self.n_servers)]
+        if n_updates is None:
+            n_updates = min(counts)
+        if n_updates > min(counts):
+            raise ScheduleError(
+                f"asked for {n_updates} updates but server {int(np.argmin(counts))} has only"
+                f" {min(counts)}"
+            )
+        columns = [self.staleness[self.applied & (self.server == s)][:n_updates]
+                   for s in range(self.n_servers)]
+        return np.stack(columns, axis=1)
+
+    def update_times(self, n_updates: int | None = None) -> np.ndarray:
+        """Simulated time of each applied update, shape ``(n_updates, n_servers)``."""
+        counts = [self.n_updates(s) for s in range(self.n_servers)]
+        n_updates = min(counts) if n_updates is None else n_updates
+        columns = [self.time[self.applied & (self.server == s)][:n_updates]
+                   for s in range(self.n_servers)]
+        return np.stack(columns, axis=1)
+
+    def staleness_histogram(self, applied_only: bool = True) -> xr.DataArray:
+        """Counts of each staleness value, as a DataArray over dim ``staleness``."""
+        values = self.staleness[self.applied] if applied_only else self.staleness
+        counts = np.bincount(values) if values.size else np.zeros(1, dtype=np.int64)
+        return xr.DataArray(
+            counts,
+            dims="staleness",
+            coords={"staleness": np.arange(counts.size)},
+            name="count",
+        )
+
+    def utilisation(self) -> xr.DataArray:
+        """Fraction of the makespan each worker spent computing, over dim ``worker``."""
+        makespan = float(self.time.max()) if self.n_events else 0.0
+        modelled = self.worker >= 0
+        busy = np.bincount(
+            self.worker[modelled],
+            weights=(self.finish_time - self.start_time)[modelled],
+            minlength=self.n_workers,
+        )
+        fraction = busy / makespan if makespan > 0 else np.zeros_like(busy)
+        return xr.DataArray(
+            fraction, dims="worker", coords={"worker": np.arange(busy.size)}, name="utilisation"
+        )
+
+    # ----------------------------------------------------------------- variants
+    def without_staleness(self) -> Schedule:
+        """The same events, every gradient read at the version current when it is processed.
+
+        The counterfactual "what if the gradients had been fresh": same timing, no delay in
+        the numerics. Used by teaching pages and as a negative control in the tests.
+        """
+        columns = {name: getattr(self, name).copy() for name in _COLUMNS}
+        columns["version_read"] = columns["version_read"] + columns["staleness"]
+        columns["staleness"] = np.zeros_like(columns["staleness"])
+        attrs = dict(self.attrs, variant="without_staleness")
+        return Schedule(**columns, attrs=attrs)
+
+    # ----------------------------------------------------------------- storage
+    def to_dataset(self) -> xr.Dataset:
+        """The schedule as an xarray Dataset over dim ``event`` (netCDF-safe)."""
+        data = {}
+        for name in _COLUMNS:
+            column = getattr(self, name)
+            data[name] = ("event", column.astype(np.int8) if name == "applied" else column.copy())
+        attrs = {"schedule_format": 1, "event_kinds": ",".join(EVENT_KINDS)}
+        attrs.update({f"system_{key}": value for key, value in self.attrs.items()})
+        return xr.Dataset(data, coords={"event": np.arange(self.n_events)}, attrs=attrs)
+
+    @classmethod
+    def from_rows(cls, rows: list[tuple], attrs: dict) -> Schedule:
+        """Build from row tuples ordered as :data:`ROW_FIELDS` (how simulators record)."""
+        if not rows:
+            columns = {name: np.zeros(0, dtype=dtype) for name, dtype in _COLUMNS.items()}
+        else:
+            columns = {name: np.asarray(values, dtype=_COLUMNS[name])
+                       for name, values in zip(ROW_FIELDS, zip(*rows, strict=True), strict=True)}
+        return cls(**columns, attrs=attrs)
+
+    @classmethod
+    def from_dataset(cls, dataset: xr.Dataset) -> Schedule:
+        """Rebuild (and validate) a schedule from :meth:`to_dataset` output or a recorded run."""
+        missing = [name for name in _COLUMNS if name not in dataset]
+        if missing:
+            raise ScheduleError(f"dataset lacks schedule columns: {', '.join(missing)}")
+        kinds = str(dataset.attrs.get("event_kinds", ",".join(EVENT_KINDS))).split(",")
+        if tuple(kinds) != EVENT_KINDS[: len(kinds)]:
+            raise ScheduleError(f"unknown event kinds {kinds}; this version knows {EVENT_KINDS}")
+        columns = {name: dataset[name].values for name in _COLUMNS}
+        columns["applied"] = columns["applied"].astype(bool)
+        attrs = {
+            key.removeprefix("system_"): _plain(value)
+            for key, value in dataset.attrs.items()
+            if key.startswith("system_")
+        }
+        return cls(**columns, attrs=attrs)
+
+
+def _plain(value):
+    """netCDF hands back numpy scalars; keep attributes as plain Python values."""
+    return value.item() if isinstance(value, np.generic) else value

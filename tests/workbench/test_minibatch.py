@@ -1,0 +1,36 @@
+"""Minibatch draws: uniform subsets, and independence from how a run is chunked."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from simulators.validation import InvalidParameter
+from workbench.minibatch import draw_indices
+
+
+@pytest.mark.parametrize("n_data, batch_size", [(10, 3), (6, 4), (8, 8)])
+def test_without_replacement_every_subset_is_equally_likely(n_data, batch_size):
+    # (10, 3) uses Floyd's algorithm, (6, 4) and (8, 8) the random-key path.
+    rng = np.random.default_rng(0)
+    draws = draw_indices(rng, n_data, batch_size, (60_000,), replacement=False)
+    assert all(len(set(row)) == batch_size for row in draws[:1000].tolist())
+    subsets = list(itertools.combinations(range(n_data), batch_size))
+    index = {s: i for i, s in enumerate(subsets)}
+    counts = np.bincount([index[tuple(sorted(row))] for row in draws.tolist()],
+                         minlength=len(subsets))
+    if len(subsets) > 1:
+        # chi-square goodness of fit; a correct sampler fails with probability 1e-4
+        assert stats.chisquare(counts).pvalue > 1e-4
+    assert counts.sum() == 60_000 and math.comb(n_data, batch_size) == len(subsets)
+
+
+def test_batch_larger_than_data_without_replacement_is_refused():
+    from workbench.minibatch import check_batch
+
+    with pytest.raises(InvalidParameter, match="batch_size"):
+        check_batch(10, 11, replacement=False)
+    with pytest.raises(InvalidParameter, match="batch_size"):
+        check_batch(10, 0, replacement=True)

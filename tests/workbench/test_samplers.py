@@ -1,0 +1,80 @@
+"""Exact one-step updates with the noise switched off, and the noise scale with it on."""
+
+import math
+
+import numpy as np
+import pytest
+
+from simulators.validation import InvalidParameter
+from workbench.samplers import SGHMC, SGLD, make_sampler
+
+THETA = np.array([[0.3, -1.2]])
+MOMENTUM = np.array([[0.7, 0.1]])
+GRADIENT = np.array([[2.0, -0.5]])
+ZERO = np.zeros_like(THETA)
+
+
+def test_sgld_one_step_without_noise():
+    h = 0.01
+    state = SGLD(h).step(SGLD(h).init(THETA), GRADIENT, ZERO)
+    np.testing.assert_array_equal(state.position, THETA - h * GRADIENT)
+
+
+def test_sgld_noise_is_scaled_by_root_two_h():
+    h = 0.01
+    noise = np.array([[1.0, -2.0]])
+    sampler = SGLD(h)
+    state = sampler.step(sampler.init(THETA), ZERO, noise)
+    np.testing.assert_allclose(state.position, THETA + math.sqrt(2 * h) * noise, rtol=1e-15)
+
+
+def test_sghmc_euler_one_step_is_seed_001_algorithm_1():
+    h, d = 0.1, 2.0
+    sampler = SGHMC(h, d, "euler")
+    state = sampler.step(sampler.init(THETA, MOMENTUM), GRADIENT, ZERO)
+    momentum = (1 - d * h) * MOMENTUM - h * GRADIENT
+    np.testing.assert_allclose(state.momentum, momentum, rtol=1e-15)
+    np.testing.assert_allclose(state.position, THETA + h * momentum, rtol=1e-15)
+    np.testing.assert_array_equal(sampler.gradient_point(sampler.init(THETA, MOMENTUM)), THETA)
+
+
+def test_sghmc_euler_noise_enters_the_momentum_with_scale_root_2dh():
+    h, d = 0.1, 2.0
+    noise = np.array([[1.0, 0.5]])
+    sampler = SGHMC(h, d, "euler")
+    quiet = sampler.step(sampler.init(THETA, MOMENTUM), GRADIENT, ZERO)
+    noisy = sampler.step(sampler.init(THETA, MOMENTUM), GRADIENT, noise)
+    np.testing.assert_allclose(noisy.momentum - quiet.momentum, math.sqrt(2 * d * h) * noise)
+
+
+def test_sghmc_splitting_one_step_is_a_b_o_b_a():
+    h, d = 0.1, 2.0
+    sampler = SGHMC(h, d, "splitting")
+    start = sampler.init(THETA, MOMENTUM)
+    # the gradient is evaluated at the half step θ + p h/2
+    np.testing.assert_allclose(sampler.gradient_point(start), THETA + 0.5 * h * MOMENTUM)
+    state = sampler.step(start, GRADIENT, ZERO)
+    half = THETA + 0.5 * h * MOMENTUM
+    p = math.exp(-d * h / 2) * MOMENTUM
+    p = p - h * GRADIENT
+    p = math.exp(-d * h / 2) * p
+    np.testing.assert_allclose(state.momentum, p, rtol=1e-14)
+    np.testing.assert_allclose(state.position, half + 0.5 * h * p, rtol=1e-14)
+    assert sampler.order == 2 and SGHMC(h, d, "euler").order == 1
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-3, float("nan"), float("inf")])
+def test_step_size_must_be_positive_and_finite(bad):
+    for build in (lambda: SGLD(bad), lambda: SGHMC(bad, 1.0), lambda: make_sampler("sgld", bad)):
+        with pytest.raises(InvalidParameter) as error:
+            build()
+        assert error.value.field == "step_size"
+
+
+def test_unknown_sampler_and_integrator_are_refused():
+    with pytest.raises(InvalidParameter, match="sampler"):
+        make_sampler("langevin", 0.1)
+    with pytest.raises(InvalidParameter, match="integrator"):
+        SGHMC(0.1, 1.0, "leapfrog")
+    with pytest.raises(InvalidParameter, match="friction"):
+        SGHMC(0.1, 0.0)

@@ -1,0 +1,101 @@
+"""The stale-gaussian experiment end to end: verdicts, determinism, storage, divergence."""
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
+from simulators.validation import InvalidParameter
+from workbench import experiments
+from workbench.results import config_of, read_netcdf, write_netcdf
+from workbench.runner import run_experiment
+
+SMALL = {"staleness": [1, 5, 10], "base_iterations": 200, "n_replicates": 60,
+         "replicate_block": 20, "n_checkpoints": 8}
+
+
+@pytest.fixture(scope="module")
+def experiment():
+    return experiments.get("stale-gaussian")
+
+
+@pytest.fixture(scope="module")
+def small_result(experiment):
+    config = experiment.configure(SMALL)
+    return run_experiment(experiment, config, seed=4)
+
+
+def test_dataset_layout_and_provenance(small_result):
+    ds = small_result
+    assert set(ds.sizes) >= {"staleness", "checkpoint", "replicate", "test_function",
+                             "component", "error_source"}
+    assert ds["staleness"].values.tolist() == [1, 5, 10]
+    for name in ("bias", "bias_lower", "bias_upper", "mse", "mse_lower", "mse_upper",
+                 "variance", "variance_lower", "variance_upper", "exact_mean", "exact_variance",
+                 "exact_bias_by_source", "estimate", "step_size", "diverged_at"):
+        assert name in ds, name
+    assert ds["iterations"].sel(staleness=5).values[-1] == 1000
+    config = config_of(ds)
+    assert config["staleness"] == [1, 5, 10] and ds.attrs["seed"] == 4
+    assert "data_variance" in " ".join(ds.attrs)
+    # the error sources add up to the exact bias
+    parts = ds["exact_bias_by_source"].sum("error_source")
+    np.testing.assert_allclose(parts, ds["exact_bias"], rtol=1e-9, atol=1e-15)
+    # h = C τ^(-2/3) L^(-1/3)
+    tau, length = ds["staleness"], ds["n_iterations"]
+    np.testing.assert_allclose(ds["step_size"],
+                               config["step_size_constant"] * tau ** (-2 / 3) * length ** (-1 / 3))
+
+
+def test_oracle_checks_hold_for_every_staleness(experiment, small_result):
+    verdicts = experiment.checks(small_result)
+    oracle = [v for v in verdicts if v.kind == "oracle"]
+    assert len(oracle) == 3 * 3
+    assert all(v.verdict == HOLDS for v in oracle), [(v.check, v.evidence) for v in oracle]
+    kinds = {v.check.split("/")[0] for v in verdicts}
+    assert kinds == {"oracle", "invariance", "slope"}
+    invariance = next(v for v in verdicts if v.kind == "invariance")
+    assert invariance.verdict in (HOLDS, VIOLATED)
+    assert "minibatch noise" in invariance.detail and "staleness" in invariance.detail
+
+
+def test_same_seed_gives_identical_dataset_in_one_and_two_processes(experiment, small_result):
+    config = experiment.configure(SMALL)
+    parallel = run_experiment(experiment, config, seed=4, processes=2)
+    xr.testing.assert_identical(parallel, small_result)
+
+
+def test_result_round_trips_through_netcdf(tmp_path, small_result):
+    path = write_netcdf(small_result, tmp_path / "result.nc")
+    xr.testing.assert_identical(read_netcdf(path), small_result)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_step_size_beyond_stability_marks_replicates_diverged(experiment):
+    config = experiment.configure({**SMALL, "step_size_constant": 0.05})
+    ds = run_experiment(experiment, config, seed=4)
+    assert not bool(ds["stable"].sel(staleness=1))
+    assert bool((ds["diverged_at"].sel(staleness=1) > 0).all())
+    assert int(ds["n_valid"].sel(staleness=1).min()) == 0  # no silent NaN: counted
+    verdicts = experiment.checks(ds)
+    at_one = [v for v in verdicts if v.check.endswith("staleness=1")]
+    assert at_one and all(v.verdict == INCONCLUSIVE for v in at_one)
+    assert "diverged" in at_one[0].detail
+    json.dumps([v.to_dict() for v in verdicts])  # still serialisable
+
+
+@pytest.mark.parametrize("overrides, field", [
+    ({"step_size_constant": 0.0}, "step_size_constant"),
+    ({"step_size_constant": -1.0}, "step_size_constant"),
+    ({"staleness": [1, -2]}, "staleness[1]"),
+    ({"n_replicates": 1}, "n_replicates"),
+    ({"sampler": "hmc"}, "sampler"),
+    ({"replacement": "yes"}, "replacement"),
+    ({"no_such_key": 1}, "no_such_key"),
+])
+def test_bad_configuration_names_the_field(experiment, overrides, field):
+    with pytest.raises(InvalidParameter) as error:
+        experiment.configure(overrides)
+    assert error.value.field == field

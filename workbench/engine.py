@@ -1,0 +1,238 @@
+"""The engine: replays a schedule over many replicates at once.
+
+One Python loop runs over the schedule's applied updates; everything inside is vectorised over
+replicates (and servers). For update l the engine reads the gradient point of version
+``l - τ_l`` from a ring buffer holding the last ``τ_max + 1`` versions, evaluates the
+stochastic gradient there with a fresh minibatch, and lets the sampler step (seed 001 §3.1).
+
+Randomness: replicates are split into fixed-size blocks; block b draws its Gaussian noise and
+its minibatches from the seed-tree streams ``(seed, "noise", b)`` and ``(seed, "minibatch", b)``,
+always in calls covering ``DRAW_STEPS`` updates. The sequence of calls on a stream is therefore
+fixed, so neither the engine's chunk size (chosen for memory) nor the set of blocks run together
+changes any replicate's path: replicates 0-49 are the same run alone or inside a 200-replicate
+run, and in one process or spread over many.
+
+Output: test-function averages φ̂_L at the requested checkpoints L, per replicate and server;
+thinned draws on request (ArviZ-style dims ``chain``, ``draw``); and, per replicate, the update
+at which its position first became non-finite or exceeded ``divergence_threshold`` in absolute
+value. Averages at and after a divergence are NaN, and the replicate is flagged, never silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulators import validation
+from simulators.schedule import Schedule
+from simulators.seeding import SeedLike, generator
+from workbench.minibatch import check_batch, draw_indices
+from workbench.samplers.base import Sampler
+from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
+
+_CHUNK_BUDGET = 1 << 22  # float64 elements per chunk array (32 MiB)
+DRAW_STEPS = 64  # every random-number call covers this many updates of one replicate block
+
+
+def log_checkpoints(n_updates: int, count: int) -> np.ndarray:
+    """``min(count, n_updates)`` distinct, roughly log-spaced sample counts ending at n_updates.
+
+    Rounded geometric points are pushed apart where they would collide, so the number of
+    checkpoints depends only on ``count`` (runs of different lengths share a checkpoint dim).
+    """
+    n_updates = validation.integer("n_updates", n_updates, minimum=1)
+    count = min(validation.integer("n_checkpoints", count, minimum=1), n_updates)
+    points = np.round(np.geomspace(1, n_updates, count)).astype(np.int64)
+    points[-1] = n_updates
+    for i in range(count - 2, -1, -1):
+        points[i] = max(min(points[i], points[i + 1] - 1), i + 1)
+    return points
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a replay returns (arrays indexed replicate-first within the selected blocks).
+
+    averages[name]: ``(checkpoint, replicate, server, m)`` values of φ̂_L.
+    diverged_at: ``(replicate, server)`` sample count at which the chain diverged, -1 if never.
+    draws: ``(replicate, server, draw, d)`` thinned positions, or None.
+    """
+
+    checkpoints: np.ndarray
+    averages: dict[str, np.ndarray]
+    diverged_at: np.ndarray
+    draws: np.ndarray | None
+    draw_iterations: np.ndarray | None
+    final_position: np.ndarray
+
+
+def replicate_blocks(n_replicates: int, block_size: int) -> list[range]:
+    """The replicate ranges of each seeding block."""
+    n_replicates = validation.integer("n_replicates", n_replicates, minimum=1)
+    block_size = validation.integer("replicate_block", block_size, minimum=1)
+    return [range(start, min(start + block_size, n_replicates))
+            for start in range(0, n_replicates, block_size)]
+
+
+def replay(
+    schedule: Schedule,
+    sampler: Sampler,
+    gradient,
+    *,
+    n_updates: int,
+    n_replicates: int,
+    initial_position,
+    seed: SeedLike,
+    batch_size: int,
+    replacement: bool = True,
+    test_functions: Sequence[TestFunction] = (THETA, THETA_SQUARED),
+    checkpoints: Sequence[int] | None = None,
+    thin: int = 0,
+    replicate_block: int = 50,
+    blocks: Sequence[int] | None = None,
+    divergence_threshold: float = 1e100,
+    chunk_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Replay:
+    """Replay the first ``n_updates`` applied updates of every server of ``schedule``.
+
+    gradient: an estimator with ``n_data``, ``dim``, ``prepare(indices) -> minibatch`` and
+        ``__call__(position, minibatch) -> ∇Ũ`` (see :mod:`workbench.models`).
+    initial_position: broadcastable to ``(replicate, server, d)``.
+    blocks: which replicate blocks to run (default all); see the module docstring.
+    """
+    n_updates = validation.integer("n_updates", n_updates, minimum=1)
+    check_batch(gradient.n_data, batch_size, replacement)
+    thin = validation.integer("thin", thin, minimum=0)
+    validation.positive("divergence_threshold", divergence_threshold)
+    staleness = schedule.update_staleness(n_updates)  # (L, S)
+    n_servers = staleness.shape[1]
+    all_blocks = replicate_blocks(n_replicates, replicate_block)
+    blocks = range(len(all_blocks)) if blocks is None else list(blocks)
+    for b in blocks:
+        if not 0 <= b < len(all_blocks):
+            raise validation.InvalidParameter("blocks", b, f"must lie in [0, {len(all_blocks)})")
+    block_sizes = [len(all_blocks[b]) for b in blocks]
+    n_rows = sum(block_sizes)
+    checkpoints = (np.array([n_updates]) if checkpoints is None
+                   else np.unique(np.asarray(checkpoints, dtype=np.int64)))
+    if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > n_updates:
+        raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
+                                          f"must lie in [1, {n_updates}]")
+
+    dim = gradient.dim
+    try:
+        start = np.broadcast_to(np.asarray(initial_position, dtype=float),
+                                (n_rows, n_servers, dim)).copy()
+    except ValueError as error:
+        raise validation.InvalidParameter(
+            "initial_position", np.shape(initial_position),
+            f"must broadcast to (replicate, server, d) = {(n_rows, n_servers, dim)}") from error
+    state = sampler.init(start)
+    shape = (n_rows, n_servers, dim)
+
+    tau_max = int(staleness.max())
+    ring_size = tau_max + 1
+    ring = np.empty((ring_size,) + shape)
+    ring[:] = sampler.gradient_point(state)
+    steps = np.arange(n_updates)
+    read_slots = (steps[:, None] - staleness) % ring_size
+    same_slot = (read_slots == read_slots[:, :1]).all(axis=1).tolist()
+    first_slot = read_slots[:, 0].tolist()  # Python ints: fast scalar access in the loop
+    write_slot = ((steps + 1) % ring_size).tolist()
+    server_index = np.arange(n_servers)
+
+    noise_rngs = [generator(seed, "noise", b) for b in blocks]
+    batch_rngs = [generator(seed, "minibatch", b) for b in blocks]
+    if chunk_size is None:
+        per_step = n_rows * n_servers * dim * (batch_size + 3)
+        chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
+        chunk_size = max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
+    chunk_size = validation.integer("chunk_size", chunk_size, minimum=1)
+    if chunk_size % DRAW_STEPS:
+        raise validation.InvalidParameter("chunk_size", chunk_size,
+                                          f"must be a multiple of DRAW_STEPS = {DRAW_STEPS}")
+
+    sums = {f.name: None for f in test_functions}
+    averages: dict[str, list[np.ndarray]] = {f.name: [] for f in test_functions}
+    diverged_at = np.full((n_rows, n_servers), -1, dtype=np.int64)
+    draws: list[np.ndarray] = []
+    draw_iterations: list[np.ndarray] = []
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        for first in range(0, n_updates, chunk_size):
+            length = min(chunk_size, n_updates - first)
+            noise = _draw(noise_rngs, block_sizes, length, lambda rng, shape:
+                          rng.standard_normal(shape + (n_servers, dim)))
+            indices = _draw(batch_rngs, block_sizes, length, lambda rng, shape:
+                            draw_indices(rng, gradient.n_data, batch_size,
+                                         shape + (n_servers,), replacement))
+            minibatches = gradient.prepare(indices)
+            del indices
+            positions = np.empty((length,) + shape)
+            step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
+            for j in range(length):
+                update = first + j
+                if same_slot[update]:
+                    read = ring[first_slot[update]]
+                else:
+                    read = ring[read_slots[update], :, server_index].transpose(1, 0, 2)
+                state = step(state, gradient(read, minibatches[j]), noise[j])
+                positions[j] = position(state)
+                ring[write_slot[update]] = gradient_point(state)
+
+            _mark_divergence(positions, first, divergence_threshold, diverged_at)
+            sample_counts = np.arange(first + 1, first + length + 1)
+            inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
+            for f in test_functions:
+                values = f(positions)
+                previous = sums[f.name] if sums[f.name] is not None else np.zeros_like(values[0])
+                # cumsum is a sequential loop: starting it from the previous total makes the
+                # sums bit-identical for any chunking.
+                running = np.cumsum(np.concatenate([previous[None], values]), axis=0)[1:]
+                sums[f.name] = running[-1]
+                for count in inside:
+                    averages[f.name].append(running[count - first - 1] / count)
+            if thin:
+                keep = sample_counts % thin == 0
+                draws.append(positions[keep])
+                draw_iterations.append(sample_counts[keep])
+            if progress is not None:
+                progress(length)
+
+    result = {name: np.stack(values) for name, values in averages.items()}
+    for values in result.values():
+        too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
+        values[too_late] = np.nan
+    draw_array = np.concatenate(draws).transpose(1, 2, 0, 3) if thin else None
+    return Replay(
+        checkpoints=checkpoints,
+        averages=result,
+        diverged_at=diverged_at,
+        draws=draw_array,
+        draw_iterations=np.concatenate(draw_iterations) if thin else None,
+        final_position=np.array(sampler.position(state)),
+    )
+
+
+def _draw(rngs, sizes, length: int, draw) -> np.ndarray:
+    """``length`` updates of random numbers for each block, in calls of DRAW_STEPS updates.
+
+    Any surplus of the last call is discarded: the run is over.
+    """
+    calls = -(-length // DRAW_STEPS)
+    per_block = [np.concatenate([draw(rng, (DRAW_STEPS, size)) for _ in range(calls)])[:length]
+                 for rng, size in zip(rngs, sizes, strict=True)]
+    return np.concatenate(per_block, axis=1)
+
+
+def _mark_divergence(positions: np.ndarray, first: int, threshold: float,
+                     diverged_at: np.ndarray) -> None:
+    """Record, for replicates not yet flagged, the first sample count with a bad position."""
+    bad = ~(np.abs(positions) <= threshold)  # NaN compares False, so it counts as bad
+    bad = bad.any(axis=-1)  # (chunk, replicate, server)
+    hit = bad.any(axis=0) & (diverged_at < 0)
+    if hit.any():
+        diverged_at[hit] = first + 1 + bad.argmax(axis=0)[hit]

@@ -1,0 +1,18 @@
+"""The registry of experiments, in a stable order."""
+
+from __future__ import annotations
+
+from simulators.validation import InvalidParameter
+from workbench.experiments.base import Experiment
+from workbench.experiments.stale_gaussian import StaleGaussian
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (StaleGaussian(),)}
+
+
+def get(name: str) -> Experiment:
+    if name not in EXPERIMENTS:
+        raise InvalidParameter("experiment", name, f"must be one of {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name]
+
+
+__all__ = ["EXPERIMENTS", "Experiment", "get"]

@@ -1,0 +1,140 @@
+"""One sweep point of ``stale-gaussian``: one staleness τ, all replicates, and its oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from simulators.seeding import derive, generator
+from simulators.static import constant_staleness, iid_staleness
+from workbench.engine import log_checkpoints, replay
+from workbench.estimators import summarize
+from workbench.experiments.base import point_key
+from workbench.models.gaussian import GaussianMeanModel
+from workbench.oracles.linear_gaussian import (
+    ERROR_SOURCES,
+    dynamics_for,
+    error_sources,
+    estimator_moments,
+    finite_moments,
+    stationary_variance,
+)
+from workbench.samplers import make_sampler
+from workbench.test_functions import THETA, THETA_SQUARED
+
+TEST_FUNCTIONS = (THETA, THETA_SQUARED)
+
+
+def make_model(experiment: str, config: dict, seed) -> GaussianMeanModel:
+    """The data set: the same for every sweep point (keyed by experiment, not by point)."""
+    return GaussianMeanModel.generate(
+        generator(seed, experiment, "data"), config["n_data"], config["dim"],
+        config["true_mean"], config["noise_scale"], config["prior_scale"], config["prior_mean"])
+
+
+def step_size(config: dict, staleness: int) -> tuple[int, float]:
+    """L = L0·τ and h = C τ^(-2/3) L^(-1/3) (seed 001 §5.1)."""
+    n_iterations = config["base_iterations"] * staleness
+    h = config["step_size_constant"] * staleness ** (-2 / 3) * n_iterations ** (-1 / 3)
+    return n_iterations, h
+
+
+def staleness_probabilities(config: dict, staleness: int) -> np.ndarray | None:
+    if config["schedule"] == "uniform":
+        return np.full(staleness + 1, 1.0 / (staleness + 1))
+    return None
+
+
+def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
+    tau = int(point["staleness"])
+    seed_point = derive(seed, experiment, point_key(point))
+    model = make_model(experiment, config, seed)
+    n_iterations, h = step_size(config, tau)
+    probabilities = staleness_probabilities(config, tau)
+    if probabilities is None:
+        schedule = constant_staleness(n_iterations, tau)
+    else:
+        schedule = iid_staleness(n_iterations, probabilities, derive(seed_point, "schedule"))
+    sampler = make_sampler(config["sampler"], h, config["friction"])
+    checkpoints = log_checkpoints(n_iterations, config["n_checkpoints"])
+    n_draws = min(config["n_draws"], n_iterations)
+    dim = model.dim
+    run = replay(
+        schedule, sampler, model.minibatch_gradient(),
+        n_updates=n_iterations, n_replicates=config["n_replicates"],
+        initial_position=np.full(dim, config["initial_position"]),
+        seed=derive(seed_point, "engine"), batch_size=config["batch_size"],
+        replacement=config["replacement"], test_functions=TEST_FUNCTIONS,
+        checkpoints=checkpoints, thin=n_iterations // n_draws if n_draws else 0,
+        replicate_block=config["replicate_block"],
+        divergence_threshold=config["divergence_threshold"],
+    )
+
+    mu = model.posterior_mean
+    s2 = model.posterior_variance
+    truth = np.stack([mu, mu**2 + s2])  # φ̄ for θ and θ²
+    e0 = config["initial_position"] - mu
+    vz = model.gradient_noise_variance(config["batch_size"], config["replacement"])
+    dynamics = dynamics_for(sampler.describe())
+    realised = schedule.update_staleness(n_iterations)[:, 0]
+    exact_moments = finite_moments(dynamics, model.precision, realised, checkpoints)
+    fresh_moments = finite_moments(dynamics, model.precision, np.zeros_like(realised), checkpoints)
+    exact = estimator_moments(exact_moments, mu, e0, vz)
+    names = [f.name for f in TEST_FUNCTIONS]
+    sources = error_sources(exact_moments, fresh_moments, mu, e0, vz,
+                            dict(zip(names, truth, strict=True)))
+    stationary = stationary_variance(dynamics, model.precision, vz, staleness=tau,
+                                     probabilities=probabilities)
+
+    coords = {
+        "staleness": [tau],
+        "test_function": names,
+        "checkpoint": np.arange(checkpoints.size),
+        "replicate": np.arange(config["n_replicates"]),
+        "component": np.arange(dim),
+    }
+    estimate = xr.DataArray(
+        np.stack([run.averages[n][:, :, 0, :] for n in names])[None],
+        dims=("staleness", "test_function", "checkpoint", "replicate", "component"),
+        coords=coords, name="estimate")
+    coords["error_source"] = list(ERROR_SOURCES)
+    # A replicate that diverged is excluded from every estimate (n_valid counts the others);
+    # diverged_at below records when it happened.
+    estimate = estimate.where(xr.DataArray(run.diverged_at[:, 0] < 0, dims="replicate"))
+    posterior_value = xr.DataArray(
+        truth, dims=("test_function", "component"),
+        coords={"test_function": names, "component": coords["component"]})
+    summary = summarize(estimate, posterior_value, confidence=config["confidence"])
+    exact_dims = ("staleness", "test_function", "checkpoint", "component")
+
+    def stack(source, key):
+        return (exact_dims, np.stack([source[n][key] for n in names])[None])
+
+    data = {name: summary[name] for name in summary.data_vars}
+    data.update({
+        "estimate": estimate,
+        "posterior_value": posterior_value,
+        "exact_mean": stack(exact, "mean"),
+        "exact_variance": stack(exact, "variance"),
+        "exact_bias_by_source": (exact_dims + ("error_source",),
+                                 np.stack([sources[n]["bias"] for n in names])[None]),
+        "exact_variance_by_source": (exact_dims + ("error_source",),
+                                     np.stack([sources[n]["variance"] for n in names])[None]),
+        "exact_stationary_variance": (("staleness", "component"), stationary[None]),
+        "iterations": (("staleness", "checkpoint"), checkpoints[None]),
+        "n_iterations": ("staleness", [n_iterations]),
+        "step_size": ("staleness", [h]),
+        "mean_staleness": ("staleness", [float(realised.mean())]),
+        "stable": ("staleness", [bool(np.all(np.isfinite(stationary)))]),
+        "diverged_at": (("staleness", "replicate"), run.diverged_at[None, :, 0]),
+    })
+    if run.draws is not None:
+        data["draws"] = (("staleness", "chain", "draw", "component"),
+                         run.draws[None, :, 0, :n_draws])
+        data["draw_iterations"] = (("staleness", "draw"), run.draw_iterations[None, :n_draws])
+    dataset = xr.Dataset(data, coords=coords)
+    dataset["exact_bias"] = dataset["exact_mean"] - dataset["posterior_value"]
+    dataset["exact_mse"] = dataset["exact_bias"] ** 2 + dataset["exact_variance"]
+    dataset.attrs.update({f"data_{k}": str(v) for k, v in model.sufficient_statistics().items()})
+    dataset.attrs["gradient_noise_variance"] = str(vz.tolist())
+    return dataset

@@ -1,0 +1,1 @@
+"""Target models: data, exact posteriors where they exist, and stochastic-gradient estimators."""

@@ -1,0 +1,1 @@
+"""Exact values the Monte Carlo estimates are judged against (math.md §7)."""

@@ -1,0 +1,298 @@
+"""Exact moments of stale SG-MCMC on a linear-Gaussian target (math.md §7).
+
+On the Gaussian-mean posterior N(μ, s² I) the stochastic gradient at a gradient point u is
+k (u - μ) + ζ with k = 1/s² and ζ zero-mean noise of variance V_ζ, independent of everything
+else. In error coordinates x = (e, auxiliary...) with e = θ - μ, every sampler here is linear:
+
+    x' = F x + b g + c ξ,   g = k u_stale + ζ,   u = G x  (the sampler's gradient point),
+
+with ξ standard normal. The matrices below are written from math.md §1 and §3, independently of
+the sampler code that the oracle is used to test.
+
+Stale gradients make the recursion depend on past gradient points, so the state is stacked:
+z_l = (x_l, u_{l-1}, ..., u_{l-H}, S_l) with H the largest staleness and S_l = Σ_{j<=l} e_j the
+running sum that φ̂_L(θ) = μ + S_L/L needs. Any deterministic staleness sequence τ_l then gives
+z_{l+1} = A_{τ_l} z_l + noise, and the mean and covariance propagate exactly:
+m' = A m, P' = A P Aᵀ + V_ζ Q_ζ + Q_ξ. Because the chain starts at rest at θ₀ and the two noise
+sources are independent, every moment is a fixed multiple of e₀ = θ₀ - μ or of V_ζ: the
+recursion is run once with unit e₀ and unit V_ζ and rescaled per coordinate.
+
+The stationary covariance solves the discrete Lyapunov equation for constant staleness, and
+vec P = (I - Σ_τ π_τ A_τ ⊗ A_τ)⁻¹ vec Q for i.i.d. staleness.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from simulators import validation
+
+
+@dataclass(frozen=True)
+class LinearDynamics:
+    """x' = F x + b g + c ξ with gradient point u = G x (module docstring)."""
+
+    transition: np.ndarray  # F
+    gradient_gain: np.ndarray  # b
+    thermal_gain: np.ndarray  # c
+    gradient_point: np.ndarray  # G
+
+    @property
+    def size(self) -> int:
+        return int(self.transition.shape[0])
+
+
+def sgld_dynamics(step_size: float) -> LinearDynamics:
+    """e' = e - h g + √(2h) ξ (math.md §1)."""
+    h = validation.positive("step_size", step_size)
+    return LinearDynamics(np.eye(1), np.array([-h]), np.array([math.sqrt(2 * h)]), np.array([1.0]))
+
+
+def sghmc_euler_dynamics(step_size: float, friction: float) -> LinearDynamics:
+    """p' = (1 - Dh) p - h g + √(2Dh) ξ; e' = e + h p' (seed 001 Algorithm 1)."""
+    h = validation.positive("step_size", step_size)
+    d = validation.positive("friction", friction)
+    noise = math.sqrt(2 * d * h)
+    transition = np.array([[1.0, h * (1 - d * h)], [0.0, 1 - d * h]])
+    return LinearDynamics(transition, np.array([-h * h, -h]), np.array([h * noise, noise]),
+                          np.array([1.0, 0.0]))
+
+
+def sghmc_splitting_dynamics(step_size: float, friction: float) -> LinearDynamics:
+    """A-B-O-B-A splitting (math.md §3); the gradient is taken at u = e + p h/2."""
+    h = validation.positive("step_size", step_size)
+    d = validation.positive("friction", friction)
+    decay = math.exp(-0.5 * d * h)
+    noise = math.sqrt(2 * d * h)
+    # p' = decay (decay p - h g + noise ξ);  e' = e + (h/2) p + (h/2) p'
+    transition = np.array([[1.0, 0.5 * h * (1 + decay * decay)], [0.0, decay * decay]])
+    gradient_gain = np.array([-0.5 * h * h * decay, -h * decay])
+    thermal_gain = np.array([0.5 * h * decay * noise, decay * noise])
+    return LinearDynamics(transition, gradient_gain, thermal_gain, np.array([1.0, 0.5 * h]))
+
+
+def dynamics_for(description: dict) -> LinearDynamics:
+    """The dynamics of a sampler from its ``describe()`` dictionary."""
+    name = description["sampler"]
+    if name == "sgld":
+        return sgld_dynamics(description["step_size"])
+    if name == "sghmc-euler":
+        return sghmc_euler_dynamics(description["step_size"], description["friction"])
+    if name == "sghmc-splitting":
+        return sghmc_splitting_dynamics(description["step_size"], description["friction"])
+    raise validation.InvalidParameter("sampler", name, "has no exact linear-Gaussian oracle")
+
+
+class StackedSystem:
+    """The stacked recursion z' = A_τ z + noise for history length H (module docstring)."""
+
+    def __init__(self, dynamics: LinearDynamics, precision: float, history: int,
+                 running_sum: bool = True):
+        self.dynamics = dynamics
+        self.precision = validation.positive("precision", precision)
+        self.history = validation.integer("history", history, minimum=0)
+        self.running_sum = running_sum
+        k = dynamics.size
+        self.size = k + self.history + (1 if running_sum else 0)
+        self._cache: dict[int, np.ndarray] = {}
+        gradient_noise = np.zeros(self.size)
+        thermal_noise = np.zeros(self.size)
+        gradient_noise[:k] = dynamics.gradient_gain
+        thermal_noise[:k] = dynamics.thermal_gain
+        if running_sum:
+            gradient_noise[-1] = dynamics.gradient_gain[0]
+            thermal_noise[-1] = dynamics.thermal_gain[0]
+        self.gradient_noise = np.outer(gradient_noise, gradient_noise)
+        self.thermal_noise = np.outer(thermal_noise, thermal_noise)
+
+    def transition(self, staleness: int) -> np.ndarray:
+        if staleness in self._cache:
+            return self._cache[staleness]
+        if not 0 <= staleness <= self.history:
+            raise validation.InvalidParameter(
+                "staleness", staleness, f"must lie in [0, {self.history}] for this system")
+        dyn, k, history = self.dynamics, self.dynamics.size, self.history
+        read = np.zeros(self.size)  # the row that picks the stale gradient point
+        if staleness == 0:
+            read[:k] = dyn.gradient_point
+        else:
+            read[k + staleness - 1] = 1.0
+        a = np.zeros((self.size, self.size))
+        a[:k, :k] = dyn.transition
+        a[:k] += self.precision * np.outer(dyn.gradient_gain, read)
+        if history:
+            a[k, :k] = dyn.gradient_point
+            for i in range(history - 1):
+                a[k + 1 + i, k + i] = 1.0
+        if self.running_sum:
+            a[-1] = a[0]
+            a[-1, -1] += 1.0
+        a.setflags(write=False)
+        self._cache[staleness] = a
+        return a
+
+    def initial_mean(self) -> np.ndarray:
+        """State mean for unit e₀ with the auxiliary variables at rest."""
+        k = self.dynamics.size
+        mean = np.zeros(self.size)
+        mean[0] = 1.0
+        mean[k:k + self.history] = self.dynamics.gradient_point[0]
+        return mean
+
+
+@dataclass(frozen=True)
+class FiniteMoments:
+    """Unit-scaled sums over samples 1..L at each checkpoint L (module docstring).
+
+    sum_mean: E S_L / e₀;  sum_variance_gradient, sum_variance_thermal: parts of Var S_L per
+    unit V_ζ and from the injected noise; e_mean, e_mean_sq: Σ_l m_l and Σ_l m_l² (per e₀, e₀²);
+    e_variance_gradient, e_variance_thermal: Σ_l Var e_l parts.
+    """
+
+    checkpoints: np.ndarray
+    sum_mean: np.ndarray
+    sum_variance_gradient: np.ndarray
+    sum_variance_thermal: np.ndarray
+    e_mean: np.ndarray
+    e_mean_sq: np.ndarray
+    e_variance_gradient: np.ndarray
+    e_variance_thermal: np.ndarray
+
+
+def finite_moments(dynamics: LinearDynamics, precision: float, staleness: np.ndarray,
+                   checkpoints: np.ndarray) -> FiniteMoments:
+    """Propagate mean and covariance through the staleness sequence ``staleness[l]``."""
+    staleness = np.asarray(staleness, dtype=np.int64)
+    checkpoints = np.asarray(checkpoints, dtype=np.int64)
+    if staleness.ndim != 1 or staleness.size == 0:
+        raise validation.InvalidParameter("staleness", staleness.shape, "must be a 1-d sequence")
+    if np.any(staleness > np.arange(staleness.size)):
+        raise validation.InvalidParameter("staleness", "sequence",
+                                          "update l cannot read a version older than 0")
+    if checkpoints.size == 0 or checkpoints.min() < 1 or checkpoints.max() > staleness.size:
+        raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
+                                          f"must lie in [1, {staleness.size}]")
+    system = StackedSystem(dynamics, precision, int(staleness.max()))
+    mean = system.initial_mean()
+    covariance = np.zeros((2, system.size, system.size))
+    noise = np.stack([system.gradient_noise, system.thermal_noise])
+    wanted = set(checkpoints.tolist())
+    totals = np.zeros(4)  # Σ m_e, Σ m_e², Σ Pζ_ee, Σ Pξ_ee
+    rows = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for count, tau in enumerate(staleness.tolist(), start=1):
+            a = system.transition(tau)
+            mean = a @ mean
+            covariance = a @ covariance @ a.T + noise
+            totals += (mean[0], mean[0] ** 2, covariance[0, 0, 0], covariance[1, 0, 0])
+            if count in wanted:
+                rows.append((mean[-1], covariance[0, -1, -1], covariance[1, -1, -1], *totals))
+    values = np.array(rows).T
+    return FiniteMoments(checkpoints, *values)
+
+
+def estimator_moments(moments: FiniteMoments, posterior_mean, initial_error,
+                      gradient_noise_variance) -> dict[str, dict[str, np.ndarray]]:
+    """Exact moments of φ̂_L per coordinate, arrays ``(checkpoint, d)``.
+
+    φ = θ: ``mean`` and ``variance``; φ = θ²: ``mean`` (its variance needs fourth moments,
+    which are not kept: NaN).
+    """
+    mu = np.atleast_1d(np.asarray(posterior_mean, dtype=float))[None, :]
+    e0 = np.atleast_1d(np.asarray(initial_error, dtype=float))[None, :]
+    vz = np.atleast_1d(np.asarray(gradient_noise_variance, dtype=float))[None, :]
+    length = moments.checkpoints.astype(float)[:, None]
+
+    def col(values):
+        return values[:, None]
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        theta_mean = mu + e0 * col(moments.sum_mean) / length
+        theta_variance = (vz * col(moments.sum_variance_gradient)
+                          + col(moments.sum_variance_thermal)) / length**2
+        square_mean = (mu**2 + 2 * mu * e0 * col(moments.e_mean) / length
+                       + e0**2 * col(moments.e_mean_sq) / length
+                       + (vz * col(moments.e_variance_gradient)
+                          + col(moments.e_variance_thermal)) / length)
+    return {
+        "theta": {"mean": theta_mean, "variance": theta_variance},
+        "theta_squared": {"mean": square_mean, "variance": np.full_like(square_mean, np.nan)},
+    }
+
+
+ERROR_SOURCES = ("exact_gradients", "staleness", "minibatch_noise", "interaction")
+
+
+def error_sources(stale: FiniteMoments, fresh: FiniteMoments, posterior_mean, initial_error,
+                  gradient_noise_variance, posterior_value) -> dict[str, dict[str, np.ndarray]]:
+    """Additive split of the exact bias and variance of φ̂_L by where the error comes from.
+
+    With Q(staleness, V_ζ) the exact bias (E φ̂ - φ̄) or variance, the sources are
+    exact_gradients = Q(fresh, 0): SGLD with fresh full-data gradients (initialisation
+    transient, discretisation, and the chain's own Monte Carlo variance); staleness =
+    Q(stale, 0) - Q(fresh, 0); minibatch_noise = Q(fresh, V) - Q(fresh, 0); interaction = the
+    rest. They sum to Q(stale, V). Arrays ``(checkpoint, d, source)`` in :data:`ERROR_SOURCES`.
+    """
+    vz = np.atleast_1d(np.asarray(gradient_noise_variance, dtype=float))
+    zero = np.zeros_like(vz)
+    q = {(s, v): estimator_moments(m, posterior_mean, initial_error, noise)
+         for s, m in (("stale", stale), ("fresh", fresh)) for v, noise in (("v", vz), ("0", zero))}
+    out = {}
+    for function, truth in posterior_value.items():
+        out[function] = {}
+        for moment in ("mean", "variance"):
+            offset = truth if moment == "mean" else 0.0
+
+            def value(key, function=function, moment=moment, offset=offset):
+                return q[key][function][moment] - offset
+
+            parts = [value(("fresh", "0")),
+                     value(("stale", "0")) - value(("fresh", "0")),
+                     value(("fresh", "v")) - value(("fresh", "0")),
+                     value(("stale", "v")) - value(("stale", "0"))
+                     - value(("fresh", "v")) + value(("fresh", "0"))]
+            out[function]["bias" if moment == "mean" else "variance"] = np.stack(parts, axis=-1)
+    return out
+
+
+def spectral_radius(matrix: np.ndarray) -> float:
+    return float(np.max(np.abs(np.linalg.eigvals(matrix))))
+
+
+def stationary_variance(dynamics: LinearDynamics, precision: float, gradient_noise_variance,
+                        staleness: int = 0, probabilities=None) -> np.ndarray:
+    """Stationary Var θ per coordinate; ``inf`` where the recursion is unstable.
+
+    Constant staleness ``staleness`` (discrete Lyapunov equation), or i.i.d. staleness with
+    ``P(τ = j) = probabilities[j]`` (mean-square recursion over the Kronecker products).
+    """
+    vz = np.atleast_1d(np.asarray(gradient_noise_variance, dtype=float))
+    if probabilities is None:
+        system = StackedSystem(dynamics, precision, int(staleness), running_sum=False)
+        a = system.transition(int(staleness))
+        if spectral_radius(a) >= 1.0:
+            return np.full(vz.shape, np.inf)
+        parts = [scipy.linalg.solve_discrete_lyapunov(a, q)[0, 0]
+                 for q in (system.gradient_noise, system.thermal_noise)]
+    else:
+        probabilities = np.asarray(probabilities, dtype=float)
+        system = StackedSystem(dynamics, precision, probabilities.size - 1, running_sum=False)
+        n = system.size
+        second_moment = sum(p * np.kron(system.transition(j), system.transition(j))
+                            for j, p in enumerate(probabilities) if p > 0)
+        if spectral_radius(second_moment) >= 1.0:
+            return np.full(vz.shape, np.inf)
+        lhs = np.eye(n * n) - second_moment
+        parts = [np.linalg.solve(lhs, q.reshape(-1)).reshape(n, n)[0, 0]
+                 for q in (system.gradient_noise, system.thermal_noise)]
+    return vz * parts[0] + parts[1]
+
+
+def is_stable(dynamics: LinearDynamics, precision: float, staleness: int) -> bool:
+    """Whether the constant-staleness recursion has spectral radius below 1."""
+    system = StackedSystem(dynamics, precision, int(staleness), running_sum=False)
+    return spectral_radius(system.transition(int(staleness))) < 1.0

@@ -1,0 +1,71 @@
+"""Result files: self-describing xarray Datasets written atomically as netCDF.
+
+Attributes carry the experiment name, the full configuration (TOML), the seed and how seeds
+are derived, and the package versions, so a file alone says how to reproduce it. Files are
+written to a temporary name and renamed, so a crash never leaves a half-written result under
+the real name.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import scipy
+import xarray as xr
+
+import workbench
+from workbench.config import to_toml
+
+SEED_SCHEME = (
+    "numpy SeedSequence(seed) tree keyed by identity: data (seed, experiment, 'data'); "
+    "sweep point p: (seed, experiment, key(p)); engine streams (point, 'engine', 'noise'|"
+    "'minibatch', replicate block); schedules (point, 'schedule', ...); "
+    "string keys hashed with blake2b-64"
+)
+
+
+def with_provenance(dataset: xr.Dataset, experiment: str, config: dict, seed: int) -> xr.Dataset:
+    dataset = dataset.copy()
+    dataset.attrs.update({
+        "experiment": experiment,
+        "config_toml": to_toml(config),
+        "seed": int(seed),
+        "seed_scheme": SEED_SCHEME,
+        "workbench_version": workbench.__version__,
+        "numpy_version": np.__version__,
+        "scipy_version": scipy.__version__,
+        "xarray_version": xr.__version__,
+    })
+    return dataset
+
+
+def config_of(dataset: xr.Dataset) -> dict:
+    """The configuration a result was produced with."""
+    if "config_toml" not in dataset.attrs:
+        raise ValueError("dataset carries no configuration (attribute config_toml)")
+    return tomllib.loads(dataset.attrs["config_toml"])
+
+
+def write_netcdf(dataset: xr.Dataset, path: Path) -> Path:
+    """Write atomically (temporary file in the same directory, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    try:
+        dataset.to_netcdf(temporary, engine="h5netcdf", invalid_netcdf=False)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_netcdf(path: Path) -> xr.Dataset:
+    """Load a result fully into memory and close the file."""
+    with xr.open_dataset(path, engine="h5netcdf") as dataset:
+        return dataset.load()

@@ -1,0 +1,33 @@
+"""The sampler protocol the engine replays."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class Sampler(Protocol):
+    """One SG-MCMC integrator step over explicit, vectorised state.
+
+    - ``init(position)``: the state at a given position (auxiliary variables at rest).
+    - ``gradient_point(state)``: where a fresh gradient for the next step is evaluated; the
+      engine stores these as the parameter *versions* that stale gradients read.
+    - ``step(state, gradient, noise)``: the next state, given ∇Ũ evaluated at some (possibly
+      stale) gradient point and a standard-normal array shaped like the position.
+    - ``position(state)``: θ, the coordinates test functions see.
+    """
+
+    name: str
+    step_size: float
+    order: int  # weak order K of the integrator (Euler 1, symmetric splitting 2)
+
+    def init(self, position: np.ndarray) -> Any: ...
+
+    def gradient_point(self, state: Any) -> np.ndarray: ...
+
+    def step(self, state: Any, gradient: np.ndarray, noise: np.ndarray) -> Any: ...
+
+    def position(self, state: Any) -> np.ndarray: ...
+
+    def describe(self) -> dict[str, float | str]: ...

@@ -1,0 +1,44 @@
+"""Stochastic gradient Langevin dynamics with (possibly stale) gradients.
+
+Seed 001 §3.1 with the Euler integrator, Chen convention (math.md §1):
+θ_{l+1} = θ_l - h ∇Ũ(θ_{l-τ_l}) + √(2h) ξ_l, ξ_l ~ N(0, I).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from simulators import validation
+
+
+class SGLDState(NamedTuple):
+    position: np.ndarray
+
+
+class SGLD:
+    """SGLD step (module docstring); first-order integrator."""
+
+    name = "sgld"
+    order = 1
+
+    def __init__(self, step_size: float):
+        self.step_size = validation.positive("step_size", step_size)
+        self._noise_scale = math.sqrt(2.0 * self.step_size)
+
+    def init(self, position: np.ndarray) -> SGLDState:
+        return SGLDState(np.array(position, dtype=float))
+
+    def gradient_point(self, state: SGLDState) -> np.ndarray:
+        return state.position
+
+    def position(self, state: SGLDState) -> np.ndarray:
+        return state.position
+
+    def step(self, state: SGLDState, gradient: np.ndarray, noise: np.ndarray) -> SGLDState:
+        return SGLDState(state.position - self.step_size * gradient + self._noise_scale * noise)
+
+    def describe(self) -> dict[str, float | str]:
+        return {"sampler": self.name, "step_size": self.step_size}
