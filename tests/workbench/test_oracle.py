@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from bounds import gaussian_exact
+from bounds import registry
 from bounds.checks import oracle_check
 from bounds.verdict import HOLDS, VIOLATED, z_for_family
 from simulators.async_server import AsyncServerSystem
@@ -35,22 +35,24 @@ FAMILY_RATE = 1e-3  # per test: probability that a correct system fails it
 
 def test_lyapunov_equals_sgld_closed_form():
     for s2, h, v in ((1e-3, 1e-4, 1e5), (1.0, 0.3, 0.0), (2.0, 1.0, 3.0)):
-        exact = gaussian_exact.evaluate("sgld_stationary_variance", s2=s2, h=h, V=v)
+        exact = registry.get("exact-sgld-stationary-variance").evaluate(
+            posterior_variance=s2, step_size=h, gradient_noise_variance=v)
         np.testing.assert_allclose(stationary_variance(sgld_dynamics(h), 1 / s2, v), exact,
                                    rtol=1e-10)
 
 
 def test_lyapunov_equals_sghmc_euler_closed_form():
     for s2, h, d, v in ((1.0, 0.01, 2.0, 0.5), (0.5, 0.1, 1.0, 0.0), (1e-3, 1e-3, 10.0, 1e5)):
-        exact = gaussian_exact.evaluate("sghmc_euler_stationary_variance", s2=s2, h=h, D=d, V=v)
+        exact = registry.get("exact-sghmc-euler-stationary-variance").evaluate(
+            posterior_variance=s2, step_size=h, friction=d, gradient_noise_variance=v)
         np.testing.assert_allclose(stationary_variance(sghmc_euler_dynamics(h, d), 1 / s2, v),
                                    exact, rtol=1e-9)
 
 
 def test_lyapunov_equals_sghmc_splitting_closed_form():
     for s2, h, d, v in ((1.0, 0.04, 2.0, 0.5), (0.3, 0.01, 2.0, 5.0), (1.0, 0.2, 0.5, 0.0)):
-        exact = gaussian_exact.evaluate("sghmc_splitting_stationary_variance", s2=s2, h=h, D=d,
-                                        V=v)
+        exact = registry.get("exact-sghmc-splitting-stationary-variance").evaluate(
+            posterior_variance=s2, step_size=h, friction=d, gradient_noise_variance=v)
         np.testing.assert_allclose(
             stationary_variance(sghmc_splitting_dynamics(h, d), 1 / s2, v), exact, rtol=1e-12)
 
@@ -73,39 +75,39 @@ def test_stationary_variance_error_order(dynamics, order):
 
 @pytest.mark.parametrize("tau", [0, 1, 2, 5, 10])
 def test_stale_expansion_gap_shrinks_like_c_cubed(tau):
+    """The registered second-order expansion of 2cG against the Lyapunov solution: halving c
+    divides the gap by 2³ (within 7 to 9), so the expansion is exact to second order."""
+    expansion = registry.get("exact-stale-sgld-second-order")
     gaps = []
     for c in (0.02, 0.01, 0.005):
         g = stationary_variance(sgld_dynamics(c), 1.0, 0.0, staleness=tau)[0] / (2 * c)
-        gaps.append(abs(2 * c * g - gaussian_exact.evaluate("stale_sgld_2cG_second_order",
-                                                            c=c, tau=tau)))
+        gaps.append(abs(2 * c * g - float(expansion.evaluate(relative_step=c, staleness=tau))))
     ratios = np.array(gaps[:-1]) / np.array(gaps[1:])
     assert np.all((ratios > 7.0) & (ratios < 9.0)), ratios
 
 
 @pytest.mark.parametrize("tau", [0, 1, 2, 5, 10])
 def test_stability_limit_of_stale_sgld(tau):
-    limit = float(gaussian_exact.evaluate("stale_sgld_stability_limit", tau=tau))
+    limit = float(registry.get("exact-stale-sgld-stability-limit").evaluate(staleness=tau))
     assert is_stable(sgld_dynamics(0.99 * limit), 1.0, tau)
     assert not is_stable(sgld_dynamics(1.01 * limit), 1.0, tau)
 
 
 def test_stacked_recursion_reproduces_the_fresh_sgld_finite_length_formulas():
-    """math.md §7, staleness 0: bias, Var φ̂(θ) and E φ̂(θ²) in closed form."""
+    """math.md §7, staleness 0: the registered bias, Var φ̂(θ) and E φ̂(θ²) closed forms."""
     s2, h, v, mu, e0 = 0.5, 0.05, 2.0, 0.3, 1.7
-    a, q = 1 - h / s2, 2 * h + h * h * v
-    big_v = q / (1 - a * a)
     lengths = np.array([1, 2, 7, 40, 300])
     moments = estimator_moments(
         finite_moments(sgld_dynamics(h), 1 / s2, np.zeros(300, dtype=int), lengths), mu, e0, v)
-    for i, length in enumerate(lengths):
-        ell = np.arange(1, length + 1)
-        bias = e0 * a * (1 - a**length) / (length * (1 - a))
-        variance = np.sum(big_v * (1 - a ** (2 * ell))
-                          * (1 + 2 * a * (1 - a ** (length - ell)) / (1 - a))) / length**2
-        square = np.mean((mu + a**ell * e0) ** 2 + big_v * (1 - a ** (2 * ell)))
-        np.testing.assert_allclose(moments["theta"]["mean"][i, 0], mu + bias, rtol=1e-12)
-        np.testing.assert_allclose(moments["theta"]["variance"][i, 0], variance, rtol=1e-10)
-        np.testing.assert_allclose(moments["theta_squared"]["mean"][i, 0], square, rtol=1e-12)
+    common = {"posterior_variance": s2, "step_size": h, "n_iterations": lengths}
+    bias = registry.get("exact-sgld-finite-bias").evaluate(initial_error=e0, **common)
+    variance = registry.get("exact-sgld-finite-variance").evaluate(
+        gradient_noise_variance=v, **common)
+    square = registry.get("exact-sgld-finite-square-mean").evaluate(
+        gradient_noise_variance=v, initial_error=e0, posterior_mean=mu, **common)
+    np.testing.assert_allclose(moments["theta"]["mean"][:, 0], mu + bias, rtol=1e-12)
+    np.testing.assert_allclose(moments["theta"]["variance"][:, 0], variance, rtol=1e-10)
+    np.testing.assert_allclose(moments["theta_squared"]["mean"][:, 0], square, rtol=1e-12)
 
 
 def _agreement(model, schedule, sampler, n_updates, checkpoints, replicates=400,
