@@ -1,8 +1,14 @@
-"""Check kinds that judge Monte Carlo measurements against theory.
+"""The check engine: every kind of check that judges Monte Carlo measurements against theory.
 
 - oracle: an estimate agrees with an exact value within ``z`` Monte Carlo standard errors;
 - invariance: values the theory says are equal agree with their precision-weighted mean;
-- slope: a fitted log-log slope (with its standard error) against a predicted exponent.
+- slope: a fitted log-log slope (with its standard error) against a predicted exponent;
+- rate (:mod:`bounds.rate`): a log-log slope, with a CI from resampling replicates, is at
+  least as steep as a bound's exponent;
+- envelope (:mod:`bounds.envelope`): a bound's terms with constants fitted on part of a grid
+  stay above the measurements on the rest;
+- speed-up (:mod:`bounds.speedup`): iteration speed-up ≈ number of workers, time speed-up
+  reported beside it.
 
 Every check returns :class:`bounds.verdict.Verdict`; non-finite inputs (a diverged chain, an
 unstable recursion) make it ``inconclusive`` with the reason, never a crash or a silent pass.
@@ -14,7 +20,13 @@ import math
 
 import numpy as np
 
+from bounds.envelope import Envelope, envelope_check, fit_envelope
+from bounds.rate import loglog_slope, rate_check
+from bounds.speedup import speedup_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, two_sided_rate
+
+__all__ = ["Envelope", "envelope_check", "fit_envelope", "invariance_check", "loglog_slope",
+           "oracle_check", "rate_check", "slope_check", "speedup_check"]
 
 
 def oracle_check(check: str, observed: float, mc_error: float, expected: float, z: float,
@@ -68,21 +80,6 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
     verdict = HOLDS if scores[worst] <= z else VIOLATED
     return Verdict(check, "invariance", verdict, float(deviations[worst]), 0.0,
                    float(deviation_error[worst]), margin, z, rate, detail, evidence)
-
-
-def loglog_slope(x, y, y_errors) -> tuple[float, float, float]:
-    """Weighted least-squares slope of log y on log x, its standard error and intercept.
-
-    The error of log y_i is taken as y_errors_i / y_i (delta method).
-    """
-    x, y, y_errors = (np.asarray(a, dtype=float) for a in (x, y, y_errors))
-    log_x, log_y = np.log(x), np.log(y)
-    weights = (y / y_errors) ** 2
-    design = np.stack([np.ones_like(log_x), log_x], axis=1)
-    normal = design.T @ (weights[:, None] * design)
-    covariance = np.linalg.inv(normal)
-    intercept, slope = covariance @ design.T @ (weights * log_y)
-    return float(slope), float(math.sqrt(covariance[1, 1])), float(intercept)
 
 
 def slope_check(check: str, x, y, y_errors, expected_slope: float, z: float, detail: str = "",

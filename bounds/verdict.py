@@ -55,6 +55,21 @@ def z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
     return float(stats.norm.isf(false_failure_rate / (2 * n_comparisons)))
 
 
+def one_sided_z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
+    """One-sided Bonferroni critical z (for checks that fail in one direction only, such as
+    a bound being exceeded or a rate being too slow)."""
+    if not 0 < false_failure_rate < 1:
+        raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
+    if n_comparisons < 1:
+        raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
+    return float(stats.norm.isf(false_failure_rate / n_comparisons))
+
+
+def one_sided_rate(z: float) -> float:
+    """The false-failure probability of one one-sided comparison at critical ``z``."""
+    return float(stats.norm.sf(z))
+
+
 def two_sided_rate(z: float) -> float:
     """The false-failure probability of one two-sided comparison at critical ``z``."""
     return float(2 * stats.norm.sf(z))

@@ -4,9 +4,28 @@ import math
 
 import numpy as np
 import pytest
+import xarray as xr
 
-from bounds.checks import invariance_check, loglog_slope, oracle_check, slope_check
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, two_sided_rate, z_for_family
+from bounds import registry
+from bounds.checks import (
+    envelope_check,
+    fit_envelope,
+    invariance_check,
+    loglog_slope,
+    oracle_check,
+    rate_check,
+    slope_check,
+    speedup_check,
+)
+from bounds.verdict import (
+    HOLDS,
+    INCONCLUSIVE,
+    VIOLATED,
+    Verdict,
+    one_sided_z_for_family,
+    two_sided_rate,
+    z_for_family,
+)
 
 
 def test_oracle_check_holds_within_z_errors_and_is_violated_beyond():
@@ -54,3 +73,148 @@ def test_verdict_refuses_unknown_verdicts_and_serialises_non_finite_values():
         Verdict("x", "oracle", "maybe", 0, 0, 0, 0, 3, 0.003)
     record = Verdict("x", "oracle", HOLDS, math.nan, math.inf, 0.1, 0.2, 3, 0.003).to_dict()
     assert record["observed"] is None and record["expected"] == "inf"
+
+
+# ---------------------------------------------------------------- rate
+FAMILY = 1e-3  # each test's false-failure rate for a correct claim (one-sided)
+Z_ONE = one_sided_z_for_family(FAMILY, 1)
+
+
+def _squared_errors(rng, lengths, exponent, replicates=400):
+    """Per-replicate squared errors e² with e ~ N(0, L^exponent): MSE = L^exponent exactly."""
+    scale = np.sqrt(np.asarray(lengths, dtype=float) ** exponent)[:, None]
+    return (scale * rng.standard_normal((len(lengths), replicates))) ** 2
+
+
+def test_rate_check_holds_for_the_true_exponent_and_catches_a_wrong_one():
+    lengths = [1000, 2000, 4000, 8000, 16000]
+    samples = _squared_errors(np.random.default_rng(11), lengths, -2 / 3)
+    right = rate_check("right", lengths, samples, -2 / 3, Z_ONE, np.random.default_rng(1))
+    assert right.verdict == HOLDS and right.kind == "rate"
+    assert right.observed == pytest.approx(-2 / 3, abs=0.1)
+    ev = right.evidence
+    assert ev["bootstrap_se"] == pytest.approx(ev["delta_method_se"], rel=0.3)
+    assert ev["percentile_interval_95"][0] < right.observed < ev["percentile_interval_95"][1]
+    wrong = rate_check("MSE bound with a wrong exponent", lengths, samples, -4 / 3, Z_ONE,
+                       np.random.default_rng(1))
+    assert wrong.verdict == VIOLATED and wrong.margin < 0
+    # an upper bound only promises a rate: a faster decay satisfies it
+    faster = _squared_errors(np.random.default_rng(12), lengths, -1.0)
+    assert rate_check("faster", lengths, faster, -2 / 3, Z_ONE,
+                      np.random.default_rng(1)).verdict == HOLDS
+    again = rate_check("right", lengths, samples, -2 / 3, Z_ONE, np.random.default_rng(1))
+    assert again == right  # deterministic given the generator
+
+
+def test_paired_variance_rate_keeps_the_checkpoints_correlation():
+    """Running means of i.i.d. N(0, 1) read at checkpoints of the same runs: Var = 1/L."""
+    rng = np.random.default_rng(5)
+    checkpoints = np.array([250, 500, 1000, 2000, 4000])
+    draws = rng.standard_normal((300, checkpoints[-1]))
+    means = (np.cumsum(draws, axis=1)[:, checkpoints - 1] / checkpoints).T  # (L, replicate)
+    one = rate_check("1/L", checkpoints, means, -1.0, Z_ONE, np.random.default_rng(2),
+                     statistic="variance", paired=True)
+    assert one.verdict == HOLDS
+    claimed = rate_check("variance claimed to fall like 1/L²", checkpoints, means, -2.0, Z_ONE,
+                         np.random.default_rng(2), statistic="variance", paired=True)
+    assert claimed.verdict == VIOLATED
+
+
+def test_rate_check_is_inconclusive_on_diverged_replicates():
+    samples = _squared_errors(np.random.default_rng(3), [10, 20, 40], -1.0)
+    samples[1, 4] = np.nan
+    verdict = rate_check("diverged", [10, 20, 40], samples, -1.0, Z_ONE, np.random.default_rng(0))
+    assert verdict.verdict == INCONCLUSIVE and "diverged" in verdict.detail
+
+
+# ---------------------------------------------------------------- envelope
+def _grid():
+    h = xr.DataArray([1e-3, 3e-3, 1e-2, 3e-2, 0.1], dims="step_size")
+    length = xr.DataArray([100, 300, 1000, 3000], dims="n_iterations")
+    return h, length
+
+
+def _measured(h, length, scale, rng):
+    """A quantity of the form 2/(L h) + 5 h² (inside the K = 1 MSE bound's terms), measured
+    with 2% Monte Carlo error."""
+    truth = scale * (2 / (length * h) + 5 * h**2)
+    error = 0.02 * truth
+    return truth + error * rng.standard_normal(truth.shape), error
+
+
+def test_envelope_fitted_on_the_calibration_cells_holds_on_the_held_out_ones():
+    h, length = _grid()
+    observed, error = _measured(h, length, 1.0, np.random.default_rng(8))
+    bound = registry.get("chen2015-mse-fixed-k1")
+    calibration = (xr.DataArray(np.arange(5), dims="step_size")
+                   + xr.DataArray(np.arange(4), dims="n_iterations")) % 2 == 0
+    values = {"step_size": h, "n_iterations": length}
+    envelope = fit_envelope(bound, values, observed, calibration)
+    assert np.all(envelope.coefficients >= 0) and envelope.n_calibration == 10
+    above = envelope(values) >= observed * (1 - 1e-12)
+    assert bool(above.where(calibration, True).all())  # an envelope of the calibration points
+    z = one_sided_z_for_family(FAMILY, 10)
+    verdict = envelope_check("envelope", envelope, values, observed, error, z, ~calibration)
+    assert verdict.verdict == HOLDS and verdict.kind == "envelope"
+    assert verdict.evidence["n_held_out"] == 10
+    assert 0 < verdict.evidence["ratio_median"] <= 1
+
+
+def test_envelope_whose_constants_were_fitted_on_a_different_model_is_violated():
+    h, length = _grid()
+    values = {"step_size": h, "n_iterations": length}
+    bound = registry.get("chen2015-mse-fixed-k1")
+    other, _ = _measured(h, length, 0.1, np.random.default_rng(9))  # ten times smaller errors
+    envelope = fit_envelope(bound, values, other, label="a different model")
+    observed, error = _measured(h, length, 1.0, np.random.default_rng(8))
+    verdict = envelope_check("fitted elsewhere", envelope, values, observed, error,
+                             one_sided_z_for_family(FAMILY, 20))
+    assert verdict.verdict == VIOLATED
+    assert verdict.observed > 5 and verdict.evidence["envelope"]["fitted_on"] == "a different model"
+
+
+def test_envelope_of_a_bound_missing_a_term_fails_when_extrapolated():
+    """Bias form 1/(Lh) + h fitted where 1/(Lh) dominates cannot follow 5h² at large h."""
+    h, length = _grid()
+    values = {"step_size": h, "n_iterations": length}
+    observed, error = _measured(h, length, 1.0, np.random.default_rng(8))
+    observed, error = observed * 0 + (2 / (length * h) + 50 * h**2), error
+    small_steps = h <= 3e-3
+    envelope = fit_envelope(registry.get("chen2015-bias-fixed-k1"), values, observed, small_steps)
+    verdict = envelope_check("missing h² term", envelope, values, observed, error,
+                             one_sided_z_for_family(FAMILY, 12), ~small_steps)
+    assert verdict.verdict == VIOLATED
+    assert verdict.evidence["worst_point"]["step_size"] == 4  # the largest step (index)
+
+
+# ---------------------------------------------------------------- speed-up
+def _curves(workers, law, rng):
+    """Variance curves against iterations per worker: law(P) is the speed-up, 1% errors."""
+    iterations = np.tile(np.geomspace(10, 10_000, 13), (len(workers), 1))
+    values = 1.0 / (iterations * np.array([law(p) for p in workers])[:, None])
+    errors = 0.01 * values
+    return iterations, values * (1 + 0.01 * rng.standard_normal(values.shape)), errors
+
+
+def test_linear_iteration_speedup_holds_and_time_speedup_is_reported():
+    workers = [1, 2, 4, 8]
+    iterations, values, errors = _curves(workers, float, np.random.default_rng(4))
+    times = iterations * np.array([1.0, 1.2, 1.5, 2.5])[:, None]  # latency grows with P
+    verdict = speedup_check("linear", workers, iterations, values, errors,
+                            z_for_family(FAMILY, 3), times=times)
+    assert verdict.verdict == HOLDS and verdict.kind == "speed-up"
+    np.testing.assert_allclose(verdict.evidence["iteration_speedup"], workers, rtol=0.05)
+    np.testing.assert_allclose(verdict.evidence["time_speedup"],
+                               np.array(workers) / [1.0, 1.2, 1.5, 2.5], rtol=0.05)
+
+
+def test_sublinear_speedup_is_violated_and_an_uncrossed_target_is_inconclusive():
+    workers = [1, 2, 4, 8]
+    iterations, values, errors = _curves(workers, np.sqrt, np.random.default_rng(4))
+    verdict = speedup_check("sqrt(P) claimed linear", workers, iterations, values, errors,
+                            z_for_family(FAMILY, 3))
+    assert verdict.verdict == VIOLATED
+    assert verdict.expected == 8 and verdict.observed == pytest.approx(np.sqrt(8), rel=0.05)
+    uncrossed = speedup_check("too low", workers, iterations, values, errors,
+                              z_for_family(FAMILY, 3), target=1e-9)
+    assert uncrossed.verdict == INCONCLUSIVE

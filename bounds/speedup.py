@@ -1,0 +1,104 @@
+"""Speed-up checks: iteration speed-up ≈ number of workers, time speed-up reported beside it.
+
+Seed 001 §5 measures the *iteration speed-up* of P workers as the ratio of the iterations one
+worker needs to reach a precision to the iterations per worker that P workers need, and the
+*time speed-up* as the same ratio of wall-clock times. Theorem 4 (the variance is free of the
+staleness) predicts an iteration speed-up of P; the time speed-up depends on the system's
+latencies and is reported, not judged.
+
+Each system gives a curve of a decreasing precision measure (e.g. the variance of φ̂) against
+iterations per worker, with Monte Carlo errors. The iterations needed to reach ``target`` are
+found by log-log interpolation between the checkpoints on either side of the first crossing;
+the error of log L* is the relative error of the measure there divided by the curve's local
+log-log slope (delta method). Speed-ups are ratios to the one-worker curve, and a check is
+violated when |log S_P − log P| exceeds z standard errors plus log(1 + relative_tolerance)
+for some P (two-sided: a super-linear speed-up contradicts the theory too).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, two_sided_rate
+
+
+def crossing(iterations, values, errors, target: float) -> tuple[float, float, int]:
+    """(L*, standard error of log L*, index of the checkpoint after the crossing).
+
+    NaN when the curve never reaches ``target`` or starts below it (censored).
+    """
+    iterations, values, errors = (np.asarray(a, dtype=float) for a in (iterations, values,
+                                                                         errors))
+    below = np.flatnonzero(values <= target)
+    if below.size == 0 or below[0] == 0:
+        return math.nan, math.nan, -1
+    k = int(below[0])
+    log_l = np.log(iterations[k - 1:k + 1])
+    log_v = np.log(values[k - 1:k + 1])
+    slope = (log_v[1] - log_v[0]) / (log_l[1] - log_l[0])
+    fraction = (math.log(target) - log_v[0]) / (log_v[1] - log_v[0])
+    log_crossing = log_l[0] + fraction * (log_l[1] - log_l[0])
+    relative = errors[k - 1:k + 1] / values[k - 1:k + 1]
+    relative_error = (1 - fraction) * relative[0] + fraction * relative[1]
+    return float(math.exp(log_crossing)), float(relative_error / abs(slope)), k
+
+
+def _time_at(iterations, times, level: float) -> float:
+    """Wall-clock time at ``level`` iterations (log-log interpolation of the time curve)."""
+    return float(np.exp(np.interp(np.log(level), np.log(iterations), np.log(times))))
+
+
+def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
+                  target: float | None = None, times=None, relative_tolerance: float = 0.0,
+                  detail: str = "", evidence: dict | None = None) -> Verdict:
+    """Iteration speed-up against the number of workers (module docstring).
+
+    workers: ``(n,)`` worker counts including 1; iterations, values, errors (and times):
+    ``(n, checkpoints)`` curves, iterations counted per worker. ``target`` defaults to the
+    largest final value, the precision every curve reaches.
+    """
+    workers = np.asarray(workers, dtype=float)
+    iterations, values, errors = (np.atleast_2d(np.asarray(a, dtype=float))
+                                  for a in (iterations, values, errors))
+    evidence = dict(evidence or {})
+    rate = two_sided_rate(z)
+    if 1 not in workers.tolist() or workers.size < 2:
+        raise ValueError("workers must include the one-worker baseline and one more count")
+    if target is None:
+        target = float(np.nanmax(values[:, -1]))
+    evidence.update({"workers": workers.tolist(), "target": target})
+    needed = [crossing(i, v, e, target) for i, v, e in zip(iterations, values, errors,
+                                                          strict=True)]
+    counts = np.array([n[0] for n in needed])
+    log_errors = np.array([n[1] for n in needed])
+    evidence["iterations_to_target"] = counts.tolist()
+    if not np.all(np.isfinite(counts)) or not np.all(np.isfinite(log_errors)):
+        return Verdict(check, "speed-up", INCONCLUSIVE, math.nan, math.nan, math.nan, math.nan,
+                       z, rate, f"{detail} (some curve does not cross the target {target:.3g} "
+                       "between two checkpoints)".strip(), evidence)
+    base = int(np.flatnonzero(workers == 1)[0])
+    speedups = counts[base] / counts
+    speedup_log_errors = np.sqrt(log_errors[base] ** 2 + log_errors**2)
+    speedup_log_errors[base] = 0.0
+    slack = math.log1p(relative_tolerance)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = (np.abs(np.log(speedups / workers)) - slack) / speedup_log_errors
+    scores[base] = -np.inf
+    worst = int(np.argmax(scores))
+    evidence.update({"iteration_speedup": speedups.tolist(),
+                     "iteration_speedup_log_se": speedup_log_errors.tolist(),
+                     "efficiency": (speedups / workers).tolist()})
+    if times is not None:
+        times = np.atleast_2d(np.asarray(times, dtype=float))
+        to_target = np.array([_time_at(i, t, n) for i, t, n in zip(iterations, times, counts,
+                                                                  strict=True)])
+        evidence.update({"time_to_target": to_target.tolist(),
+                         "time_speedup": (to_target[base] / to_target).tolist()})
+    error = float(speedups[worst] * speedup_log_errors[worst])
+    margin = z * error + relative_tolerance * workers[worst] - abs(speedups[worst]
+                                                                   - workers[worst])
+    verdict = HOLDS if scores[worst] <= z else VIOLATED
+    return Verdict(check, "speed-up", verdict, float(speedups[worst]), float(workers[worst]),
+                   error, margin, z, rate, detail, evidence)
