@@ -13,7 +13,10 @@ from workbench.results import config_of, read_netcdf, write_netcdf
 from workbench.runner import run_experiment
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 200, "n_replicates": 60,
-         "replicate_block": 20, "n_checkpoints": 8}
+         "replicate_block": 20, "n_checkpoints": 8, "rate_staleness": [2],
+         "rate_iterations": [500, 1000, 2000], "envelope_staleness": [1, 4],
+         "envelope_relative_step": [0.05, 0.1], "envelope_iterations": [250, 500, 1000],
+         "bootstrap_resamples": 200}
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +43,17 @@ def test_dataset_layout_and_provenance(small_result):
     config = config_of(ds)
     assert config["staleness"] == [1, 5, 10] and ds.attrs["seed"] == 4
     assert "data_variance" in " ".join(ds.attrs)
+    # the bound designs sit beside the seed design on their own grids
+    assert ds["rate_estimate"].sizes["rate_iterations"] == 3
+    assert dict(ds["envelope_estimate"].sizes) == {
+        "envelope_staleness": 2, "envelope_relative_step": 2, "envelope_iterations": 3,
+        "test_function": 2, "replicate": 60, "component": 1}
+    np.testing.assert_allclose(ds["envelope_step_size"].isel(envelope_staleness=0),
+                               ds["envelope_relative_step"]
+                               * float(ds.attrs["data_posterior_variance"]))
+    rate_h = ds["rate_step_size"].sel(rate_staleness=2)
+    np.testing.assert_allclose(rate_h, config["step_size_constant"] * 2 ** (-2 / 3)
+                               * ds["rate_iterations"] ** (-1 / 3))
     # the error sources add up to the exact bias
     parts = ds["exact_bias_by_source"].sum("error_source")
     np.testing.assert_allclose(parts, ds["exact_bias"], rtol=1e-9, atol=1e-15)
@@ -55,7 +69,7 @@ def test_oracle_checks_hold_for_every_staleness(experiment, small_result):
     assert len(oracle) == 3 * 3
     assert all(v.verdict == HOLDS for v in oracle), [(v.check, v.evidence) for v in oracle]
     kinds = {v.check.split("/")[0] for v in verdicts}
-    assert kinds == {"oracle", "invariance", "slope"}
+    assert kinds == {"oracle", "invariance", "slope", "rate", "envelope"}
     invariance = next(v for v in verdicts if v.kind == "invariance")
     assert invariance.verdict in (HOLDS, VIOLATED)
     assert "minibatch noise" in invariance.detail and "staleness" in invariance.detail
@@ -83,6 +97,9 @@ def test_step_size_beyond_stability_marks_replicates_diverged(experiment):
     at_one = [v for v in verdicts if v.check.endswith("staleness=1")]
     assert at_one and all(v.verdict == INCONCLUSIVE for v in at_one)
     assert "diverged" in at_one[0].detail
+    # the rate design runs at C τ^(-2/3) L^(-1/3) too: diverged, so inconclusive, not a pass
+    rate = [v for v in verdicts if v.kind == "rate"]
+    assert rate and all(v.verdict == INCONCLUSIVE and "diverged" in v.detail for v in rate)
     json.dumps([v.to_dict() for v in verdicts])  # still serialisable
 
 

@@ -1,17 +1,26 @@
-"""Experiment ``stale-gaussian``: seed 001 §5.1, Figure 1.
+"""Experiment ``stale-gaussian``: seed 001 §5.1, Figure 1, and Theorems 3–4 as bounds.
 
 Gaussian-mean model, stale SGLD with staleness τ on a grid, L = L0·τ iterations and step size
 h = C τ^(-2/3) L^(-1/3). Section 4 of seed 001 predicts that this keeps the optimal MSE
 O((τ/L)^(2/3)) = O(L0^(-2/3)) the same for every τ. Each τ is replayed over R replicates and
 judged against the exact oracle of math.md §7; the claimed invariance and the variance's
 dependence on τ are checked, with the oracle's decomposition of the error as evidence.
+
+Two bound designs run beside it (:mod:`.bound_design`): a rate design (fixed τ, L on a grid,
+h at Theorem 3's optimum) and an envelope grid over (τ, h, L); their checks
+(:mod:`.bound_checks`) judge Theorem 3's rate and envelope and Theorem 4's independence of τ.
 """
 
 from __future__ import annotations
 
+import xarray as xr
+
 from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
+from workbench.experiments.stale_gaussian import bound_design
+from workbench.experiments.stale_gaussian.bound_checks import SPLITS, bound_checks
+from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
 from workbench.experiments.stale_gaussian.checks import stale_gaussian_checks
 from workbench.experiments.stale_gaussian.figures import figure_mse
 from workbench.experiments.stale_gaussian.point import run_point
@@ -46,6 +55,23 @@ def _staleness_grid(name, value):
     if min(grid) < 1:
         raise validation.InvalidParameter(name, value, "needs values >= 1 (L = L0·τ)")
     return sorted(grid)
+
+
+def _grid(minimum_length: int, integer: bool, lowest: float):
+    """A sorted list without repeats, of at least ``minimum_length`` values >= ``lowest``."""
+
+    def validate(name, value):
+        check = validation.integer if integer else validation.positive
+        grid = [check(f"{name}[{i}]", v, **({"minimum": lowest} if integer else {}))
+                for i, v in enumerate(value)]
+        if len(set(grid)) != len(grid):
+            raise validation.InvalidParameter(name, value, "must not repeat a value")
+        if len(grid) < minimum_length:
+            raise validation.InvalidParameter(name, value,
+                                              f"needs at least {minimum_length} values")
+        return sorted(grid)
+
+    return validate
 
 
 def _rate(name, value):
@@ -87,6 +113,24 @@ PARAMETERS = (
               "a replicate whose |θ| exceeds this is marked diverged and left out", _positive),
     Parameter("n_draws", 0, "equally spaced draws kept per replicate (0: none)",
               _non_negative_int),
+    Parameter("rate_staleness", [2, 8],
+              "rate design: fixed staleness values τ, each run at Theorem 3's optimal step",
+              _grid(1, True, 1)),
+    Parameter("rate_iterations", [1000, 2000, 4000, 8000, 16000],
+              "rate design: iteration counts L; h = C·τ^a·L^b with a, b from Theorem 3",
+              _grid(3, True, 1)),
+    Parameter("envelope_staleness", [1, 2, 4, 8],
+              "envelope grid: staleness values τ", _grid(2, True, 0)),
+    Parameter("envelope_relative_step", [0.025, 0.05, 0.1],
+              "envelope grid: step sizes as c = h/s² (stable iff c < 2 sin(π/(2(2τ+1))))",
+              _grid(1, False, 0)),
+    Parameter("envelope_iterations", [500, 1000, 2000, 4000, 8000],
+              "envelope grid: sample counts L read from each (τ, h) run", _grid(2, True, 1)),
+    Parameter("envelope_split", "checkerboard",
+              "envelope calibration: checkerboard (alternate (τ, h) runs) or extrapolate "
+              "(shorter half of the L grid)", choices=SPLITS),
+    Parameter("bootstrap_resamples", 2000,
+              "replicate resamples for the rate checks' slope intervals", _at_least_two),
 )
 
 
@@ -96,17 +140,28 @@ class StaleGaussian(Experiment):
                "agreement, MSE invariance across τ (seed 001 §5.1, Fig. 1)")
     source = "seed 001 (Chen et al. 2016) §5.1 Figure 1; math.md §2, §7"
     parameters = PARAMETERS
-    quick = {"base_iterations": 300, "n_replicates": 100}
+    quick = {"base_iterations": 300, "n_replicates": 100,
+             "rate_iterations": [1000, 2000, 4000], "envelope_staleness": [1, 2, 4],
+             "envelope_iterations": [500, 1000, 2000], "bootstrap_resamples": 1000}
     sweep_dims = ("staleness",)
 
     def points(self, config):
-        return [{"staleness": tau} for tau in config["staleness"]]
+        return [{"staleness": tau} for tau in config["staleness"]] + bound_design.points(config)
 
     def run_point(self, config, point, seed):
+        if bound_design.is_design_point(point):
+            return bound_design.run(self.name, config, point, seed)
         return run_point(self.name, config, point, seed)
 
+    def combine(self, config, datasets):
+        seed_design = [d for d in datasets if "staleness" in d.dims]
+        others = [d for d in datasets if "staleness" not in d.dims]
+        combined = super().combine(config, seed_design)
+        return xr.merge([combined, bound_design.combine(others)], combine_attrs="override")
+
     def checks(self, dataset):
-        return stale_gaussian_checks(dataset)
+        return [*stale_gaussian_checks(dataset), *bound_checks(dataset)]
 
     def figures(self, dataset, out_dir):
-        return [figure_mse(dataset, out_dir / f"{self.name}.png")]
+        return [figure_mse(dataset, out_dir / f"{self.name}.png"),
+                figure_bounds(dataset, out_dir / f"{self.name}-bounds.png")]

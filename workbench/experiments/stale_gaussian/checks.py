@@ -152,7 +152,7 @@ def variance_slope_check(dataset: xr.Dataset, function: str,
               "this design L·h is the same for every τ, so a flat variance (slope 0 in log τ) "
               "is the prediction.")
     exact = final["exact_variance"].sum("component", min_count=1)
-    if np.all(np.isfinite(exact.values)) and np.all(exact.values > 0):
+    if taus.size >= 2 and np.all(np.isfinite(exact.values)) and np.all(exact.values > 0):
         exact_slope = float(np.polyfit(np.log(taus), np.log(exact.values), 1)[0])
         shares = error_shares(_final(dataset), function)
         evidence.update({"exact_variance": exact.values.tolist(), "exact_slope": exact_slope})

@@ -45,18 +45,27 @@ def staleness_probabilities(config: dict, staleness: int) -> np.ndarray | None:
     return None
 
 
-def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
+def run_point(experiment: str, config: dict, point: dict, seed,
+              design: tuple[int, float, np.ndarray] | None = None) -> xr.Dataset:
+    """One staleness τ over all replicates, with its exact oracle.
+
+    design: (L, h, checkpoints) for points of the bound designs; by default the seed's
+    L = L0·τ, h = C τ^(-2/3) L^(-1/3) with log-spaced checkpoints.
+    """
     tau = int(point["staleness"])
     seed_point = derive(seed, experiment, point_key(point))
     model = make_model(experiment, config, seed)
-    n_iterations, h = step_size(config, tau)
+    if design is None:
+        n_iterations, h = step_size(config, tau)
+        checkpoints = log_checkpoints(n_iterations, config["n_checkpoints"])
+    else:
+        n_iterations, h, checkpoints = design
     probabilities = staleness_probabilities(config, tau)
     if probabilities is None:
         schedule = constant_staleness(n_iterations, tau)
     else:
         schedule = iid_staleness(n_iterations, probabilities, derive(seed_point, "schedule"))
     sampler = make_sampler(config["sampler"], h, config["friction"])
-    checkpoints = log_checkpoints(n_iterations, config["n_checkpoints"])
     n_draws = min(config["n_draws"], n_iterations)
     dim = model.dim
     run = replay(

@@ -1,0 +1,247 @@
+"""Checks of ``stale-gaussian``'s bound designs against seed 001's Theorems 3 and 4.
+
+- ``rate/mse/<φ>/staleness=<τ>``: at Theorem 3's optimal step for fixed τ the MSE of φ̂_L
+  decays at least like L^r, r = −2/3 derived from the registered bound; the slope's interval
+  comes from resampling replicates (:func:`bounds.checks.rate_check`). One-sided Bonferroni
+  over the τ values and test functions.
+- ``envelope/theorem-3/<φ>``: Theorem 3's terms 1/(Lh), τ²h², h^(2K) with non-negative
+  constants fitted on the calibration runs of the (τ, h, L) grid stay above the MSE of the
+  held-out runs (:func:`bounds.checks.fit_envelope`, :func:`~bounds.checks.envelope_check`).
+  One-sided Bonferroni over every held-out point of both test functions.
+- ``invariance/variance-vs-staleness/<φ>/relative_step=<c>``: Theorem 4's variance does not
+  depend on τ; at each fixed h and the largest L the variance of φ̂ must agree across τ.
+  Two-sided Bonferroni over the step sizes and test functions.
+
+The exact oracle sharpens each: the rate evidence carries the exact slope (θ: exact MSE; θ²:
+exact squared bias), the envelope evidence whether the fitted envelope also lies above the
+exact MSE of φ̂(θ), and the invariance evidence the exact variances across τ. Bootstrap
+generators come from the seed tree, keyed by the check's name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bounds import registry
+from bounds.checks import Envelope, envelope_check, fit_envelope, invariance_check, rate_check
+from bounds.rate import ols_slopes
+from bounds.verdict import (
+    INCONCLUSIVE,
+    Verdict,
+    one_sided_rate,
+    one_sided_z_for_family,
+    two_sided_rate,
+    z_for_family,
+)
+from simulators.seeding import generator
+from workbench.estimators import summarize
+from workbench.experiments.stale_gaussian.bound_design import (
+    INTEGRATOR_ORDER,
+    MSE_BOUND,
+    VARIANCE_BOUND,
+    optimal_design,
+)
+from workbench.results import config_of
+
+SPLITS = ("checkerboard", "extrapolate")
+
+
+def _hypothesis(name: str) -> str:
+    bound = registry.get(name)
+    tag = (f"[{bound.provenance}], a hypothesis under test" if bound.is_hypothesis
+           else f"[{bound.provenance}]")
+    return f"{bound.title} ({bound.source}; {tag})"
+
+
+def squared_errors(dataset: xr.Dataset, prefix: str, function: str) -> xr.DataArray:
+    """Per-replicate (φ̂_L − φ̄)², summed over coordinates."""
+    estimate = dataset[f"{prefix}_estimate"].sel(test_function=function)
+    truth = dataset["posterior_value"].sel(test_function=function)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return ((estimate - truth) ** 2).sum("component", min_count=1)
+
+
+def exact_error(dataset: xr.Dataset, prefix: str, function: str) -> xr.DataArray:
+    """Exact MSE of φ̂(θ), or exact squared bias where the variance is not known (θ²)."""
+    bias = (dataset[f"{prefix}_exact_mean"].sel(test_function=function)
+            - dataset["posterior_value"].sel(test_function=function))
+    variance = dataset[f"{prefix}_exact_variance"].sel(test_function=function)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if bool(np.all(np.isfinite(variance))):
+            return (bias**2 + variance).sum("component")
+        return (bias**2).sum("component")
+
+
+def _if_diverged(name: str, kind: str, dataset: xr.Dataset, prefix: str, z: float,
+                 one_sided: bool) -> Verdict | None:
+    """An inconclusive verdict when some replicate of these runs diverged, else None."""
+    diverged = int((dataset[f"{prefix}_diverged_at"] >= 0).sum())
+    if not diverged:
+        return None
+    nan = float("nan")
+    rate = one_sided_rate(z) if one_sided else two_sided_rate(z)
+    return Verdict(name, kind, INCONCLUSIVE, nan, nan, nan, nan, z, rate,
+                   f"{diverged} replicates diverged")
+
+
+def rate_checks(dataset: xr.Dataset, config: dict, seed: int) -> list[Verdict]:
+    design = optimal_design(INTEGRATOR_ORDER[config["sampler"]])
+    functions = dataset["test_function"].values.tolist()
+    taus = dataset["rate_staleness"].values.tolist()
+    z = one_sided_z_for_family(config["false_failure_rate"], len(taus) * len(functions))
+    lengths = dataset["rate_iterations"].values
+    verdicts = []
+    for tau in taus:
+        at = dataset.sel(rate_staleness=tau)
+        for function in functions:
+            name = f"rate/mse/{function}/staleness={tau}"
+            if verdict := _if_diverged(name, "rate", at, "rate", z, one_sided=True):
+                verdicts.append(verdict)
+                continue
+            exact = exact_error(at, "rate", function)
+            exact_slope = float(ols_slopes(np.log(lengths), np.log(exact.values)))
+            what = "MSE" if function == "theta" else "squared bias"
+            detail = (
+                f"{_hypothesis(MSE_BOUND)}: at the optimal step h* = C·τ^"
+                f"({design.staleness_exponent:.3g})·L^({design.iterations_exponent:.3g}) "
+                f"(exponents from the bound, {design.method}) the MSE is O(L^"
+                f"({design.rate:.3g})); the measured slope must not be shallower. The exact "
+                f"oracle's {what} of φ̂({function}) has slope {exact_slope:.3g} on this grid.")
+            evidence = {"test_function": function, "staleness": tau, "bound": MSE_BOUND,
+                        "step_size": at["rate_step_size"].values.tolist(),
+                        "exact_slope": exact_slope, "exact_quantity": f"exact {what}",
+                        "exact_values": exact.values.tolist(), "optimal_step": design.step_size}
+            samples = squared_errors(at, "rate", function).transpose("rate_iterations",
+                                                                     "replicate")
+            verdicts.append(rate_check(
+                name, lengths, samples.values, design.rate, z,
+                generator(seed, "stale-gaussian", "check", name), statistic="mean",
+                n_resamples=config["bootstrap_resamples"], detail=detail, evidence=evidence))
+    return verdicts
+
+
+def grid_values(dataset: xr.Dataset) -> dict:
+    """The (τ, h, L) grid by the bound's symbol names, as DataArrays (they broadcast)."""
+    return {"staleness": dataset["envelope_staleness"],
+            "step_size": dataset["envelope_step_size"],
+            "n_iterations": dataset["envelope_iterations"]}
+
+
+def calibration_mask(dataset: xr.Dataset, split: str) -> xr.DataArray:
+    """True where a grid point calibrates the envelope (the rest is held out).
+
+    checkerboard: alternate (τ, h) runs, so calibration and validation are independent runs;
+    extrapolate: the shorter half of the L grid calibrates, the longer half is held out.
+    """
+    if split == "checkerboard":
+        i = xr.DataArray(np.arange(dataset.sizes["envelope_staleness"]),
+                         dims="envelope_staleness")
+        j = xr.DataArray(np.arange(dataset.sizes["envelope_relative_step"]),
+                         dims="envelope_relative_step")
+        return (i + j) % 2 == 0
+    if split == "extrapolate":
+        lengths = dataset["envelope_iterations"]
+        return lengths <= float(np.median(lengths))
+    raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+
+
+def envelope_data(dataset: xr.Dataset, function: str) -> tuple[xr.DataArray, xr.DataArray]:
+    """MSE of φ̂(function) on the envelope grid and its Monte Carlo standard error."""
+    squared = squared_errors(dataset, "envelope", function)
+    count = squared.count("replicate")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (squared.mean("replicate"),
+                squared.std("replicate", ddof=1) / np.sqrt(count))
+
+
+def fit_theorem_3(dataset: xr.Dataset, function: str, config: dict) -> Envelope:
+    """Theorem 3's envelope fitted on the calibration part of the grid."""
+    observed, _ = envelope_data(dataset, function)
+    return fit_envelope(
+        registry.get(MSE_BOUND), grid_values(dataset), observed,
+        calibration_mask(dataset, config["envelope_split"]),
+        fixed={"integrator_order": INTEGRATOR_ORDER[config["sampler"]]},
+        label=f"stale-gaussian {config['envelope_split']} calibration, φ = {function}")
+
+
+def envelope_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
+    functions = dataset["test_function"].values.tolist()
+    held_out = ~calibration_mask(dataset, config["envelope_split"])
+    grid = dataset["envelope_estimate"].isel(replicate=0, component=0,
+                                              test_function=0).notnull()
+    n_held_out = int((held_out.broadcast_like(grid)).sum())
+    z = one_sided_z_for_family(config["false_failure_rate"], max(1, n_held_out * len(functions)))
+    verdicts = []
+    for function in functions:
+        name = f"envelope/theorem-3/{function}"
+        if verdict := _if_diverged(name, "envelope", dataset, "envelope", z, one_sided=True):
+            verdicts.append(verdict)
+            continue
+        envelope = fit_theorem_3(dataset, function, config)
+        observed, errors = envelope_data(dataset, function)
+        values = grid_values(dataset)
+        evidence = {"test_function": function, "split": config["envelope_split"]}
+        exact = exact_error(dataset, "envelope", function)
+        if function == "theta" and np.all(np.isfinite(envelope.coefficients)):
+            ratio = (exact / envelope(values)).where(held_out)
+            evidence["exact_ratio_max"] = float(ratio.max())
+        detail = (f"{_hypothesis(MSE_BOUND)}: its terms {', '.join(envelope.terms)} with "
+                  f"non-negative constants fitted on the {config['envelope_split']} "
+                  "calibration runs must stay above the MSE of the held-out runs.")
+        verdicts.append(envelope_check(name, envelope, values, observed, errors, z, held_out,
+                                       detail=detail, evidence=evidence))
+    return verdicts
+
+
+def variance_invariance_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
+    functions = dataset["test_function"].values.tolist()
+    steps = dataset["envelope_relative_step"].values.tolist()
+    z = z_for_family(config["false_failure_rate"], len(steps) * len(functions))
+    final = dataset.isel(envelope_iterations=-1)
+    summary = summarize(final["envelope_estimate"], final["posterior_value"],
+                        confidence=config["confidence"])
+    taus = dataset["envelope_staleness"].values.tolist()
+    labels = [f"staleness={t}" for t in taus]
+    verdicts = []
+    for c in steps:
+        at = final.sel(envelope_relative_step=c)
+        for function in functions:
+            name = f"invariance/variance-vs-staleness/{function}/relative_step={c}"
+            if verdict := _if_diverged(name, "invariance", at, "envelope", z, one_sided=False):
+                verdicts.append(verdict)
+                continue
+            part = summary.sel(envelope_relative_step=c, test_function=function)
+            variance = part["variance"].sum("component")
+            error = np.sqrt((part["variance_se"] ** 2).sum("component"))
+            exact = at["envelope_exact_variance"].sel(test_function=function).sum(
+                "component", min_count=1)
+            step = float(at["envelope_step_size"].isel(envelope_staleness=0))
+            length = int(at["envelope_iterations"])
+            evidence = {"test_function": function, "relative_step": c, "bound": VARIANCE_BOUND,
+                        "step_size": step, "n_iterations": length}
+            detail = (f"{_hypothesis(VARIANCE_BOUND)}: at fixed h = {step:.3g} and L = "
+                      f"{length} the variance of φ̂({function}) should not depend on τ.")
+            if np.all(np.isfinite(exact.values)):
+                spread = float(exact.max() / exact.min() - 1)
+                evidence.update({"exact_variance": exact.values.tolist(),
+                                 "exact_relative_spread": spread})
+                detail += f" The exact variances across τ differ by at most {spread:.2%}."
+            stationary = at["envelope_exact_stationary_variance"].sum("component")
+            stationary_spread = float(stationary.max() / stationary.min() - 1)
+            evidence.update({"exact_stationary_variance": stationary.values.tolist(),
+                             "exact_stationary_spread": stationary_spread})
+            detail += (f" The exact stationary variance of θ grows by {stationary_spread:.0%} "
+                       f"from τ = {taus[0]} to τ = {taus[-1]} (c·τ up to {c * taus[-1]:.2g}); "
+                       "φ̂(θ) averages it away (its long-run variance q/c² is free of τ), "
+                       "φ̂(θ²) does not.")
+            verdicts.append(invariance_check(name, variance.values, error.values, labels, z,
+                                             detail=detail, evidence=evidence))
+    return verdicts
+
+
+def bound_checks(dataset: xr.Dataset) -> list[Verdict]:
+    config = config_of(dataset)
+    seed = int(dataset.attrs["seed"])
+    return [*rate_checks(dataset, config, seed), *envelope_checks(dataset, config),
+            *variance_invariance_checks(dataset, config)]
