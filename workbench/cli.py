@@ -1,4 +1,5 @@
-"""The ``workbench`` command line: list, show, run and check experiments."""
+"""The ``workbench`` command line: list, show, run and check experiments; browse the bounds
+(``workbench bounds``, :mod:`workbench.cli_bounds`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from simulators.validation import InvalidParameter
-from workbench import experiments
+from workbench import cli_bounds, experiments
 from workbench.config import parse_assignment, to_toml
 from workbench.results import write_netcdf
 from workbench.runner import run_experiment
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run an experiment and print one verdict per check")
     _add_run_options(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    cli_bounds.add_parser(sub)
     return parser
 
 
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# {experiment.name}: {experiment.summary}\n# source: {experiment.source}\n")
             print(to_toml(config, experiment.parameters), end="")
             return 0
+        if args.command == "bounds":
+            return cli_bounds.main(args)
         if args.command == "run":
             _run(args, sys.stdout)
             return 0

@@ -5,10 +5,15 @@ import tomllib
 
 import pytest
 
+from bounds import registry
 from workbench.cli import main
 
 SMALL = ["--set", "staleness=[1, 5]", "--set", "base_iterations=100",
-         "--set", "n_replicates=30", "--set", "n_checkpoints=5", "--quiet"]
+         "--set", "n_replicates=30", "--set", "n_checkpoints=5", "--set", "rate_staleness=[2]",
+         "--set", "rate_iterations=[500, 1000, 2000]", "--set", "envelope_staleness=[1, 4]",
+         "--set", "envelope_relative_step=[0.05, 0.1]",
+         "--set", "envelope_iterations=[250, 500, 1000]", "--set", "bootstrap_resamples=200",
+         "--quiet"]
 
 
 def test_list_names_every_experiment(capsys):
@@ -37,6 +42,9 @@ def test_check_json_reports_verdicts_and_sets_the_exit_status(tmp_path, capsys):
     assert {v["verdict"] for v in verdicts} <= {"holds", "violated", "inconclusive"}
     for v in verdicts:
         assert {"observed", "expected", "mc_error", "margin"} <= set(v)
+    kinds = {v["kind"] for v in verdicts}
+    assert {"oracle", "rate", "envelope", "invariance"} <= kinds
+    assert (tmp_path / "stale-gaussian-bounds.png").stat().st_size > 0
     violated = any(v["verdict"] == "violated" for v in verdicts)
     assert status == (1 if violated else 0)
 
@@ -54,3 +62,33 @@ def test_bad_set_values_fail_with_the_field_named(assignment, field, capsys):
 def test_unknown_experiment_is_refused(capsys):
     assert main(["show", "no-such-experiment"]) == 2
     assert "stale-gaussian" in capsys.readouterr().err
+
+
+def test_bounds_list_names_every_bound_with_its_provenance(capsys):
+    assert main(["bounds", "list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(registry.names())
+    theorem = next(line for line in out if line.startswith("seed001-theorem-3-mse"))
+    assert "[recon] hypothesis under test" in theorem
+    assert "[seed]" in next(line for line in out if line.startswith("seed003-downpour-mse"))
+
+
+def test_bounds_show_renders_formula_provenance_source_optimum_and_rate(capsys):
+    assert main(["bounds", "show", "seed001-theorem-3-mse", "seed002-theorem-1-dsgld"]) == 0
+    out = capsys.readouterr().out
+    for text in ("formula     C1/(L*h) + C2*M**2*h**2*τ**2 + C3*h**(2*K)",
+                 "[recon] hypothesis under test", "Theorem 3; math.md §2",
+                 "K = 1: exact", "K = 2: dominant balance", "rate        L^(-2/3)",
+                 "\\frac{{C_{1}}}{L h}", "∂/∂τ non-negative",
+                 "boundary: the bound does not decrease with the step size",
+                 "FAILS: Theorem 1 with one shard"):
+        assert text in out, text
+
+
+def test_bounds_show_json_and_unknown_names(capsys):
+    assert main(["bounds", "show", "seed003-downpour-mse", "--json"]) == 0
+    [record] = json.loads(capsys.readouterr().out)
+    assert record["provenance"] == "seed" and record["analysis"]["optimum"]["rate"] == "-2/3"
+    assert any(r["holds"] and "P = 1" in r["claim"] for r in record["relations"])
+    assert main(["bounds", "show", "no-such-bound"]) == 2
+    assert "seed001-theorem-3-mse" in capsys.readouterr().err
