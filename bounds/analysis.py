@@ -11,13 +11,15 @@
 - for an "optimal rate" record: its exponent in L;
 - the sign of the partial derivative in each variable, under the symbols' assumptions and
   the record's region (e.g. the stable steps of an exact result).
+
+:func:`report` adds the record's own description and the symbolic relations it takes part in.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from bounds import symbolic
+from bounds import relations, symbolic
 from bounds.record import Bound
 from bounds.symbols import integrator_order, staleness, step_decay
 
@@ -93,3 +95,10 @@ def analyse(bound: Bound) -> dict:
         out["rate"] = bound.text(symbolic.leading_exponent(bound.expression, bound.iterations))
     out["derivative_signs"] = _signs(bound, expression)
     return out
+
+
+def report(bound: Bound) -> dict:
+    """The record, its analysis and its relations' results, as plain data (JSON-ready)."""
+    return {**bound.describe(), "analysis": analyse(bound),
+            "relations": [relations.result(r).to_dict()
+                          for r in relations.relations_of(bound.name)]}

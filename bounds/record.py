@@ -88,9 +88,6 @@ class Aggregate:
                  for symbol, _, index in self.items}
         return self.as_sum(items).doit()
 
-    def evaluate(self, values: Mapping):
-        return numeric.evaluate_aggregate(self, values)
-
 
 @dataclass(frozen=True)
 class Bound:
@@ -153,17 +150,7 @@ class Bound:
         """(plain text, LaTeX) for every symbol, with this record's overrides."""
         return display_names(self.display)
 
-    def aggregate(self, symbol: sp.Symbol) -> Aggregate:
-        for aggregate in self.aggregates:
-            if aggregate.symbol == symbol:
-                return aggregate
-        raise KeyError(f"{self.name} has no aggregate {symbol}")
-
     # ------------------------------------------------------------------ forms
-    def expanded(self) -> sp.Expr:
-        """The expression with every aggregate written out as its (unevaluated) sum."""
-        return self.expression.xreplace({a.symbol: a.as_sum() for a in self.aggregates})
-
     def specialise(self, replacements: Mapping[sp.Symbol, sp.Expr], suffix: str) -> Bound:
         """This bound with its per-item sequences replaced (see :meth:`Aggregate.closed_form`)
         and every aggregate written out."""

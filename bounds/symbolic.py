@@ -1,9 +1,12 @@
 """Symbolic operations on bounds: optimal step sizes, rates, limits, derivative signs, orders.
 
-- :func:`minimise` finds the step size minimising a bound: exactly (sympy ``solve`` of
-  ∂/∂h = 0 with a unique positive root) where sympy can, otherwise by *dominant balance* —
-  as L → ∞ the optimum h* → 0, so the most singular decreasing term (1/(Lh)) balances the
-  lowest-order increasing term (τ²h² before h^(2K)) — and it says which it used.
+- :func:`minimise` finds the step size minimising a bound: exactly where ∂/∂h = 0 is a
+  binomial equation a·h^n = b (sympy ``solve``, unique positive root, positive curvature),
+  which gives h* as a power law; otherwise (three or more powers of h, where a closed form is
+  a root of a general polynomial or does not exist) by *dominant balance* — as L → ∞ the
+  optimum h* → 0, so the most singular decreasing term (1/(Lh)) balances the lowest-order
+  increasing term (τ²h² before h^(2K)) — and it says which it used. A bound monotone in h
+  has no interior optimum ("boundary").
 - :func:`leading_exponent` is the exponent p of the leading power x^p of an expression as
   x → ∞ (or x → 0), read off its structure: sums take the largest (smallest) exponent, so
   MSE* = O(L^(−2/3)) comes out as −2/3 with a symbolic integrator order K ≥ 1. (sympy's own

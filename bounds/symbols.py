@@ -142,14 +142,14 @@ shard_size = declare("shard_size", "N", "N", "number N_s of data points on shard
 selection_probability = declare(
     "selection_probability", "f", "f", "probability f_s that shard s is selected",
     (0.1, 0.25, 0.5, 1.0, 0.05), positive=True)
-shard_gradient_bound = declare(
-    "shard_gradient_bound", "γ", r"\gamma",
-    "bound γ_s ≥ ‖∇log p(x_i|θ)‖ for x_i on shard s (seed 002 Assumption 1)",
-    (0.5, 1.0, 2.0, 5.0, 3.0), positive=True)
-surrogate_error = declare(
-    "surrogate_error", "ε", r"\epsilon",
-    "ε_s: the shard-average of ‖∇log p(x_i|θ) − N_s⁻¹∇log q_s(θ)‖² is at most ε_s² (seed 002 "
-    "Lemma 2)", (0.01, 0.1, 0.5, 1.0, 0.05), positive=True)
+shard_gradient_bound_sq = declare(
+    "shard_gradient_bound_sq", "γ²", r"\gamma^2",
+    "γ_s²: squared bound on ‖∇log p(x_i|θ)‖ for x_i on shard s (seed 002 Assumption 1)",
+    (0.25, 1.0, 4.0, 25.0, 9.0), positive=True)
+surrogate_error_sq = declare(
+    "surrogate_error_sq", "ε²", r"\epsilon^2",
+    "ε_s²: bound on the shard-average of ‖∇log p(x_i|θ) − N_s⁻¹∇log q_s(θ)‖² (seed 002 "
+    "Lemma 2)", (1e-4, 0.01, 0.25, 1.0, 2.5e-3), positive=True)
 
 # ---------------------------------------------------------------- workers (seed 003 elastic)
 worker_index = sp.Symbol("p", integer=True, positive=True)

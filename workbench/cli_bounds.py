@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from bounds import analysis, registry, relations
+from bounds import analysis, registry
 from bounds.record import PROVENANCE, QUANTITIES, RELATIONS, Bound
 
 INDENT = " " * 14
@@ -40,13 +40,6 @@ def _list() -> None:
         print(f"{bound.name:<{width}}  {_tag(bound):<32} {bound.quantity:<20} {bound.title}")
 
 
-def record(bound: Bound) -> dict:
-    """Everything ``show`` prints, as plain data."""
-    return {**bound.describe(), "analysis": analysis.analyse(bound),
-            "relations": [relations.result(r).to_dict()
-                          for r in relations.relations_of(bound.name)]}
-
-
 def _optimum_lines(label: str, optimum: dict) -> list[str]:
     lines = [f"{label}{optimum['method']}: "
              + (f"h* = {optimum['step_size']}" if "step_size" in optimum
@@ -63,7 +56,7 @@ def _optimum_lines(label: str, optimum: dict) -> list[str]:
 
 
 def _show(bound: Bound) -> list[str]:
-    data = record(bound)
+    data = analysis.report(bound)
     lines = [bound.name, f"  {bound.title}"]
 
     def field(label: str, value: str) -> None:
@@ -129,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     bounds = [registry.get(name) for name in names]
     if args.json:
-        print(json.dumps([record(b) for b in bounds], indent=2, ensure_ascii=False))
+        print(json.dumps([analysis.report(b) for b in bounds], indent=2, ensure_ascii=False))
         return 0
     print("\n\n".join("\n".join(_show(b)) for b in bounds))
     return 0

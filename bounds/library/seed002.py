@@ -6,13 +6,15 @@ convention with step h (θ ← θ + (h/2)(...) + N(0, h)), which is the workbenc
 ``step_size_wt`` ε = 2h_Chen; the records display it as the paper does (h) and T for the
 number of iterations. The shard sums are aggregates over the dim ``shard``:
 
-    Γ² = Σ_s N_s² γ_s² / f_s   (γ_s bounds ‖∇log p(x_i|θ)‖ on shard s),
+    Γ² = Σ_s N_s² γ_s² / f_s   (γ_s² bounds ‖∇log p(x_i|θ)‖² on shard s),
     E² = Σ_s (N_s² / f_s) ε_s²  (ε_s² bounds the shard-average surrogate mismatch),
 
-so a caller with data-derived γ_s and ε_s evaluates the bounds as
-``get("seed002-theorem-2-fsgld").evaluate(shard_size=N_s, selection_probability=f_s,
-surrogate_error=eps_s, batch_size=m, n_iterations=T, step_size_wt=h, C=1.0)`` with per-shard
-arrays (or DataArrays with a ``shard`` dim), or passes ``shard_surrogate_sum`` directly.
+so a caller with data-derived γ_s² and ε_s² (seed 002 Figure 4 evaluates them on a grid)
+evaluates the bounds as ``get("seed002-theorem-2-fsgld").evaluate(shard_size=N_s,
+selection_probability=f_s, surrogate_error_sq=eps2_s, batch_size=m, n_iterations=T,
+step_size_wt=h, C=1.0)`` with per-shard arrays (or DataArrays with a ``shard`` dim), or
+passes ``shard_surrogate_sum`` directly; :func:`bounds.checks.fit_envelope` fits C (one
+coefficient per term) the same way.
 """
 
 from __future__ import annotations
@@ -26,13 +28,13 @@ from bounds.symbols import (
     n_iterations,
     n_shards,
     selection_probability,
-    shard_gradient_bound,
+    shard_gradient_bound_sq,
     shard_gradient_sum,
     shard_index,
     shard_size,
     shard_surrogate_sum,
     step_size_wt,
-    surrogate_error,
+    surrogate_error_sq,
 )
 
 SOURCE = "seed 002 (el Mekkaoui et al. 2021, 002_b94499f227c11999.txt)"
@@ -42,13 +44,13 @@ DISPLAY = {n_iterations: ("T", "T"), step_size_wt: ("h", "h"), batch_size: ("m",
 _N = (shard_size, shard_size.name, shard_index)
 _F = (selection_probability, selection_probability.name, shard_index)
 GRADIENT_SUM = Aggregate(
-    shard_gradient_sum, shard_size**2 * shard_gradient_bound**2 / selection_probability,
+    shard_gradient_sum, shard_size**2 * shard_gradient_bound_sq / selection_probability,
     (shard_index,), n_shards, "shard",
-    (_N, (shard_gradient_bound, shard_gradient_bound.name, shard_index), _F))
+    (_N, (shard_gradient_bound_sq, shard_gradient_bound_sq.name, shard_index), _F))
 SURROGATE_SUM = Aggregate(
-    shard_surrogate_sum, shard_size**2 * surrogate_error**2 / selection_probability,
+    shard_surrogate_sum, shard_size**2 * surrogate_error_sq / selection_probability,
     (shard_index,), n_shards, "shard",
-    (_N, (surrogate_error, surrogate_error.name, shard_index), _F))
+    (_N, (surrogate_error_sq, surrogate_error_sq.name, shard_index), _F))
 
 REGULARITY = ("standard regularity conditions of Chen et al. (2015) (seed 002 Appendix A); "
               "smooth test function φ")

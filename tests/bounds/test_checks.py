@@ -218,3 +218,26 @@ def test_sublinear_speedup_is_violated_and_an_uncrossed_target_is_inconclusive()
     uncrossed = speedup_check("too low", workers, iterations, values, errors,
                               z_for_family(FAMILY, 3), target=1e-9)
     assert uncrossed.verdict == INCONCLUSIVE
+
+
+def test_envelope_of_seed_002_theorem_2_from_per_shard_values():
+    """The API other experiments use: FSGLD's bound with data-derived ε_s² per shard (dim
+    ``shard``), constants fitted on short runs and judged on long ones."""
+    bound = registry.get("seed002-theorem-2-fsgld")
+    shards = {"shard_size": xr.DataArray([200.0] * 10, dims="shard"),
+              "selection_probability": xr.DataArray([0.1] * 10, dims="shard"),
+              "surrogate_error_sq": xr.DataArray(np.linspace(1e-3, 1e-2, 10), dims="shard")}
+    grid = {"n_iterations": xr.DataArray([1e3, 3e3, 1e4, 3e4, 1e5], dims="n_iterations"),
+            "step_size_wt": xr.DataArray([1e-4, 3e-4, 1e-3], dims="step_size_wt"),
+            "batch_size": 10, **shards}
+    truth = bound.evaluate(C=0.3, **grid)
+    assert set(truth.dims) == {"n_iterations", "step_size_wt"}  # the shard dim is summed
+    error = 0.02 * truth
+    observed = truth + error * xr.DataArray(np.random.default_rng(6).standard_normal(
+        truth.shape), dims=truth.dims)
+    short = grid["n_iterations"] <= 3e3
+    envelope = fit_envelope(bound, grid, observed, short)
+    assert envelope.terms == ["h**2", "1/(T*h)", "E²/(T*m)"]  # the seed's letters
+    verdict = envelope_check("fsgld", envelope, grid, observed, error,
+                             one_sided_z_for_family(FAMILY, 9), ~short)
+    assert verdict.verdict == HOLDS

@@ -104,9 +104,9 @@ def test_lambdified_values_equal_evalf_on_a_fixed_grid(name):
 def test_aggregates_sum_their_per_item_values_like_the_explicit_sum():
     dsgld = registry.get("seed002-theorem-1-dsgld")
     shards = {"shard_size": [200, 500, 1500], "selection_probability": [0.2, 0.3, 0.5],
-              "shard_gradient_bound": [1.5, 0.7, 2.0]}
+              "shard_gradient_bound_sq": [2.25, 0.49, 4.0]}
     scalars = {"C": 1.0, "batch_size": 10, "n_iterations": 1000, "step_size_wt": 1e-3}
-    explicit = (sum(n**2 * g**2 / f for n, f, g in zip(*shards.values(), strict=True)) + 1) \
+    explicit = (sum(n**2 * g2 / f for n, f, g2 in zip(*shards.values(), strict=True)) + 1) \
         / (10 * 1000) + 1e-6
     assert float(dsgld.evaluate(**shards, **scalars)) == pytest.approx(explicit, rel=1e-12)
     # the aggregate by name short-cuts the per-shard values
