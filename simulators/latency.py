@@ -136,3 +136,19 @@ class LatencyStreams:
             position = 0
         self._positions[worker] = position + 1
         return self._buffers[worker][position]
+
+    def take(self, worker: int, count: int) -> np.ndarray:
+        """The worker's next ``count`` times as an array: the same values ``count`` calls of
+        :meth:`next` would return, so the two can be mixed freely."""
+        pieces = []
+        while count > 0:
+            position = self._positions[worker]
+            if position >= len(self._buffers[worker]):
+                self._refill(worker)
+                position = 0
+            piece = self._buffers[worker][position:position + count]
+            self._positions[worker] = position + len(piece)
+            pieces.append(piece)
+            count -= len(piece)
+        return np.concatenate([np.asarray(piece, dtype=float) for piece in pieces]) if pieces \
+            else np.zeros(0)
