@@ -75,3 +75,14 @@ def test_bad_shardings_are_refused_naming_the_field(call, field):
     with pytest.raises(InvalidParameter) as error:
         call()
     assert error.value.field == field
+
+
+def test_a_sharded_model_refuses_shard_sizes_that_do_not_add_up():
+    from workbench.models.gaussian import GaussianMeanModel
+    from workbench.models.sharded_gaussian import ShardedGaussianMean
+
+    model = GaussianMeanModel(np.zeros((10, 2)))
+    with pytest.raises(InvalidParameter) as error:
+        ShardedGaussianMean(model, (4, 5))
+    assert error.value.field == "shard_sizes"
+    assert "add up to 10" in str(error.value)

@@ -1,6 +1,7 @@
 """How far D-SGLD and FSGLD gradient estimates are from the full gradient (math.md §5).
 
-Exact identity at a fixed θ, minibatches of m drawn with replacement within shard s, shard s
+Exact identity at a fixed θ, minibatches of m drawn with replacement within shard s (without
+replacement the minibatch term carries (N_s - m)/(N_s - 1)), shard s
 chosen with probability f_s: with m_s the shard-mean score, Var_s the within-shard score
 variance (trace, divisor N_s) and b_s = N_s m_s - α ∇log q_s(θ),
 
@@ -28,11 +29,15 @@ import numpy as np
 from simulators import validation
 
 
-def _shard_parts(scores: list[np.ndarray], surrogate_scores, alpha: float):
-    """N_s² Var_s and b_s per shard from per-point scores ``(N_s, d)`` at one θ."""
+def _shard_parts(scores: list[np.ndarray], surrogate_scores, alpha: float,
+                 batch_size: int, replacement: bool):
+    """N_s² Var_s (times the finite-population factor (N_s - m)/(N_s - 1) for minibatches
+    drawn without replacement) and b_s per shard, from per-point scores ``(N_s, d)``."""
     sizes = np.array([s.shape[0] for s in scores], dtype=float)
     means = np.stack([s.mean(axis=0) for s in scores])
     within = np.array([np.sum(s.var(axis=0)) for s in scores]) * sizes**2
+    if not replacement:
+        within = within * (sizes - batch_size) / np.maximum(sizes - 1, 1)
     b = sizes[:, None] * means
     if surrogate_scores is not None:
         b = b - alpha * np.asarray(surrogate_scores, dtype=float)
@@ -40,7 +45,8 @@ def _shard_parts(scores: list[np.ndarray], surrogate_scores, alpha: float):
 
 
 def gradient_noise(scores: list[np.ndarray], probabilities, batch_size: int,
-                   surrogate_scores=None, alpha: float = 1.0) -> dict[str, float]:
+                   surrogate_scores=None, alpha: float = 1.0,
+                   replacement: bool = True) -> dict[str, float]:
     """The identity's two parts and their total at one θ (module docstring).
 
     ``scores[s]``: ∇log p(x_i | θ) for the points of shard s; ``surrogate_scores``: ``(S, d)``
@@ -48,21 +54,22 @@ def gradient_noise(scores: list[np.ndarray], probabilities, batch_size: int,
     """
     f = np.asarray(validation.frequencies("shard_probabilities", probabilities))
     batch_size = validation.integer("batch_size", batch_size, minimum=1)
-    within, b = _shard_parts(scores, surrogate_scores, alpha)
+    within, b = _shard_parts(scores, surrogate_scores, alpha, batch_size, replacement)
     minibatch = float(np.sum(within / (f * batch_size)))
     shard = float(np.sum(np.sum(b**2, axis=1) / f) - np.sum(b.sum(axis=0) ** 2))
     return {"minibatch": minibatch, "shard": shard, "total": minibatch + shard}
 
 
 def coupled_gradient_noise(scores: list[np.ndarray], batch_size: int, group_size: int,
-                           surrogate_scores=None, alpha: float = 1.0) -> dict[str, float]:
+                           surrogate_scores=None, alpha: float = 1.0,
+                           replacement: bool = True) -> dict[str, float]:
     """E‖ĝ_R - ∇‖² for a group of R chains on a uniformly random R-subset of S shards."""
     n_shards = len(scores)
     group_size = validation.integer("group_size", group_size, minimum=1)
     if group_size > n_shards:
         raise validation.InvalidParameter("group_size", group_size,
                                           f"must be <= the number of shards ({n_shards})")
-    within, b = _shard_parts(scores, surrogate_scores, alpha)
+    within, b = _shard_parts(scores, surrogate_scores, alpha, batch_size, replacement)
     minibatch = float(np.mean(within * n_shards**2 / batch_size)) / group_size
     deviations = n_shards * b - b.sum(axis=0)
     between = float(np.mean(np.sum(deviations**2, axis=1)))

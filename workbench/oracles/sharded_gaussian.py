@@ -113,11 +113,12 @@ class ShardedGaussianOracle:
         return diagonal_k[..., None] * np.eye(dim) + extra_k, beta, noise
 
     def step_maps(self, shards: np.ndarray, frequencies: np.ndarray, step_size: float,
-                  groups=None) -> StepMaps:
+                  groups=None, noise_correction: bool = True) -> StepMaps:
         """The per-update maps (A, b, Q) of every chain, or of every coupled group.
 
         ``shards``, ``frequencies``: ``(update, chain)`` from the schedule; ``groups``:
-        consecutive group sizes of coupled chains (None: every chain on its own).
+        consecutive group sizes of coupled chains (None: every chain on its own);
+        ``noise_correction=False``: a group of R injects only its averaged noise, 2h/R.
         """
         h = validation.positive("step_size", step_size)
         k, beta, noise = self.coefficients(shards, frequencies)
@@ -125,7 +126,10 @@ class ShardedGaussianOracle:
         if sum(sizes) != shards.shape[1]:
             raise validation.InvalidParameter("coupling_groups", sizes,
                                               f"must add up to {shards.shape[1]} chains")
+        thermal = np.ones(len(sizes))
         if max(sizes) > 1:
+            if not noise_correction:
+                thermal = 1.0 / np.asarray(sizes, dtype=float)
             starts = np.cumsum([0] + sizes[:-1])
             k = np.stack([k[:, a:a + r].mean(axis=1) for a, r in zip(starts, sizes,
                                                                         strict=True)], axis=1)
@@ -136,7 +140,8 @@ class ShardedGaussianOracle:
         identity = np.eye(self.dim)
         diagonal = k.ndim == beta.ndim
         a = 1.0 - h * k if diagonal else identity - h * k
-        return StepMaps(a, h * beta, h * h * noise + 2 * h * identity, diagonal)
+        injected = (2 * h * thermal)[:, None, None] * identity
+        return StepMaps(a, h * beta, h * h * noise + injected, diagonal)
 
 
 @dataclass(frozen=True)
@@ -155,15 +160,18 @@ class StepMaps:
 
 @dataclass(frozen=True)
 class ConditionalMoments:
-    """Running sums over samples 1..L of E θ_l and E θ_l θ_lᵀ, at each checkpoint L.
+    """Running sums over samples 1..L of E θ_l and E θ_l θ_lᵀ, at each checkpoint L, and the
+    moments of θ_L itself there.
 
-    sum_mean ``(checkpoint, chain, d)``; sum_second ``(checkpoint, chain, d, d)``;
+    sum_mean, mean ``(checkpoint, chain, d)``; sum_second, second ``(checkpoint, chain, d, d)``;
     final_mean, final_covariance: the moments of θ at the last update.
     """
 
     checkpoints: np.ndarray
     sum_mean: np.ndarray
     sum_second: np.ndarray
+    mean: np.ndarray
+    second: np.ndarray
     final_mean: np.ndarray
     final_covariance: np.ndarray
 
@@ -193,7 +201,7 @@ def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMome
     for first in range(0, n_chains, batch):
         chains = slice(first, min(first + batch, n_chains))
         parts.append(_chain_moments(maps, chains, start[chains], checkpoints))
-    return ConditionalMoments(checkpoints, *(np.concatenate(p, axis=1 if i < 2 else 0)
+    return ConditionalMoments(checkpoints, *(np.concatenate(p, axis=1 if i < 4 else 0)
                                              for i, p in enumerate(zip(*parts, strict=True))))
 
 
@@ -208,7 +216,7 @@ def _chain_moments(maps: StepMaps, chains: slice, start: np.ndarray, checkpoints
     index = checkpoints - 1
     sum_mean = np.cumsum(mean, axis=0)[index]
     sum_second = np.cumsum(second, axis=0)[index]
-    return sum_mean, sum_second, mean[-1], noise[-1]
+    return sum_mean, sum_second, mean[index], second[index], mean[-1], noise[-1]
 
 
 def _prefix_compose(transition, offset, noise, ops):

@@ -10,6 +10,9 @@ is Gaussian with that variance and, being uncorrelated with ξ̄, independent of
 is exactly N(0, 1) and no extra random stream is needed (the run stays a pure function of the
 engine's per-chain noise).
 
+``noise_correction=False`` leaves η out, as seed 004's LDA runs did ("we did not inject any
+additional noise"); the group then samples at temperature 1/R and its spread shrinks.
+
 The sampler runs on the chain axis (-2) of the engine's ``(replicate, chain, d)`` arrays;
 ``groups`` are the consecutive group sizes (1 for an independent chain, so hybrid groups are
 any mix). Chains of one group are identical after every step, and start at their average.
@@ -31,9 +34,10 @@ class CoupledSGLD:
     name = "coupled-sgld"
     order = 1
 
-    def __init__(self, step_size: float, groups):
+    def __init__(self, step_size: float, groups, noise_correction: bool = True):
         self.step_size = validation.positive("step_size", step_size)
         self.groups = tuple(validation.sizes("coupling_groups", groups))
+        self.noise_correction = bool(noise_correction)
         self._noise_scale = math.sqrt(2.0 * self.step_size)
         n_chains = sum(self.groups)
         first = np.repeat(np.cumsum((0,) + self.groups[:-1]), self.groups)
@@ -62,9 +66,13 @@ class CoupledSGLD:
 
     def step(self, state: SGLDState, gradient: np.ndarray, noise: np.ndarray) -> SGLDState:
         members = state.position - self.step_size * gradient + self._noise_scale * noise
+        averaged = self._group_mean(members)
+        if not self.noise_correction:
+            return SGLDState(averaged)
         correction = noise[..., self._first_member, :] - self._group_mean(noise)
-        return SGLDState(self._group_mean(members) + self._noise_scale * correction)
+        return SGLDState(averaged + self._noise_scale * correction)
 
     def describe(self) -> dict[str, float | str]:
         return {"sampler": self.name, "step_size": self.step_size,
-                "coupling_groups": ",".join(map(str, self.groups))}
+                "coupling_groups": ",".join(map(str, self.groups)),
+                "noise_correction": int(self.noise_correction)}
