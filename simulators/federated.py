@@ -60,12 +60,7 @@ class FederatedRounds:
             "local_updates": self.local_updates,
             "n_chains": self.n_chains,
             "hop_time": self.hop_time,
-            "latency": timing.latency.kind,
-            "latency_mean": timing.latency.mean,
-            "latency_shape": timing.latency.shape,
-            "speed_factors": ",".join(f"{f:g}" for f in timing.speed_factors or ()),
-            "straggler_probability": timing.straggler_probability,
-            "straggler_slowdown": timing.straggler_slowdown,
+            **timing.describe(),
         }
 
     def client_sequence(self, chain: int, n_rounds: int, seed: SeedLike) -> np.ndarray:

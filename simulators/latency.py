@@ -77,6 +77,17 @@ class WorkerTiming:
                 "straggler_slowdown", self.straggler_slowdown, "must be >= 1 (a slowdown)"
             )
 
+    def describe(self) -> dict:
+        """The timing as flat schedule attributes (strings and numbers only)."""
+        return {
+            "latency": self.latency.kind,
+            "latency_mean": self.latency.mean,
+            "latency_shape": self.latency.shape,
+            "speed_factors": ",".join(f"{f:g}" for f in self.speed_factors or ()),
+            "straggler_probability": self.straggler_probability,
+            "straggler_slowdown": self.straggler_slowdown,
+        }
+
     def speed(self, worker: int) -> float:
         if self.speed_factors is None:
             return 1.0

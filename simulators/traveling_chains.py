@@ -142,12 +142,7 @@ class TravelingChains:
             "hop_time": self.hop_time,
             "coupling_groups": ",".join(map(str, self.coupling_groups)),
             "coupling_time": self.coupling_time,
-            "latency": timing.latency.kind,
-            "latency_mean": timing.latency.mean,
-            "latency_shape": timing.latency.shape,
-            "speed_factors": ",".join(f"{f:g}" for f in timing.speed_factors or ()),
-            "straggler_probability": timing.straggler_probability,
-            "straggler_slowdown": timing.straggler_slowdown,
+            **timing.describe(),
             "delay_changes": ";".join(f"{t:g},{w},{f:g}" for t, w, f in self.delay_changes),
         }
 

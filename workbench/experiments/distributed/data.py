@@ -13,49 +13,12 @@ import numpy as np
 from simulators import validation
 from simulators.seeding import generator
 from workbench.config import Parameter
+from workbench.experiments.validators import at_least_one, finite, positive, rate
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.sharded_gaussian import ShardedGaussianMean
 from workbench.sharding import gaussian_blobs, iid_shards, uniform_centres
 
 DATA_REGIMES = ("iid", "blobs")
-
-
-def positive(name, value):
-    return validation.positive(name, value)
-
-
-def at_least_one(name, value):
-    return validation.integer(name, value, minimum=1)
-
-
-def at_least_two(name, value):
-    return validation.integer(name, value, minimum=2)
-
-
-def non_negative_int(name, value):
-    return validation.integer(name, value, minimum=0)
-
-
-def finite(name, value):
-    return validation.finite(name, value)
-
-
-def rate(name, value):
-    value = validation.probability(name, value)
-    if not 0 < value < 1:
-        raise validation.InvalidParameter(name, value, "must lie strictly between 0 and 1")
-    return value
-
-
-def shard_sizes(name, value):
-    return validation.sizes(name, value)
-
-
-def distinct_positive_ints(name, value):
-    grid = [validation.integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(value)]
-    if len(set(grid)) != len(grid):
-        raise validation.InvalidParameter(name, value, "must not repeat a value")
-    return sorted(grid)
 
 
 def data_parameters(shard_sizes_default: list[int], regime: str, dim: int = 2,
@@ -64,7 +27,7 @@ def data_parameters(shard_sizes_default: list[int], regime: str, dim: int = 2,
     return (
         Parameter("shard_sizes", shard_sizes_default,
                   "N_s of each shard (one shard per worker or client); N = their sum",
-                  shard_sizes),
+                  validation.sizes),
         Parameter("data", regime, "iid: one Gaussian, randomly partitioned (seed 004); blobs: "
                   "shard s around its own centre (seed 002)", choices=DATA_REGIMES),
         Parameter("dim", dim, "dimension d of θ", at_least_one),
@@ -100,12 +63,16 @@ def make_sharded(experiment: str, config: dict, seed) -> ShardedGaussianMean:
 
 
 def data_attributes(sharded: ShardedGaussianMean) -> dict[str, str]:
-    """What a result file records about its data (enough to recompute every exact value)."""
+    """What a result file records about its data (enough to recompute every exact value),
+    and the step-size convention it was run with."""
     model = sharded.model
     attrs = {f"data_{k}": str(v) for k, v in model.sufficient_statistics().items()}
     attrs["data_shard_sizes"] = str(list(sharded.shard_sizes))
     attrs["data_shard_means"] = str(sharded.shard_means.tolist())
     attrs["data_shard_covariances"] = str(sharded.shard_covariances.tolist())
+    attrs["step_size_convention"] = (
+        "welling_teh_step_size = ε as the seed quotes it; the samplers run with the Chen "
+        "h = ε/2, stored as step_size")
     return attrs
 
 

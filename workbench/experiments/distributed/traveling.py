@@ -6,10 +6,11 @@ from simulators import validation
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.traveling_chains import ASSIGNMENTS, TravelingChains
 from workbench.config import Parameter
-from workbench.experiments.distributed.data import (
+from workbench.experiments.validators import (
     at_least_one,
     at_least_two,
     finite,
+    non_negative,
     non_negative_int,
     positive,
 )
@@ -46,12 +47,8 @@ def system_parameters(assignment: str) -> tuple[Parameter, ...]:
                   "permutation with no chain staying in place", choices=ASSIGNMENTS),
         Parameter("worker_delay", 1.0, "time a worker takes per update (response delay d)",
                   positive),
-        Parameter("hop_time", 0.0, "communication time of one chain hop", finite_non_negative),
+        Parameter("hop_time", 0.0, "communication time of one chain hop", non_negative),
     )
-
-
-def finite_non_negative(name, value):
-    return validation.non_negative(name, value)
 
 
 def traveling_system(config: dict, trajectory_lengths, **options) -> TravelingChains:

@@ -20,22 +20,18 @@ from __future__ import annotations
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import (
-    CHECK_PARAMETERS,
-    at_least_one,
-    at_least_two,
-    data_parameters,
-    distinct_positive_ints,
-    positive,
-)
-from workbench.experiments.distributed.traveling import (
-    finite_non_negative,
-    run_parameters,
-    system_parameters,
-)
+from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
+from workbench.experiments.distributed.traveling import run_parameters, system_parameters
 from workbench.experiments.dsgld_coupling.checks import coupling_checks
 from workbench.experiments.dsgld_coupling.figures import figure_coupling
 from workbench.experiments.dsgld_coupling.point import run_point
+from workbench.experiments.validators import (
+    at_least_one,
+    at_least_two,
+    distinct_positive_ints,
+    non_negative,
+    positive,
+)
 
 PARAMETERS = (
     *data_parameters([1000] * 20, "iid"),
@@ -47,7 +43,7 @@ PARAMETERS = (
               "add N(0, ((R - 1)/R) ε) after averaging (seed 004 Eq. 6); false: seed 004's "
               "LDA runs"),
     Parameter("coupling_time", 0.5, "time to exchange and average a group's states",
-              finite_non_negative),
+              non_negative),
     *system_parameters("permutation"),
     Parameter("welling_teh_step_size", 5e-8, WELLING_TEH_HELP, positive),
     *run_parameters(burn_in=6000, n_iterations=12_000, n_replicates=4, batch_size=100,

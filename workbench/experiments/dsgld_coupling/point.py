@@ -104,6 +104,4 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
               "component2": np.arange(dim), "chain": np.arange(n_chains)}
     dataset = xr.Dataset(data, coords=coords)
     dataset.attrs.update(data_attributes(sharded))
-    dataset.attrs["step_size_convention"] = (
-        "welling_teh_step_size = ε of seed 004; samplers use Chen h = ε/2 (variable step_size)")
     return dataset

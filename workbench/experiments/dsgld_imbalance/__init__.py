@@ -21,7 +21,7 @@ from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters, positive
+from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.experiments.distributed.traveling import (
     CORRECTIONS,
     run_parameters,
@@ -31,6 +31,7 @@ from workbench.experiments.distributed.traveling import (
 from workbench.experiments.dsgld_imbalance.checks import imbalance_checks
 from workbench.experiments.dsgld_imbalance.figures import figure_bias
 from workbench.experiments.dsgld_imbalance.point import run_point
+from workbench.experiments.validators import positive
 
 
 def _corrections(name, value):

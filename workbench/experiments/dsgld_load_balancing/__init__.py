@@ -23,19 +23,18 @@ from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import (
-    CHECK_PARAMETERS,
-    at_least_one,
-    at_least_two,
-    data_parameters,
-    finite,
-    non_negative_int,
-    positive,
-)
+from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.experiments.distributed.traveling import run_parameters, system_parameters
 from workbench.experiments.dsgld_load_balancing.checks import load_balancing_checks
 from workbench.experiments.dsgld_load_balancing.figures import figure_error, figure_gantt
 from workbench.experiments.dsgld_load_balancing.point import run_point
+from workbench.experiments.validators import (
+    at_least_one,
+    at_least_two,
+    finite,
+    non_negative_int,
+    positive,
+)
 
 
 def _slowdowns(name, value):

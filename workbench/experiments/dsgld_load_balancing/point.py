@@ -121,6 +121,4 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
               "component2": np.arange(dim), "step": steps, "shard": np.arange(n_workers)}
     dataset = xr.Dataset(data, coords=coords)
     dataset.attrs.update(data_attributes(sharded))
-    dataset.attrs["step_size_convention"] = (
-        "welling_teh_step_size = ε; samplers use Chen h = ε/2 (variable step_size)")
     return dataset

@@ -15,16 +15,12 @@ from __future__ import annotations
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import (
-    CHECK_PARAMETERS,
-    data_parameters,
-    distinct_positive_ints,
-    positive,
-)
+from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.experiments.distributed.traveling import run_parameters, system_parameters
 from workbench.experiments.dsgld_trajectory.checks import trajectory_checks
 from workbench.experiments.dsgld_trajectory.figures import figure_trajectories
 from workbench.experiments.dsgld_trajectory.point import run_point
+from workbench.experiments.validators import distinct_positive_ints, positive
 
 PARAMETERS = (
     *data_parameters([2000] * 4, "iid"),

@@ -65,6 +65,4 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
               "shard": np.arange(n_shards)}
     dataset = xr.Dataset(data, coords=coords)
     dataset.attrs.update(data_attributes(sharded))
-    dataset.attrs["step_size_convention"] = (
-        "welling_teh_step_size = ε of seed 004; samplers use Chen h = ε/2 (variable step_size)")
     return dataset

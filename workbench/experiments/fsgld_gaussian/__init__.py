@@ -21,16 +21,7 @@ from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import (
-    CHECK_PARAMETERS,
-    at_least_one,
-    at_least_two,
-    data_parameters,
-    distinct_positive_ints,
-    finite,
-    non_negative_int,
-    positive,
-)
+from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.experiments.fsgld_gaussian.checks import fsgld_gaussian_checks
 from workbench.experiments.fsgld_gaussian.figures import (
     figure_constants,
@@ -38,6 +29,14 @@ from workbench.experiments.fsgld_gaussian.figures import (
     figure_samples,
 )
 from workbench.experiments.fsgld_gaussian.point import SURROGATES, run_point
+from workbench.experiments.validators import (
+    at_least_one,
+    at_least_two,
+    distinct_positive_ints,
+    finite,
+    non_negative_int,
+    positive,
+)
 
 PARAMETERS = (
     *data_parameters([200] * 10, "blobs"),

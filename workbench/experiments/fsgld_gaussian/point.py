@@ -163,6 +163,4 @@ def _dataset(config, sharded, fitted, per_method, local, after, h, seed) -> xr.D
               "shard": np.arange(n_shards)}
     dataset = xr.Dataset(data, coords=coords)
     dataset.attrs.update(data_attributes(sharded))
-    dataset.attrs["step_size_convention"] = (
-        "welling_teh_step_size = ε of seed 002; samplers use Chen h = ε/2 (variable step_size)")
     return dataset
