@@ -12,7 +12,9 @@ Two ways of judging a measurement (each an ``oracle`` verdict):
 
 - :func:`conditional_check`: against the exact expectation *given each chain's schedule*.
   Replicates are independent given the schedule, so the residuals measured - exact over all
-  (replicate, chain) pairs are independent with mean zero and give the Monte Carlo error.
+  (replicate, chain) pairs are independent with mean zero and give the Monte Carlo error;
+  the critical value is Student's t with one degree of freedom fewer than residuals, which
+  matters when there are few (coupled chains form few independent groups).
 - :func:`chain_level_check`: against a value that averages over schedules too (the
   posterior, a stationary ensemble value). Chains carry independent schedules, so chain means
   are the independent units; with few chains the critical value is Student's t with C - 1
@@ -28,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from bounds.checks import oracle_check
-from bounds.verdict import Verdict, z_for_family
+from bounds.verdict import Verdict
 from workbench.engine import Replay
 from workbench.oracles.sharded_gaussian import ConditionalMoments, conditional_moments
 from workbench.test_functions import THETA, TestFunction
@@ -77,18 +79,21 @@ def about(reference, mean: np.ndarray, second: np.ndarray) -> np.ndarray:
             + r[..., :, None] * r[..., None, :])
 
 
-def conditional_check(name: str, measured: np.ndarray, exact: np.ndarray, z: float,
-                      detail: str = "", evidence: dict | None = None) -> Verdict:
-    """``measured`` ``(replicate, chain)`` against ``exact`` ``(chain,)`` (module docstring)."""
+def conditional_check(name: str, measured: np.ndarray, exact: np.ndarray,
+                      false_failure_rate: float, n_comparisons: int, detail: str = "",
+                      evidence: dict | None = None) -> Verdict:
+    """``measured`` ``(replicate, chain)`` against ``exact`` ``(chain,)`` (module docstring),
+    one of a Bonferroni family of ``n_comparisons`` at ``false_failure_rate``."""
     measured = np.asarray(measured, dtype=float)
     exact = np.broadcast_to(np.asarray(exact, dtype=float), measured.shape[1:])
     residual = measured - exact
     valid = residual[np.isfinite(residual)]
     error = valid.std(ddof=1) / math.sqrt(valid.size) if valid.size > 1 else math.nan
-    evidence = dict(evidence or {})
-    evidence["n_values"] = int(valid.size)
-    return oracle_check(name, float(np.nanmean(measured)), error, float(np.mean(exact)), z,
-                        detail=detail, evidence=evidence)
+    evidence = dict(evidence or {}, n_values=int(valid.size))
+    threshold = student_threshold(false_failure_rate, n_comparisons, max(valid.size, 2))
+    return with_student_rate(oracle_check(name, float(np.nanmean(measured)), error,
+                                          float(np.mean(exact)), threshold, detail=detail,
+                                          evidence=evidence), max(valid.size, 2))
 
 
 def student_threshold(false_failure_rate: float, n_comparisons: int, n_units: int) -> float:
@@ -144,20 +149,21 @@ def window_oracle_checks(dataset, selections: list[tuple[str, dict]],
     about μ (per entry j <= k), for each labelled selection; one Bonferroni family."""
     dim = dataset.sizes["component"]
     entries = _entries(dim)
-    z = z_for_family(false_failure_rate, len(selections) * (dim + len(entries)))
+    n_family = len(selections) * (dim + len(entries))
     verdicts = []
     for label, selection in selections:
         mean, second = window_statistics(dataset, selection)
         exact_mean, exact_second = window_statistics(dataset, selection, "exact_")
         for j in range(dim):
             verdicts.append(conditional_check(
-                f"oracle/{label}/mean/component={j}", mean[..., j], exact_mean[..., j], z,
+                f"oracle/{label}/mean/component={j}", mean[..., j], exact_mean[..., j],
+                false_failure_rate, n_family,
                 detail="window average of θ against the exact oracle given each chain's "
                        "schedule", evidence=dict(selection)))
         for j, k in entries:
             verdicts.append(conditional_check(
                 f"oracle/{label}/second_moment/({j},{k})", second[..., j, k],
-                exact_second[..., j, k], z,
+                exact_second[..., j, k], false_failure_rate, n_family,
                 detail="window average of (θ - μ)(θ - μ)ᵀ against the exact oracle given each "
                        "chain's schedule", evidence=dict(selection)))
     return verdicts

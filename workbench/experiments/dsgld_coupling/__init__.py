@@ -60,7 +60,7 @@ class DsgldCoupling(Experiment):
                "chains still sample the posterior (seed 004 §3.2.3)")
     source = "seed 004 (Ahn et al. 2014) §3.2.3 Eq. 6; math.md §4, §5"
     parameters = PARAMETERS
-    quick = {"n_iterations": 6000, "n_replicates": 3, "gradient_draws": 5000}
+    quick = {"burn_in": 4000, "n_iterations": 4000, "n_replicates": 3, "gradient_draws": 4000}
     sweep_dims = ("group_size",)
 
     def points(self, config):

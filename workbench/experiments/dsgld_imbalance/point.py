@@ -42,6 +42,10 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
         oracle.shard_covariances))
     quiet_mean, quiet_second = exact_moments(quiet, schedule, n_updates, h, initial,
                                              [burn_in, n_updates]).window(burn_in, n_updates)
+    # the same sampler with smaller steps on the same schedule: how the excess shrinks
+    halvings = [exact_moments(oracle, schedule, n_updates, h / 2**k, initial,
+                              [burn_in, n_updates]).window(burn_in, n_updates)
+                for k in (1, 2)]
     local = [sharded.local_posterior(s, model.n_data / size)
              for s, size in enumerate(sharded.shard_sizes)]
     frequencies = schedule.update_column("shard_frequency")
@@ -59,6 +63,11 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
                                                        quiet_mean[None]),
         "exact_window_second_without_minibatch_noise": (("correction", "chain") + pair,
                                                          quiet_second[None]),
+        "exact_window_mean_smaller_steps": (("correction", "step_divisor", "chain",
+                                             "component"),
+                                            np.stack([m for m, _ in halvings])[None]),
+        "exact_window_second_smaller_steps": (("correction", "step_divisor", "chain") + pair,
+                                              np.stack([q for _, q in halvings])[None]),
         "samples": (("correction", "chain", "draw", "component"), arm.samples[None]),
         "posterior_mean": (("component",), model.posterior_mean),
         "posterior_variance": ((), model.posterior_variance),
@@ -70,7 +79,8 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
         "local_posterior_variance": (("shard",), np.array([v for _, v in local])),
         "step_size": ((), h),
     }
-    coords = {"correction": [correction], "component": np.arange(model.dim),
+    coords = {"correction": [correction], "step_divisor": [2, 4],
+              "component": np.arange(model.dim),
               "component2": np.arange(model.dim), "shard": np.arange(sharded.n_shards)}
     dataset = xr.Dataset(data, coords=coords)
     dataset.attrs.update(data_attributes(sharded))

@@ -1,8 +1,7 @@
 """Checks of ``fsgld-gaussian``.
 
-- ``oracle/<method>/T=<T>/{mean,second_moment}/component=<j>``: the window averages of θ and
-  of (θ - μ)² against the exact oracle given each chain's schedule (Bonferroni family over
-  every T, method, statistic and coordinate).
+- ``oracle/<estimator>/T=<T>/...``: the window averages of θ and of (θ - μ)(θ - μ)ᵀ
+  against the exact oracle given each chain's schedule (one Bonferroni family).
 - ``stationary/<method>/T=<T>``: the chains' window average of ‖θ - μ‖² against the exact
   stationary value averaged over client draws (math.md §7), which for DSGLD carries the
   Φ(a, T) term; Student critical values over the chains (a family of 2·|T|).
@@ -22,12 +21,12 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check
-from bounds.verdict import Verdict, z_for_family
+from bounds.verdict import Verdict
 from workbench.experiments.distributed.windows import (
     about,
     chain_level_check,
-    conditional_check,
     student_threshold,
+    window_oracle_checks,
     with_student_rate,
 )
 from workbench.results import config_of
@@ -41,29 +40,6 @@ def _about_posterior(dataset: xr.Dataset, prefix: str = "") -> xr.DataArray:
     return xr.DataArray(np.diagonal(values, 0, -2, -1), dims=mean.dims, coords=mean.coords)
 
 
-def oracle_checks(dataset: xr.Dataset, rate: float) -> list[Verdict]:
-    measured = {"mean": dataset["window_mean"], "second_moment": _about_posterior(dataset)}
-    exact = {"mean": dataset["exact_window_mean"],
-             "second_moment": _about_posterior(dataset, "exact_")}
-    locals_ = dataset["local_updates"].values.tolist()
-    methods = dataset["estimator"].values.tolist()
-    components = dataset["component"].values.tolist()
-    z = z_for_family(rate, len(locals_) * len(methods) * 2 * len(components))
-    verdicts = []
-    for local in locals_:
-        for method in methods:
-            for statistic in ("mean", "second_moment"):
-                for j in components:
-                    at = {"local_updates": local, "estimator": method, "component": j}
-                    verdicts.append(conditional_check(
-                        f"oracle/{method}/T={local}/{statistic}/component={j}",
-                        measured[statistic].sel(at).values, exact[statistic].sel(at).values, z,
-                        detail=f"window average of {'θ' if statistic == 'mean' else '(θ - μ)²'}"
-                               " against the exact oracle given each chain's schedule",
-                        evidence={"local_updates": local, "estimator": method}))
-    return verdicts
-
-
 def _chain_values(dataset: xr.Dataset, method: str, local: int) -> np.ndarray:
     """‖θ - μ‖² window averages, ``(replicate, chain)``."""
     return _about_posterior(dataset).sel(estimator=method, local_updates=local).sum(
@@ -73,13 +49,18 @@ def _chain_values(dataset: xr.Dataset, method: str, local: int) -> np.ndarray:
 def stationary_check(dataset: xr.Dataset, method: str, local: int, rate: float,
                      n_family: int, expected: float | None = None) -> Verdict:
     at = dataset.sel(estimator=method, local_updates=local)
-    exact = float(at["stationary_second_moment"].sum())
-    closed = float(at["closed_form_second_moment"].sum())
+    # NaN stays NaN (no stationary result with full-covariance surrogates): inconclusive
+    exact = float(at["stationary_second_moment"].sum(skipna=False))
+    closed = float(at["closed_form_second_moment"].sum(skipna=False))
     posterior = float(dataset["posterior_variance"]) * dataset.sizes["component"]
     detail = (f"stationary E‖θ - μ‖² over a round of T = {local}: exact {exact:.4g} "
               f"(math.md §7 closed form {closed:.4g}; the posterior's own d·s² = "
               f"{posterior:.4g})")
     name = f"stationary/{method}/T={local}"
+    if not math.isfinite(exact):
+        detail = ("no exact stationary value: full-covariance surrogates couple the "
+                  "coordinates, and the round-averaged result needs diagonal dynamics; the "
+                  "oracle checks given the schedule still apply")
     if expected is not None:
         detail += f"; judged against the supplied value {expected:.4g}"
     evidence = {"exact_round_average": exact, "closed_form": closed,
@@ -97,12 +78,17 @@ def invariance_in_t(dataset: xr.Dataset, method: str, rate: float) -> Verdict:
         values.append(per_chain.mean())
         errors.append(per_chain.std(ddof=1) / math.sqrt(per_chain.size))
     n_chains = dataset.sizes["chain"]
+    exact = dataset["stationary_second_moment"].sel(estimator=method).sum("component",
+                                                                          skipna=False)
+    surrogate = config_of(dataset)["surrogate"]
     return with_student_rate(invariance_check(
         f"invariance/{method}/stationary-vs-T", values, errors,
         [f"T={t}" for t in locals_], student_threshold(rate, 1, n_chains),
         detail="seed 002 §5.1: FSGLD is insensitive to the number of local updates; with "
                "exact surrogates its stationary E‖θ - μ‖² is the same for every T "
-               "(math.md §7)"), n_chains)
+               f"(math.md §7). Here q_s is {surrogate!r}; the exact values per T are "
+               + ", ".join(f"{v:.4g}" for v in exact.values.tolist()),
+        evidence={"exact": exact.values.tolist()}), n_chains)
 
 
 def growth_check(dataset: xr.Dataset, method: str, rate: float) -> Verdict:
@@ -127,7 +113,9 @@ def fsgld_gaussian_checks(dataset: xr.Dataset) -> list[Verdict]:
     rate = config_of(dataset)["false_failure_rate"]
     locals_ = dataset["local_updates"].values.tolist()
     methods = dataset["estimator"].values.tolist()
-    verdicts = oracle_checks(dataset, rate)
+    verdicts = window_oracle_checks(
+        dataset, [(f"{m}/T={t}", {"local_updates": t, "estimator": m}) for t in locals_
+                  for m in methods], rate)
     n_family = len(locals_) * len(methods)
     verdicts += [stationary_check(dataset, m, t, rate, n_family) for m in methods
                  for t in locals_]

@@ -47,7 +47,7 @@ def make_surrogates(experiment: str, config: dict, sharded, seed):
             sharded.local_likelihood_gradient(s), 0.0,
             chen_step_size(config["surrogate_welling_teh_step_size"]),
             config["surrogate_samples"], config["surrogate_burn_in"], config["surrogate_thin"],
-            config["batch_size"], derive(seed, experiment, "surrogates", s))
+            config["surrogate_batch_size"], derive(seed, experiment, "surrogates", s))
         pairs.append(surrogate_kinds.fit_to_samples(samples, kind.removeprefix("sgld-")))
     return surrogate_kinds.stack(pairs)
 
