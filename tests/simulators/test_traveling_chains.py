@@ -188,3 +188,35 @@ def test_bad_systems_are_refused_naming_the_field(kwargs, field):
     with pytest.raises(InvalidParameter) as error:
         TravelingChains(3, **kwargs)
     assert error.value.field == field
+
+
+def test_distributed_schedules_round_trip_through_netcdf_and_replay_identically(tmp_path):
+    import xarray as xr
+
+    from simulators.federated import FederatedRounds
+    from simulators.seeding import generator
+    from workbench.engine import replay
+    from workbench.models.gaussian import GaussianMeanModel
+    from workbench.models.sharded_gaussian import ShardedGaussianMean
+    from workbench.samplers import SGLD
+    from workbench.shard_gradients import ShardScaled
+
+    timing = WorkerTiming(LatencyModel("exponential", 1.0))
+    sharded = ShardedGaussianMean(GaussianMeanModel.generate(generator(1), 60, 2),
+                                  (10, 20, 30))
+    for schedule in (
+            TravelingChains(3, trajectory_lengths=(3, 1, 2), assignment="permutation",
+                            timing=timing, hop_time=0.25).simulate(200, seed=2),
+            FederatedRounds((0.5, 0.3, 0.2), local_updates=4, n_chains=2,
+                            timing=timing).simulate(200, seed=2)):
+        path = tmp_path / "schedule.nc"
+        schedule.to_dataset().to_netcdf(path, engine="h5netcdf")
+        with xr.open_dataset(path, engine="h5netcdf") as stored:
+            restored = Schedule.from_dataset(stored.load())
+        xr.testing.assert_identical(restored.to_dataset(), schedule.to_dataset())
+        assert restored.attrs == schedule.attrs
+        assert np.any(restored.kind == HOP)
+        runs = [replay(s, SGLD(1e-3), ShardScaled(sharded.shard_gradient()), n_updates=200,
+                       n_replicates=3, initial_position=0.0, seed=4, batch_size=5)
+                for s in (schedule, restored)]
+        np.testing.assert_array_equal(runs[0].final_position, runs[1].final_position)

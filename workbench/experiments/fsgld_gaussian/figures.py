@@ -72,8 +72,8 @@ def figure_error(dataset: xr.Dataset, path):
     ax.set_ylim(bottom=0.1 * lowest)
     ax.set_xlabel("number of posterior samples (after burn-in, thinned)")
     ax.set_ylabel("MSE ‖μ̂ - μ‖²")
-    ax.set_title("Error of the global-mean estimate; dotted: exact error of each chain's "
-                 "schedule-conditional mean", fontsize=9)
+    ax.set_title("Global-mean error (dotted: the exact part due to the clients visited)",
+                 fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     return plots.finish(fig, path)
 
