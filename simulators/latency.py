@@ -77,6 +77,17 @@ class WorkerTiming:
                 "straggler_slowdown", self.straggler_slowdown, "must be >= 1 (a slowdown)"
             )
 
+    def describe(self) -> dict:
+        """The timing as flat schedule attributes (strings and numbers only)."""
+        return {
+            "latency": self.latency.kind,
+            "latency_mean": self.latency.mean,
+            "latency_shape": self.latency.shape,
+            "speed_factors": ",".join(f"{f:g}" for f in self.speed_factors or ()),
+            "straggler_probability": self.straggler_probability,
+            "straggler_slowdown": self.straggler_slowdown,
+        }
+
     def speed(self, worker: int) -> float:
         if self.speed_factors is None:
             return 1.0
@@ -136,3 +147,19 @@ class LatencyStreams:
             position = 0
         self._positions[worker] = position + 1
         return self._buffers[worker][position]
+
+    def take(self, worker: int, count: int) -> np.ndarray:
+        """The worker's next ``count`` times as an array: the same values ``count`` calls of
+        :meth:`next` would return, so the two can be mixed freely."""
+        pieces = []
+        while count > 0:
+            position = self._positions[worker]
+            if position >= len(self._buffers[worker]):
+                self._refill(worker)
+                position = 0
+            piece = self._buffers[worker][position:position + count]
+            self._positions[worker] = position + len(piece)
+            pieces.append(piece)
+            count -= len(piece)
+        return np.concatenate([np.asarray(piece, dtype=float) for piece in pieces]) if pieces \
+            else np.zeros(0)

@@ -4,7 +4,19 @@ One row per event the server processed, in processing order. A row says which se
 it belongs to, which worker computed it, on which shard, which parameter version it read, its
 staleness (the server's version when it was processed minus the version read), whether it was
 applied or dropped (stale beyond the bound, seed 001 Algorithm 1), when the worker started and
-finished computing, and the simulated time at which the server processed it.
+finished computing, the simulated time at which the server processed it, and the frequency
+with which the system's scheduler selects that shard (q_s of seed 004 Eq. 2, f_s of seed 002
+Eq. 4; 1 where every update uses the one shard).
+
+Event kinds (:data:`EVENT_KINDS`):
+
+- ``gradient``: one stochastic gradient, applied to its server's (chain's) parameter or
+  dropped;
+- ``hop``: a chain travels to another worker or client (seed 004 §3.2.1, seed 002
+  Algorithm 1). Its ``worker`` and ``shard`` are the destination, ``start_time`` =
+  ``finish_time`` the departure and ``time`` the arrival; it is never applied and reads the
+  current version (staleness 0). A chain that then waits for a busy worker shows as the gap
+  between the hop's ``time`` and the next gradient's ``start_time``.
 
 A schedule depends only on the system and its seed, never on parameter values: the engine
 replays it over any number of replicates. It round-trips through an xarray Dataset (and so
@@ -18,7 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-EVENT_KINDS = ("gradient",)
+EVENT_KINDS = ("gradient", "hop")
+GRADIENT, HOP = 0, 1
 
 _COLUMNS = {
     "server": np.int32,
@@ -31,6 +44,7 @@ _COLUMNS = {
     "start_time": np.float64,
     "finish_time": np.float64,
     "time": np.float64,
+    "shard_frequency": np.float64,
 }
 
 
@@ -59,9 +73,12 @@ class Schedule:
     start_time: np.ndarray
     finish_time: np.ndarray
     time: np.ndarray
+    shard_frequency: np.ndarray | None = None
     attrs: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.shard_frequency is None:  # one shard, always selected
+            object.__setattr__(self, "shard_frequency", np.ones(np.size(self.server)))
         lengths = set()
         for name, dtype in _COLUMNS.items():
             column = np.ascontiguousarray(getattr(self, name), dtype=dtype)
@@ -85,6 +102,13 @@ class Schedule:
             raise ScheduleError("worker indices must be >= 0 (or -1 when not modelled)")
         if self.kind.min() < 0 or self.kind.max() >= len(EVENT_KINDS):
             raise ScheduleError(f"event kinds must index {EVENT_KINDS}")
+        if self.shard.min() < 0:
+            raise ScheduleError("shard indices must be >= 0")
+        if not np.all((self.shard_frequency > 0) & (self.shard_frequency <= 1)):
+            raise ScheduleError("shard_frequency must lie in (0, 1]")
+        moves = self.kind != GRADIENT
+        if np.any(self.applied[moves]):
+            raise ScheduleError("only gradient events can be applied")
         if self.version_read.min() < 0:
             raise ScheduleError("version_read must be >= 0")
         if self.staleness.min() < 0:
@@ -120,12 +144,14 @@ class Schedule:
         """Number of applied updates on ``server``."""
         return int(np.count_nonzero(self.applied & (self.server == server)))
 
-    def update_staleness(self, n_updates: int | None = None) -> np.ndarray:
-        """Staleness of the applied updates, shape ``(n_updates, n_servers)``.
+    def update_column(self, name: str, n_updates: int | None = None) -> np.ndarray:
+        """Column ``name`` of the applied updates, shape ``(n_updates, n_servers)``.
 
         Column ``s`` lists server ``s``'s applied updates in order; ``n_updates`` defaults to
         the smallest count over servers, and asking for more than a server has is an error.
         """
+        if name not in _COLUMNS:
+            raise ScheduleError(f"no column {name!r}; columns are {', '.join(_COLUMNS)}")
         counts = [self.n_updates(s) for s in range(self.n_servers)]
         if n_updates is None:
             n_updates = min(counts)
@@ -134,21 +160,27 @@ class Schedule:
                 f"asked for {n_updates} updates but server {int(np.argmin(counts))} has only"
                 f" {min(counts)}"
             )
-        columns = [self.staleness[self.applied & (self.server == s)][:n_updates]
+        values = getattr(self, name)
+        columns = [values[self.applied & (self.server == s)][:n_updates]
                    for s in range(self.n_servers)]
         return np.stack(columns, axis=1)
+
+    def update_staleness(self, n_updates: int | None = None) -> np.ndarray:
+        """Staleness of the applied updates, shape ``(n_updates, n_servers)``."""
+        return self.update_column("staleness", n_updates)
+
+    def update_shards(self, n_updates: int | None = None) -> np.ndarray:
+        """Shard of each applied update, shape ``(n_updates, n_servers)``."""
+        return self.update_column("shard", n_updates)
 
     def update_times(self, n_updates: int | None = None) -> np.ndarray:
         """Simulated time of each applied update, shape ``(n_updates, n_servers)``."""
-        counts = [self.n_updates(s) for s in range(self.n_servers)]
-        n_updates = min(counts) if n_updates is None else n_updates
-        columns = [self.time[self.applied & (self.server == s)][:n_updates]
-                   for s in range(self.n_servers)]
-        return np.stack(columns, axis=1)
+        return self.update_column("time", n_updates)
 
     def staleness_histogram(self, applied_only: bool = True) -> xr.DataArray:
         """Counts of each staleness value, as a DataArray over dim ``staleness``."""
-        values = self.staleness[self.applied] if applied_only else self.staleness
+        kept = self.applied if applied_only else self.kind == GRADIENT
+        values = self.staleness[kept]
         counts = np.bincount(values) if values.size else np.zeros(1, dtype=np.int64)
         return xr.DataArray(
             counts,
@@ -191,30 +223,35 @@ class Schedule:
         for name in _COLUMNS:
             column = getattr(self, name)
             data[name] = ("event", column.astype(np.int8) if name == "applied" else column.copy())
-        attrs = {"schedule_format": 1, "event_kinds": ",".join(EVENT_KINDS)}
+        attrs = {"schedule_format": 2, "event_kinds": ",".join(EVENT_KINDS)}
         attrs.update({f"system_{key}": value for key, value in self.attrs.items()})
         return xr.Dataset(data, coords={"event": np.arange(self.n_events)}, attrs=attrs)
 
     @classmethod
     def from_rows(cls, rows: list[tuple], attrs: dict) -> Schedule:
-        """Build from row tuples ordered as :data:`ROW_FIELDS` (how simulators record)."""
+        """Build from row tuples ordered as :data:`ROW_FIELDS` (how simulators record).
+
+        Rows may leave out the last field, ``shard_frequency`` (one shard, frequency 1).
+        """
         if not rows:
             columns = {name: np.zeros(0, dtype=dtype) for name, dtype in _COLUMNS.items()}
         else:
+            fields = ROW_FIELDS[:len(rows[0])]
             columns = {name: np.asarray(values, dtype=_COLUMNS[name])
-                       for name, values in zip(ROW_FIELDS, zip(*rows, strict=True), strict=True)}
+                       for name, values in zip(fields, zip(*rows, strict=True), strict=True)}
         return cls(**columns, attrs=attrs)
 
     @classmethod
     def from_dataset(cls, dataset: xr.Dataset) -> Schedule:
         """Rebuild (and validate) a schedule from :meth:`to_dataset` output or a recorded run."""
-        missing = [name for name in _COLUMNS if name not in dataset]
+        missing = [name for name in _COLUMNS
+                   if name not in dataset and name != "shard_frequency"]
         if missing:
             raise ScheduleError(f"dataset lacks schedule columns: {', '.join(missing)}")
         kinds = str(dataset.attrs.get("event_kinds", ",".join(EVENT_KINDS))).split(",")
         if tuple(kinds) != EVENT_KINDS[: len(kinds)]:
             raise ScheduleError(f"unknown event kinds {kinds}; this version knows {EVENT_KINDS}")
-        columns = {name: dataset[name].values for name in _COLUMNS}
+        columns = {name: dataset[name].values for name in _COLUMNS if name in dataset}
         columns["applied"] = columns["applied"].astype(bool)
         attrs = {
             key.removeprefix("system_"): _plain(value)

@@ -93,21 +93,8 @@ def iid_staleness(n_updates: int, probabilities, seed: SeedLike, n_servers: int 
 
 def staleness_distribution(probabilities) -> np.ndarray:
     """Validate a staleness distribution over 0, 1, ..., len - 1."""
-    probabilities = np.asarray(probabilities, dtype=float)
-    if probabilities.ndim != 1 or probabilities.size == 0:
-        raise validation.InvalidParameter(
-            "staleness_probabilities", probabilities.tolist(), "must be a non-empty list"
-        )
-    if not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0):
-        raise validation.InvalidParameter(
-            "staleness_probabilities", probabilities.tolist(), "entries must be finite and >= 0"
-        )
-    if abs(probabilities.sum() - 1.0) > 1e-9:
-        raise validation.InvalidParameter(
-            "staleness_probabilities", probabilities.tolist(),
-            f"must sum to 1 (sums to {probabilities.sum():.12g})",
-        )
-    return probabilities
+    return np.asarray(validation.frequencies("staleness_probabilities", probabilities,
+                                             strictly_positive=False))
 
 
 def round_robin(n_updates: int, n_workers: int, compute_time: float = 1.0,

@@ -79,3 +79,34 @@ def one_of(field: str, value: object, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise InvalidParameter(field, value, f"must be one of {', '.join(map(repr, allowed))}")
     return str(value)
+
+
+def frequencies(field: str, values: object, strictly_positive: bool = True) -> list[float]:
+    """A probability vector: finite entries, > 0 (or >= 0), summing to 1 within 1e-9."""
+    try:
+        entries = [float(v) for v in values]  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise InvalidParameter(field, values, "must be a list of numbers") from None
+    if not entries:
+        raise InvalidParameter(field, entries, "must be a non-empty list")
+    lowest = "> 0" if strictly_positive else ">= 0"
+    for value in entries:
+        if not math.isfinite(value) or value < 0 or (strictly_positive and value == 0):
+            raise InvalidParameter(field, entries, f"entries must be finite and {lowest}")
+    total = math.fsum(entries)
+    if abs(total - 1.0) > 1e-9:
+        raise InvalidParameter(field, entries, f"must sum to 1 (sums to {total:.12g})")
+    return entries
+
+
+def sizes(field: str, values: object, total: int | None = None) -> list[int]:
+    """Positive integer sizes (of shards), adding up to ``total`` when it is given."""
+    if isinstance(values, str) or not hasattr(values, "__iter__"):
+        raise InvalidParameter(field, values, "must be a list of positive integers")
+    entries = [integer(f"{field}[{i}]", v, minimum=1) for i, v in enumerate(values)]
+    if not entries:
+        raise InvalidParameter(field, entries, "must be a non-empty list")
+    if total is not None and sum(entries) != total:
+        raise InvalidParameter(field, entries,
+                               f"must add up to {total} (they add up to {sum(entries)})")
+    return entries

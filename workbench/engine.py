@@ -5,6 +5,14 @@ replicates (and servers). For update l the engine reads the gradient point of ve
 ``l - τ_l`` from a ring buffer holding the last ``τ_max + 1`` versions, evaluates the
 stochastic gradient there with a fresh minibatch, and lets the sampler step (seed 001 §3.1).
 
+Sharded data: when the schedule spreads updates over several shards, the gradient estimator
+must be shard-aware: it has ``shard_sizes`` (N_s) and ``prepare(indices, shards,
+frequencies)``. Each update of each server then draws its minibatch from the shard the schedule
+names (indices local to that shard), and the estimator receives, per update and server, the
+shard id and the shard's selection frequency (the schedule's ``shard_frequency``), which D-SGLD
+scaling and conducive gradients need (:mod:`workbench.shard_gradients`). Single-shard
+schedules with a plain estimator are replayed exactly as before.
+
 Randomness: replicates are split into fixed-size blocks; block b draws its Gaussian noise and
 its minibatches from the seed-tree streams ``(seed, "noise", b)`` and ``(seed, "minibatch", b)``,
 always in calls covering ``DRAW_STEPS`` updates. The sequence of calls on a stream is therefore
@@ -99,12 +107,13 @@ def replay(
     """Replay the first ``n_updates`` applied updates of every server of ``schedule``.
 
     gradient: an estimator with ``n_data``, ``dim``, ``prepare(indices) -> minibatch`` and
-        ``__call__(position, minibatch) -> ∇Ũ`` (see :mod:`workbench.models`).
+        ``__call__(position, minibatch) -> ∇Ũ`` (see :mod:`workbench.models`); for sharded
+        schedules a shard-aware one (module docstring).
     initial_position: broadcastable to ``(replicate, server, d)``.
     blocks: which replicate blocks to run (default all); see the module docstring.
     """
     n_updates = validation.integer("n_updates", n_updates, minimum=1)
-    check_batch(gradient.n_data, batch_size, replacement)
+    shards = _ShardDraws.for_schedule(schedule, gradient, n_updates, batch_size, replacement)
     thin = validation.integer("thin", thin, minimum=0)
     validation.positive("divergence_threshold", divergence_threshold)
     staleness = schedule.update_staleness(n_updates)  # (L, S)
@@ -164,12 +173,19 @@ def replay(
     with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, n_updates, chunk_size):
             length = min(chunk_size, n_updates - first)
-            noise = _draw(noise_rngs, block_sizes, length, lambda rng, shape:
+            noise = _draw(noise_rngs, block_sizes, length, lambda rng, shape, _:
                           rng.standard_normal(shape + (n_servers, dim)))
-            indices = _draw(batch_rngs, block_sizes, length, lambda rng, shape:
-                            draw_indices(rng, gradient.n_data, batch_size,
-                                         shape + (n_servers,), replacement))
-            minibatches = gradient.prepare(indices)
+            if shards is None:
+                indices = _draw(batch_rngs, block_sizes, length, lambda rng, shape, _:
+                                draw_indices(rng, gradient.n_data, batch_size,
+                                             shape + (n_servers,), replacement))
+                minibatches = gradient.prepare(indices)
+            else:
+                indices = _draw(batch_rngs, block_sizes, length,
+                                lambda rng, shape, call, first=first:
+                                draw_indices(rng, shards.sizes_for(first, call), batch_size,
+                                             shape + (n_servers,), replacement))
+                minibatches = gradient.prepare(indices, *shards.chunk(first, length))
             del indices
             positions = np.empty((length,) + shape)
             step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
@@ -220,12 +236,57 @@ def replay(
 def _draw(rngs, sizes, length: int, draw) -> np.ndarray:
     """``length`` updates of random numbers for each block, in calls of DRAW_STEPS updates.
 
-    Any surplus of the last call is discarded: the run is over.
+    ``draw(rng, shape, call)`` makes call number ``call`` of the chunk (its updates start at
+    ``call * DRAW_STEPS``). Any surplus of the last call is discarded: the run is over.
     """
     calls = -(-length // DRAW_STEPS)
-    per_block = [np.concatenate([draw(rng, (DRAW_STEPS, size)) for _ in range(calls)])[:length]
+    per_block = [np.concatenate([draw(rng, (DRAW_STEPS, size), call)
+                                 for call in range(calls)])[:length]
                  for rng, size in zip(rngs, sizes, strict=True)]
     return np.concatenate(per_block, axis=1)
+
+
+@dataclass(frozen=True)
+class _ShardDraws:
+    """Per-update shards and shard frequencies of a sharded replay, ``(update, server)``."""
+
+    sizes: np.ndarray  # N_s of each shard
+    shards: np.ndarray  # padded to whole DRAW_STEPS calls (the surplus is never used)
+    frequencies: np.ndarray
+
+    @classmethod
+    def for_schedule(cls, schedule: Schedule, gradient, n_updates: int, batch_size: int,
+                     replacement: bool) -> _ShardDraws | None:
+        shards = schedule.update_shards(n_updates)
+        shard_sizes = getattr(gradient, "shard_sizes", None)
+        if shard_sizes is None:
+            if shards.max() > 0:
+                raise validation.InvalidParameter(
+                    "gradient", type(gradient).__name__,
+                    f"the schedule draws from {int(shards.max()) + 1} shards; the estimator must"
+                    " be shard-aware (shard_sizes and prepare(indices, shards, frequencies))")
+            check_batch(gradient.n_data, batch_size, replacement)
+            return None
+        sizes = np.asarray(shard_sizes, dtype=np.int64)
+        if shards.max() >= sizes.size:
+            raise validation.InvalidParameter(
+                "shard", int(shards.max()),
+                f"the estimator has {sizes.size} shards (shard ids 0..{sizes.size - 1})")
+        check_batch(int(sizes[np.unique(shards)].min()), batch_size, replacement)
+        pad = (0, -n_updates % DRAW_STEPS)
+        frequencies = schedule.update_column("shard_frequency", n_updates)
+        return cls(sizes, np.pad(shards, (pad, (0, 0)), mode="edge"),
+                   np.pad(frequencies, (pad, (0, 0)), mode="edge"))
+
+    def sizes_for(self, first: int, call: int) -> np.ndarray:
+        """N_s for the updates of one draw call, shaped ``(DRAW_STEPS, 1, server)``."""
+        start = first + call * DRAW_STEPS
+        return self.sizes[self.shards[start:start + DRAW_STEPS, None, :]]
+
+    def chunk(self, first: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+        """Shards and frequencies of a chunk, shaped ``(update, 1, server)``."""
+        rows = slice(first, first + length)
+        return self.shards[rows, None, :], self.frequencies[rows, None, :]
 
 
 def _mark_divergence(positions: np.ndarray, first: int, threshold: float,

@@ -11,6 +11,11 @@ Either way every n-subset is equally likely; the order within a batch is irrelev
 average. The method is a function of (N, n) only, so it never varies within a run. The draws
 are a deterministic function of the generator's state and the sequence of requested shapes;
 the engine always requests the same shapes (see :mod:`workbench.engine`).
+
+Sharded data: N may be an integer array broadcastable to the batch shape, each batch drawing
+from its own shard of N_s points (indices local to the shard). The methods are the same, per
+element: ``Generator.integers`` with per-element bounds; Floyd's algorithm with per-element
+``j`` when n² <= min N_s; otherwise keys over max N_s with the keys beyond each N_s set to +inf.
 """
 
 from __future__ import annotations
@@ -29,19 +34,27 @@ def check_batch(n_data: int, batch_size: int, replacement: bool) -> None:
         )
 
 
-def draw_indices(rng: np.random.Generator, n_data: int, batch_size: int,
+def draw_indices(rng: np.random.Generator, n_data, batch_size: int,
                  shape: tuple[int, ...], replacement: bool) -> np.ndarray:
-    """Integer indices of shape ``shape + (batch_size,)`` into a data set of ``n_data``."""
+    """Integer indices of shape ``shape + (batch_size,)`` into data sets of ``n_data`` points.
+
+    ``n_data``: an integer, or an integer array broadcastable to ``shape`` (sharded data).
+    """
+    one_size = np.ndim(n_data) == 0
+    sizes = int(n_data) if one_size else np.broadcast_to(np.asarray(n_data, np.int64), shape)
     if replacement:
-        return rng.integers(0, n_data, shape + (batch_size,))
-    if batch_size * batch_size > n_data:
-        keys = rng.random(shape + (n_data,))
-        if batch_size == n_data:
+        return rng.integers(0, sizes if one_size else sizes[..., None], shape + (batch_size,))
+    if batch_size * batch_size > int(np.min(sizes)):
+        keys = rng.random(shape + (int(np.max(sizes)),))
+        if one_size and batch_size == sizes:
             return np.argsort(keys, axis=-1)
+        if not one_size:
+            keys[np.arange(keys.shape[-1]) >= sizes[..., None]] = np.inf
         return np.argpartition(keys, batch_size - 1, axis=-1)[..., :batch_size]
     uniforms = rng.random(shape + (batch_size,))
     chosen = np.empty(shape + (batch_size,), dtype=np.int64)
-    for k, j in enumerate(range(n_data - batch_size, n_data)):
+    for k in range(batch_size):
+        j = sizes - batch_size + k
         candidate = (uniforms[..., k] * (j + 1)).astype(np.int64)
         taken = (chosen[..., :k] == candidate[..., None]).any(axis=-1)
         chosen[..., k] = np.where(taken, j, candidate)

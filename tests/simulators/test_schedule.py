@@ -74,3 +74,48 @@ def test_without_staleness_reads_the_current_version():
 def test_update_staleness_refuses_more_updates_than_a_server_has():
     with pytest.raises(ScheduleError, match="has only"):
         constant_staleness(10, 2).update_staleness(11)
+
+
+def test_a_schedule_without_shard_frequencies_reads_as_one_shard_always_selected():
+    dataset = constant_staleness(6, 1).to_dataset().drop_vars("shard_frequency")
+    dataset.attrs["schedule_format"] = 1
+    restored = Schedule.from_dataset(dataset)
+    np.testing.assert_array_equal(restored.shard_frequency, np.ones(6))
+    np.testing.assert_array_equal(restored.update_shards(), np.zeros((6, 1)))
+
+
+def _columns(schedule):
+    return {name: getattr(schedule, name).copy() for name in
+            ("server", "worker", "shard", "kind", "version_read", "staleness", "applied",
+             "start_time", "finish_time", "time", "shard_frequency")}
+
+
+@pytest.mark.parametrize("column, index, value, message", [
+    ("kind", 2, 1, "only gradient events can be applied"),
+    ("shard_frequency", 0, 0.0, "shard_frequency"),
+    ("shard_frequency", 1, 1.5, "shard_frequency"),
+    ("shard", 3, -1, "shard indices"),
+    ("kind", 0, 2, "event kinds"),
+])
+def test_contradictory_distributed_columns_are_rejected(column, index, value, message):
+    columns = _columns(constant_staleness(5, 0))
+    columns[column][index] = value
+    with pytest.raises(ScheduleError, match=message):
+        Schedule(**columns)
+
+
+def test_hop_events_are_not_updates_and_do_not_count_as_staleness():
+    columns = _columns(constant_staleness(4, 0))
+    # insert a hop (not applied, reading the current version) between updates 1 and 2
+    hop = {"server": 0, "worker": 1, "shard": 1, "kind": 1, "version_read": 2, "staleness": 0,
+           "applied": False, "start_time": 2.0, "finish_time": 2.0, "time": 2.5,
+           "shard_frequency": 0.5}
+    columns = {name: np.insert(values, 2, hop[name]) for name, values in columns.items()}
+    columns["start_time"][3:] += 0.5
+    columns["finish_time"][3:] += 0.5
+    columns["time"][3:] += 0.5
+    schedule = Schedule(**columns)
+    assert schedule.n_updates() == 4
+    assert schedule.update_staleness().ravel().tolist() == [0, 0, 0, 0]
+    assert schedule.staleness_histogram(applied_only=False).values.tolist() == [4]
+    assert schedule.update_times().ravel().tolist() == [1.0, 2.0, 3.5, 4.5]

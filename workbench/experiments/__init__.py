@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from simulators.validation import InvalidParameter
 from workbench.experiments.base import Experiment
+from workbench.experiments.dsgld_coupling import DsgldCoupling
+from workbench.experiments.dsgld_imbalance import DsgldImbalance
+from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
+from workbench.experiments.dsgld_trajectory import DsgldTrajectory
+from workbench.experiments.fsgld_gaussian import FsgldGaussian
 from workbench.experiments.stale_gaussian import StaleGaussian
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (StaleGaussian(),)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+    StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
+    DsgldLoadBalancing(), DsgldCoupling())}
 
 
 def get(name: str) -> Experiment:

@@ -24,28 +24,14 @@ from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
 from workbench.experiments.stale_gaussian.checks import stale_gaussian_checks
 from workbench.experiments.stale_gaussian.figures import figure_mse
 from workbench.experiments.stale_gaussian.point import run_point
+from workbench.experiments.validators import at_least_one as _at_least_one
+from workbench.experiments.validators import at_least_two as _at_least_two
+from workbench.experiments.validators import finite as _finite
+from workbench.experiments.validators import non_negative_int as _non_negative_int
+from workbench.experiments.validators import positive as _positive
+from workbench.experiments.validators import rate as _rate
 from workbench.samplers import SAMPLER_NAMES
 from workbench.test_functions import BUILTIN
-
-
-def _positive(name, value):
-    return validation.positive(name, value)
-
-
-def _at_least_one(name, value):
-    return validation.integer(name, value, minimum=1)
-
-
-def _at_least_two(name, value):
-    return validation.integer(name, value, minimum=2)
-
-
-def _non_negative_int(name, value):
-    return validation.integer(name, value, minimum=0)
-
-
-def _finite(name, value):
-    return validation.finite(name, value)
 
 
 def _staleness_grid(name, value):
@@ -72,13 +58,6 @@ def _grid(minimum_length: int, integer: bool, lowest: float):
         return sorted(grid)
 
     return validate
-
-
-def _rate(name, value):
-    value = validation.probability(name, value)
-    if not 0 < value < 1:
-        raise validation.InvalidParameter(name, value, "must lie strictly between 0 and 1")
-    return value
 
 
 PARAMETERS = (

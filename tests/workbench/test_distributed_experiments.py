@@ -1,0 +1,173 @@
+"""The distributed-data experiments end to end on small configurations: their verdicts, the
+negative controls (uncorrected D-SGLD, DSGLD against the FSGLD oracle, coupling without the
+noise correction), determinism, storage and refusal of bad configurations."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bounds.verdict import HOLDS, VIOLATED
+from simulators.validation import InvalidParameter
+from workbench import experiments
+from workbench.experiments.distributed.windows import posterior_checks, window_oracle_checks
+from workbench.experiments.dsgld_coupling.checks import group_selection
+from workbench.experiments.fsgld_gaussian.checks import stationary_check
+from workbench.results import read_netcdf, write_netcdf
+from workbench.runner import run_experiment
+
+SMALL = {
+    "fsgld-gaussian": {"shard_sizes": [40] * 5, "local_updates": [1, 10], "n_chains": 8,
+                       "n_replicates": 3, "burn_in": 500, "n_iterations": 2000, "thin": 10,
+                       "welling_teh_step_size": 1e-3, "grid_points": 11,
+                       "centre_half_width": 3.0},
+    "dsgld-imbalance": {"shard_sizes": [50] * 4 + [150] * 4,
+                        "trajectory_lengths": [14] * 4 + [2] * 4, "data": "blobs",
+                        "centre_half_width": 1.0, "batch_size": 20,
+                        "welling_teh_step_size": 1.25e-5, "burn_in": 1000,
+                        "n_iterations": 4000, "thin": 10},
+    "dsgld-trajectory": {"shard_sizes": [100] * 4, "trajectory_length": [500, 10],
+                         "batch_size": 20, "welling_teh_step_size": 5e-5, "burn_in": 2000,
+                         "n_iterations": 4000, "n_replicates": 3, "thin": 10},
+    "dsgld-load-balancing": {"shard_sizes": [50] * 8, "slowdown": [1.0, 5.0],
+                             "n_slow_workers": 4, "slow_trajectory_length": 4,
+                             "batch_size": 10, "welling_teh_step_size": 2.5e-5,
+                             "burn_in": 2500, "n_iterations": 1000, "n_replicates": 3,
+                             "initial_offset": 10.0, "thin": 5},
+    "dsgld-coupling": {"shard_sizes": [100] * 8, "group_size": [1, 2, 4, 8],
+                       "trajectory_length": 5, "batch_size": 20,
+                       "welling_teh_step_size": 1.25e-5, "burn_in": 1500,
+                       "n_iterations": 3000, "n_replicates": 3, "gradient_draws": 3000,
+                       "thin": 10},
+}
+
+
+def _run(name, **overrides):
+    experiment = experiments.get(name)
+    config = experiment.configure({**SMALL[name], **overrides})
+    return experiment, run_experiment(experiment, config, seed=11)
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {name: _run(name) for name in SMALL}
+
+
+def _by_name(verdicts):
+    return {v.check: v for v in verdicts}
+
+
+def _assert_hold(verdicts, prefix=""):
+    failed = [(v.check, v.observed, v.expected, v.mc_error) for v in verdicts
+              if v.check.startswith(prefix) and v.verdict != HOLDS]
+    assert not failed, failed
+
+
+def test_every_distributed_experiment_is_listed_and_its_oracle_checks_hold(results):
+    for name, (experiment, dataset) in results.items():
+        assert name in experiments.EXPERIMENTS
+        verdicts = experiment.checks(dataset)
+        assert any(v.check.startswith("oracle/") for v in verdicts)
+        _assert_hold(verdicts, "oracle/")
+
+
+def test_fsgld_stationary_variance_holds_and_dsgld_against_the_fsgld_oracle_is_violated(
+        results):
+    experiment, dataset = results["fsgld-gaussian"]
+    verdicts = experiment.checks(dataset)
+    _assert_hold(verdicts)
+    fsgld_value = float(dataset["stationary_second_moment"].sel(
+        estimator="fsgld", local_updates=10).sum())
+    control = stationary_check(dataset, "dsgld", 10, 1e-3, 4, expected=fsgld_value)
+    assert control.verdict == VIOLATED, control
+    names = _by_name(verdicts)
+    assert names["growth/dsgld/stationary/T=1->T=10"].expected > 0
+    assert dataset["gamma_squared"].sizes["shard"] == 5
+    assert np.all(dataset["epsilon_squared"] < dataset["gamma_squared"])
+
+
+def test_uncorrected_dsgld_is_caught_by_the_posterior_check(results):
+    experiment, dataset = results["dsgld-imbalance"]
+    names = _by_name(experiment.checks(dataset))
+    for j in (0, 1):
+        assert names[f"posterior/corrected/mean/component={j}"].verdict == HOLDS
+    control = posterior_checks(dataset, "uncorrected", {"correction": "uncorrected"}, 1e-3)
+    assert any(v.verdict == VIOLATED and "/mean/" in v.check for v in control), control
+
+
+def test_long_trajectories_sit_at_the_mixture_of_local_posteriors(results):
+    experiment, dataset = results["dsgld-trajectory"]
+    names = _by_name(experiment.checks(dataset))
+    assert names["distance/T=500"].verdict == HOLDS
+    assert names["distance/T=500"].expected > 0  # the exact oracle agrees on the ordering
+
+
+def test_balancing_reaches_the_target_sooner_with_the_same_accuracy(results):
+    experiment, dataset = results["dsgld-load-balancing"]
+    names = _by_name(experiment.checks(dataset))
+    assert names["speed-up/D=1"].observed == 1.0  # same plan: the same run
+    assert names["sooner/D=5"].verdict == HOLDS
+    assert names["speed-up/D=5"].verdict == HOLDS
+    assert names["accuracy/D=5"].verdict == HOLDS
+    waiting = dataset["waiting_fraction"].sel(slowdown=5.0).mean("chain")
+    assert float(waiting.sel(balancing="fixed")) > float(waiting.sel(balancing="adaptive"))
+
+
+def test_coupling_divides_the_gradient_variance_and_keeps_the_posterior(results):
+    experiment, dataset = results["dsgld-coupling"]
+    verdicts = experiment.checks(dataset)
+    _assert_hold(verdicts)
+    slope = _by_name(verdicts)["slope/gradient-minibatch-vs-R"]
+    assert abs(slope.observed + 1) < 0.05
+
+
+def test_coupling_without_the_noise_correction_is_caught(results):
+    """Seed 004's LDA practice (no extra noise) judged against the corrected sampler's oracle
+    and against the posterior covariance: both must come out violated."""
+    experiment, corrected = results["dsgld-coupling"]
+    _, uncorrected = _run("dsgld-coupling", noise_correction=False, group_size=[4, 8])
+    swapped = uncorrected.copy()
+    for name in ("exact_window_mean", "exact_window_second"):
+        swapped[name] = corrected[name].sel(group_size=[4, 8])
+    oracle = window_oracle_checks(swapped, [(f"R={r}", group_selection(swapped, r))
+                                            for r in (4, 8)], 1e-3)
+    assert any(v.verdict == VIOLATED for v in oracle)
+    _assert_hold(window_oracle_checks(uncorrected, [("R=8", group_selection(uncorrected, 8))],
+                                      1e-3))  # its own oracle knows the missing noise
+    covariance = posterior_checks(uncorrected, "R=4", group_selection(uncorrected, 4), 1e-3,
+                                  per_run=True)
+    assert any(v.verdict == VIOLATED and "covariance" in v.check for v in covariance)
+
+
+def test_results_are_identical_in_one_and_two_processes_and_survive_netcdf(results, tmp_path):
+    experiment, dataset = results["dsgld-coupling"]
+    config = experiment.configure(SMALL["dsgld-coupling"])
+    parallel = run_experiment(experiment, config, seed=11, processes=2)
+    xr.testing.assert_identical(parallel, dataset)
+    path = write_netcdf(dataset, tmp_path / "coupling.nc")
+    xr.testing.assert_identical(read_netcdf(path), dataset)
+
+
+def test_figures_are_written(results, tmp_path):
+    for name, (experiment, dataset) in results.items():
+        paths = experiment.figures(dataset, tmp_path)
+        assert paths and all(p.stat().st_size > 10_000 for p in paths), name
+
+
+@pytest.mark.parametrize("name, overrides, field", [
+    ("fsgld-gaussian", {"shard_sizes": [10, 0]}, "shard_sizes[1]"),
+    ("fsgld-gaussian", {"local_updates": [1, 30]}, "burn_in"),
+    ("fsgld-gaussian", {"surrogate": "exact"}, "surrogate"),
+    ("fsgld-gaussian", {"welling_teh_step_size": 0.0}, "welling_teh_step_size"),
+    ("dsgld-imbalance", {"trajectory_lengths": [10, 0] + [10] * 18}, "trajectory_lengths[1]"),
+    ("dsgld-imbalance", {"trajectory_lengths": [10, 10]}, "trajectory_lengths"),
+    ("dsgld-imbalance", {"correction": ["corrected", "half"]}, "correction[1]"),
+    ("dsgld-trajectory", {"trajectory_length": [0]}, "trajectory_length[0]"),
+    ("dsgld-load-balancing", {"slowdown": [0.5]}, "slowdown[0]"),
+    ("dsgld-load-balancing", {"n_slow_workers": 30}, "n_slow_workers"),
+    ("dsgld-coupling", {"group_size": [0, 2]}, "group_size[0]"),
+    ("dsgld-coupling", {"assignment": "random"}, "assignment"),
+])
+def test_bad_configurations_name_the_field(name, overrides, field):
+    with pytest.raises(InvalidParameter) as error:
+        experiments.get(name).configure(overrides)
+    assert error.value.field == field

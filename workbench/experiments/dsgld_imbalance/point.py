@@ -1,0 +1,87 @@
+"""One sweep point of ``dsgld-imbalance``: one arm (with or without the N_s/(N q_s) correction)
+on the common traveling-chain schedule, with its exact moments."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import xarray as xr
+
+from simulators.seeding import derive
+from workbench.experiments.base import point_key
+from workbench.experiments.distributed import chen_step_size
+from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.data import data_attributes, make_sharded
+from workbench.experiments.distributed.traveling import traveling_system
+from workbench.experiments.distributed.windows import exact_moments
+from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+from workbench.samplers import SGLD
+from workbench.shard_gradients import ShardScaled
+
+
+def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
+    correction = point["correction"]
+    corrected = correction == "corrected"
+    sharded = make_sharded(experiment, config, seed)
+    model = sharded.model
+    burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
+    # the same schedule for both arms: keyed by the experiment, not by the point
+    schedule = traveling_system(config, config["trajectory_lengths"]).simulate(
+        n_updates, derive(seed, experiment, "schedule"))
+    h = chen_step_size(config["welling_teh_step_size"])
+    base = sharded.shard_gradient()
+    oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
+                                             config["replacement"], correction=corrected)
+    initial = np.full(model.dim, config["initial_position"])
+    arm = run_arm(schedule, SGLD(h), ShardScaled(base) if corrected else base, oracle, config,
+                  derive(seed, experiment, point_key(point), "engine"), burn_in=burn_in,
+                  n_updates=n_updates, initial=initial)
+    # the same sampler with exact shard gradients: what is left without minibatch noise
+    quiet = dataclasses.replace(oracle, shard_covariances=np.zeros_like(
+        oracle.shard_covariances))
+    quiet_mean, quiet_second = exact_moments(quiet, schedule, n_updates, h, initial,
+                                             [burn_in, n_updates]).window(burn_in, n_updates)
+    # the same sampler with smaller steps on the same schedule: how the excess shrinks
+    halvings = [exact_moments(oracle, schedule, n_updates, h / 2**k, initial,
+                              [burn_in, n_updates]).window(burn_in, n_updates)
+                for k in (1, 2)]
+    local = [sharded.local_posterior(s, model.n_data / size)
+             for s, size in enumerate(sharded.shard_sizes)]
+    frequencies = schedule.update_column("shard_frequency")
+    shards = schedule.update_shards()
+    frequency_of = np.zeros(sharded.n_shards)
+    frequency_of[shards.ravel()] = frequencies.ravel()
+    pair = ("component", "component2")
+    data = {
+        "window_mean": (("correction", "replicate", "chain", "component"),
+                        arm.window_mean[None]),
+        "window_second": (("correction", "replicate", "chain") + pair, arm.window_second[None]),
+        "exact_window_mean": (("correction", "chain", "component"), arm.exact_window_mean[None]),
+        "exact_window_second": (("correction", "chain") + pair, arm.exact_window_second[None]),
+        "exact_window_mean_without_minibatch_noise": (("correction", "chain", "component"),
+                                                       quiet_mean[None]),
+        "exact_window_second_without_minibatch_noise": (("correction", "chain") + pair,
+                                                         quiet_second[None]),
+        "exact_window_mean_smaller_steps": (("correction", "step_divisor", "chain",
+                                             "component"),
+                                            np.stack([m for m, _ in halvings])[None]),
+        "exact_window_second_smaller_steps": (("correction", "step_divisor", "chain") + pair,
+                                              np.stack([q for _, q in halvings])[None]),
+        "samples": (("correction", "chain", "draw", "component"), arm.samples[None]),
+        "posterior_mean": (("component",), model.posterior_mean),
+        "posterior_variance": ((), model.posterior_variance),
+        "shard_size": (("shard",), np.asarray(sharded.shard_sizes)),
+        "shard_mean": (("shard", "component"), sharded.shard_means),
+        "trajectory_length": (("shard",), np.asarray(config["trajectory_lengths"])),
+        "shard_frequency": (("shard",), frequency_of),
+        "local_posterior_mean": (("shard", "component"), np.stack([m for m, _ in local])),
+        "local_posterior_variance": (("shard",), np.array([v for _, v in local])),
+        "step_size": ((), h),
+    }
+    coords = {"correction": [correction], "step_divisor": [2, 4],
+              "component": np.arange(model.dim),
+              "component2": np.arange(model.dim), "shard": np.arange(sharded.n_shards)}
+    dataset = xr.Dataset(data, coords=coords)
+    dataset.attrs.update(data_attributes(sharded))
+    return dataset

@@ -1,0 +1,46 @@
+"""Validators for experiment parameters (``Parameter.validate``): each takes the parameter's
+name and value and returns the value, or raises ``InvalidParameter`` naming the field."""
+
+from __future__ import annotations
+
+from simulators import validation
+
+
+def positive(name, value):
+    return validation.positive(name, value)
+
+
+def non_negative(name, value):
+    return validation.non_negative(name, value)
+
+
+def at_least_one(name, value):
+    return validation.integer(name, value, minimum=1)
+
+
+def at_least_two(name, value):
+    return validation.integer(name, value, minimum=2)
+
+
+def non_negative_int(name, value):
+    return validation.integer(name, value, minimum=0)
+
+
+def finite(name, value):
+    return validation.finite(name, value)
+
+
+def rate(name, value):
+    """A probability strictly between 0 and 1."""
+    value = validation.probability(name, value)
+    if not 0 < value < 1:
+        raise validation.InvalidParameter(name, value, "must lie strictly between 0 and 1")
+    return value
+
+
+def distinct_positive_ints(name, value):
+    """A grid of distinct integers >= 1, sorted."""
+    grid = [validation.integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(value)]
+    if len(set(grid)) != len(grid):
+        raise validation.InvalidParameter(name, value, "must not repeat a value")
+    return sorted(grid)
