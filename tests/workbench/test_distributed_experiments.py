@@ -171,3 +171,37 @@ def test_bad_configurations_name_the_field(name, overrides, field):
     with pytest.raises(InvalidParameter) as error:
         experiments.get(name).configure(overrides)
     assert error.value.field == field
+
+
+def test_seed002_theorem_envelopes_are_judged_and_a_borrowed_envelope_is_caught(results):
+    """Theorems 1-2 with the data's γ_s², ε_s²: both envelope checks are reported with their
+    fitted constants; Theorem 2's envelope fitted on FSGLD and applied to DSGLD (whose MSE the
+    between-shard drift inflates) is the negative control and must be `violated`."""
+    from bounds import registry
+    from bounds.checks import envelope_check, fit_envelope
+    from bounds.verdict import one_sided_z_for_family
+    from workbench.experiments.fsgld_gaussian import bound_grid
+    from workbench.results import config_of
+
+    experiment, dataset = results["fsgld-gaussian"]
+    config = config_of(dataset)
+    assert dataset["step_factor"].values.tolist() == [0.5, 1.0, 2.0]
+    verdicts = _by_name(experiment.checks(dataset))
+    for name, bound in (("envelope/theorem-1-dsgld", "seed002-theorem-1-dsgld"),
+                        ("envelope/theorem-2-fsgld", "seed002-theorem-2-fsgld")):
+        verdict = verdicts[name]
+        assert verdict.kind == "envelope" and verdict.evidence["bound"] == bound
+        assert len(verdict.evidence["envelope"]["coefficients"]) == 3
+        assert verdict.evidence["n_held_out"] > 0
+    theorem = registry.get("seed002-theorem-2-fsgld")
+    values = bound_grid.grid_values(dataset, config, "fsgld")
+    fsgld = dataset["bound_mse"].sel(estimator="fsgld")
+    dsgld = dataset["bound_mse"].sel(estimator="dsgld")
+    envelope = fit_envelope(theorem, values, fsgld, label="FSGLD, every grid point")
+    z = one_sided_z_for_family(1e-3, int(np.isfinite(dsgld).sum()))
+    borrowed = envelope_check("borrowed", envelope, values, dsgld,
+                              dataset["bound_mse_se"].sel(estimator="dsgld"), z)
+    assert borrowed.verdict == VIOLATED, borrowed
+    own = envelope_check("own", envelope, values, fsgld,
+                         dataset["bound_mse_se"].sel(estimator="fsgld"), z)
+    assert own.verdict == HOLDS, own

@@ -7,8 +7,8 @@ every T the run is judged against the exact oracle given the schedule (window av
 of (θ - μ)²), the stationary second moment is judged against the exact round-averaged value
 (math.md §7; Φ(a, T) for DSGLD), FSGLD's against its invariance in T, and DSGLD's growth with T
 against Φ. The constants γ_s² and ε_s² of seed 002's Theorems 1 and 2 are evaluated on a grid
-over [-7, 7]² (Figure 4); wiring them into envelope checks of the bounds is left to the bound
-records of the bounds issue.
+over [-7, 7]² (Figure 4) and put into the theorems, whose envelopes (constants fitted at the
+seed design's step) are judged at other steps (:mod:`.bound_grid`).
 
 Scaling: the paper's h = 10⁻⁴ (Welling-Teh, so Chen h = 5·10⁻⁵), minibatch 10, burn-in 20,000
 and thinning 100 are the defaults and run here in about a minute; ``--quick`` shortens the run
@@ -17,11 +17,14 @@ and thinning 100 are the defaults and run here in about a minute; ``--quick`` sh
 
 from __future__ import annotations
 
+import xarray as xr
+
 from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
 from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
+from workbench.experiments.fsgld_gaussian import bound_grid
 from workbench.experiments.fsgld_gaussian.checks import fsgld_gaussian_checks
 from workbench.experiments.fsgld_gaussian.figures import (
     figure_constants,
@@ -37,6 +40,16 @@ from workbench.experiments.validators import (
     non_negative_int,
     positive,
 )
+from workbench.results import config_of
+
+
+def _step_factors(name, value):
+    factors = [validation.positive(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    if len(set(factors)) != len(factors) or 1.0 in factors:
+        raise validation.InvalidParameter(
+            name, value, "must be distinct and exclude 1 (the seed design's own step)")
+    return sorted(factors)
+
 
 PARAMETERS = (
     *data_parameters([200] * 10, "blobs"),
@@ -78,6 +91,9 @@ PARAMETERS = (
     Parameter("grid_half_width", 7.0, "γ_s², ε_s² are maximised over [-w, w]^d (seed 002: 7)",
               positive),
     Parameter("grid_points", 101, "grid points per axis for γ_s², ε_s²", at_least_two),
+    Parameter("bound_step_factors", [0.5, 2.0],
+              "bound grid: steps h·factor run beside the seed design (factor 1) to judge "
+              "Theorems 1-2's envelope fitted at h", _step_factors),
     *CHECK_PARAMETERS,
 )
 
@@ -107,15 +123,26 @@ class FsgldGaussian(Experiment):
         return _check_rounds(super().configure(overrides, quick))
 
     def points(self, config):
-        return [{"local_updates": t} for t in config["local_updates"]]
+        return [{"local_updates": t} for t in config["local_updates"]] + bound_grid.points(config)
 
     def run_point(self, config, point, seed):
+        if bound_grid.is_design_point(point):
+            return bound_grid.run(self.name, config, point, seed)
         return run_point(self.name, config, point, seed)
 
+    def combine(self, config, datasets):
+        design = [d for d in datasets if "step_factor" in d.dims]
+        seed_design = super().combine(config, [d for d in datasets if "step_factor" not in d.dims])
+        return xr.merge([seed_design, bound_grid.combine(seed_design, design)],
+                        combine_attrs="override")
+
     def checks(self, dataset):
-        return fsgld_gaussian_checks(dataset)
+        return [*fsgld_gaussian_checks(dataset),
+                *bound_grid.theorem_checks(dataset, config_of(dataset))]
 
     def figures(self, dataset, out_dir):
         return [figure_samples(dataset, out_dir / f"{self.name}.png"),
                 figure_error(dataset, out_dir / f"{self.name}-error.png"),
-                figure_constants(dataset, out_dir / f"{self.name}-constants.png")]
+                figure_constants(dataset, out_dir / f"{self.name}-constants.png"),
+                bound_grid.figure_theorems(dataset, config_of(dataset),
+                                           out_dir / f"{self.name}-theorems.png")]

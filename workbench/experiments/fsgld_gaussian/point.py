@@ -3,6 +3,8 @@ the same federated schedule, their exact moments, and the bound constants γ_s²
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import xarray as xr
 
@@ -52,39 +54,70 @@ def make_surrogates(experiment: str, config: dict, sharded, seed):
     return surrogate_kinds.stack(pairs)
 
 
+@dataclass(frozen=True)
+class Federation:
+    """What every point with ``local`` local updates shares: data, surrogates, schedule and
+    the two estimators. The schedule is keyed by the number of local updates only, so runs at
+    other step sizes (the bound grid) replay the same client draws."""
+
+    sharded: object
+    fitted: object
+    schedule: object
+    estimators: dict
+    oracles: dict
+    probabilities: np.ndarray
+    window: np.ndarray  # window lengths T after the burn-in at which φ̂_T is kept
+
+    @classmethod
+    def build(cls, experiment: str, config: dict, seed, local: int) -> Federation:
+        sharded = make_sharded(experiment, config, seed)
+        fitted = make_surrogates(experiment, config, sharded, seed)
+        n_shards = sharded.n_shards
+        probabilities = np.full(n_shards, 1.0 / n_shards)
+        seed_local = derive(seed, experiment, point_key({"local_updates": local}))
+        schedule = FederatedRounds(tuple(probabilities), local, config["n_chains"]).simulate(
+            config["burn_in"] + config["n_iterations"], derive(seed_local, "schedule"))
+        batch = config["batch_size"]
+        dsgld = ShardScaled(sharded.shard_gradient())
+        estimators = {"dsgld": dsgld, "fsgld": Conducive(dsgld, fitted, config["alpha"])}
+        oracles = {
+            "dsgld": ShardedGaussianOracle.for_model(sharded, batch, config["replacement"]),
+            "fsgld": ShardedGaussianOracle.for_model(sharded, batch, config["replacement"],
+                                                     surrogates=fitted, alpha=config["alpha"])}
+        window = log_checkpoints(config["n_iterations"], config["n_checkpoints"])
+        return cls(sharded, fitted, schedule, estimators, oracles, probabilities, window)
+
+
+def running_window_means(run, burn_in: int, window: np.ndarray) -> np.ndarray:
+    """φ̂_T(θ) over the first T updates after the burn-in, ``(T, replicate, chain, d)``."""
+    return np.stack([measured_window(run, burn_in, burn_in + k)[0] for k in window])
+
+
 def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     local = int(point["local_updates"])
     seed_point = derive(seed, experiment, point_key(point))
-    sharded = make_sharded(experiment, config, seed)
+    federation = Federation.build(experiment, config, seed, local)
+    sharded, fitted, after = federation.sharded, federation.fitted, federation.window
     model = sharded.model
-    n_shards, dim = sharded.n_shards, model.dim
-    fitted = make_surrogates(experiment, config, sharded, seed)
-    burn_in, n_iterations = config["burn_in"], config["n_iterations"]
-    n_updates = burn_in + n_iterations
+    dim = model.dim
+    burn_in = config["burn_in"]
+    n_updates = burn_in + config["n_iterations"]
     h = chen_step_size(config["welling_teh_step_size"])
-    probabilities = np.full(n_shards, 1.0 / n_shards)
-    schedule = FederatedRounds(tuple(probabilities), local, config["n_chains"]).simulate(
-        n_updates, derive(seed_point, "schedule"))
-    after = log_checkpoints(config["n_iterations"], config["n_checkpoints"])
     mu = model.posterior_mean
     batch = config["batch_size"]
-    estimators = {"dsgld": ShardScaled(sharded.shard_gradient())}
-    estimators["fsgld"] = Conducive(estimators["dsgld"], fitted, config["alpha"])
-    oracles = {"dsgld": ShardedGaussianOracle.for_model(sharded, batch, config["replacement"]),
-               "fsgld": ShardedGaussianOracle.for_model(sharded, batch, config["replacement"],
-                                                        surrogates=fitted,
-                                                        alpha=config["alpha"])}
     equal = len(set(sharded.shard_sizes)) == 1
     per_method = []
     for method in METHODS:
-        arm = run_arm(schedule, SGLD(h), estimators[method], oracles[method], config,
-                      derive(seed_point, "engine", method), burn_in=burn_in,
+        oracle = federation.oracles[method]
+        arm = run_arm(federation.schedule, SGLD(h), federation.estimators[method], oracle,
+                      config, derive(seed_point, "engine", method), burn_in=burn_in,
                       n_updates=n_updates, initial=np.full(dim, config["initial_position"]),
                       extra_checkpoints=burn_in + after)
-        running = np.stack([measured_window(arm.run, burn_in, burn_in + k)[0] for k in after])
+        running = running_window_means(arm.run, burn_in, after)
         exact_running = np.stack([arm.exact.window(burn_in, burn_in + k)[0] for k in after])
-        stationary, closed = _stationary(oracles[method], probabilities, h, mu, local, sharded,
-                                         batch, method, equal and config["replacement"])
+        stationary, closed = _stationary(oracle, federation.probabilities, h, mu, local,
+                                         sharded, batch, method,
+                                         equal and config["replacement"])
         per_method.append({
             "window_mean": arm.window_mean, "window_second": arm.window_second,
             "exact_window_mean": arm.exact_window_mean,
