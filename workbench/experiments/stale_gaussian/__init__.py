@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from simulators import validation
 from workbench.config import Parameter
+from workbench.engine import replicate_blocks
 from workbench.experiments.base import Experiment
 from workbench.experiments.stale_gaussian.checks import stale_gaussian_checks
 from workbench.experiments.stale_gaussian.figures import figure_mse
-from workbench.experiments.stale_gaussian.point import run_point
+from workbench.experiments.stale_gaussian.point import finish_point, run_blocks, step_size
 from workbench.samplers import SAMPLER_NAMES
 from workbench.test_functions import BUILTIN
 
@@ -102,8 +103,17 @@ class StaleGaussian(Experiment):
     def points(self, config):
         return [{"staleness": tau} for tau in config["staleness"]]
 
-    def run_point(self, config, point, seed):
-        return run_point(self.name, config, point, seed)
+    def work(self, config, point):
+        return step_size(config, point["staleness"])[0] * config["n_replicates"]
+
+    def replicate_blocks(self, config, point):
+        return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
+
+    def run_blocks(self, config, point, seed, blocks):
+        return run_blocks(self.name, config, point, seed, blocks)
+
+    def finish_point(self, config, point, seed, raw):
+        return finish_point(self.name, config, point, seed, raw)
 
     def checks(self, dataset):
         return stale_gaussian_checks(dataset)
