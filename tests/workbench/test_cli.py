@@ -54,3 +54,45 @@ def test_bad_set_values_fail_with_the_field_named(assignment, field, capsys):
 def test_unknown_experiment_is_refused(capsys):
     assert main(["show", "no-such-experiment"]) == 2
     assert "stale-gaussian" in capsys.readouterr().err
+
+
+def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path, capsys):
+    status = main(["check", "--all", "--quick", "--processes", "2", "--out", str(tmp_path),
+                   "--quiet"])
+    out = capsys.readouterr().out
+    header = out.splitlines()[0].split()
+    assert header == ["experiment", "check", "verdict", "margin"]
+    rows = [line.split() for line in out.splitlines()[2:] if line.startswith("stale-gaussian")]
+    assert len(rows) == 21 and {row[2] for row in rows} <= {"holds", "violated", "inconclusive"}
+    violated = any(row[2] == "violated" for row in rows)
+    assert status == (1 if violated else 0)
+    assert ("exit status 1" if violated else "exit status 0") in out.splitlines()[-1]
+
+    assert main(["report", "--quick", "--processes", "1", "--out", str(tmp_path),
+                 "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "6 from the store, 0 computed" in captured.err  # nothing was recomputed
+    page = (tmp_path / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 1  # the figure, embedded
+    assert "src=\"http" not in page and "<link" not in page  # self-contained
+    for row in rows:
+        assert f"<td>{row[1]}</td>" in page
+    assert "invariance/mse/theta_squared" in page and "Per sweep point" in page
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["check", "--all", "--set", "n_replicates=10"], "--set"),
+    (["check", "stale-gaussian", "--all"], "name"),
+    (["check"], "name"),
+    (["run", "stale-gaussian", "--processes", "0"], "processes"),
+])
+def test_bad_check_all_and_executor_options_are_refused(argv, field, capsys):
+    assert main(argv) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_executor_options_are_exclusive(capsys):
+    with pytest.raises(SystemExit) as error:
+        main(["run", "stale-gaussian", "--processes", "2", "--dask-local", "2"])
+    assert error.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
