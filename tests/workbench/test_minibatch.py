@@ -34,3 +34,15 @@ def test_batch_larger_than_data_without_replacement_is_refused():
         check_batch(10, 11, replacement=False)
     with pytest.raises(InvalidParameter, match="batch_size"):
         check_batch(10, 0, replacement=True)
+
+
+@pytest.mark.parametrize("batch_size", [*range(1, 20), 31, 64, 100, 128, 129, 200, 300])
+def test_batch_sum_adds_exactly_as_numpy_sum_does(batch_size):
+    """The engine's column-wise batch sum is bit-identical to np.sum over a contiguous axis."""
+    from workbench.minibatch import batch_sum
+
+    rng = np.random.default_rng(batch_size)
+    values = rng.standard_normal((3, 17, batch_size)) * 10.0 ** rng.uniform(-4, 4, (3, 17,
+                                                                                     batch_size))
+    expected = values.sum(axis=-1)
+    np.testing.assert_array_equal(batch_sum(np.moveaxis(values, -1, 0)), expected)
