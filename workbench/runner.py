@@ -6,10 +6,10 @@ pool and a Dask cluster give identical Datasets. The runner
 
 1. looks every point up in the result store (:mod:`workbench.store`), if one is given; valid
    points are loaded, corrupt ones reported, moved aside and recomputed;
-2. plans tasks for the rest: with several workers, a large point whose replicates run in
-   independently seeded blocks is split into groups of consecutive blocks so that no task
-   is much larger than ``1/TASKS_PER_WORKER`` of a worker's share; tasks are submitted largest
-   first (longest-processing-time order), a bounded number at a time;
+2. plans tasks for the rest: with several workers, points whose replicates run in
+   independently seeded blocks are split into groups of consecutive blocks, only as much as
+   balancing the workers requires (:func:`plan_tasks`); tasks are submitted largest first
+   (longest-processing-time order), a bounded number at a time;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
    is in, stores each point the moment it is complete, and
 4. combines the points in grid order, whatever order they finished in.
@@ -20,6 +20,7 @@ points stored, and the error is raised: a rerun computes only what is missing.
 
 from __future__ import annotations
 
+import heapq
 import math
 import sys
 import time
@@ -37,7 +38,8 @@ from workbench.experiments.base import Experiment, point_key
 from workbench.results import with_provenance
 from workbench.store import CorruptPoint, ResultStore, point_identity, store_key
 
-TASKS_PER_WORKER = 3
+BALANCE_TOLERANCE = 0.1
+SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
 IN_FLIGHT_PER_WORKER = 2
 STORE_ATTRS = ("store_key", "store_identity")
 
@@ -74,21 +76,45 @@ class SweepResult:
 
 
 def plan_tasks(costs: list[float], blocks: list[int], n_workers: int) -> list[Task]:
-    """Tasks for points with the given costs and block counts, largest first (module doc)."""
+    """Tasks for points with the given costs and block counts, largest first.
+
+    Splitting a point costs something (each task pays the engine's per-update overhead once,
+    and the point needs a finishing task), so points are split only as much as balance
+    requires: the coarsest of ever finer block groupings whose longest-processing-time
+    schedule on ``n_workers`` comes within ``BALANCE_TOLERANCE`` of a perfect share.
+    """
+    whole = [Task(i, None, cost) for i, cost in enumerate(costs)]
     if n_workers <= 1:
-        tasks = [Task(i, None, cost) for i, cost in enumerate(costs)]
-    else:
-        target = sum(costs) / (n_workers * TASKS_PER_WORKER)
-        tasks = []
-        for i, (cost, n_blocks) in enumerate(zip(costs, blocks, strict=True)):
-            group = max(1, math.ceil(target / (cost / n_blocks))) if cost > 0 else n_blocks
-            if n_blocks <= 1 or group >= n_blocks:
-                tasks.append(Task(i, None, cost))
-                continue
-            for start in range(0, n_blocks, group):
-                chunk = tuple(range(start, min(start + group, n_blocks)))
-                tasks.append(Task(i, chunk, cost * len(chunk) / n_blocks))
+        return sorted(whole, key=lambda task: -task.cost)
+    share = sum(costs) / n_workers
+    tasks = whole
+    for pieces_per_worker in SPLIT_LEVELS:
+        if _makespan(tasks, n_workers) <= (1 + BALANCE_TOLERANCE) * share:
+            break
+        tasks = _split(costs, blocks, share / pieces_per_worker)
     return sorted(tasks, key=lambda task: -task.cost)
+
+
+def _split(costs: list[float], blocks: list[int], target: float) -> list[Task]:
+    """Every point cut into groups of consecutive blocks costing about ``target`` or more."""
+    tasks = []
+    for i, (cost, n_blocks) in enumerate(zip(costs, blocks, strict=True)):
+        group = max(1, math.ceil(target / (cost / n_blocks))) if cost > 0 else n_blocks
+        if n_blocks <= 1 or group >= n_blocks:
+            tasks.append(Task(i, None, cost))
+            continue
+        for start in range(0, n_blocks, group):
+            chunk = tuple(range(start, min(start + group, n_blocks)))
+            tasks.append(Task(i, chunk, cost * len(chunk) / n_blocks))
+    return tasks
+
+
+def _makespan(tasks: list[Task], n_workers: int) -> float:
+    """Finishing time of the longest-processing-time-first schedule of ``tasks``."""
+    loads = [0.0] * n_workers
+    for task in sorted(tasks, key=lambda task: -task.cost):
+        heapq.heapreplace(loads, loads[0] + task.cost)
+    return max(loads)
 
 
 def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,

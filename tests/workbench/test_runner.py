@@ -95,16 +95,20 @@ def test_split_point_equals_whole_point(experiment, config):
     xr.testing.assert_identical(experiment.finish_point(config, point, SEED, merged), whole)
 
 
-def test_plan_splits_large_points_and_orders_largest_first():
+def test_plan_splits_points_only_as_much_as_balance_needs():
     assert plan_tasks([1.0, 5.0, 10.0], [4, 4, 4], 1) == [
         Task(2, None, 10.0), Task(1, None, 5.0), Task(0, None, 1.0)]
-    tasks = plan_tasks([1.0, 5.0, 10.0], [4, 4, 4], 2)  # target 16/6 per task
+    # whole points balance two workers well enough (27 vs 26): nothing is split
+    balanced = plan_tasks([1.0, 2.0, 5.0, 10.0, 15.0, 20.0], [4] * 6, 2)
+    assert all(task.blocks is None for task in balanced) and len(balanced) == 6
+    # 10 | 5 + 1 is 25 % off a perfect share of 8: the larger points split into blocks
+    tasks = plan_tasks([1.0, 5.0, 10.0], [4, 4, 4], 2)
     assert [t.cost for t in tasks] == sorted((t.cost for t in tasks), reverse=True)
-    by_point = {i: [t.blocks for t in tasks if t.point == i] for i in range(3)}
-    assert by_point[0] == [None]
-    assert sorted(by_point[2]) == [(0, 1), (2, 3)]  # 2.5 per block: two blocks a task
-    assert sorted(by_point[1]) == [(0, 1, 2), (3,)]  # 1.25 per block: three a task
+    by_point = {i: sorted(t.blocks for t in tasks if t.point == i) for i in range(1, 3)}
+    assert [t.blocks for t in tasks if t.point == 0] == [None]
+    assert by_point == {1: [(0, 1, 2), (3,)], 2: [(0, 1), (2, 3)]}
     assert plan_tasks([10.0], [1], 2) == [Task(0, None, 10.0)]  # a point that cannot split
+    assert sorted(t.blocks for t in plan_tasks([10.0], [4], 2)) == [(0, 1), (2, 3)]
 
 
 class FailsAt(StaleGaussian):
