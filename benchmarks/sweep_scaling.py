@@ -6,6 +6,11 @@ pooled runs are interleaved round by round; the speed-up is the median of the pe
 (this machine is shared and noisy). The pool is opened inside the timed region, as a user's
 ``workbench run`` would. Target on 2 cores: >= 1.7x.
 
+As a control, each round also times a pure-Python busy loop of about the serial sweep's length
+once in one process and twice side by side in two: the ratio is the parallelism the machine
+actually offered during the measurement (2.0 on two idle cores). When it is well below 2,
+other work shares the cores and the sweep's speed-up is bounded by it.
+
 Run: ``python benchmarks/sweep_scaling.py [--repeats 5] [--processes 2]``.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from workbench import experiments
 from workbench.executors import open_workers
@@ -27,6 +33,25 @@ def timed_sweep(experiment, config, processes: int) -> tuple[float, str]:
     return time.perf_counter() - start, result.describe()
 
 
+def spin(iterations: int) -> int:
+    total = 0
+    for i in range(iterations):
+        total += i
+    return total
+
+
+def available_parallelism(processes: int, iterations: int) -> float:
+    start = time.perf_counter()
+    spin(iterations)
+    alone = time.perf_counter() - start
+    with ProcessPoolExecutor(processes) as pool:
+        pool.submit(int).result()
+        start = time.perf_counter()
+        list(pool.map(spin, [iterations] * processes))
+        together = time.perf_counter() - start
+    return processes * alone / together
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -35,11 +60,12 @@ def main() -> None:
     args = parser.parse_args()
     experiment = experiments.get("stale-gaussian")
     config = experiment.configure(quick=args.quick)
-    rounds = []
+    rounds, control = [], []
     for _ in range(args.repeats):
         serial, _ = timed_sweep(experiment, config, 1)
         pooled, described = timed_sweep(experiment, config, args.processes)
         rounds.append((serial, pooled))
+        control.append(available_parallelism(args.processes, int(serial * 2e7)))
     speedup = statistics.median(s / p for s, p in rounds)
     print(f"stale-gaussian sweep ({'quick' if args.quick else 'default'} configuration; "
           f"{described}); medians of {args.repeats} interleaved rounds")
@@ -47,6 +73,8 @@ def main() -> None:
     print(f"  {args.processes} processes            "
           f"{statistics.median(p for _, p in rounds):8.2f} s")
     print(f"  speed-up               {speedup:8.2f} x               (target >= 1.7 on 2 cores)")
+    print(f"  control: parallelism the machine offered {statistics.median(control):.2f} x "
+          f"(busy loop in {args.processes} processes; {args.processes}.00 when idle)")
 
 
 if __name__ == "__main__":
