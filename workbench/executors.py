@@ -138,9 +138,13 @@ def open_workers(processes: int | None = None, scheduler: str | None = None,
     # fork (Linux) starts workers that already hold the imported modules; they are started
     # here, before the caller starts threads (progress bars, queues).
     context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=context)
+    try:
         pool.submit(int).result()
         yield Workers(pool, processes, "processes", f"a pool of {processes} processes")
+    finally:
+        # on an error or Ctrl-C, tasks not yet started are dropped rather than run
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager

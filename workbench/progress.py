@@ -78,5 +78,6 @@ class SweepBars:
         tqdm.write(message, file=sys.stderr)
 
     def close(self) -> None:
+        self.updates.refresh()  # the final count, before the bar is cleared
         self.updates.close()
         self.points.close()

@@ -59,6 +59,11 @@ def test_serial_pool_and_dask_cluster_give_identical_datasets(experiment, config
             sent = workers.executor.submit(_report_progress, sink, 4, 25).result()
             _wait_for(lambda: sum(received) == sent)
         assert sum(received) == sent == 100  # progress reaches the parent from a Dask worker
+        address = workers.client.scheduler.address
+        with open_workers(scheduler=address) as connected:  # --scheduler tcp://host:port
+            assert connected.kind == "dask" and connected.n_workers == 2
+            remote = run_sweep(experiment, config, SEED, workers=connected)
+    xr.testing.assert_identical(remote.dataset, serial.dataset)
     for result in (pooled, clustered):
         assert result.split  # the larger points ran as several block tasks, then merged
         assert result.tasks > 3
@@ -71,6 +76,20 @@ def test_progress_from_pool_workers_reaches_the_parent():
         sent = [workers.executor.submit(_report_progress, sink, r, 10) for r in (1, 2, 3)]
         total = sum(f.result() for f in sent)
     assert sum(received) == total == 60
+
+
+def test_update_bar_counts_every_replicate_update_from_pool_workers(
+        experiment, config, monkeypatch, capsys):
+    monkeypatch.setattr(progress, "wanted", lambda requested, stream=None: requested)
+    monkeypatch.setattr(progress, "LONG_POINT_WORK", 1)  # every point counts as long
+    with open_workers(processes=2) as workers:
+        run_sweep(experiment, config, SEED, workers=workers, show_progress=True)
+    err = capsys.readouterr().err
+    total = sum(experiment.work(config, p) for p in experiment.points(config))
+    assert total == 100 * (1 + 5 + 10) * 40
+    assert "3/3" in err  # the points bar
+    final = err.split("replicate-updates")[-1]
+    assert f"{total / 1000:.1f}k/{total / 1000:.1f}k" in final, final
 
 
 def test_progress_bars_only_on_a_terminal(capsys):
