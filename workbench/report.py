@@ -29,6 +29,7 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; co
 h1 { border-bottom: 2px solid #444; } h2 { margin-top: 2.5em; border-bottom: 1px solid #aaa; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+td:last-child { min-width: 24em; }
 th { background: #f0f0f0; } td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .holds { background: #e3f4e3; } .violated { background: #fbe0e0; }
 .inconclusive { background: #fdf3d6; } .error { background: #f4c7c7; }

@@ -42,6 +42,7 @@ BALANCE_TOLERANCE = 0.1
 SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
 IN_FLIGHT_PER_WORKER = 2
 STORE_ATTRS = ("store_key", "store_identity")
+FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
         def submit_more() -> None:
             while tasks and len(in_flight) < limit and error is None:
                 task = tasks.popleft()
-                if task.blocks == ():  # a finishing task
+                if task.blocks == FINISH:
                     raws = [partial[task.point][b] for b in sorted(partial[task.point])]
                     future = workers.executor.submit(_finish_task, experiment, config,
                                                      points[task.point], seed, raws)
@@ -226,14 +227,14 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
                     error = error or failure
                     continue
                 seconds[task.point] += elapsed
-                if task.blocks is None or task.blocks == ():
+                if task.blocks is None or task.blocks == FINISH:
                     complete(task.point, value)
                     continue
                 partial[task.point][task.blocks[0]] = value
                 outstanding[task.point] -= 1
                 if outstanding[task.point] == 0:
                     # finish as soon as the last block is in: the point is stored sooner
-                    tasks.appendleft(Task(task.point, (), 0.0))
+                    tasks.appendleft(Task(task.point, FINISH, 0.0))
             submit_more()
         if error is not None:
             raise error
