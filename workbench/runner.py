@@ -155,9 +155,10 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
     results: list[xr.Dataset | None] = [None] * n_points
     corrupt: dict[int, str] = {}
     if store is not None and not recompute:
+        entries = store.manifest()
         for i, key in enumerate(keys):
             try:
-                results[i] = store.load(key)
+                results[i] = store.load(key, entries.get(key))
             except CorruptPoint as error:
                 corrupt[i] = error.reason
                 moved = store.quarantine(key)

@@ -2,7 +2,7 @@
 
 Layout under a root directory (``<out>/store`` for the CLI)::
 
-    <root>/<experiment>/manifest.json          index of the valid points (JSON)
+    <root>/<experiment>/manifest.jsonl         index of the valid points (JSON lines)
     <root>/<experiment>/points/<key>.nc        one point's Dataset (netCDF via h5netcdf)
     <root>/<experiment>/points/<key>.nc.corrupt   the last file found corrupt under that key
 
@@ -23,10 +23,12 @@ its key. Anything else (missing manifest entry, truncated or altered file, unrea
 is reported and the point recomputed; a corrupt file is kept beside as ``.corrupt``.
 Nothing is ever unpickled: points are netCDF and the manifest is JSON.
 
-**Crash safety.** Files and the manifest are written to a temporary name and renamed. A point
-is written before the manifest names it, so a crash between the two leaves an unlisted file
-that is recomputed and replaced. One process writes a store at a time (the runner's parent
-process); the manifest is re-read before each update so entries written meanwhile survive.
+**Crash safety.** A point file is written to a temporary name and renamed, and only then is a
+line naming it appended to the manifest (one JSON object per line, the last line for a key
+wins, a removal is a line with ``"removed": true``); a crash between the two leaves an unlisted
+file that is recomputed and replaced, and a line cut short by a crash is ignored. Appending
+keeps the cost of recording a point independent of the sweep's size. The runner's parent
+process is the only writer.
 """
 
 from __future__ import annotations
@@ -94,26 +96,38 @@ class ResultStore:
 
     @property
     def manifest_path(self) -> Path:
-        return self.directory / "manifest.json"
+        return self.directory / "manifest.jsonl"
 
     def path(self, key: str) -> Path:
         return self.directory / "points" / f"{key}.nc"
 
-    def manifest(self) -> dict[str, Any]:
-        """The manifest; an unreadable one counts as empty (its points are recomputed)."""
+    def manifest(self) -> dict[str, dict[str, Any]]:
+        """The valid points' entries by key (an unreadable line counts as absent)."""
         try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (OSError, ValueError):
-            manifest = {}
-        if not isinstance(manifest.get("points"), dict):
-            manifest = {}
-        return {"experiment": self.experiment, "store_format": STORE_FORMAT,
-                "points": manifest.get("points", {})}
+            lines = self.manifest_path.read_text().splitlines()
+        except FileNotFoundError:
+            return {}
+        entries: dict[str, dict[str, Any]] = {}
+        for line in lines:
+            try:
+                record = json.loads(line)
+                key = record["key"]
+            except (ValueError, TypeError, KeyError):
+                continue  # a line cut short by a crash
+            if record.get("removed"):
+                entries.pop(key, None)
+            else:
+                entries[key] = record
+        return entries
 
-    def load(self, key: str) -> xr.Dataset | None:
-        """The stored point, ``None`` if there is none; raises :class:`CorruptPoint`."""
+    def load(self, key: str, entry: dict[str, Any] | None = None) -> xr.Dataset | None:
+        """The stored point, ``None`` if there is none; raises :class:`CorruptPoint`.
+
+        entry: the point's manifest entry if already read (:meth:`manifest`), else looked up.
+        """
         path = self.path(key)
-        entry = self.manifest()["points"].get(key)
+        if entry is None:
+            entry = self.manifest().get(key)
         if entry is None:
             if path.exists():
                 raise CorruptPoint(path, "file is not in the manifest (interrupted write?)")
@@ -140,7 +154,7 @@ class ResultStore:
     def quarantine(self, key: str) -> Path | None:
         """Move a corrupt file aside (``.corrupt``) and drop it from the manifest."""
         path = self.path(key)
-        self._update_manifest(key, None)
+        self._record({"key": key, "removed": True})
         if not path.exists():
             return None
         target = path.with_name(path.name + ".corrupt")
@@ -156,7 +170,8 @@ class ResultStore:
         dataset.attrs["store_key"] = key
         dataset.attrs["store_identity"] = canonical_json(identity)
         content = atomic_write(path, lambda name: dataset.to_netcdf(name, engine="h5netcdf"))
-        self._update_manifest(key, {
+        self._record({
+            "key": key,
             "file": str(path.relative_to(self.directory)),
             "point": identity["point"],
             "seed": identity["seed"],
@@ -164,18 +179,19 @@ class ResultStore:
             "bytes": len(content),
             "compute_seconds": round(float(seconds), 3),
             "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "identity": identity,
         })
         with xr.open_dataset(io.BytesIO(content), engine="h5netcdf") as stored:
             return stored.load()
 
-    def _update_manifest(self, key: str, entry: dict[str, Any] | None) -> None:
-        manifest = self.manifest()
-        if entry is None:
-            if manifest["points"].pop(key, None) is None:
-                return
-        else:
-            manifest["points"][key] = entry
-        text = json.dumps(manifest, indent=1, sort_keys=True).encode()
-        atomic_write(self.manifest_path, lambda name: Path(name).write_bytes(text))
-
+    def _record(self, record: dict[str, Any]) -> None:
+        """Append one manifest line (on a fresh line if a crash cut the last one short)."""
+        self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, sort_keys=True, ensure_ascii=True) + "\n"
+        with open(self.manifest_path, "a+b") as manifest:
+            if manifest.tell() > 0:
+                manifest.seek(-1, os.SEEK_END)
+                if manifest.read(1) != b"\n":
+                    line = "\n" + line
+            manifest.write(line.encode())
+            manifest.flush()
+            os.fsync(manifest.fileno())

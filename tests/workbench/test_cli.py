@@ -96,3 +96,25 @@ def test_executor_options_are_exclusive(capsys):
         main(["run", "stale-gaussian", "--processes", "2", "--dask-local", "2"])
     assert error.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, monkeypatch,
+                                                                     capsys):
+    from workbench import experiments
+    from workbench.experiments.base import Experiment
+
+    class Broken(Experiment):
+        name = "broken"
+        summary = "raises while listing its points"
+        sweep_dims = ("x",)
+
+        def points(self, config):
+            raise RuntimeError("no grid today")
+
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {"broken": Broken()})
+    assert main(["check", "--all", "--out", str(tmp_path), "--processes", "1"]) == 3
+    captured = capsys.readouterr()
+    assert ["broken", "(run failed)", "error"] == captured.out.splitlines()[2].split()
+    assert "no grid today" in captured.err and "exit status 3" in captured.out
+    assert main(["report", "--out", str(tmp_path), "--processes", "1"]) == 3
+    assert "no grid today" in (tmp_path / "report.html").read_text()

@@ -156,7 +156,7 @@ def test_killed_sweep_resumes_computing_only_the_missing_points(tmp_path, config
     with pytest.raises(RuntimeError, match="killed"):
         run_sweep(FailsAt(5), config, SEED, store=store)
     # largest first: τ = 10 was done and stored before τ = 5 died; τ = 1 never started
-    stored = [entry["point"] for entry in store.manifest()["points"].values()]
+    stored = [entry["point"] for entry in store.manifest().values()]
     assert stored == [{"staleness": 10}]
     counting = Counting()
     resumed = run_sweep(counting, config, SEED, store=store)
@@ -179,7 +179,7 @@ def _flip_a_byte(path):
 
 
 def _unlist(store, key):
-    store._update_manifest(key, None)
+    store._record({"key": key, "removed": True})
 
 
 @pytest.mark.parametrize("damage, reason", [
@@ -201,6 +201,7 @@ def test_damaged_stored_point_is_detected_reported_and_recomputed(
     assert "corrupt" in capsys.readouterr().err
     xr.testing.assert_identical(rerun.dataset, serial.dataset)
     assert store.load(key) is not None  # the recomputed point is valid again
+    assert len(store.manifest()) == 3
     if reason != "not in the manifest":
         assert store.path(key).with_name(f"{key}.nc.corrupt").exists()
 
@@ -221,11 +222,21 @@ def test_store_keys_follow_what_a_point_depends_on(tmp_path, experiment, config)
     run_sweep(counting, {**config, "staleness": [1, 5, 10, 15]}, SEED, store=store)
     assert counting.computed == [15]
     files = sorted(p.name for p in store.directory.rglob("*") if p.is_file())
-    assert files == sorted(["manifest.json"] + [f"{k}.nc" for k in
-                                                store.manifest()["points"]])
+    assert files == sorted(["manifest.jsonl"] + [f"{k}.nc" for k in store.manifest()])
 
 
 def test_serial_executor_delivers_errors_through_the_future():
     future = SerialExecutor().submit(int, "not a number")
     with pytest.raises(ValueError):
         future.result()
+
+
+def test_manifest_line_cut_short_by_a_crash_is_ignored(tmp_path, experiment, config):
+    store = ResultStore(tmp_path, "stale-gaussian")
+    run_sweep(experiment, config, SEED, store=store)
+    keys = sorted(store.manifest())
+    with open(store.manifest_path, "a") as manifest:
+        manifest.write('{"key": "cut-short", "sha')  # the crash
+    assert sorted(store.manifest()) == keys
+    store._record({"key": keys[0], "removed": True})  # the next line starts afresh
+    assert sorted(store.manifest()) == keys[1:]
