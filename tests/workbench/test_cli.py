@@ -114,7 +114,7 @@ def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, mo
     monkeypatch.setattr(experiments, "EXPERIMENTS", {"broken": Broken()})
     assert main(["check", "--all", "--out", str(tmp_path), "--processes", "1"]) == 3
     captured = capsys.readouterr()
-    assert ["broken", "(run failed)", "error"] == captured.out.splitlines()[2].split()
+    assert captured.out.splitlines()[2].split() == ["broken", "(run", "failed)", "error"]
     assert "no grid today" in captured.err and "exit status 3" in captured.out
     assert main(["report", "--out", str(tmp_path), "--processes", "1"]) == 3
     assert "no grid today" in (tmp_path / "report.html").read_text()
