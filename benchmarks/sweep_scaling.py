@@ -75,6 +75,9 @@ def main() -> None:
     print(f"  speed-up               {speedup:8.2f} x               (target >= 1.7 on 2 cores)")
     print(f"  control: parallelism the machine offered {statistics.median(control):.2f} x "
           f"(busy loop in {args.processes} processes; {args.processes}.00 when idle)")
+    share = statistics.median(s / p / c for (s, p), c in zip(rounds, control, strict=True))
+    print(f"  speed-up / offered     {share:8.2f}                 (1.00: the sweep used all the "
+          "parallelism on offer)")
 
 
 if __name__ == "__main__":
