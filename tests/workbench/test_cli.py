@@ -118,3 +118,15 @@ def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, mo
     assert "no grid today" in captured.err and "exit status 3" in captured.out
     assert main(["report", "--out", str(tmp_path), "--processes", "1"]) == 3
     assert "no grid today" in (tmp_path / "report.html").read_text()
+
+
+def test_run_resumes_from_the_store_unless_told_to_recompute(tmp_path, capsys):
+    argv = ["run", "stale-gaussian", "--out", str(tmp_path), "--processes", "1", *SMALL]
+    assert main(argv) == 0
+    assert "0 from the store, 2 computed" in capsys.readouterr().err
+    assert main(argv) == 0
+    assert "2 from the store, 0 computed" in capsys.readouterr().err
+    assert main([*argv, "--recompute"]) == 0
+    assert "0 from the store, 2 computed" in capsys.readouterr().err
+    manifest = (tmp_path / "store" / "stale-gaussian" / "manifest.jsonl").read_text()
+    assert len(manifest.splitlines()) == 4  # two points, each recorded twice
