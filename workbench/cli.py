@@ -1,5 +1,10 @@
-"""The ``workbench`` command line: list, show, run and check experiments; browse the bounds
-(``workbench bounds``, :mod:`workbench.cli_bounds`)."""
+"""The ``workbench`` command line: list, show, run, check and report experiments; browse the
+bounds (``workbench bounds``, :mod:`workbench.cli_bounds`).
+
+Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
+finding about the theory, not a failure of the run), 2 for invalid input, 3 when an
+experiment failed to run under ``check --all`` or ``report``.
+"""
 
 from __future__ import annotations
 
@@ -8,48 +13,77 @@ import json
 import sys
 from pathlib import Path
 
-from bounds.verdict import HOLDS, INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
 from simulators.validation import InvalidParameter
 from workbench import cli_bounds, experiments
 from workbench.config import parse_assignment, to_toml
-from workbench.results import write_netcdf
-from workbench.runner import run_experiment
+from workbench.executors import available_cores, open_workers
+from workbench.report import write_report
+from workbench.suite import run_all, run_one, verdict_counts, verdict_table
 
 DEFAULT_SEED = 2016
 DEFAULT_OUT = Path("results")
 
 
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="experiment name (see `workbench list`)")
+EXIT_VIOLATED, EXIT_INVALID, EXIT_FAILED = 1, 2, 3
+
+
+def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="the small, fast configuration")
-    parser.add_argument("--set", dest="assignments", action="append", default=[],
-                        metavar="KEY=VALUE", help="override a parameter (TOML value)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"directory for results and figures (default {DEFAULT_OUT}/)")
+                        help=f"directory for results, figures and the result store "
+                             f"<out>/store (default {DEFAULT_OUT}/)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help=f"root seed (default {DEFAULT_SEED})")
-    parser.add_argument("--processes", type=int, default=1,
-                        help="worker processes for the sweep points (default 1)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=int, default=None, metavar="N",
+                       help="run sweep points in a pool of N processes (default: the "
+                            f"number of cores, here {available_cores()}; 1 runs in this "
+                            "process)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run sweep points on the Dask cluster at ADDRESS "
+                            "(tcp://host:port)")
+    where.add_argument("--dask-local", type=int, metavar="N",
+                       help="start a Dask LocalCluster of N worker processes and run there")
+    parser.add_argument("--recompute", action="store_true",
+                        help="ignore points already in the result store and recompute them")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _add_set_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", dest="assignments", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a parameter (TOML value)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="Distributed and stale-gradient SG-MCMC: run experiments and check them "
-                    "against exact oracles and the papers' claims.")
+                    "against exact oracles and the papers' claims.",
+        epilog="Exit status: 0 no check violated; 1 some check violated (a finding, not an "
+               "error); 2 invalid input; 3 an experiment failed to run.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the experiments, one line each")
     show = sub.add_parser("show", help="an experiment's parameters and defaults, as TOML")
     show.add_argument("name")
     show.add_argument("--quick", action="store_true", help="show the quick configuration")
-    show.add_argument("--set", dest="assignments", action="append", default=[],
-                      metavar="KEY=VALUE")
+    _add_set_option(show)
     run = sub.add_parser("run", help="run an experiment; write its Dataset and figures")
-    _add_run_options(run)
-    check = sub.add_parser("check", help="run an experiment and print one verdict per check")
-    _add_run_options(check)
+    run.add_argument("name", help="experiment name (see `workbench list`)")
+    _add_sweep_options(run)
+    _add_set_option(run)
+    check = sub.add_parser("check", help="run an experiment (or --all) and print its verdicts")
+    check.add_argument("name", nargs="?", help="experiment name (see `workbench list`)")
+    check.add_argument("--all", action="store_true",
+                       help="every registered experiment, with a summary table of verdicts")
+    _add_sweep_options(check)
+    _add_set_option(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    report = sub.add_parser("report", help="run experiments and write a self-contained HTML "
+                                           "report (<out>/report.html)")
+    report.add_argument("names", nargs="*", metavar="name",
+                        help="experiments to include (default: all)")
+    _add_sweep_options(report)
     cli_bounds.add_parser(sub)
     return parser
 
@@ -60,17 +94,67 @@ def _configure(args) -> tuple[experiments.Experiment, dict]:
     return experiment, experiment.configure(overrides, quick=args.quick)
 
 
-def _run(args, stream) -> tuple[experiments.Experiment, object, list[Path]]:
+def _workers(args):
+    return open_workers(processes=args.processes, scheduler=args.scheduler,
+                        dask_local=args.dask_local)
+
+
+def _run(args, stream):
     experiment, config = _configure(args)
-    progress = not args.quiet and sys.stderr.isatty()
-    dataset = run_experiment(experiment, config, args.seed, processes=args.processes,
-                             progress=progress)
-    out = Path(args.out)
-    paths = [write_netcdf(dataset, out / f"{experiment.name}.nc")]
-    paths += experiment.figures(dataset, out)
-    for path in paths:
+    with _workers(args) as workers:
+        outcome = run_one(experiment, config, args.seed, args.out, workers,
+                          recompute=args.recompute, show_progress=not args.quiet,
+                          judge=args.command == "check")
+    print(f"{experiment.name}: {outcome.sweep.describe()}", file=sys.stderr)
+    for path in outcome.paths:
         print(f"wrote {path}", file=stream)
-    return experiment, dataset, paths
+    return outcome
+
+
+def _selected(names: list[str]) -> list[experiments.Experiment]:
+    return [experiments.get(n) for n in names] if names else list(experiments.EXPERIMENTS.values())
+
+
+def _run_all(args, names: list[str]):
+    with _workers(args) as workers:
+        return run_all(_selected(names), args.quick, args.seed, args.out, workers,
+                       recompute=args.recompute, show_progress=not args.quiet)
+
+
+def _check_all(args) -> int:
+    if args.name:
+        raise InvalidParameter("name", args.name, "must be left out with --all")
+    if args.assignments:
+        raise InvalidParameter("--set", args.assignments,
+                               "applies to one experiment; use it without --all")
+    outcomes = _run_all(args, [])
+    verdicts = [v for o in outcomes for v in o.verdicts]
+    if args.json:
+        print(json.dumps([{"experiment": o.experiment.name, **v.to_dict()}
+                          for o in outcomes for v in o.verdicts], indent=2, ensure_ascii=False))
+    else:
+        print(verdict_table(outcomes))
+    counts = verdict_counts(verdicts)
+    failed = [o.experiment.name for o in outcomes if o.error]
+    summary = (f"{len(outcomes)} experiment(s), {len(verdicts)} checks: {counts[HOLDS]} holds, "
+               f"{counts[VIOLATED]} violated, {counts[INCONCLUSIVE]} inconclusive")
+    if failed:
+        summary += f"; failed to run: {', '.join(failed)}"
+    status = EXIT_FAILED if failed else EXIT_VIOLATED if counts[VIOLATED] else 0
+    explanation = {0: "exit status 0",
+                   EXIT_VIOLATED: "exit status 1: some claims are violated by the runs (a "
+                                  "finding, not a failure of the run; see 'Why' above)",
+                   EXIT_FAILED: "exit status 3: an experiment failed to run"}[status]
+    print(f"{summary}; {explanation}", file=sys.stdout if not args.json else sys.stderr)
+    return status
+
+
+def _report(args) -> int:
+    outcomes = _run_all(args, args.names)
+    command = "workbench " + " ".join(sys.argv[1:]) if sys.argv[1:] else "workbench report"
+    path = write_report(outcomes, Path(args.out) / "report.html", command)
+    print(f"wrote {path}")
+    return EXIT_FAILED if any(o.error for o in outcomes) else 0
 
 
 def _format_verdict(v: Verdict) -> str:
@@ -88,7 +172,7 @@ def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
         print(_format_verdict(v))
         if v.verdict != HOLDS and v.detail:
             print(f"             {v.detail}")
-    counts = {name: sum(v.verdict == name for v in verdicts) for name in VERDICTS}
+    counts = verdict_counts(verdicts)
     print(f"{counts[HOLDS]} holds, {counts[VIOLATED]} violated, "
           f"{counts[INCONCLUSIVE]} inconclusive")
 
@@ -110,14 +194,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             _run(args, sys.stdout)
             return 0
+        if args.command == "report":
+            return _report(args)
+        if args.all:
+            return _check_all(args)
+        if not args.name:
+            raise InvalidParameter("name", None, "name an experiment or pass --all")
         # check: results and figures are written as by `run`; verdicts go to stdout.
-        experiment, dataset, _ = _run(args, sys.stderr)
-        verdicts = experiment.checks(dataset)
-        _print_verdicts(verdicts, args.json)
-        return 1 if any(v.verdict == VIOLATED for v in verdicts) else 0
+        outcome = _run(args, sys.stderr)
+        _print_verdicts(outcome.verdicts, args.json)
+        return EXIT_VIOLATED if any(v.verdict == VIOLATED for v in outcome.verdicts) else 0
     except InvalidParameter as error:
         print(f"workbench: error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_INVALID
 
 
 if __name__ == "__main__":

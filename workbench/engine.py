@@ -13,6 +13,12 @@ shard id and the shard's selection frequency (the schedule's ``shard_frequency``
 scaling and conducive gradients need (:mod:`workbench.shard_gradients`). Single-shard
 schedules with a plain estimator are replayed exactly as before.
 
+Windows: update l + i reads version l + i - τ_{l+i}, which is already known when update l
+starts if τ_{l+i} >= i. Such a run of updates (up to ``WINDOW_MAX``) has its gradients
+evaluated in one vectorised call, and a sampler with an ``advance`` method steps through it in
+one call too (SGLD: one running sum, bit-identical to stepping); with staleness τ that removes
+most of the per-update Python overhead.
+
 Randomness: replicates are split into fixed-size blocks; block b draws its Gaussian noise and
 its minibatches from the seed-tree streams ``(seed, "noise", b)`` and ``(seed, "minibatch", b)``,
 always in calls covering ``DRAW_STEPS`` updates. The sequence of calls on a stream is therefore
@@ -42,6 +48,7 @@ from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 
 _CHUNK_BUDGET = 1 << 22  # float64 elements per chunk array (32 MiB)
 DRAW_STEPS = 64  # every random-number call covers this many updates of one replicate block
+WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once
 
 
 def log_checkpoints(n_updates: int, count: int) -> np.ndarray:
@@ -151,7 +158,10 @@ def replay(
     same_slot = (read_slots == read_slots[:, :1]).all(axis=1).tolist()
     first_slot = read_slots[:, 0].tolist()  # Python ints: fast scalar access in the loop
     write_slot = ((steps + 1) % ring_size).tolist()
+    write_slots = (steps + 1) % ring_size
     server_index = np.arange(n_servers)
+    advance = _advance_of(sampler)
+    windows = _windows(staleness.min(axis=1), WINDOW_MAX if advance else 1)
 
     noise_rngs = [generator(seed, "noise", b) for b in blocks]
     batch_rngs = [generator(seed, "minibatch", b) for b in blocks]
@@ -173,24 +183,31 @@ def replay(
     with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, n_updates, chunk_size):
             length = min(chunk_size, n_updates - first)
-            noise = _draw(noise_rngs, block_sizes, length, lambda rng, shape, _:
-                          rng.standard_normal(shape + (n_servers, dim)))
-            if shards is None:
-                indices = _draw(batch_rngs, block_sizes, length, lambda rng, shape, _:
-                                draw_indices(rng, gradient.n_data, batch_size,
-                                             shape + (n_servers,), replacement))
-                minibatches = gradient.prepare(indices)
-            else:
-                indices = _draw(batch_rngs, block_sizes, length,
-                                lambda rng, shape, call, first=first:
-                                draw_indices(rng, shards.sizes_for(first, call), batch_size,
-                                             shape + (n_servers,), replacement))
-                minibatches = gradient.prepare(indices, *shards.chunk(first, length))
-            del indices
+            noise, minibatches = _draw(noise_rngs, batch_rngs, block_sizes, first, length,
+                                       n_servers, dim, gradient, batch_size, replacement,
+                                       shards)
             positions = np.empty((length,) + shape)
             step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
-            for j in range(length):
+            j = 0
+            while j < length:
                 update = first + j
+                width = min(windows[update], length - j)
+                if width > 1:
+                    # Every update of the window reads a version older than its start, so
+                    # their gradients are evaluated together and the sampler advances
+                    # through them in one call (bit-identical to stepping; see _windows).
+                    end = update + width
+                    slots = read_slots[update:end]
+                    if all(same_slot[update:end]):
+                        read = ring[slots[:, 0]]
+                    else:
+                        read = ring[slots, :, server_index].transpose(0, 2, 1, 3)
+                    state, window_positions, points = advance(
+                        state, gradient(read, minibatches[j:j + width]), noise[j:j + width])
+                    positions[j:j + width] = window_positions
+                    ring[write_slots[update:end]] = points
+                    j += width
+                    continue
                 if same_slot[update]:
                     read = ring[first_slot[update]]
                 else:
@@ -198,6 +215,7 @@ def replay(
                 state = step(state, gradient(read, minibatches[j]), noise[j])
                 positions[j] = position(state)
                 ring[write_slot[update]] = gradient_point(state)
+                j += 1
 
             _mark_divergence(positions, first, divergence_threshold, diverged_at)
             sample_counts = np.arange(first + 1, first + length + 1)
@@ -233,17 +251,86 @@ def replay(
     )
 
 
-def _draw(rngs, sizes, length: int, draw) -> np.ndarray:
-    """``length`` updates of random numbers for each block, in calls of DRAW_STEPS updates.
+def _draw(noise_rngs, batch_rngs, sizes, first: int, length: int, n_servers: int, dim: int,
+          gradient, batch_size: int, replacement: bool,
+          shards: _ShardDraws | None) -> tuple[np.ndarray, np.ndarray]:
+    """Noise and prepared minibatches for ``length`` updates of every block.
 
-    ``draw(rng, shape, call)`` makes call number ``call`` of the chunk (its updates start at
-    ``call * DRAW_STEPS``). Any surplus of the last call is discarded: the run is over.
+    Each block draws from its own streams in calls of DRAW_STEPS updates (any surplus of the
+    last call is discarded: the run is over). Minibatch indices are prepared call by call, so
+    only the prepared minibatches (not the indices) are assembled for the chunk; an estimator
+    whose prepared minibatches are not arrays gives them a ``concatenate(pieces, axis)``
+    classmethod. On sharded
+    schedules each call draws indices local to the shard of every update and server, and the
+    estimator is given those shards and their selection frequencies.
     """
-    calls = -(-length // DRAW_STEPS)
-    per_block = [np.concatenate([draw(rng, (DRAW_STEPS, size), call)
-                                 for call in range(calls)])[:length]
-                 for rng, size in zip(rngs, sizes, strict=True)]
-    return np.concatenate(per_block, axis=1)
+    noise = np.empty((length, sum(sizes), n_servers, dim))
+    minibatches = None
+    structured: list[list] = []  # per block, per call: minibatches that are not plain arrays
+    row = 0
+    for noise_rng, batch_rng, size in zip(noise_rngs, batch_rngs, sizes, strict=True):
+        rows = slice(row, row + size)
+        structured.append([])
+        for start in range(0, length, DRAW_STEPS):
+            stop = min(start + DRAW_STEPS, length)
+            draws = noise_rng.standard_normal((DRAW_STEPS, size, n_servers, dim))
+            noise[start:stop, rows] = draws[:stop - start]
+            if shards is None:
+                indices = draw_indices(batch_rng, gradient.n_data, batch_size,
+                                       (DRAW_STEPS, size, n_servers), replacement)
+                prepared = gradient.prepare(indices[:stop - start])
+            else:
+                indices = draw_indices(batch_rng, shards.sizes_for(first + start),
+                                       batch_size, (DRAW_STEPS, size, n_servers), replacement)
+                prepared = gradient.prepare(indices[:stop - start],
+                                            *shards.chunk(first + start, stop - start))
+            if not isinstance(prepared, np.ndarray):
+                structured[-1].append(prepared)
+                continue
+            if minibatches is None:
+                minibatches = np.empty((length, noise.shape[1]) + prepared.shape[2:],
+                                       prepared.dtype)
+            minibatches[start:stop, rows] = prepared
+        row += size
+    if minibatches is None:
+        # Structured minibatches (e.g. shard-aware ones) join themselves: calls along the
+        # update axis, then blocks along the replicate axis.
+        kind = type(structured[0][0])
+        minibatches = kind.concatenate([kind.concatenate(calls, axis=0)
+                                        for calls in structured], axis=1)
+    return noise, minibatches
+
+def _windows(least_staleness: np.ndarray, limit: int) -> list[int]:
+    """For each update l, how many updates from l on can be evaluated together.
+
+    Update l + i reads version l + i - τ_{l+i}; it is already known at the start of update l
+    when τ_{l+i} >= i (on every server). The window is the longest run with that property,
+    at most ``limit`` updates (1 when the sampler cannot advance several steps at once).
+    """
+    n = least_staleness.size
+    widths = np.ones(n, dtype=np.int64)
+    growing = np.ones(n, dtype=bool)
+    for offset in range(1, limit):
+        if offset >= n:
+            break
+        fits = np.zeros(n, dtype=bool)
+        fits[:n - offset] = least_staleness[offset:] >= offset
+        growing &= fits
+        if not growing.any():
+            break
+        widths += growing
+    return widths.tolist()
+
+
+def _advance_of(sampler):
+    """The sampler's ``advance`` if the class that defines its ``step`` also defines it.
+
+    A subclass that changes ``step`` but not ``advance`` is stepped one update at a time.
+    """
+    owner = next((c for c in type(sampler).__mro__ if "step" in c.__dict__), None)
+    if owner is None or "advance" not in owner.__dict__:
+        return None
+    return sampler.advance
 
 
 @dataclass(frozen=True)
@@ -278,9 +365,9 @@ class _ShardDraws:
         return cls(sizes, np.pad(shards, (pad, (0, 0)), mode="edge"),
                    np.pad(frequencies, (pad, (0, 0)), mode="edge"))
 
-    def sizes_for(self, first: int, call: int) -> np.ndarray:
-        """N_s for the updates of one draw call, shaped ``(DRAW_STEPS, 1, server)``."""
-        start = first + call * DRAW_STEPS
+    def sizes_for(self, start: int) -> np.ndarray:
+        """N_s for the updates of the draw call starting at update ``start``, shaped
+        ``(DRAW_STEPS, 1, server)``."""
         return self.sizes[self.shards[start:start + DRAW_STEPS, None, :]]
 
     def chunk(self, first: int, length: int) -> tuple[np.ndarray, np.ndarray]:

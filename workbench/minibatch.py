@@ -59,3 +59,33 @@ def draw_indices(rng: np.random.Generator, n_data, batch_size: int,
         taken = (chosen[..., :k] == candidate[..., None]).any(axis=-1)
         chosen[..., k] = np.where(taken, j, candidate)
     return chosen
+
+
+def batch_sum(columns: np.ndarray) -> np.ndarray:
+    """Sum over the first axis (``columns[k]``: the k-th member of every batch).
+
+    The additions are those ``np.sum(x, axis=-1)`` performs on a contiguous last axis
+    (numpy's pairwise summation: one running sum below 8 terms, 8 interleaved partial sums up
+    to 128, halves above), done column by column so that they are vectorised across batches.
+    For small batches this is several times faster than a reduction over a short last axis,
+    and the sums are bit-identical (tests compare with ``np.sum``).
+    """
+    n = columns.shape[0]
+    if n < 8:
+        total = columns[0].copy()
+        for k in range(1, n):
+            total += columns[k]
+        return total
+    if n <= 128:
+        partial = columns[:8].copy()
+        tail = n - n % 8
+        for start in range(8, tail, 8):
+            partial += columns[start:start + 8]
+        total = (partial[0] + partial[1]) + (partial[2] + partial[3])
+        total += (partial[4] + partial[5]) + (partial[6] + partial[7])
+        for k in range(tail, n):
+            total += columns[k]
+        return total
+    half = n // 2
+    half -= half % 8
+    return batch_sum(columns[:half]) + batch_sum(columns[half:])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -50,19 +51,32 @@ def config_of(dataset: xr.Dataset) -> dict:
     return tomllib.loads(dataset.attrs["config_toml"])
 
 
-def write_netcdf(dataset: xr.Dataset, path: Path) -> Path:
-    """Write atomically (temporary file in the same directory, then rename)."""
+def atomic_write(path: Path, write: Callable[[str], object]) -> bytes:
+    """Write through ``write(temporary_name)`` (same directory), rename onto ``path``.
+
+    Returns the bytes written. A crash leaves either the old file or the new one under
+    ``path``, never a partial one.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     try:
-        dataset.to_netcdf(temporary, engine="h5netcdf", invalid_netcdf=False)
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make results private to the writer
+        write(temporary)
+        content = Path(temporary).read_bytes()
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return path
+    return content
+
+
+def write_netcdf(dataset: xr.Dataset, path: Path) -> Path:
+    """Write atomically (temporary file in the same directory, then rename)."""
+    atomic_write(path, lambda name: dataset.to_netcdf(name, engine="h5netcdf",
+                                                      invalid_netcdf=False))
+    return Path(path)
 
 
 def read_netcdf(path: Path) -> xr.Dataset:

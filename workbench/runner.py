@@ -1,46 +1,257 @@
-"""Runs an experiment's sweep points and combines them into one Dataset.
+"""Runs an experiment's sweep points on any executor, through the result store.
 
-Each point is a pure function of (configuration, point, seed), so running the points in one
-process or in a pool of processes gives bit-identical results. Points are combined in grid
-order whatever order they finish in.
+Each point is a pure function of (configuration, point, seed) (see
+:mod:`workbench.experiments.base`), so where it runs cannot change it: one process, a process
+pool and a Dask cluster give identical Datasets. The runner
+
+1. looks every point up in the result store (:mod:`workbench.store`), if one is given; valid
+   points are loaded, corrupt ones reported, moved aside and recomputed;
+2. plans tasks for the rest: with several workers, points whose replicates run in
+   independently seeded blocks are split into groups of consecutive blocks, only as much as
+   balancing the workers requires (:func:`plan_tasks`); tasks are submitted largest first
+   (longest-processing-time order), a bounded number at a time;
+3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
+   is in, stores each point the moment it is complete, and
+4. combines the points in grid order, whatever order they finished in.
+
+If a task raises, no new task is started, the tasks already running are waited for and their
+points stored, and the error is raised: a rerun computes only what is missing.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import heapq
+import math
+import sys
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, field
 
 import xarray as xr
-from tqdm import tqdm
 
 from simulators import validation
-from workbench.experiments.base import Experiment
+from workbench import progress
+from workbench.executors import Workers, open_workers
+from workbench.experiments.base import Experiment, point_key
 from workbench.results import with_provenance
+from workbench.store import CorruptPoint, ResultStore, point_identity, store_key
+
+BALANCE_TOLERANCE = 0.1
+SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
+IN_FLIGHT_PER_WORKER = 2
+STORE_ATTRS = ("store_key", "store_identity")
+FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
 
 
-def _run_point(experiment: Experiment, config: dict, point: dict, seed: int) -> xr.Dataset:
-    return experiment.run_point(config, point, seed)
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: a whole point (``blocks`` None) or some of its replicate blocks."""
+
+    point: int
+    blocks: tuple[int, ...] | None
+    cost: float
+
+
+@dataclass
+class SweepResult:
+    """The combined Dataset and what the run did to get it."""
+
+    dataset: xr.Dataset
+    computed: list[dict] = field(default_factory=list)
+    loaded: list[dict] = field(default_factory=list)
+    recomputed: list[tuple[dict, str]] = field(default_factory=list)
+    tasks: int = 0
+    split: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
+        if self.recomputed:
+            parts.append(f"{len(self.recomputed)} of them recomputed after corruption")
+        if self.split:
+            parts.append(f"{len(self.split)} split into replicate blocks")
+        n = len(self.loaded) + len(self.computed)
+        return f"{n} points ({', '.join(parts)}; {self.tasks} tasks) in {self.seconds:.1f} s"
+
+
+def plan_tasks(costs: list[float], blocks: list[int], n_workers: int) -> list[Task]:
+    """Tasks for points with the given costs and block counts, largest first.
+
+    Splitting a point costs something (each task pays the engine's per-update overhead once,
+    and the point needs a finishing task), so points are split only as much as balance
+    requires: the coarsest of ever finer block groupings whose longest-processing-time
+    schedule on ``n_workers`` comes within ``BALANCE_TOLERANCE`` of a perfect share.
+    """
+    whole = [Task(i, None, cost) for i, cost in enumerate(costs)]
+    if n_workers <= 1:
+        return sorted(whole, key=lambda task: -task.cost)
+    share = sum(costs) / n_workers
+    tasks = whole
+    for pieces_per_worker in SPLIT_LEVELS:
+        if _makespan(tasks, n_workers) <= (1 + BALANCE_TOLERANCE) * share:
+            break
+        tasks = _split(costs, blocks, share / pieces_per_worker)
+    return sorted(tasks, key=lambda task: -task.cost)
+
+
+def _split(costs: list[float], blocks: list[int], target: float) -> list[Task]:
+    """Every point cut into groups of consecutive blocks costing about ``target`` or more."""
+    tasks = []
+    for i, (cost, n_blocks) in enumerate(zip(costs, blocks, strict=True)):
+        group = max(1, math.ceil(target / (cost / n_blocks))) if cost > 0 else n_blocks
+        if n_blocks <= 1 or group >= n_blocks:
+            tasks.append(Task(i, None, cost))
+            continue
+        for start in range(0, n_blocks, group):
+            chunk = tuple(range(start, min(start + group, n_blocks)))
+            tasks.append(Task(i, chunk, cost * len(chunk) / n_blocks))
+    return tasks
+
+
+def _makespan(tasks: list[Task], n_workers: int) -> float:
+    """Finishing time of the longest-processing-time-first schedule of ``tasks``."""
+    loads = [0.0] * n_workers
+    for task in sorted(tasks, key=lambda task: -task.cost):
+        heapq.heapreplace(loads, loads[0] + task.cost)
+    return max(loads)
+
+
+def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
+              blocks: tuple[int, ...] | None, sink) -> tuple[xr.Dataset, float]:
+    start = time.perf_counter()
+    with progress.reporting_to(sink):
+        if blocks is None:
+            result = experiment.run_point(config, point, seed)
+        else:
+            result = experiment.run_blocks(config, point, seed, list(blocks))
+    return result, time.perf_counter() - start
+
+
+def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
+                 raws: list[xr.Dataset]) -> tuple[xr.Dataset, float]:
+    start = time.perf_counter()
+    raw = experiment.merge_blocks(config, point, raws)
+    return experiment.finish_point(config, point, seed, raw), time.perf_counter() - start
+
+
+def run_sweep(experiment: Experiment, config: dict, seed: int, *,
+              workers: Workers | None = None, store: ResultStore | None = None,
+              recompute: bool = False, show_progress: bool = False) -> SweepResult:
+    """All sweep points of ``experiment`` under ``config`` and ``seed``, combined.
+
+    workers: an open executor (:func:`workbench.executors.open_workers`); default this process.
+    store: where points are looked up and saved; ``recompute`` ignores what it holds.
+    show_progress: draw bars (only on a terminal; see :mod:`workbench.progress`).
+    """
+    seed = validation.integer("seed", seed, minimum=0)
+    started = time.perf_counter()
+    points = experiment.points(config)
+    n_points = len(points)
+    identities = [point_identity(experiment, config, p, seed) for p in points]
+    keys = [store_key(identity) for identity in identities]
+    report = SweepResult(dataset=xr.Dataset())
+    results: list[xr.Dataset | None] = [None] * n_points
+    corrupt: dict[int, str] = {}
+    if store is not None and not recompute:
+        entries = store.manifest()
+        for i, key in enumerate(keys):
+            try:
+                results[i] = store.load(key, entries.get(key))
+            except CorruptPoint as error:
+                corrupt[i] = error.reason
+                moved = store.quarantine(key)
+                print(f"workbench: stored point {point_key(points[i])} of {experiment.name} is "
+                      f"corrupt ({error}); recomputing it"
+                      + (f" (the file is kept as {moved})" if moved else ""), file=sys.stderr)
+    report.loaded = [points[i] for i in range(n_points) if results[i] is not None]
+    todo = [i for i in range(n_points) if results[i] is None]
+    work = {i: experiment.work(config, points[i]) for i in todo}
+
+    with ExitStack() as stack:
+        if workers is None:
+            workers = stack.enter_context(open_workers(processes=1))
+        bars = progress.SweepBars(experiment.name, n_points, sum(work.values()),
+                                  max(work.values(), default=0),
+                                  progress.wanted(show_progress))
+        stack.callback(bars.close)
+        bars.points.update(len(report.loaded))
+        sink = stack.enter_context(workers.progress_sink(bars.add_updates)
+                                   if bars.tracks_updates else nullcontext(None))
+        blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
+        costs = [float(work[i]) or 1.0 for i in todo]
+        tasks = deque(Task(todo[t.point], t.blocks, t.cost)
+                      for t in plan_tasks(costs, blocks, workers.n_workers))
+        report.tasks = len(tasks)
+        report.split = [points[i] for i in sorted({t.point for t in tasks if t.blocks})]
+        outstanding = {i: sum(1 for t in tasks if t.point == i) for i in todo}
+        partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
+        seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
+        in_flight: dict = {}
+        error: BaseException | None = None
+        limit = max(1, workers.n_workers * IN_FLIGHT_PER_WORKER)
+        if workers.kind == "serial":
+            limit = 1
+
+        def submit_more() -> None:
+            while tasks and len(in_flight) < limit and error is None:
+                task = tasks.popleft()
+                if task.blocks == FINISH:
+                    raws = [partial[task.point][b] for b in sorted(partial[task.point])]
+                    future = workers.executor.submit(_finish_task, experiment, config,
+                                                     points[task.point], seed, raws)
+                else:
+                    future = workers.executor.submit(_run_task, experiment, config,
+                                                     points[task.point], seed, task.blocks, sink)
+                in_flight[future] = task
+
+        def complete(i: int, dataset: xr.Dataset) -> None:
+            if store is not None:
+                dataset = store.save(keys[i], identities[i], dataset, seconds[i])
+            results[i] = dataset
+            report.computed.append(points[i])
+            if i in corrupt:
+                report.recomputed.append((points[i], corrupt[i]))
+            bars.point_done(point_key(points[i]))
+
+        submit_more()
+        while in_flight:
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = in_flight.pop(future)
+                try:
+                    value, elapsed = future.result()
+                except CancelledError:
+                    continue
+                except Exception as failure:  # noqa: BLE001 - re-raised below
+                    error = error or failure
+                    continue
+                seconds[task.point] += elapsed
+                if task.blocks is None or task.blocks == FINISH:
+                    complete(task.point, value)
+                    continue
+                partial[task.point][task.blocks[0]] = value
+                outstanding[task.point] -= 1
+                if outstanding[task.point] == 0:
+                    # finish as soon as the last block is in: the point is stored sooner
+                    tasks.appendleft(Task(task.point, FINISH, 0.0))
+            submit_more()
+        if error is not None:
+            raise error
+
+    for dataset in results:
+        for name in STORE_ATTRS:
+            dataset.attrs.pop(name, None)
+    combined = experiment.combine(config, results)
+    report.dataset = with_provenance(combined, experiment.name, config, seed)
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def run_experiment(experiment: Experiment, config: dict, seed: int, processes: int = 1,
-                   progress: bool = False) -> xr.Dataset:
-    """All sweep points of ``experiment`` under ``config`` and ``seed``, combined."""
-    processes = validation.integer("processes", processes, minimum=1)
-    seed = validation.integer("seed", seed, minimum=0)
-    points = experiment.points(config)
-    bar = tqdm(total=len(points), desc=experiment.name, unit="point", disable=not progress)
-    results: list[xr.Dataset | None] = [None] * len(points)
-    if processes == 1:
-        for i, point in enumerate(points):
-            results[i] = _run_point(experiment, config, point, seed)
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=processes) as pool:
-            futures = {pool.submit(_run_point, experiment, config, point, seed): i
-                       for i, point in enumerate(points)}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                bar.update()
-    bar.close()
-    combined = experiment.combine(config, results)
-    return with_provenance(combined, experiment.name, config, seed)
-
+                   progress: bool = False, store: ResultStore | None = None) -> xr.Dataset:
+    """All sweep points of ``experiment``, combined; ``processes`` local processes."""
+    with open_workers(processes=processes) as workers:
+        return run_sweep(experiment, config, seed, workers=workers, store=store,
+                         show_progress=progress).dataset

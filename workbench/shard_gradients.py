@@ -49,6 +49,20 @@ class ShardBatches:
     def __getitem__(self, update: int) -> ShardBatch:
         return ShardBatch(self.shard[update], self.frequency[update], self.batch[update])
 
+    @classmethod
+    def concatenate(cls, pieces: list[ShardBatches], axis: int) -> ShardBatches:
+        """Join chunks along an update (0) or replicate (1) axis, as the engine assembles
+        its per-call draws. Shards and frequencies are shared by the replicates of a call
+        (their replicate axis has length 1), so along axis 1 they are kept, not joined."""
+        if len(pieces) == 1:
+            return pieces[0]
+        first = pieces[0]
+        if axis == 0:
+            return cls(*(np.concatenate([getattr(p, name) for p in pieces], axis=0)
+                         for name in cls.__slots__))
+        return cls(first.shard, first.frequency,
+                   np.concatenate([p.batch for p in pieces], axis=axis))
+
 
 class ShardScaled:
     """D-SGLD: -∇log p(θ) + (N_s/(N q_s))·(-N ḡ(θ; B_s)) (module docstring)."""

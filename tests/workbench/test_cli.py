@@ -7,6 +7,7 @@ import pytest
 
 from bounds import registry
 from workbench.cli import main
+from workbench.results import read_netcdf
 
 SMALL = ["--set", "staleness=[1, 5]", "--set", "base_iterations=100",
          "--set", "n_replicates=30", "--set", "n_checkpoints=5", "--set", "rate_staleness=[2]",
@@ -92,3 +93,94 @@ def test_bounds_show_json_and_unknown_names(capsys):
     assert any(r["holds"] and "P = 1" in r["claim"] for r in record["relations"])
     assert main(["bounds", "show", "no-such-bound"]) == 2
     assert "seed001-theorem-3-mse" in capsys.readouterr().err
+
+
+def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path, capsys,
+                                                                         monkeypatch):
+    from workbench import experiments
+
+    # the registry narrowed to stale-gaussian keeps this test about the command, not the suite
+    stale = experiments.get("stale-gaussian")
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {stale.name: stale})
+    n_points = len(stale.points(stale.configure(quick=True)))
+    status = main(["check", "--all", "--quick", "--processes", "2", "--out", str(tmp_path),
+                   "--quiet"])
+    out = capsys.readouterr().out
+    header = out.splitlines()[0].split()
+    assert header == ["experiment", "check", "verdict", "margin"]
+    rows = [line.split() for line in out.splitlines()[2:] if line.startswith("stale-gaussian")]
+    n_checks = len(stale.checks(read_netcdf(tmp_path / "stale-gaussian.nc")))
+    assert len(rows) == n_checks
+    assert {row[2] for row in rows} <= {"holds", "violated", "inconclusive"}
+    violated = any(row[2] == "violated" for row in rows)
+    assert status == (1 if violated else 0)
+    assert ("exit status 1" if violated else "exit status 0") in out.splitlines()[-1]
+
+    assert main(["report", "--quick", "--processes", "1", "--out", str(tmp_path),
+                 "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert f"{n_points} from the store, 0 computed" in captured.err  # nothing recomputed
+    page = (tmp_path / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 2  # both figures, embedded
+    assert "src=\"http" not in page and "<link" not in page  # self-contained
+    for row in rows:
+        assert f"<td>{row[1]}</td>" in page
+    assert "invariance/mse/theta_squared" in page and "Per sweep point" in page
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["check", "--all", "--set", "n_replicates=10"], "--set"),
+    (["check", "stale-gaussian", "--all"], "name"),
+    (["check"], "name"),
+    (["run", "stale-gaussian", "--processes", "0"], "processes"),
+])
+def test_bad_check_all_and_executor_options_are_refused(argv, field, capsys):
+    assert main(argv) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_executor_options_are_exclusive(capsys):
+    with pytest.raises(SystemExit) as error:
+        main(["run", "stale-gaussian", "--processes", "2", "--dask-local", "2"])
+    assert error.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, monkeypatch,
+                                                                     capsys):
+    from workbench import experiments
+    from workbench.experiments.base import Experiment
+
+    class Broken(Experiment):
+        name = "broken"
+        summary = "raises while listing its points"
+        sweep_dims = ("x",)
+
+        def points(self, config):
+            raise RuntimeError("no grid today")
+
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {"broken": Broken()})
+    assert main(["check", "--all", "--out", str(tmp_path), "--processes", "1"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[2].split() == ["broken", "(run", "failed)", "error"]
+    assert "no grid today" in captured.err and "exit status 3" in captured.out
+    assert main(["report", "--out", str(tmp_path), "--processes", "1"]) == 3
+    assert "no grid today" in (tmp_path / "report.html").read_text()
+
+
+def test_run_resumes_from_the_store_unless_told_to_recompute(tmp_path, capsys):
+    from workbench import experiments
+    from workbench.config import parse_assignment
+
+    stale = experiments.get("stale-gaussian")
+    overrides = dict(parse_assignment(a) for a in SMALL[1::2] if "=" in a)
+    n = len(stale.points(stale.configure(overrides)))
+    argv = ["run", "stale-gaussian", "--out", str(tmp_path), "--processes", "1", *SMALL]
+    assert main(argv) == 0
+    assert f"0 from the store, {n} computed" in capsys.readouterr().err
+    assert main(argv) == 0
+    assert f"{n} from the store, 0 computed" in capsys.readouterr().err
+    assert main([*argv, "--recompute"]) == 0
+    assert f"0 from the store, {n} computed" in capsys.readouterr().err
+    manifest = (tmp_path / "store" / "stale-gaussian" / "manifest.jsonl").read_text()
+    assert len(manifest.splitlines()) == 2 * n  # every point recorded twice

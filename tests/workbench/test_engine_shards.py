@@ -44,6 +44,23 @@ class Recorder:
         return np.zeros_like(position)
 
 
+def _reassemble(seen, n_updates: int, chunk_size: int, block_sizes) -> tuple[np.ndarray, ...]:
+    """Indices, shards and frequencies per update and replicate from the recorded prepare
+    calls, in the engine's order: chunk by chunk, in each chunk block by block, in each block
+    call by call (DRAW_STEPS updates each)."""
+    calls = iter(seen)
+    chunks = []
+    for first in range(0, n_updates, chunk_size):
+        length = min(chunk_size, n_updates - first)
+        blocks = []
+        for _ in block_sizes:
+            pieces = [next(calls) for _ in range(0, length, DRAW_STEPS)]
+            blocks.append(tuple(np.concatenate([p[k] for p in pieces]) for k in range(3)))
+        chunks.append((np.concatenate([b[0] for b in blocks], axis=1), blocks[0][1],
+                       blocks[0][2]))
+    return tuple(np.concatenate([c[k] for c in chunks]) for k in range(3))
+
+
 @pytest.mark.parametrize("replacement, batch_size", [(True, 5), (False, 2), (False, 6)])
 def test_each_update_draws_from_the_shard_the_schedule_names(replacement, batch_size):
     n_updates = 3 * DRAW_STEPS + 10
@@ -52,9 +69,9 @@ def test_each_update_draws_from_the_shard_the_schedule_names(replacement, batch_
     replay(schedule, SGLD(0.01), recorder, n_updates=n_updates, n_replicates=9,
            initial_position=0.0, seed=1, batch_size=batch_size, replacement=replacement,
            replicate_block=4, chunk_size=2 * DRAW_STEPS)
-    indices = np.concatenate([seen[0] for seen in recorder.seen])
-    shards = np.concatenate([seen[1] for seen in recorder.seen])[:, 0, :]
-    frequencies = np.concatenate([seen[2] for seen in recorder.seen])[:, 0, :]
+    indices, shards, frequencies = _reassemble(recorder.seen, n_updates, 2 * DRAW_STEPS,
+                                               (4, 4, 1))
+    shards, frequencies = shards[:, 0, :], frequencies[:, 0, :]
     np.testing.assert_array_equal(shards, schedule.update_shards(n_updates))
     np.testing.assert_array_equal(frequencies, schedule.update_column("shard_frequency"))
     sizes = np.asarray(SIZES)[shards][:, None, :, None]
@@ -69,15 +86,17 @@ def test_sharded_results_do_not_depend_on_chunking_or_on_the_other_blocks():
     n_updates = 300
     schedule = _sharded(n_updates)
 
-    def run(**kwargs):
+    def run(chunk_size, blocks=None):
         recorder = Recorder()
         replay(schedule, SGLD(0.01), recorder, n_updates=n_updates, n_replicates=10,
-               initial_position=0.0, seed=4, batch_size=3, replicate_block=5, **kwargs)
-        return np.concatenate([seen[0] for seen in recorder.seen])
+               initial_position=0.0, seed=4, batch_size=3, replicate_block=5,
+               chunk_size=chunk_size, blocks=blocks)
+        sizes = (5, 5) if blocks is None else (5,) * len(blocks)
+        return _reassemble(recorder.seen, n_updates, chunk_size, sizes)[0]
 
-    whole = run()
-    np.testing.assert_array_equal(run(chunk_size=DRAW_STEPS), whole)
-    np.testing.assert_array_equal(run(blocks=[1]), whole[:, 5:])
+    whole = run(4 * DRAW_STEPS)
+    np.testing.assert_array_equal(run(DRAW_STEPS), whole)
+    np.testing.assert_array_equal(run(3 * DRAW_STEPS, blocks=[1]), whole[:, 5:])
 
 
 @pytest.mark.parametrize("sizes", [(40,), (5, 17, 100)])

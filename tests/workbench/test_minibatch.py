@@ -34,3 +34,30 @@ def test_batch_larger_than_data_without_replacement_is_refused():
         check_batch(10, 11, replacement=False)
     with pytest.raises(InvalidParameter, match="batch_size"):
         check_batch(10, 0, replacement=True)
+
+
+@pytest.mark.parametrize("batch_size", [*range(1, 20), 31, 64, 100, 128, 129, 200, 300])
+def test_batch_sum_adds_exactly_as_numpy_sum_does(batch_size):
+    """The engine's column-wise batch sum is bit-identical to np.sum over a contiguous axis."""
+    from workbench.minibatch import batch_sum
+
+    rng = np.random.default_rng(batch_size)
+    values = rng.standard_normal((3, 17, batch_size)) * 10.0 ** rng.uniform(-4, 4, (3, 17,
+                                                                                     batch_size))
+    expected = values.sum(axis=-1)
+    np.testing.assert_array_equal(batch_sum(np.moveaxis(values, -1, 0)), expected)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 10])
+@pytest.mark.parametrize("batch_size", [1, 10, 100])
+def test_gaussian_minibatch_means_are_numpy_means_bit_for_bit(dim, batch_size):
+    from simulators.seeding import generator
+    from workbench.models.gaussian import GaussianMeanModel
+
+    model = GaussianMeanModel.generate(generator(5, "data"), 1000, dim, 0.3)
+    indices = np.random.default_rng(dim).integers(0, 1000, (7, 5, 2, batch_size))
+    prepared = model.minibatch_gradient().prepare(indices)
+    batch_mean = model.data.take(indices, axis=0).sum(axis=-2) / batch_size
+    expected = (model.prior_mean / model.prior_scale**2
+                + model.n_data / model.noise_scale**2 * batch_mean)
+    np.testing.assert_array_equal(prepared, expected)

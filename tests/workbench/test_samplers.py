@@ -78,3 +78,18 @@ def test_unknown_sampler_and_integrator_are_refused():
         SGHMC(0.1, 1.0, "leapfrog")
     with pytest.raises(InvalidParameter, match="friction"):
         SGHMC(0.1, 0.0)
+
+
+def test_sgld_advance_is_bit_identical_to_repeated_steps():
+    rng = np.random.default_rng(3)
+    sampler = SGLD(0.0137)
+    gradients = rng.standard_normal((9, 5, 2, 3)) * 40
+    noise = rng.standard_normal((9, 5, 2, 3))
+    start = sampler.init(rng.standard_normal((5, 2, 3)))
+    state, positions, points = sampler.advance(start, gradients, noise)
+    stepped = start
+    for j in range(9):
+        stepped = sampler.step(stepped, gradients[j], noise[j])
+        np.testing.assert_array_equal(positions[j], stepped.position)
+    np.testing.assert_array_equal(state.position, stepped.position)
+    np.testing.assert_array_equal(points, positions)

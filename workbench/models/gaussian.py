@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
-from workbench.minibatch import check_batch
+from workbench.minibatch import batch_sum, check_batch
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,11 +141,18 @@ class GaussianMeanGradient:
         self._data_scale = model.n_data / model.noise_scale**2
 
     def prepare(self, indices: np.ndarray) -> np.ndarray:
-        if self.dim == 1:  # contiguous reduction over the batch axis
-            batch_sum = self._flat.take(indices).sum(axis=-1)[..., None]
+        # Batch members become leading columns, so the sums are vectorised across batches;
+        # the additions are those of np.sum over the batch axis (pairwise for d = 1, where
+        # it is the contiguous last axis; in sequence for d > 1), so results are unchanged.
+        members = np.moveaxis(indices, -1, 0)
+        if self.dim == 1:
+            batch_total = batch_sum(self._flat.take(members))[..., None]
         else:
-            batch_sum = self.model.data.take(indices, axis=0).sum(axis=-2)
-        return self._prior_term + self._data_scale * (batch_sum / indices.shape[-1])
+            columns = self.model.data.take(members, axis=0)
+            batch_total = columns[0].copy()
+            for column in columns[1:]:
+                batch_total += column
+        return self._prior_term + self._data_scale * (batch_total / indices.shape[-1])
 
     def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
         return self._precision * position - minibatch

@@ -16,6 +16,10 @@ class Sampler(Protocol):
     - ``step(state, gradient, noise)``: the next state, given ∇Ũ evaluated at some (possibly
       stale) gradient point and a standard-normal array shaped like the position.
     - ``position(state)``: θ, the coordinates test functions see.
+    - optionally ``advance(state, gradients, noise) -> (state, positions, gradient_points)``:
+      several steps at once given the gradient of each (a leading axis over steps), for
+      updates whose stale reads are all known beforehand. It must be bit-identical to
+      repeated ``step``; the engine uses it only when the class defining ``step`` defines it.
     """
 
     name: str

@@ -40,5 +40,24 @@ class SGLD:
     def step(self, state: SGLDState, gradient: np.ndarray, noise: np.ndarray) -> SGLDState:
         return SGLDState(state.position - self.step_size * gradient + self._noise_scale * noise)
 
+    def advance(self, state: SGLDState, gradients: np.ndarray,
+                noise: np.ndarray) -> tuple[SGLDState, np.ndarray, np.ndarray]:
+        """``len(gradients)`` steps at once, bit-identical to as many calls of :meth:`step`.
+
+        ``step`` computes (θ - h∇) + sξ: two additions per update, in that order. Writing
+        θ, -h∇_0, sξ_0, -h∇_1, sξ_1, ... one after the other and taking the running sum
+        (``cumsum`` along the first axis adds strictly in sequence) performs exactly those
+        additions, since θ - x and θ + (-x) round alike and (-h)·∇ is -(h·∇). Returns the
+        final state, and the positions and gradient points after each step.
+        """
+        steps = gradients.shape[0]
+        terms = np.empty((2 * steps + 1,) + state.position.shape)
+        terms[0] = state.position
+        np.multiply(gradients, -self.step_size, out=terms[1::2])
+        np.multiply(noise, self._noise_scale, out=terms[2::2])
+        np.cumsum(terms, axis=0, out=terms)
+        positions = terms[2::2]
+        return SGLDState(positions[-1].copy()), positions, positions
+
     def describe(self) -> dict[str, float | str]:
         return {"sampler": self.name, "step_size": self.step_size}

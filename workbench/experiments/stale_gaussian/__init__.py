@@ -17,19 +17,21 @@ import xarray as xr
 
 from simulators import validation
 from workbench.config import Parameter
+from workbench.engine import replicate_blocks
 from workbench.experiments.base import Experiment
 from workbench.experiments.stale_gaussian import bound_design
 from workbench.experiments.stale_gaussian.bound_checks import SPLITS, bound_checks
 from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
 from workbench.experiments.stale_gaussian.checks import stale_gaussian_checks
 from workbench.experiments.stale_gaussian.figures import figure_mse
-from workbench.experiments.stale_gaussian.point import run_point
+from workbench.experiments.stale_gaussian.point import finish_point, run_blocks, step_size
 from workbench.experiments.validators import at_least_one as _at_least_one
 from workbench.experiments.validators import at_least_two as _at_least_two
 from workbench.experiments.validators import finite as _finite
 from workbench.experiments.validators import non_negative_int as _non_negative_int
 from workbench.experiments.validators import positive as _positive
 from workbench.experiments.validators import rate as _rate
+from workbench.results import config_of
 from workbench.samplers import SAMPLER_NAMES
 from workbench.test_functions import BUILTIN
 
@@ -92,6 +94,8 @@ PARAMETERS = (
               "a replicate whose |θ| exceeds this is marked diverged and left out", _positive),
     Parameter("n_draws", 0, "equally spaced draws kept per replicate (0: none)",
               _non_negative_int),
+    Parameter("bound_designs", True,
+              "also run the rate design and the envelope grid below (Theorems 3 and 4)"),
     Parameter("rate_staleness", [2, 8],
               "rate design: fixed staleness values τ, each run at Theorem 3's optimal step",
               _grid(1, True, 1)),
@@ -125,12 +129,29 @@ class StaleGaussian(Experiment):
     sweep_dims = ("staleness",)
 
     def points(self, config):
-        return [{"staleness": tau} for tau in config["staleness"]] + bound_design.points(config)
+        seed_design = [{"staleness": tau} for tau in config["staleness"]]
+        return seed_design + (bound_design.points(config) if config["bound_designs"] else [])
+
+    def work(self, config, point):
+        if bound_design.is_design_point(point):
+            return 0
+        return step_size(config, point["staleness"])[0] * config["n_replicates"]
+
+    def replicate_blocks(self, config, point):
+        if bound_design.is_design_point(point):
+            return 1  # a bound-design point runs whole (bound_design.run)
+        return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
 
     def run_point(self, config, point, seed):
         if bound_design.is_design_point(point):
             return bound_design.run(self.name, config, point, seed)
-        return run_point(self.name, config, point, seed)
+        return super().run_point(config, point, seed)
+
+    def run_blocks(self, config, point, seed, blocks):
+        return run_blocks(self.name, config, point, seed, blocks)
+
+    def finish_point(self, config, point, seed, raw):
+        return finish_point(self.name, config, point, seed, raw)
 
     def combine(self, config, datasets):
         seed_design = [d for d in datasets if "staleness" in d.dims]
@@ -139,8 +160,12 @@ class StaleGaussian(Experiment):
         return xr.merge([combined, bound_design.combine(others)], combine_attrs="override")
 
     def checks(self, dataset):
+        if not config_of(dataset)["bound_designs"]:
+            return stale_gaussian_checks(dataset)
         return [*stale_gaussian_checks(dataset), *bound_checks(dataset)]
 
     def figures(self, dataset, out_dir):
-        return [figure_mse(dataset, out_dir / f"{self.name}.png"),
-                figure_bounds(dataset, out_dir / f"{self.name}-bounds.png")]
+        figures = [figure_mse(dataset, out_dir / f"{self.name}.png")]
+        if config_of(dataset)["bound_designs"]:
+            figures.append(figure_bounds(dataset, out_dir / f"{self.name}-bounds.png"))
+        return figures

@@ -1,13 +1,21 @@
-"""One sweep point of ``stale-gaussian``: one staleness τ, all replicates, and its oracle."""
+"""One sweep point of ``stale-gaussian``: one staleness τ, its replicates, and its oracle.
+
+A point splits into replicate blocks (``run_blocks``, seeded per block by the engine) and a
+finishing step over all of them (``finish_point``: masking of diverged replicates, summaries,
+the exact oracle); see :mod:`workbench.experiments.base`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
 
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
-from workbench.engine import log_checkpoints, replay
+from workbench import progress
+from workbench.engine import log_checkpoints, replay, replicate_blocks
 from workbench.estimators import summarize
 from workbench.experiments.base import point_key
 from workbench.models.gaussian import GaussianMeanModel
@@ -45,40 +53,91 @@ def staleness_probabilities(config: dict, staleness: int) -> np.ndarray | None:
     return None
 
 
-def run_point(experiment: str, config: dict, point: dict, seed,
-              design: tuple[int, float, np.ndarray] | None = None) -> xr.Dataset:
-    """One staleness τ over all replicates, with its exact oracle.
+Design = tuple[int, float, np.ndarray]  # (L, h, checkpoints)
 
-    design: (L, h, checkpoints) for points of the bound designs; by default the seed's
-    L = L0·τ, h = C τ^(-2/3) L^(-1/3) with log-spaced checkpoints.
-    """
+
+def point_design(config: dict, point: dict, design: Design | None) -> Design:
+    """(L, h, checkpoints) of a point: the seed's L = L0·τ, h = C τ^(-2/3) L^(-1/3) with
+    log-spaced checkpoints, unless a bound design (:mod:`.bound_design`) gives its own."""
+    if design is not None:
+        return design
+    n_iterations, h = step_size(config, int(point["staleness"]))
+    return n_iterations, h, log_checkpoints(n_iterations, config["n_checkpoints"])
+
+
+def _schedule(experiment: str, config: dict, point: dict, seed, n_iterations: int):
+    """The staleness schedule of a point: L updates, constant or i.i.d. uniform."""
     tau = int(point["staleness"])
-    seed_point = derive(seed, experiment, point_key(point))
-    model = make_model(experiment, config, seed)
-    if design is None:
-        n_iterations, h = step_size(config, tau)
-        checkpoints = log_checkpoints(n_iterations, config["n_checkpoints"])
-    else:
-        n_iterations, h, checkpoints = design
     probabilities = staleness_probabilities(config, tau)
     if probabilities is None:
-        schedule = constant_staleness(n_iterations, tau)
-    else:
-        schedule = iid_staleness(n_iterations, probabilities, derive(seed_point, "schedule"))
+        return constant_staleness(n_iterations, tau)
+    seed_point = derive(seed, experiment, point_key(point))
+    return iid_staleness(n_iterations, probabilities, derive(seed_point, "schedule"))
+
+
+def run_point(experiment: str, config: dict, point: dict, seed,
+              design: Design | None = None) -> xr.Dataset:
+    """All replicate blocks of a point, finished (what the runner does for an unsplit point);
+    the bound designs call it with their own ``design``."""
+    blocks = range(len(replicate_blocks(config["n_replicates"], config["replicate_block"])))
+    raw = run_blocks(experiment, config, point, seed, blocks, design)
+    return finish_point(experiment, config, point, seed, raw, design)
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequence[int],
+               design: Design | None = None) -> xr.Dataset:
+    """Raw results of some replicate blocks: φ̂ per replicate, divergence, thinned draws.
+
+    Dims ``(test_function, checkpoint, replicate, component)`` for ``estimate`` (diverged
+    replicates not yet masked), ``replicate`` for ``diverged_at``; ``draws`` is
+    ``(replicate, draw, component)``. The ``replicate`` coordinate holds global indices.
+    """
+    seed_point = derive(seed, experiment, point_key(point))
+    model = make_model(experiment, config, seed)
+    n_iterations, h, checkpoints = point_design(config, point, design)
+    schedule = _schedule(experiment, config, point, seed, n_iterations)
     sampler = make_sampler(config["sampler"], h, config["friction"])
     n_draws = min(config["n_draws"], n_iterations)
-    dim = model.dim
+    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
     run = replay(
         schedule, sampler, model.minibatch_gradient(),
         n_updates=n_iterations, n_replicates=config["n_replicates"],
-        initial_position=np.full(dim, config["initial_position"]),
+        initial_position=np.full(model.dim, config["initial_position"]),
         seed=derive(seed_point, "engine"), batch_size=config["batch_size"],
         replacement=config["replacement"], test_functions=TEST_FUNCTIONS,
         checkpoints=checkpoints, thin=n_iterations // n_draws if n_draws else 0,
-        replicate_block=config["replicate_block"],
+        replicate_block=config["replicate_block"], blocks=blocks,
         divergence_threshold=config["divergence_threshold"],
+        progress=progress.reporter(replicates.size),
     )
+    names = [f.name for f in TEST_FUNCTIONS]
+    data = {
+        "estimate": (("test_function", "checkpoint", "replicate", "component"),
+                     np.stack([run.averages[n][:, :, 0, :] for n in names])),
+        "diverged_at": ("replicate", run.diverged_at[:, 0]),
+    }
+    if run.draws is not None:
+        data["draws"] = (("replicate", "draw", "component"), run.draws[:, 0, :n_draws])
+        data["draw_iterations"] = ("draw", run.draw_iterations[:n_draws])
+    return xr.Dataset(data, coords={"test_function": names, "replicate": replicates})
 
+
+def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
+                 design: Design | None = None) -> xr.Dataset:
+    """The point's Dataset: summaries over all replicates of ``raw``, the exact oracle."""
+    tau = int(point["staleness"])
+    model = make_model(experiment, config, seed)
+    n_iterations, h, checkpoints = point_design(config, point, design)
+    probabilities = staleness_probabilities(config, tau)
+    schedule = _schedule(experiment, config, point, seed, n_iterations)
+    sampler = make_sampler(config["sampler"], h, config["friction"])
+    n_draws = min(config["n_draws"], n_iterations)
+    dim = model.dim
+    if raw.sizes["replicate"] != config["n_replicates"]:
+        raise ValueError(f"raw results hold {raw.sizes['replicate']} replicates, "
+                         f"expected {config['n_replicates']}")
+    diverged_at = raw["diverged_at"].values
     mu = model.posterior_mean
     s2 = model.posterior_variance
     truth = np.stack([mu, mu**2 + s2])  # φ̄ for θ and θ²
@@ -103,13 +162,13 @@ def run_point(experiment: str, config: dict, point: dict, seed,
         "component": np.arange(dim),
     }
     estimate = xr.DataArray(
-        np.stack([run.averages[n][:, :, 0, :] for n in names])[None],
+        raw["estimate"].values[None],
         dims=("staleness", "test_function", "checkpoint", "replicate", "component"),
         coords=coords, name="estimate")
     coords["error_source"] = list(ERROR_SOURCES)
     # A replicate that diverged is excluded from every estimate (n_valid counts the others);
     # diverged_at below records when it happened.
-    estimate = estimate.where(xr.DataArray(run.diverged_at[:, 0] < 0, dims="replicate"))
+    estimate = estimate.where(xr.DataArray(diverged_at < 0, dims="replicate"))
     posterior_value = xr.DataArray(
         truth, dims=("test_function", "component"),
         coords={"test_function": names, "component": coords["component"]})
@@ -135,12 +194,12 @@ def run_point(experiment: str, config: dict, point: dict, seed,
         "step_size": ("staleness", [h]),
         "mean_staleness": ("staleness", [float(realised.mean())]),
         "stable": ("staleness", [bool(np.all(np.isfinite(stationary)))]),
-        "diverged_at": (("staleness", "replicate"), run.diverged_at[None, :, 0]),
+        "diverged_at": (("staleness", "replicate"), diverged_at[None]),
     })
-    if run.draws is not None:
+    if n_draws:
         data["draws"] = (("staleness", "chain", "draw", "component"),
-                         run.draws[None, :, 0, :n_draws])
-        data["draw_iterations"] = (("staleness", "draw"), run.draw_iterations[None, :n_draws])
+                         raw["draws"].values[None])
+        data["draw_iterations"] = (("staleness", "draw"), raw["draw_iterations"].values[None])
     dataset = xr.Dataset(data, coords=coords)
     dataset["exact_bias"] = dataset["exact_mean"] - dataset["posterior_value"]
     dataset["exact_mse"] = dataset["exact_bias"] ** 2 + dataset["exact_variance"]

@@ -1,0 +1,173 @@
+"""Where sweep tasks run: any ``concurrent.futures.Executor``, with a progress sink to match.
+
+- one process (``--processes 1``): :class:`SerialExecutor` runs each task when submitted;
+- a process pool (``--processes N``, the default with N = the usable cores):
+  ``concurrent.futures.ProcessPoolExecutor``;
+- a Dask distributed cluster: ``--scheduler tcp://host:port`` connects to a running scheduler,
+  ``--dask-local N`` starts a ``LocalCluster`` of N single-threaded worker processes on this
+  machine. Tasks go through ``Client.get_executor()``, distributed's concurrent.futures
+  interface, so the runner is the same code for all three. Workers of a remote cluster need
+  this package installed (same version: it is part of every stored point's key).
+
+Each kind also provides a progress *sink* (see :mod:`workbench.progress`): a picklable callable
+that tasks call with replicate-update counts and that lands in the parent's bar — directly in
+one process, through a ``multiprocessing.Manager`` queue from a pool, through distributed's
+event topics (``log_event``/``subscribe_topic``) from a cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from simulators import validation
+
+
+def available_cores() -> int:
+    """Cores this process may run on (the default pool size)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class SerialExecutor(Executor):
+    """Runs each task in the calling process at ``submit``; futures come back completed."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        try:
+            result = fn(*args, **kwargs)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # noqa: BLE001 - delivered through the future
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+        return future
+
+
+@dataclass
+class Workers:
+    """An open executor, how many tasks it runs at once, and how progress gets back."""
+
+    executor: Executor
+    n_workers: int
+    kind: str  # "serial", "processes" or "dask"
+    description: str
+    client: object | None = None
+
+    @contextmanager
+    def progress_sink(self, add: Callable[[int], None]) -> Iterator[Callable[[int], None]]:
+        """A sink for tasks whose counts reach ``add`` in this process."""
+        if self.kind == "serial":
+            yield add
+        elif self.kind == "processes":
+            with multiprocessing.Manager() as manager:
+                queue = manager.Queue()
+                drain = threading.Thread(target=_drain, args=(queue, add), daemon=True)
+                drain.start()
+                try:
+                    yield QueueSink(queue)
+                finally:
+                    queue.put(None)
+                    drain.join()
+        else:
+            topic = f"workbench-progress-{uuid.uuid4().hex}"
+            self.client.subscribe_topic(topic, lambda event: add(int(event[1])))
+            try:
+                yield DaskSink(topic)
+            finally:
+                self.client.unsubscribe_topic(topic)
+
+
+def _drain(queue, add: Callable[[int], None]) -> None:
+    while (count := queue.get()) is not None:
+        add(count)
+
+
+@dataclass(frozen=True)
+class QueueSink:
+    """Progress from a pool worker: counts go onto a Manager queue the parent drains."""
+
+    queue: object
+
+    def __call__(self, count: int) -> None:
+        self.queue.put(count)
+
+
+@dataclass(frozen=True)
+class DaskSink:
+    """Progress from a Dask worker: counts are logged as events under the sweep's topic."""
+
+    topic: str
+
+    def __call__(self, count: int) -> None:
+        from distributed import get_worker
+
+        get_worker().log_event(self.topic, count)
+
+
+@contextmanager
+def open_workers(processes: int | None = None, scheduler: str | None = None,
+                 dask_local: int | None = None) -> Iterator[Workers]:
+    """Open the executor the options ask for (at most one of them), close it afterwards."""
+    options = {"processes": processes, "scheduler": scheduler, "dask_local": dask_local}
+    chosen = [name for name, value in options.items() if value is not None]
+    if len(chosen) > 1:
+        raise validation.InvalidParameter(chosen[1], options[chosen[1]],
+                                          f"cannot be combined with {chosen[0]}")
+    if scheduler is not None or dask_local is not None:
+        with _dask(scheduler, dask_local) as workers:
+            yield workers
+        return
+    processes = available_cores() if processes is None else processes
+    processes = validation.integer("processes", processes, minimum=1)
+    if processes == 1:
+        yield Workers(SerialExecutor(), 1, "serial", "this process")
+        return
+    # fork (Linux) starts workers that already hold the imported modules; they are started
+    # here, before the caller starts threads (progress bars, queues).
+    context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=context)
+    try:
+        pool.submit(int).result()
+        yield Workers(pool, processes, "processes", f"a pool of {processes} processes")
+    finally:
+        # on an error or Ctrl-C, tasks not yet started are dropped rather than run
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def _dask(scheduler: str | None, dask_local: int | None) -> Iterator[Workers]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as error:  # pragma: no cover - distributed is a dependency
+        raise validation.InvalidParameter("scheduler", scheduler or dask_local,
+                                          "needs the 'distributed' package") from error
+    if dask_local is not None:
+        n = validation.integer("dask_local", dask_local, minimum=1)
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                Client(cluster) as client:
+            yield Workers(client.get_executor(pure=False), n, "dask",
+                          f"a Dask LocalCluster of {n} workers", client)
+        return
+    try:
+        client = Client(scheduler, timeout="20s")
+    except OSError as error:
+        raise validation.InvalidParameter(
+            "scheduler", scheduler, f"must be a reachable Dask scheduler ({error})") from error
+    with client:
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+        yield Workers(client.get_executor(pure=False), max(threads, 1), "dask",
+                      f"the Dask cluster at {scheduler} ({threads} threads)", client)

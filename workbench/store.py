@@ -1,0 +1,197 @@
+"""The result store: one netCDF file per sweep point, content-addressed, with a manifest.
+
+Layout under a root directory (``<out>/store`` for the CLI)::
+
+    <root>/<experiment>/manifest.jsonl         index of the valid points (JSON lines)
+    <root>/<experiment>/points/<key>.nc        one point's Dataset (netCDF via h5netcdf)
+    <root>/<experiment>/points/<key>.nc.corrupt   the last file found corrupt under that key
+
+**Key.** A point's key is the SHA-256 (first 24 hex digits, 96 bits) of the canonical JSON of
+its *identity*: the experiment name; the configuration the point depends on
+(``Experiment.point_identity``: by default the configuration without the sweep-grid keys the
+point sets, so extending or reordering a grid reuses the points already stored); the point; the
+root seed; and the versions of the code that produces the numbers (the workbench, numpy whose
+random streams and reductions may change between releases, scipy used by the exact oracles),
+plus the store format. A stored point is therefore exactly what this software would compute
+now; upgrading any of those packages recomputes rather than silently mixing versions. During
+development, where the version string does not move with the code, ``--recompute`` ignores the
+store.
+
+**Validity.** A file is used only if the manifest lists it with the SHA-256 of its bytes, the
+bytes on disk hash to that value, the file opens as netCDF and its ``store_key`` attribute is
+its key. Anything else (missing manifest entry, truncated or altered file, unreadable netCDF)
+is reported and the point recomputed; a corrupt file is kept beside as ``.corrupt``.
+Nothing is ever unpickled: points are netCDF and the manifest is JSON.
+
+**Crash safety.** A point file is written to a temporary name and renamed, and only then is a
+line naming it appended to the manifest (one JSON object per line, the last line for a key
+wins, a removal is a line with ``"removed": true``); a crash between the two leaves an unlisted
+file that is recomputed and replaced, and a line cut short by a crash is ignored. Appending
+keeps the cost of recording a point independent of the sweep's size. The runner's parent
+process is the only writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy
+import xarray as xr
+
+import workbench
+from workbench.results import atomic_write
+
+STORE_FORMAT = 1
+KEY_DIGITS = 24
+
+
+class CorruptPoint(Exception):
+    """A stored point that must not be used; ``reason`` says why."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def point_identity(experiment, config: dict, point: dict, seed: int) -> dict[str, Any]:
+    """Everything a stored point's key is computed from (module docstring)."""
+    return {
+        "store_format": STORE_FORMAT,
+        "experiment": experiment.name,
+        "config": experiment.point_identity(config, point),
+        "point": point,
+        "seed": int(seed),
+        "versions": {"workbench": workbench.__version__, "numpy": np.__version__,
+                     "scipy": scipy.__version__},
+    }
+
+
+def store_key(identity: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:KEY_DIGITS]
+
+
+@dataclass
+class ResultStore:
+    """The stored points of one experiment (module docstring)."""
+
+    root: Path
+    experiment: str
+
+    @property
+    def directory(self) -> Path:
+        return Path(self.root) / self.experiment
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / "manifest.jsonl"
+
+    def path(self, key: str) -> Path:
+        return self.directory / "points" / f"{key}.nc"
+
+    def manifest(self) -> dict[str, dict[str, Any]]:
+        """The valid points' entries by key (an unreadable line counts as absent)."""
+        try:
+            lines = self.manifest_path.read_text().splitlines()
+        except FileNotFoundError:
+            return {}
+        entries: dict[str, dict[str, Any]] = {}
+        for line in lines:
+            try:
+                record = json.loads(line)
+                key = record["key"]
+            except (ValueError, TypeError, KeyError):
+                continue  # a line cut short by a crash
+            if record.get("removed"):
+                entries.pop(key, None)
+            else:
+                entries[key] = record
+        return entries
+
+    def load(self, key: str, entry: dict[str, Any] | None = None) -> xr.Dataset | None:
+        """The stored point, ``None`` if there is none; raises :class:`CorruptPoint`.
+
+        entry: the point's manifest entry if already read (:meth:`manifest`), else looked up.
+        """
+        path = self.path(key)
+        if entry is None:
+            entry = self.manifest().get(key)
+        if entry is None:
+            if path.exists():
+                raise CorruptPoint(path, "file is not in the manifest (interrupted write?)")
+            return None
+        try:
+            content = path.read_bytes()
+        except FileNotFoundError as error:
+            raise CorruptPoint(path, "listed in the manifest but missing") from error
+        digest = hashlib.sha256(content).hexdigest()
+        if digest != entry.get("sha256"):
+            raise CorruptPoint(path, f"SHA-256 {digest[:12]}… of {len(content)} bytes differs "
+                                     f"from the manifest's {str(entry.get('sha256'))[:12]}… of "
+                                     f"{entry.get('bytes')} bytes (truncated or altered)")
+        try:
+            with xr.open_dataset(io.BytesIO(content), engine="h5netcdf") as dataset:
+                dataset = dataset.load()
+        except Exception as error:  # noqa: BLE001 - any failure to decode means corrupt
+            raise CorruptPoint(path, f"not readable as netCDF ({error})") from error
+        if dataset.attrs.get("store_key") != key:
+            raise CorruptPoint(path, f"store_key attribute {dataset.attrs.get('store_key')!r} "
+                                     "is not the file's key")
+        return dataset
+
+    def quarantine(self, key: str) -> Path | None:
+        """Move a corrupt file aside (``.corrupt``) and drop it from the manifest."""
+        path = self.path(key)
+        self._record({"key": key, "removed": True})
+        if not path.exists():
+            return None
+        target = path.with_name(path.name + ".corrupt")
+        os.replace(path, target)
+        return target
+
+    def save(self, key: str, identity: dict[str, Any], dataset: xr.Dataset,
+             seconds: float) -> xr.Dataset:
+        """Store a point atomically, list it in the manifest, and return it as stored."""
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dataset = dataset.copy()
+        dataset.attrs["store_key"] = key
+        dataset.attrs["store_identity"] = canonical_json(identity)
+        content = atomic_write(path, lambda name: dataset.to_netcdf(name, engine="h5netcdf"))
+        self._record({
+            "key": key,
+            "file": str(path.relative_to(self.directory)),
+            "point": identity["point"],
+            "seed": identity["seed"],
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "bytes": len(content),
+            "compute_seconds": round(float(seconds), 3),
+            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        })
+        with xr.open_dataset(io.BytesIO(content), engine="h5netcdf") as stored:
+            return stored.load()
+
+    def _record(self, record: dict[str, Any]) -> None:
+        """Append one manifest line (on a fresh line if a crash cut the last one short)."""
+        self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, sort_keys=True, ensure_ascii=True) + "\n"
+        with open(self.manifest_path, "a+b") as manifest:
+            if manifest.tell() > 0:
+                manifest.seek(-1, os.SEEK_END)
+                if manifest.read(1) != b"\n":
+                    line = "\n" + line
+            manifest.write(line.encode())
+            manifest.flush()
+            os.fsync(manifest.fileno())

@@ -1,0 +1,112 @@
+"""The main job: run experiments through the store, write their results, judge their checks.
+
+:func:`run_one` is what ``workbench run`` and ``workbench check`` do for one experiment;
+:func:`run_all` does it for several (``workbench check --all``, ``workbench report``) and
+keeps going when one of them fails, so a broken experiment shows up as an error row instead of
+hiding the verdicts of the others. :func:`verdict_table` is the summary table ``check --all``
+prints.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import xarray as xr
+
+from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
+from workbench.executors import Workers
+from workbench.experiments.base import Experiment
+from workbench.results import write_netcdf
+from workbench.runner import SweepResult, run_sweep
+from workbench.store import ResultStore
+
+STORE_DIR = "store"
+
+
+@dataclass
+class Outcome:
+    """One experiment's run: its configuration, Dataset, files, verdicts, or its error."""
+
+    experiment: Experiment
+    config: dict
+    seed: int
+    dataset: xr.Dataset | None = None
+    sweep: SweepResult | None = None
+    paths: list[Path] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+
+    @property
+    def figures(self) -> list[Path]:
+        return [p for p in self.paths if p.suffix in (".png", ".svg")]
+
+
+def run_one(experiment: Experiment, config: dict, seed: int, out: Path, workers: Workers, *,
+            recompute: bool = False, show_progress: bool = False,
+            judge: bool = False) -> Outcome:
+    """Sweep (resuming from ``out/store``), write ``out/<name>.nc`` and figures, check."""
+    started = time.perf_counter()
+    out = Path(out)
+    store = ResultStore(out / STORE_DIR, experiment.name)
+    sweep = run_sweep(experiment, config, seed, workers=workers, store=store,
+                      recompute=recompute, show_progress=show_progress)
+    outcome = Outcome(experiment, config, seed, sweep.dataset, sweep)
+    outcome.paths = [write_netcdf(sweep.dataset, out / f"{experiment.name}.nc")]
+    outcome.paths += experiment.figures(sweep.dataset, out)
+    if judge:
+        outcome.verdicts = experiment.checks(sweep.dataset)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
+            *, recompute: bool = False, show_progress: bool = False,
+            log=None) -> list[Outcome]:
+    """:func:`run_one` with checks for each experiment (its quick configuration if asked)."""
+    log = sys.stderr if log is None else log
+    outcomes = []
+    for experiment in selected:
+        config = experiment.configure(quick=quick)
+        try:
+            outcome = run_one(experiment, config, seed, out, workers, recompute=recompute,
+                              show_progress=show_progress, judge=True)
+        except Exception:  # noqa: BLE001 - reported as an error row; the others still run
+            outcome = Outcome(experiment, config, seed, error=traceback.format_exc())
+            print(f"workbench: {experiment.name} failed:\n{outcome.error}", file=log)
+        else:
+            print(f"{experiment.name}: {outcome.sweep.describe()}; checks and figures "
+                  f"{outcome.seconds - outcome.sweep.seconds:.1f} s", file=log)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
+    return {name: sum(v.verdict == name for v in verdicts) for name in VERDICTS}
+
+
+def verdict_table(outcomes: list[Outcome], details: bool = True) -> str:
+    """Experiment, check, verdict and margin, one row per check (margin > 0: inside)."""
+    rows = [("experiment", "check", "verdict", "margin")]
+    for o in outcomes:
+        if o.error:
+            rows.append((o.experiment.name, "(run failed)", "error", ""))
+        rows += [(o.experiment.name, v.check, v.verdict, f"{v.margin:.3g}") for v in o.verdicts]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+             + "  " + row[3] for row in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    if details:
+        notes = [(o.experiment.name, v) for o in outcomes for v in o.verdicts
+                 if v.verdict in (VIOLATED, INCONCLUSIVE) and v.detail]
+        if notes:
+            lines.append("")
+            lines.append("Why (violated and inconclusive checks):")
+            for name, v in notes:
+                lines.append(f"  {name} {v.check}: observed {v.observed:.4g}, expected "
+                             f"{v.expected:.4g}, MC error {v.mc_error:.3g}. {v.detail}")
+    return "\n".join(lines)
