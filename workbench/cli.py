@@ -1,5 +1,6 @@
 """The ``workbench`` command line: list, show, run and check experiments; browse the bounds
-(``workbench bounds``, :mod:`workbench.cli_bounds`)."""
+(``workbench bounds``, :mod:`workbench.cli_bounds`); start the dashboard (``workbench
+dashboard``, :mod:`workbench.cli_dashboard`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from simulators.validation import InvalidParameter
-from workbench import cli_bounds, experiments
+from workbench import cli_bounds, cli_dashboard, experiments
 from workbench.config import parse_assignment, to_toml
 from workbench.results import write_netcdf
 from workbench.runner import run_experiment
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     cli_bounds.add_parser(sub)
+    cli_dashboard.add_parser(sub)
     return parser
 
 
@@ -107,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "bounds":
             return cli_bounds.main(args)
+        if args.command == "dashboard":
+            return cli_dashboard.main(args)
         if args.command == "run":
             _run(args, sys.stdout)
             return 0

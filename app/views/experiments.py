@@ -1,0 +1,103 @@
+"""Experiment browser: stored results, their dims, figures, verdicts and configuration."""
+
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from app import ui
+from workbench import experiments
+from workbench.cli import DEFAULT_SEED
+from workbench.explore import results_browser
+
+st.title("Experiment browser")
+
+directory = Path(st.text_input("results directory", str(ui.results_directory())))
+
+with st.sidebar:
+    st.header("Run a quick version")
+    name = st.selectbox("experiment", list(experiments.EXPERIMENTS))
+    st.caption(experiments.get(name).summary)
+    seed = st.number_input("seed", min_value=0, value=DEFAULT_SEED)
+    start = st.button(f"Run {name} --quick", type="primary")
+
+if start:
+    bar = st.progress(0.0, text=f"{name} --quick: starting")
+
+    def advance(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"{name} --quick: {done} of {total} sweep points")
+
+    quick = results_browser.run_quick(name, directory, int(seed), advance)
+    bar.progress(1.0, text=f"{name} --quick: done in {quick.seconds:.1f} s")
+    counts = results_browser.verdict_counts(quick.verdicts)
+    st.success(f"wrote {quick.path} and {len(quick.figures)} figures; "
+               f"{counts['holds']} holds, {counts['violated']} violated, "
+               f"{counts['inconclusive']} inconclusive")
+
+results = results_browser.list_results(directory)
+if not results:
+    st.info(f"No result files (`*.nc`) under `{directory}`. Run one from the sidebar, or "
+            f"`workbench run NAME --out {directory}`.")
+    st.stop()
+for broken in (r for r in results if r.problem):
+    st.warning(f"{broken.path} cannot be read: {broken.problem}")
+readable = [r for r in results if not r.problem]
+if not readable:
+    st.stop()
+result = st.selectbox("result", readable, format_func=lambda r: r.label)
+dataset = ui.load(str(result.path), result.modified)
+
+columns = st.columns(4)
+columns[0].metric("experiment", result.experiment)
+columns[1].metric("configuration", result.configuration)
+columns[2].metric("seed", result.seed)
+columns[3].metric("file size", f"{result.size_bytes / 1e6:.2f} MB")
+
+plot, figures, verdicts, configuration = st.tabs(
+    ["Plot", "Figures", "Verdicts", "Configuration"])
+with plot:
+    variables = results_browser.plottable(dataset)
+    variable = st.selectbox("variable", variables,
+                            index=variables.index("mse") if "mse" in variables else 0)
+    dims = list(dataset[variable].dims)
+    x_dim = st.selectbox("against", dims)
+    series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]])
+    series_dim = None if series_dim == "(none)" else series_dim
+    selection = {d: st.selectbox(d, dataset[d].values.tolist())
+                 for d in dims if d not in (x_dim, series_dim)}
+    data = results_browser.along(dataset, variable, x_dim, selection, series_dim)
+    log_x = st.checkbox("log x", value=bool(np.all(dataset[x_dim].values > 0))
+                        if np.issubdtype(dataset[x_dim].dtype, np.number) else False)
+    log_y = st.checkbox("log y", value=bool(np.nanmin(data.values) > 0)
+                        if np.isfinite(data.values).any() else False)
+    figure, axis = ui.subplots(figsize=(10, 4))
+    x = data[x_dim].values
+    if series_dim is None:
+        axis.plot(x, data.values, "o-")
+    else:
+        for value, colour in zip(data[series_dim].values, ui.colours(data.sizes[series_dim]),
+                                 strict=True):
+            axis.plot(x, data.sel({series_dim: value}).values, "o-", color=colour,
+                      label=f"{series_dim} = {value}")
+        axis.legend(fontsize=8)
+    axis.set_xscale("log" if log_x else "linear")
+    axis.set_yscale("log" if log_y else "linear")
+    axis.set_xlabel(x_dim)
+    axis.set_ylabel(variable)
+    ui.show(figure)
+with figures:
+    files = results_browser.figure_files(result)
+    if not files:
+        st.info("No figures beside this result; `workbench run` writes them.")
+    for file in files:
+        st.image(str(file), caption=file.name)
+with verdicts:
+    found = ui.verdicts(str(result.path), result.modified)
+    counts = results_browser.verdict_counts(found)
+    st.markdown(f"**{counts['holds']} holds, {counts['violated']} violated, "
+                f"{counts['inconclusive']} inconclusive**")
+    ui.verdict_table(results_browser.verdict_rows(found))
+with configuration:
+    st.code(dataset.attrs.get("config_toml", ""), language="toml")
+    st.json({k: str(v) for k, v in dataset.attrs.items() if k != "config_toml"},
+            expanded=False)
