@@ -143,14 +143,13 @@ class QuickRun:
 
 
 def run_quick(name: str, directory: Path, seed: int,
-              progress: Callable[[int, int], None] | None = None) -> QuickRun:
-    """``workbench check NAME --quick --out DIRECTORY --seed SEED``, reporting each point.
-
-    progress(done, total) is called once before the first point and after every point.
-    """
+              progress: Callable[[int, int], None] | None = None,
+              overrides: dict | None = None) -> QuickRun:
+    """``workbench check NAME --quick --out DIRECTORY --seed SEED [--set K=V ...]``, reporting
+    each point: progress(done, total) is called before the first point and after each one."""
     started = time.perf_counter()
     experiment = experiments.get(name)
-    config = experiment.configure(quick=True)
+    config = experiment.configure(overrides, quick=True)
     points = experiment.points(config)
     report = progress or (lambda done, total: None)
     report(0, len(points))
