@@ -22,7 +22,8 @@ st.markdown(
     "speed-up stays on the diagonal.")
 
 u = st.select_slider("server_update_time u (mean worker latency = 1)",
-                     options=list(lesson_c.SERVER_UPDATE_TIMES), value=0.05)
+                     options=list(lesson_c.SERVER_UPDATE_TIMES), value=0.05,
+                     key="server_update_time")
 with st.spinner("Simulating the systems and propagating the exact variance…"):
     lesson = lesson_c.lesson(u)
 curves = lesson.curves

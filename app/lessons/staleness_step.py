@@ -29,7 +29,8 @@ st.markdown(
     "of θ²; the curve is the bound with its three constants fitted to every measurement at "
     "once. **Move τ and watch the minimum slide left.**")
 
-tau = st.select_slider("staleness τ", options=list(lesson_a.STALENESS), value=4)
+tau = st.select_slider("staleness τ", options=list(lesson_a.STALENESS), value=4,
+                       key="staleness")
 at = lesson.measurements.sel(staleness=tau)
 steps = at["step_size"].values
 keep = np.isfinite(steps)

@@ -21,7 +21,7 @@ def _label(name: str) -> str:
 
 
 name = st.selectbox("bound", names, index=names.index("seed001-theorem-3-mse"),
-                    format_func=_label)
+                    format_func=_label, key="bound")
 bound = registry.get(name)
 report = bounds_view.report(name)
 
@@ -56,7 +56,8 @@ with st.expander("Symbols, conditions, relations"):
 controls = bounds_view.controls(name)
 variables = [c.name for c in controls if not c.hidden_constant]
 default_axis = bounds_view.default_axis(name)
-axis_name = st.selectbox("horizontal axis", variables, index=variables.index(default_axis))
+axis_name = st.selectbox("horizontal axis", variables, index=variables.index(default_axis),
+                         key=f"axis-{name}")
 values = {}
 with st.sidebar:
     for header, hidden in (("Symbols", False), ("Hidden constants", True)):
@@ -66,7 +67,8 @@ with st.sidebar:
         for control in group:
             values[control.name] = st.select_slider(
                 f"{control.display} ({control.name})", control.options, value=control.default,
-                help=control.meaning, format_func=lambda v: f"{v:g}")
+                help=control.meaning, format_func=lambda v: f"{v:g}",
+                key=f"{name}-{control.name}")
 
 optimum = bounds_view.optimum(name, values)
 rate = bounds_view.rate(name)
@@ -115,13 +117,16 @@ if not offers:
     st.stop()
 
 choice = st.selectbox("measurements", range(len(offers)),
-                      format_func=lambda i: f"{offers[i][0].label}: {offers[i][1].title}")
+                      format_func=lambda i: f"{offers[i][0].label}: {offers[i][1].title}",
+                      key=f"measurements-{name}")
 result, overlay = offers[choice]
-series_dim = st.selectbox("one curve per", ["(none)", *overlay.other_dims])
+series_dim = st.selectbox("one curve per", ["(none)", *overlay.other_dims],
+                          key=f"series-{name}-{choice}")
 selection = {}
 for dim in overlay.other_dims:
     if dim != series_dim:
-        selection[dim] = st.selectbox(dim, overlay.measured[dim].values.tolist())
+        selection[dim] = st.selectbox(dim, overlay.measured[dim].values.tolist(),
+                                      key=f"select-{name}-{choice}-{dim}")
 series = overlay.measured[series_dim].values.tolist() if series_dim != "(none)" else [None]
 figure, axis = ui.subplots(figsize=(10, 4.2))
 colours = ui.colours(len(series))

@@ -12,14 +12,15 @@ from workbench.explore import results_browser
 
 st.title("Experiment browser")
 
-directory = Path(st.text_input("results directory", str(ui.results_directory())))
+directory = Path(st.text_input("results directory", str(ui.results_directory()),
+                               key="results_directory"))
 
 with st.sidebar:
     st.header("Run a quick version")
-    name = st.selectbox("experiment", list(experiments.EXPERIMENTS))
+    name = st.selectbox("experiment", list(experiments.EXPERIMENTS), key="experiment")
     st.caption(experiments.get(name).summary)
-    seed = st.number_input("seed", min_value=0, value=DEFAULT_SEED)
-    start = st.button(f"Run {name} --quick", type="primary")
+    seed = st.number_input("seed", min_value=0, value=DEFAULT_SEED, key="seed")
+    start = st.button(f"Run {name} --quick", type="primary", key="run_quick")
 
 if start:
     bar = st.progress(0.0, text=f"{name} --quick: starting")
@@ -44,7 +45,7 @@ for broken in (r for r in results if r.problem):
 readable = [r for r in results if not r.problem]
 if not readable:
     st.stop()
-result = st.selectbox("result", readable, format_func=lambda r: r.label)
+result = st.selectbox("result", readable, format_func=lambda r: r.label, key="result")
 dataset = ui.load(str(result.path), result.modified)
 
 columns = st.columns(4)
@@ -58,17 +59,19 @@ plot, figures, verdicts, configuration = st.tabs(
 with plot:
     variables = results_browser.plottable(dataset)
     variable = st.selectbox("variable", variables,
-                            index=variables.index("mse") if "mse" in variables else 0)
+                            index=variables.index("mse") if "mse" in variables else 0,
+                            key="variable")
     dims = list(dataset[variable].dims)
-    x_dim = st.selectbox("against", dims)
-    series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]])
+    x_dim = st.selectbox("against", dims, key=f"against-{variable}")
+    series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]],
+                              key=f"series-{variable}-{x_dim}")
     series_dim = None if series_dim == "(none)" else series_dim
-    selection = {d: st.selectbox(d, dataset[d].values.tolist())
+    selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}")
                  for d in dims if d not in (x_dim, series_dim)}
     data = results_browser.along(dataset, variable, x_dim, selection, series_dim)
-    log_x = st.checkbox("log x", value=bool(np.all(dataset[x_dim].values > 0))
+    log_x = st.checkbox("log x", key=f"log_x-{x_dim}", value=bool(np.all(dataset[x_dim].values > 0))
                         if np.issubdtype(dataset[x_dim].dtype, np.number) else False)
-    log_y = st.checkbox("log y", value=bool(np.nanmin(data.values) > 0)
+    log_y = st.checkbox("log y", key=f"log_y-{variable}", value=bool(np.nanmin(data.values) > 0)
                         if np.isfinite(data.values).any() else False)
     figure, axis = ui.subplots(figsize=(10, 4))
     x = data[x_dim].values

@@ -15,33 +15,35 @@ st.caption("A stale sampler on the Gaussian-mean posterior, replayed by the same
 d = playground.PlaygroundSettings()
 with st.sidebar:
     st.header("Model")
-    model = st.selectbox("model", playground.MODELS)
-    n_data = st.number_input("n_data", min_value=0, value=d.n_data)
-    dim = st.number_input("dim", min_value=0, max_value=16, value=d.dim)
-    gradient = st.radio("gradient", playground.GRADIENTS, horizontal=True)
+    model = st.selectbox("model", playground.MODELS, key="model")
+    n_data = st.number_input("n_data", min_value=0, value=d.n_data, key="n_data")
+    dim = st.number_input("dim", min_value=0, max_value=16, value=d.dim, key="dim")
+    gradient = st.radio("gradient", playground.GRADIENTS, horizontal=True, key="gradient")
     batch_size = st.number_input("batch_size", min_value=0, value=d.batch_size,
-                                 disabled=gradient != "minibatch")
+                                 disabled=gradient != "minibatch", key="batch_size")
     st.header("Sampler")
-    sampler = st.selectbox("sampler", SAMPLER_NAMES)
+    sampler = st.selectbox("sampler", SAMPLER_NAMES, key="sampler")
     relative_step = st.number_input("relative_step c = h/s²", value=d.relative_step,
-                                    format="%g", step=0.01)
+                                    format="%g", step=0.01, key="relative_step")
     friction = st.number_input("friction D (SGHMC)", value=d.friction, format="%g",
-                               disabled=sampler == "sgld")
+                               disabled=sampler == "sgld", key="friction")
     st.header("Schedule")
     schedule = st.selectbox("schedule", playground.SCHEDULES,
                             format_func={"constant": "constant staleness τ",
                                          "uniform": "i.i.d. uniform on 0..τ",
-                                         "async": "asynchronous workers"}.get)
+                                         "async": "asynchronous workers"}.get, key="schedule")
     staleness = st.number_input("staleness τ", min_value=0, value=d.staleness,
-                                disabled=schedule == "async")
+                                disabled=schedule == "async", key="staleness")
     n_workers = st.number_input("n_workers", min_value=0, max_value=32, value=d.n_workers,
-                                disabled=schedule != "async")
+                                disabled=schedule != "async", key="n_workers")
     st.header("Run")
-    n_updates = st.number_input("n_updates", min_value=0, value=d.n_updates, step=500)
-    n_replicates = st.number_input("n_replicates", min_value=0, value=d.n_replicates)
+    n_updates = st.number_input("n_updates", min_value=0, value=d.n_updates, step=500,
+                                key="n_updates")
+    n_replicates = st.number_input("n_replicates", min_value=0, value=d.n_replicates,
+                                   key="n_replicates")
     initial_position = st.number_input("initial_position θ₀", value=d.initial_position,
-                                       format="%g")
-    seed = st.number_input("seed", min_value=0, value=d.seed)
+                                       format="%g", key="initial_position")
+    seed = st.number_input("seed", min_value=0, value=d.seed, key="seed")
 
 
 @st.cache_data(show_spinner="Replaying…", max_entries=16)
@@ -72,7 +74,7 @@ columns[3].metric("diverged replicates", run.n_diverged)
 
 component = 0
 if run.posterior_mean.size > 1:
-    component = st.selectbox("component", list(range(run.posterior_mean.size)))
+    component = st.selectbox("component", list(range(run.posterior_mean.size)), key="component")
 
 left, right = st.columns(2)
 with left:
@@ -91,7 +93,7 @@ with left:
     ui.show(figure)
 with right:
     function = st.radio("test function φ", ["theta", "theta_squared"], horizontal=True,
-                        format_func={"theta": "θ", "theta_squared": "θ²"}.get)
+                        format_func={"theta": "θ", "theta_squared": "θ²"}.get, key="test_function")
     st.subheader("Running estimate φ̂_L")
     at = run.estimates.sel(test_function=function, component=component)
     figure, axis = ui.subplots(figsize=(6.5, 3.6))

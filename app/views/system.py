@@ -18,28 +18,33 @@ defaults = system.SystemSettings()
 with st.sidebar:
     st.header("System")
     n_workers = st.number_input("n_workers (per server)", min_value=0, max_value=256,
-                                value=defaults.n_workers)
+                                value=defaults.n_workers, key="n_workers")
     n_servers = st.number_input("n_servers", min_value=0, max_value=16,
-                                value=defaults.n_servers)
-    latency = st.selectbox("latency", LATENCY_KINDS, index=LATENCY_KINDS.index(defaults.latency))
-    latency_mean = st.number_input("latency_mean", value=defaults.latency_mean, format="%g")
-    latency_shape = st.number_input("latency_shape (lognormal σ, gamma shape)",
+                                value=defaults.n_servers, key="n_servers")
+    latency = st.selectbox("latency", LATENCY_KINDS, key="latency",
+                           index=LATENCY_KINDS.index(defaults.latency))
+    latency_mean = st.number_input("latency_mean", value=defaults.latency_mean, format="%g",
+                                   key="latency_mean")
+    latency_shape = st.number_input("latency_shape (lognormal σ, gamma shape)", key="latency_shape",
                                     value=defaults.latency_shape, format="%g",
                                     disabled=latency in ("constant", "exponential"))
-    speed_text = st.text_input("speed_factors (one per worker; blank: all 1)", "")
+    speed_text = st.text_input("speed_factors (one per worker; blank: all 1)", "",
+                               key="speed_factors")
     straggler_probability = st.slider("straggler_probability", 0.0, 1.0,
-                                      defaults.straggler_probability, 0.01)
+                                      defaults.straggler_probability, 0.01,
+                                      key="straggler_probability")
     straggler_slowdown = st.number_input("straggler_slowdown", value=defaults.straggler_slowdown,
-                                         format="%g")
+                                         format="%g", key="straggler_slowdown")
     server_update_time = st.number_input("server_update_time", value=defaults.server_update_time,
-                                         format="%g")
-    network_delay = st.number_input("network_delay", value=defaults.network_delay, format="%g")
-    bounded = st.checkbox("bound the staleness (drop staler gradients)")
+                                         format="%g", key="server_update_time")
+    network_delay = st.number_input("network_delay", value=defaults.network_delay, format="%g",
+                                    key="network_delay")
+    bounded = st.checkbox("bound the staleness (drop staler gradients)", key="bounded")
     staleness_bound = st.number_input("staleness_bound", min_value=0, value=8,
-                                      disabled=not bounded)
+                                      disabled=not bounded, key="staleness_bound")
     n_updates = st.number_input("n_updates (per server)", min_value=0, max_value=20_000,
-                                value=defaults.n_updates)
-    seed = st.number_input("seed", min_value=0, value=defaults.seed)
+                                value=defaults.n_updates, key="n_updates")
+    seed = st.number_input("seed", min_value=0, value=defaults.seed, key="seed")
 
 with ui.user_errors():
     settings = system.SystemSettings(
