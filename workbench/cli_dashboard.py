@@ -1,16 +1,16 @@
 """``workbench dashboard``: start the Streamlit dashboard (``app/dashboard.py``).
 
-Runs ``python -m streamlit run`` on the installed app's entry file, bound to 127.0.0.1 by
-default, headless (no browser is opened, no first-run prompt) and with Streamlit's usage
-statistics off: the workbench makes no network calls at run time. ``--results`` tells the
-Experiment browser and the Bounds explorer where result files are (``WORKBENCH_RESULTS``).
+Replaces this process with ``python -m streamlit run`` on the installed app's entry file (so
+stopping it stops the server, with no orphan left), bound to 127.0.0.1 by default, headless
+(no browser is opened, no first-run prompt) and with Streamlit's usage statistics off: the
+workbench makes no network calls at run time. ``--results`` tells the Experiment browser and
+the Bounds explorer where result files are (``WORKBENCH_RESULTS``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -40,7 +40,8 @@ def command(args: argparse.Namespace) -> list[str]:
     """The streamlit command line for ``args``."""
     return [sys.executable, "-m", "streamlit", "run", str(entry_file()),
             "--server.port", str(args.port), "--server.address", args.address,
-            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "minimal"]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -48,8 +49,6 @@ def main(args: argparse.Namespace) -> int:
         raise InvalidParameter("--port", args.port, "must be <= 65535")
     environment = dict(os.environ, **{RESULTS_ENV: str(Path(args.results).resolve())})
     print(f"workbench dashboard on http://{args.address}:{args.port} "
-          f"(results from {args.results}); Ctrl-C stops it", file=sys.stderr)
-    try:
-        return subprocess.call(command(args), env=environment)
-    except KeyboardInterrupt:
-        return 0
+          f"(results from {args.results}); Ctrl-C stops it", file=sys.stderr, flush=True)
+    arguments = command(args)
+    os.execve(arguments[0], arguments, environment)

@@ -27,7 +27,7 @@ st.markdown(
     f"over a grid of steps ({lesson_a.N_REPLICATES} replicates of L = "
     f"{lesson_a.N_ITERATIONS} samples each). The points are the measured MSE of the average "
     "of θ²; the curve is the bound with its three constants fitted to every measurement at "
-    "once. **Move τ and watch the minimum slide left.**")
+    "once (least squares on relative errors). **Move τ and watch the minimum slide left.**")
 
 tau = st.select_slider("staleness τ", options=list(lesson_a.STALENESS), value=4,
                        key="staleness")
@@ -47,7 +47,7 @@ with left:
                   capsize=3, label="measured MSE (95% interval)")
     axis.plot(steps[keep], at["exact_bias_squared"].values[keep], "x", color="tab:orange",
               label="exact bias² (oracle)")
-    axis.plot(grid, curve["bound"], color="tab:blue", label="fitted bound")
+    axis.plot(grid, curve["bound"], color="tab:blue", label="fitted bound (least squares)")
     for term, style in zip(curve["term"].values, ("--", "-.", ":"), strict=True):
         axis.plot(grid, curve["terms"].sel(term=term), style, color="tab:blue",
                   linewidth=0.8, label=f"term {term}")

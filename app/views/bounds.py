@@ -72,9 +72,6 @@ with st.sidebar:
 
 optimum = bounds_view.optimum(name, values)
 rate = bounds_view.rate(name)
-axis_control = next(c for c in controls if c.name == axis_name)
-curve = bounds_view.curve(name, axis_name, values, min(axis_control.options),
-                          max(axis_control.options))
 columns = st.columns(4)
 columns[0].metric("bound at the sliders", f"{float(bounds_view.evaluate(name, values)):.4g}")
 if optimum is not None:
@@ -87,24 +84,37 @@ if optimum is not None and optimum.argmin_latex:
     st.markdown(f"Optimal step by **{optimum.method}**:")
     st.latex(r"h^* = " + optimum.argmin_latex)
 
-figure, axis = ui.subplots(figsize=(10, 3.8))
-axis.plot(curve.x, curve.y, color="tab:blue", label=bound.text(form.expression))
-axis.axvline(values[axis_name], color="grey", linestyle=":", label="slider value")
-step_symbol = bound.step_size.name if bound.step_size is not None else None
-if optimum is not None and axis_name == step_symbol and not math.isnan(optimum.step_size):
-    axis.axvline(optimum.step_size, color="tab:red", linestyle="--",
-                 label=f"h* ({optimum.method})")
-if min(axis_control.options) > 0:
-    axis.set_xscale("log")
-if np.all(curve.y[np.isfinite(curve.y)] > 0):
-    axis.set_yscale("log")
-axis.set_xlabel(f"{axis_control.display} ({axis_name})")
-axis.legend(fontsize=8)
-ui.show(figure)
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def curve_plot(name: str, axis_name: str, chosen: tuple) -> bytes:
+    """The bound along one symbol at the other sliders' values, with h* marked."""
+    bound, values = registry.get(name), dict(chosen)
+    control = next(c for c in bounds_view.controls(name) if c.name == axis_name)
+    curve = bounds_view.curve(name, axis_name, values, min(control.options),
+                              max(control.options))
+    optimum = bounds_view.optimum(name, values)
+    figure, axis = ui.subplots(figsize=(10, 3.8))
+    axis.plot(curve.x, curve.y, color="tab:blue",
+              label=bound.text(bounds_view.form(name).expression))
+    axis.axvline(values[axis_name], color="grey", linestyle=":", label="slider value")
+    step = bound.step_size.name if bound.step_size is not None else None
+    if optimum is not None and axis_name == step and not math.isnan(optimum.step_size):
+        axis.axvline(optimum.step_size, color="tab:red", linestyle="--",
+                     label=f"h* ({optimum.method})")
+    if min(control.options) > 0:
+        axis.set_xscale("log")
+    if np.all(curve.y[np.isfinite(curve.y)] > 0):
+        axis.set_yscale("log")
+    axis.set_xlabel(f"{control.display} ({axis_name})")
+    axis.legend(fontsize=8)
+    return ui.png(figure)
+
+
+st.image(curve_plot(name, axis_name, tuple(sorted(values.items()))))
 
 st.subheader("Over stored measurements")
 directory = ui.results_directory()
-results = [r for r in results_browser.list_results(directory) if not r.problem]
+results = [r for r in ui.stored_results(directory) if not r.problem]
 offers = []
 for result in results:
     for overlay in ui.overlays_of(str(result.path), result.modified):
@@ -127,25 +137,37 @@ for dim in overlay.other_dims:
     if dim != series_dim:
         selection[dim] = st.selectbox(dim, overlay.measured[dim].values.tolist(),
                                       key=f"select-{name}-{choice}-{dim}")
-series = overlay.measured[series_dim].values.tolist() if series_dim != "(none)" else [None]
-figure, axis = ui.subplots(figsize=(10, 4.2))
-colours = ui.colours(len(series))
-for value, colour in zip(series, colours, strict=True):
-    picked = dict(selection, **({series_dim: value} if value is not None else {}))
-    line = overlay.along(picked, values)
-    label = f"{series_dim} = {value}" if value is not None else "measured"
-    axis.errorbar(line["x"], line["measured"], yerr=Z95 * line["error"], fmt="o",
-                  color=colour, capsize=3, label=f"{label} (95% interval)")
-    if "envelope" in line:
-        axis.plot(line["x"], line["envelope"], "-", color=colour, linewidth=1)
-    axis.plot(line["x"], line["bound"], ":", color=colour, linewidth=1)
-axis.set_xscale("log" if float(np.nanmin(line["x"])) > 0 else "linear")
-axis.set_yscale("log")
-axis.set_xlabel(overlay.x_symbol)
-axis.set_title("points: measured; solid: fitted constants; dotted: the slider constants",
-               fontsize=9)
-axis.legend(fontsize=8)
-ui.show(figure)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def overlay_plot(path: str, modified: float, name: str, title: str, series_dim: str,
+                 selection: tuple, chosen: tuple) -> bytes:
+    """Measurements, fitted constants and the slider constants along the overlay's axis."""
+    overlay = next(o for o in ui.overlays_of(path, modified)
+                   if o.bound == name and o.title == title)
+    series = (overlay.measured[series_dim].values.tolist() if series_dim != "(none)"
+              else [None])
+    figure, axis = ui.subplots(figsize=(10, 4.2))
+    for value, colour in zip(series, ui.colours(len(series)), strict=True):
+        picked = dict(selection, **({series_dim: value} if value is not None else {}))
+        line = overlay.along(picked, dict(chosen))
+        label = f"{series_dim} = {value}" if value is not None else "measured"
+        axis.errorbar(line["x"], line["measured"], yerr=Z95 * line["error"], fmt="o",
+                      color=colour, capsize=3, label=f"{label} (95% interval)")
+        if "envelope" in line:
+            axis.plot(line["x"], line["envelope"], "-", color=colour, linewidth=1)
+        axis.plot(line["x"], line["bound"], ":", color=colour, linewidth=1)
+    axis.set_xscale("log" if float(np.nanmin(line["x"])) > 0 else "linear")
+    axis.set_yscale("log")
+    axis.set_xlabel(overlay.x_symbol)
+    axis.set_title("points: measured; solid: fitted constants; dotted: the slider constants",
+                   fontsize=9)
+    axis.legend(fontsize=8)
+    return ui.png(figure)
+
+
+st.image(overlay_plot(str(result.path), result.modified, name, overlay.title, series_dim,
+                      tuple(sorted(selection.items())), tuple(sorted(values.items()))))
 if overlay.envelope is not None:
     fitted = overlay.envelope
     st.caption(f"Fitted ({fitted.label}): " + " + ".join(

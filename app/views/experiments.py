@@ -35,7 +35,7 @@ if start:
                f"{counts['holds']} holds, {counts['violated']} violated, "
                f"{counts['inconclusive']} inconclusive")
 
-results = results_browser.list_results(directory)
+results = ui.stored_results(directory)
 if not results:
     st.info(f"No result files (`*.nc`) under `{directory}`. Run one from the sidebar, or "
             f"`workbench run NAME --out {directory}`.")
@@ -45,34 +45,14 @@ for broken in (r for r in results if r.problem):
 readable = [r for r in results if not r.problem]
 if not readable:
     st.stop()
-result = st.selectbox("result", readable, format_func=lambda r: r.label, key="result")
-dataset = ui.load(str(result.path), result.modified)
 
-columns = st.columns(4)
-columns[0].metric("experiment", result.experiment)
-columns[1].metric("configuration", result.configuration)
-columns[2].metric("seed", result.seed)
-columns[3].metric("file size", f"{result.size_bytes / 1e6:.2f} MB")
 
-plot, figures, verdicts, configuration = st.tabs(
-    ["Plot", "Figures", "Verdicts", "Configuration"])
-with plot:
-    variables = results_browser.plottable(dataset)
-    variable = st.selectbox("variable", variables,
-                            index=variables.index("mse") if "mse" in variables else 0,
-                            key="variable")
-    dims = list(dataset[variable].dims)
-    x_dim = st.selectbox("against", dims, key=f"against-{variable}")
-    series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]],
-                              key=f"series-{variable}-{x_dim}")
-    series_dim = None if series_dim == "(none)" else series_dim
-    selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}")
-                 for d in dims if d not in (x_dim, series_dim)}
-    data = results_browser.along(dataset, variable, x_dim, selection, series_dim)
-    log_x = st.checkbox("log x", key=f"log_x-{x_dim}", value=bool(np.all(dataset[x_dim].values > 0))
-                        if np.issubdtype(dataset[x_dim].dtype, np.number) else False)
-    log_y = st.checkbox("log y", key=f"log_y-{variable}", value=bool(np.nanmin(data.values) > 0)
-                        if np.isfinite(data.values).any() else False)
+@st.cache_data(show_spinner=False, max_entries=64)
+def slice_plot(path: str, modified: float, variable: str, x_dim: str, series_dim: str | None,
+         selection: tuple, log_x: bool, log_y: bool) -> bytes:
+    """The plot of one slice of a stored result, rendered once per choice of controls."""
+    data = results_browser.along(ui.load(path, modified), variable, x_dim, dict(selection),
+                                 series_dim)
     figure, axis = ui.subplots(figsize=(10, 4))
     x = data[x_dim].values
     if series_dim is None:
@@ -87,20 +67,54 @@ with plot:
     axis.set_yscale("log" if log_y else "linear")
     axis.set_xlabel(x_dim)
     axis.set_ylabel(variable)
-    ui.show(figure)
-with figures:
+    return ui.png(figure)
+
+
+result = st.selectbox("result", readable, format_func=lambda r: r.label, key="result")
+dataset = ui.load(str(result.path), result.modified)
+
+columns = st.columns(4)
+columns[0].metric("experiment", result.experiment)
+columns[1].metric("configuration", result.configuration)
+columns[2].metric("seed", result.seed)
+columns[3].metric("file size", f"{result.size_bytes / 1e6:.2f} MB")
+
+plot_tab, figures_tab, verdicts_tab, configuration_tab = st.tabs(
+    ["Plot", "Figures", "Verdicts", "Configuration"])
+with plot_tab:
+    variables = results_browser.plottable(dataset)
+    variable = st.selectbox("variable", variables,
+                            index=variables.index("mse") if "mse" in variables else 0,
+                            key="variable")
+    dims = list(dataset[variable].dims)
+    x_dim = st.selectbox("against", dims, key=f"against-{variable}")
+    series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]],
+                              key=f"series-{variable}-{x_dim}")
+    series_dim = None if series_dim == "(none)" else series_dim
+    selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}")
+                 for d in dims if d not in (x_dim, series_dim)}
+    data = results_browser.along(dataset, variable, x_dim, selection, series_dim)
+    numeric_x = np.issubdtype(dataset[x_dim].dtype, np.number)
+    log_x = st.checkbox("log x", key=f"log_x-{x_dim}",
+                        value=bool(numeric_x and np.all(dataset[x_dim].values > 0)))
+    finite = np.isfinite(data.values)
+    log_y = st.checkbox("log y", key=f"log_y-{variable}",
+                        value=bool(finite.any() and np.nanmin(data.values[finite]) > 0))
+    st.image(slice_plot(str(result.path), result.modified, variable, x_dim, series_dim,
+                  tuple(sorted(selection.items())), log_x, log_y))
+with figures_tab:
     files = results_browser.figure_files(result)
     if not files:
         st.info("No figures beside this result; `workbench run` writes them.")
     for file in files:
         st.image(str(file), caption=file.name)
-with verdicts:
+with verdicts_tab:
     found = ui.verdicts(str(result.path), result.modified)
     counts = results_browser.verdict_counts(found)
     st.markdown(f"**{counts['holds']} holds, {counts['violated']} violated, "
                 f"{counts['inconclusive']} inconclusive**")
     ui.verdict_table(results_browser.verdict_rows(found))
-with configuration:
+with configuration_tab:
     st.code(dataset.attrs.get("config_toml", ""), language="toml")
     st.json({k: str(v) for k, v in dataset.attrs.items() if k != "config_toml"},
             expanded=False)

@@ -11,9 +11,10 @@ besides the chain's own Monte Carlo variance) runs on the Gaussian-mean posterio
 posterior mean, for each τ in :data:`STALENESS` over a grid of relative steps c = h/s² below
 the stability limit 2 sin(π/(2(2τ + 1))) (math.md §7). The MSE of φ̂_L(θ²) comes from the
 engine over replicates (with its interval); the exact squared bias from the stacked-state
-oracle. The bound's three constants are fitted to all measured MSEs at once
-(:func:`bounds.checks.fit_envelope`; scaling the constants together does not move h*), which
-gives h*(τ) for every τ; the measured minimiser on the grid is shown beside it.
+oracle. The bound's three constants are fitted to all measured MSEs at once by non-negative
+least squares on relative residuals (:func:`bounds.checks.fit_envelope` before it scales the
+fit up into an envelope; scaling the constants together does not move h*), which gives h*(τ)
+for every τ; the measured minimiser on the grid is shown beside it.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class StalenessStepLesson:
 
     measurements: Dataset over (staleness, relative_step) with ``mse``, ``mse_lower``,
     ``mse_upper``, ``exact_bias_squared`` and ``step_size`` (NaN beyond the stability
-    fraction); constants: D₁, D₂, D₃ of the fitted bound; optimal_step: h*(τ) of the fitted
+    fraction); envelope: the fitted envelope; constants: D₁, D₂, D₃ of the least-squares fit
+    (the envelope's constants divided by its scale); optimal_step: h*(τ) of the fitted
     bound over dim ``staleness``; measured_best: the grid step with the smallest MSE per τ.
     """
 
@@ -82,14 +84,15 @@ class StalenessStepLesson:
         bound = registry.get(BOUND)
         terms = bound.term_values(**{k: v for k, v in values.items()
                                      if not k.startswith("D_")})
-        weighted = terms.values * self.envelope.coefficients[:, None]
+        weighted = terms.values * (self.envelope.coefficients / self.envelope.scale)[:, None]
         return xr.Dataset({"bound": ("step", np.asarray(bound.evaluate(**values))),
                            "terms": (("term", "step"), weighted)},
                           coords={"step": steps, "term": self.envelope.terms})
 
 
 def _constants(envelope: Envelope) -> dict[str, float]:
-    """D_k from the fitted term coefficients: the term of D_k is ∂bound/∂D_k."""
+    """D_k of the least-squares fit from the envelope's term coefficients (the term of D_k is
+    ∂bound/∂D_k)."""
     bound = envelope.bound
     unit = {c: 1 for c in bound.constants}
     terms = bound.terms()
@@ -97,7 +100,8 @@ def _constants(envelope: Envelope) -> dict[str, float]:
     for constant in bound.constants:
         own = sp.diff(bound.expression, constant).xreplace(unit)
         factor, core = own.as_coeff_Mul()
-        out[constant.name] = float(envelope.coefficients[terms.index(core)] / factor)
+        coefficient = envelope.coefficients[terms.index(core)] / envelope.scale
+        out[constant.name] = float(coefficient / factor)
     return out
 
 
