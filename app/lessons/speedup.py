@@ -29,29 +29,27 @@ with st.spinner("Simulating the systems and propagating the exact variance…"):
 curves = lesson.curves
 workers = curves["workers"].values
 
-left, middle, right = st.columns(3)
-colours = ui.colours(workers.size)
-with left:
+
+
+def variance_against(x: str, label: str) -> None:
+    """The exact variance of every P against ``x`` (iterations per worker or time)."""
     figure, axis = ui.subplots(figsize=(4.6, 3.8))
-    for p, colour in zip(workers, colours, strict=True):
+    for p, colour in zip(workers, ui.colours(workers.size), strict=True):
         at = curves.sel(workers=p)
-        axis.plot(at["iterations_per_worker"], at["variance"], color=colour, label=f"P = {p}")
+        axis.plot(at[x], at["variance"], color=colour, label=f"P = {p}")
     axis.set_xscale("log")
     axis.set_yscale("log")
-    axis.set_xlabel("iterations per worker L_w")
+    axis.set_xlabel(label)
     axis.set_ylabel("exact Var φ̂(θ)")
     axis.legend(fontsize=7)
     ui.show(figure)
+
+
+left, middle, right = st.columns(3)
+with left:
+    variance_against("iterations_per_worker", "iterations per worker L_w")
 with middle:
-    figure, axis = ui.subplots(figsize=(4.6, 3.8))
-    for p, colour in zip(workers, colours, strict=True):
-        at = curves.sel(workers=p)
-        axis.plot(at["time"], at["variance"], color=colour, label=f"P = {p}")
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-    axis.set_xlabel("simulated wall-clock time")
-    axis.legend(fontsize=7)
-    ui.show(figure)
+    variance_against("time", "simulated wall-clock time")
 with right:
     figure, axis = ui.subplots(figsize=(4.6, 3.8))
     axis.plot(workers, workers, ":", color="grey", label="ideal: P")

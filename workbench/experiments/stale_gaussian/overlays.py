@@ -49,6 +49,12 @@ def _fitted(name: str, grid: dict, measured: xr.DataArray, fixed: dict,
                         label=f"stale-gaussian: fitted on all points of {what}")
 
 
+def _summed(summary: xr.Dataset, quantity: str) -> tuple[xr.DataArray, xr.DataArray]:
+    """A summary quantity summed over coordinates, with its standard error."""
+    return (summary[quantity].sum("component"),
+            np.sqrt((summary[f"{quantity}_se"] ** 2).sum("component")))
+
+
 def stale_gaussian_overlays(dataset: xr.Dataset) -> list[Overlay]:
     config = config_of(dataset)
     order = {"integrator_order": INTEGRATOR_ORDER[config["sampler"]]}
@@ -66,8 +72,7 @@ def stale_gaussian_overlays(dataset: xr.Dataset) -> list[Overlay]:
                 fit_theorem_3(dataset, function, config), (f"envelope/theorem-3/{function}",)))
             summary = summarize(dataset["envelope_estimate"], final["posterior_value"],
                                 confidence=config["confidence"]).sel(test_function=function)
-            variance = summary["variance"].sum("component")
-            variance_error = np.sqrt((summary["variance_se"] ** 2).sum("component"))
+            variance, variance_error = _summed(summary, "variance")
             overlays.append(Overlay(
                 VARIANCE_BOUND, f"variance of φ̂({label}) across τ on the envelope grid",
                 variance, variance_error, grid, "envelope_staleness", "staleness", order,
@@ -94,15 +99,13 @@ def stale_gaussian_overlays(dataset: xr.Dataset) -> list[Overlay]:
     for function in functions:
         label = _LABELS[function]
         part = summary.sel(test_function=function)
-        mse = part["mse"].sum("component")
-        mse_error = np.sqrt((part["mse_se"] ** 2).sum("component"))
+        mse, mse_error = _summed(part, "mse")
         overlays.append(Overlay(
             SECTION_4_MSE, f"MSE of φ̂({label}) along the seed design L = L0·τ", mse,
             mse_error, grid, "staleness", "staleness", {},
             _fitted(SECTION_4_MSE, grid, mse, {}, "the seed design"),
             ("invariance/mse/",) if function == config["test_function"] else ()))
-        variance = part["variance"].sum("component")
-        variance_error = np.sqrt((part["variance_se"] ** 2).sum("component"))
+        variance, variance_error = _summed(part, "variance")
         overlays.append(Overlay(
             VARIANCE_BOUND, f"variance of φ̂({label}) along the seed design L = L0·τ",
             variance, variance_error, grid, "staleness", "staleness", order,
