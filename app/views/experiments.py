@@ -91,7 +91,9 @@ with plot_tab:
     series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]],
                               key=f"series-{variable}-{x_dim}")
     series_dim = None if series_dim == "(none)" else series_dim
-    selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}")
+    # other dims start at their last coordinate: the final checkpoint, the longest run
+    selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}",
+                                 index=dataset.sizes[d] - 1)
                  for d in dims if d not in (x_dim, series_dim)}
     data = results_browser.along(dataset, variable, x_dim, selection, series_dim)
     numeric_x = np.issubdtype(dataset[x_dim].dtype, np.number)
