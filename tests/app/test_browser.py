@@ -141,6 +141,19 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
                 assert _errors(page) == [], f"page {name} shows an error on reload"
                 page.close()
                 times[name] = {"cold": cold, "warm": warm}
+            # negative controls: the error detection sees a bad input and an unknown page
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _load(page, f"{server}/", "System", "Simulated wall-clock per update")
+            workers = page.get_by_label("n_workers (per server)")
+            workers.fill("0")
+            workers.press("Enter")
+            page.get_by_text("Invalid input — n_workers = 0").wait_for(
+                timeout=PAGE_SECONDS * 1000)
+            assert any("n_workers" in text for text in _errors(page))
+            page.goto(f"{server}/no-such-page")
+            page.get_by_text("Page not found").wait_for(timeout=PAGE_SECONDS * 1000)
+            assert _errors(page)
+            page.close()
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             _, path, _, title, ready = PAGES[-1]
             _load(page, f"{server}/{path}", title, ready)  # then switch from there
