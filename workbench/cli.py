@@ -1,5 +1,6 @@
 """The ``workbench`` command line: list, show, run, check and report experiments; browse the
-bounds (``workbench bounds``, :mod:`workbench.cli_bounds`).
+bounds (``workbench bounds``, :mod:`workbench.cli_bounds`); start the dashboard (``workbench
+dashboard``, :mod:`workbench.cli_dashboard`).
 
 Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
 finding about the theory, not a failure of the run), 2 for invalid input, 3 when an
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
 from simulators.validation import InvalidParameter
-from workbench import cli_bounds, experiments
+from workbench import cli_bounds, cli_dashboard, experiments
 from workbench.config import parse_assignment, to_toml
 from workbench.executors import available_cores, open_workers
 from workbench.report import write_report
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="experiments to include (default: all)")
     _add_sweep_options(report)
     cli_bounds.add_parser(sub)
+    cli_dashboard.add_parser(sub)
     return parser
 
 
@@ -191,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "bounds":
             return cli_bounds.main(args)
+        if args.command == "dashboard":
+            return cli_dashboard.main(args)
         if args.command == "run":
             _run(args, sys.stdout)
             return 0

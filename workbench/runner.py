@@ -25,6 +25,7 @@ import math
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
@@ -138,12 +139,16 @@ def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
 
 def run_sweep(experiment: Experiment, config: dict, seed: int, *,
               workers: Workers | None = None, store: ResultStore | None = None,
-              recompute: bool = False, show_progress: bool = False) -> SweepResult:
+              recompute: bool = False, show_progress: bool = False,
+              on_point: Callable[[int, int], None] | None = None) -> SweepResult:
     """All sweep points of ``experiment`` under ``config`` and ``seed``, combined.
 
     workers: an open executor (:func:`workbench.executors.open_workers`); default this process.
     store: where points are looked up and saved; ``recompute`` ignores what it holds.
     show_progress: draw bars (only on a terminal; see :mod:`workbench.progress`).
+    on_point: called as ``on_point(done, total)`` once the stored points are loaded and after
+        every computed point (for a progress display other than the terminal's, such as the
+        dashboard's).
     """
     seed = validation.integer("seed", seed, minimum=0)
     started = time.perf_counter()
@@ -177,6 +182,8 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
                                   progress.wanted(show_progress))
         stack.callback(bars.close)
         bars.points.update(len(report.loaded))
+        if on_point is not None:
+            on_point(len(report.loaded), n_points)
         sink = stack.enter_context(workers.progress_sink(bars.add_updates)
                                    if bars.tracks_updates else nullcontext(None))
         blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
@@ -214,6 +221,8 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
             if i in corrupt:
                 report.recomputed.append((points[i], corrupt[i]))
             bars.point_done(point_key(points[i]))
+            if on_point is not None:
+                on_point(len(report.loaded) + len(report.computed), n_points)
 
         submit_more()
         while in_flight:

@@ -48,13 +48,13 @@ class Outcome:
 
 def run_one(experiment: Experiment, config: dict, seed: int, out: Path, workers: Workers, *,
             recompute: bool = False, show_progress: bool = False,
-            judge: bool = False) -> Outcome:
+            judge: bool = False, on_point=None) -> Outcome:
     """Sweep (resuming from ``out/store``), write ``out/<name>.nc`` and figures, check."""
     started = time.perf_counter()
     out = Path(out)
     store = ResultStore(out / STORE_DIR, experiment.name)
     sweep = run_sweep(experiment, config, seed, workers=workers, store=store,
-                      recompute=recompute, show_progress=show_progress)
+                      recompute=recompute, show_progress=show_progress, on_point=on_point)
     outcome = Outcome(experiment, config, seed, sweep.dataset, sweep)
     outcome.paths = [write_netcdf(sweep.dataset, out / f"{experiment.name}.nc")]
     outcome.paths += experiment.figures(sweep.dataset, out)

@@ -1,0 +1,94 @@
+"""What every page shares: where results live, how errors are shown, cached loaders, plots."""
+
+from __future__ import annotations
+
+import io
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from simulators.validation import InvalidParameter  # noqa: E402
+from workbench.cli_dashboard import RESULTS_ENV  # noqa: E402
+from workbench.explore import overlays, results_browser  # noqa: E402
+
+DEFAULT_RESULTS = Path("results")
+DPI = 110  # Streamlit's default 200 doubles the rendering time for no visible gain here
+
+
+def results_directory() -> Path:
+    """Where result files are looked for: ``workbench dashboard --results DIR`` sets it."""
+    return Path(os.environ.get(RESULTS_ENV, DEFAULT_RESULTS))
+
+
+@contextmanager
+def user_errors():
+    """Show invalid input as an error message naming the field, and stop the page there."""
+    try:
+        yield
+    except InvalidParameter as error:
+        st.error(f"Invalid input — {error}")
+        st.stop()
+
+
+def subplots(*args, **kwargs):
+    """``matplotlib.pyplot.subplots`` on the non-interactive backend."""
+    return plt.subplots(*args, **kwargs)
+
+
+def colours(n: int):
+    """``n`` distinguishable colours along viridis."""
+    return matplotlib.colormaps["viridis"](np.linspace(0, 0.85, n))
+
+
+def show(figure) -> None:
+    st.image(png(figure))
+
+
+def png(figure) -> bytes:
+    """The figure as PNG bytes (pages cache these where the inputs repeat); closes it."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def stored_results(directory: Path) -> list:
+    """:func:`results_browser.list_results`, re-read only when a file is added or changes."""
+    directory = Path(directory)
+    signature = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                             for p in directory.glob("*.nc"))) if directory.is_dir() else ()
+    return _listing(str(directory), signature)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _listing(directory: str, signature: tuple) -> list:
+    return results_browser.list_results(Path(directory))
+
+
+@st.cache_resource(show_spinner="Opening the result file…", max_entries=8)
+def load(path: str, modified: float):
+    """The Dataset of a result file (re-read when the file changes)."""
+    return results_browser.load_result(Path(path))
+
+
+@st.cache_resource(show_spinner="Running the experiment's checks…", max_entries=8)
+def verdicts(path: str, modified: float):
+    return results_browser.checks(load(path, modified))
+
+
+@st.cache_resource(show_spinner="Lining up the measurements with the bounds…", max_entries=8)
+def overlays_of(path: str, modified: float):
+    dataset = load(path, modified)
+    return overlays.overlays_of(dataset.attrs["experiment"], dataset)
+
+
+def verdict_table(rows: list) -> None:
+    """One row per verdict, with the fields ``workbench check`` prints."""
+    st.dataframe(rows, hide_index=True, width="stretch")

@@ -1,0 +1,117 @@
+"""Sampler playground: a few replicates replayed live against the exact oracle."""
+
+import numpy as np
+import streamlit as st
+
+from app import ui
+from workbench.explore import playground
+from workbench.samplers import SAMPLER_NAMES
+
+st.title("Sampler playground")
+st.caption("A stale sampler on the Gaussian-mean posterior, replayed by the same engine as "
+           "the experiments. Dashed lines are exact: the oracle's E φ̂_L for this very "
+           "staleness sequence, and the posterior value φ̄.")
+
+d = playground.PlaygroundSettings()
+with st.sidebar:
+    st.header("Model")
+    model = st.selectbox("model", playground.MODELS, key="model")
+    n_data = st.number_input("n_data", min_value=0, value=d.n_data, key="n_data")
+    dim = st.number_input("dim", min_value=0, max_value=16, value=d.dim, key="dim")
+    gradient = st.radio("gradient", playground.GRADIENTS, horizontal=True, key="gradient")
+    batch_size = st.number_input("batch_size", min_value=0, value=d.batch_size,
+                                 disabled=gradient != "minibatch", key="batch_size")
+    st.header("Sampler")
+    sampler = st.selectbox("sampler", SAMPLER_NAMES, key="sampler")
+    relative_step = st.number_input("relative_step c = h/s²", value=d.relative_step,
+                                    format="%g", step=0.01, key="relative_step")
+    friction = st.number_input("friction D (SGHMC)", value=d.friction, format="%g",
+                               disabled=sampler == "sgld", key="friction")
+    st.header("Schedule")
+    schedule = st.selectbox("schedule", playground.SCHEDULES,
+                            format_func={"constant": "constant staleness τ",
+                                         "uniform": "i.i.d. uniform on 0..τ",
+                                         "async": "asynchronous workers"}.get, key="schedule")
+    staleness = st.number_input("staleness τ", min_value=0, value=d.staleness,
+                                disabled=schedule == "async", key="staleness")
+    n_workers = st.number_input("n_workers", min_value=0, max_value=32, value=d.n_workers,
+                                disabled=schedule != "async", key="n_workers")
+    st.header("Run")
+    n_updates = st.number_input("n_updates", min_value=0, value=d.n_updates, step=500,
+                                key="n_updates")
+    n_replicates = st.number_input("n_replicates", min_value=0, value=d.n_replicates,
+                                   key="n_replicates")
+    initial_position = st.number_input("initial_position θ₀", value=d.initial_position,
+                                       format="%g", key="initial_position")
+    seed = st.number_input("seed", min_value=0, value=d.seed, key="seed")
+
+
+@st.cache_data(show_spinner="Replaying…", max_entries=16)
+def replay(settings):
+    return playground.run(settings)
+
+
+with ui.user_errors():
+    settings = playground.PlaygroundSettings(
+        model, int(n_data), int(dim), gradient, int(batch_size), sampler, float(relative_step),
+        float(friction), schedule, int(staleness), int(n_workers), int(n_updates),
+        int(n_replicates), float(initial_position), int(seed))
+    run = replay(settings)
+
+message = run.divergence_message()
+if message:
+    st.error(message)
+elif not run.stable:
+    st.warning(run.stability_note)
+if run.oracle_note:
+    st.info(run.oracle_note)
+
+columns = st.columns(4)
+columns[0].metric("step size h", f"{run.step_size:.4g}")
+columns[1].metric("posterior variance s²", f"{run.posterior_variance:.4g}")
+columns[2].metric("mean staleness", f"{run.mean_staleness:.3g}")
+columns[3].metric("diverged replicates", run.n_diverged)
+
+component = 0
+if run.posterior_mean.size > 1:
+    component = st.selectbox("component", list(range(run.posterior_mean.size)), key="component")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Traces")
+    figure, axis = ui.subplots(figsize=(6.5, 3.6))
+    shown = min(5, run.traces.shape[0])
+    for r in range(shown):
+        axis.plot(run.trace_iterations, run.traces[r, :, component], linewidth=0.8)
+    mean, sd = run.posterior_mean[component], np.sqrt(run.posterior_variance)
+    axis.axhline(mean, color="k", linestyle="--", linewidth=1, label="posterior mean")
+    axis.axhspan(mean - 2 * sd, mean + 2 * sd, color="grey", alpha=0.15, label="± 2 s")
+    axis.set_xlabel("update")
+    axis.set_ylabel(f"θ[{component}]")
+    axis.set_title(f"first {shown} replicates")
+    axis.legend(fontsize=8)
+    ui.show(figure)
+with right:
+    function = st.radio("test function φ", ["theta", "theta_squared"], horizontal=True,
+                        format_func={"theta": "θ", "theta_squared": "θ²"}.get, key="test_function")
+    st.subheader("Running estimate φ̂_L")
+    at = run.estimates.sel(test_function=function, component=component)
+    figure, axis = ui.subplots(figsize=(6.5, 3.6))
+    axis.plot(run.iterations, at["mean"], color="tab:blue", label="mean over replicates")
+    lower = at["mean"] - (at["bias"] - at["bias_lower"])
+    upper = at["mean"] + (at["bias_upper"] - at["bias"])
+    axis.fill_between(run.iterations, lower, upper, color="tab:blue", alpha=0.2,
+                      label="95% interval")
+    if run.exact_mean is not None:
+        axis.plot(run.iterations, run.exact_mean.sel(test_function=function,
+                                                     component=component),
+                  "--", color="tab:red", label="exact E φ̂_L (oracle)")
+    axis.axhline(float(run.posterior_value.sel(test_function=function, component=component)),
+                 color="k", linestyle=":", label="posterior φ̄")
+    axis.set_xscale("log")
+    axis.set_xlabel("samples averaged L")
+    axis.legend(fontsize=8)
+    ui.show(figure)
+
+st.subheader("At the last checkpoint")
+st.dataframe(run.final_table(), hide_index=True)

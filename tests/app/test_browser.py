@@ -1,0 +1,174 @@
+"""The real dashboard in a real browser: ``workbench dashboard`` serves on 127.0.0.1, headless
+Chromium (Debian's ``chromium``, driven by Playwright, which never downloads a browser of its
+own here) opens every page, a page showing a Streamlit error or exception fails the test,
+screenshots are saved, and each page's load time is measured and printed with a stored
+``stale-gaussian`` result of the default size in the results directory: a full load in a new
+tab, cold (first visit after the server starts) and warm (a second visit), and a warm switch
+to the page from the sidebar within one session. A load ends when the page's script has
+finished and its last element is shown. The times are reported, not asserted (timings belong
+to measurements, not to pass/fail tests).
+
+Chromium is installed by the README's test command. Without it the test is skipped on a
+developer's machine and fails under CI (``CI`` set).
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# What works on this machine's closed network (no background connections, no sandbox as root).
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PAGES = [  # name, url path, sidebar link, title, text showing the page has drawn its results
+    ("system", "", "System", "System", "Simulated wall-clock per update"),  # the default page
+    ("playground", "playground", "Sampler playground", "Sampler playground",
+     "At the last checkpoint"),
+    ("bounds", "bounds", "Bounds explorer", "Bounds explorer",
+     "Verdicts of the experiment's checks on this bound"),
+    ("experiments", "experiments", "Experiment browser", "Experiment browser", " MB"),
+    ("staleness_step", "staleness_step", "Staleness vs step size",
+     "Staleness versus step size", "slope of log h*"),
+    ("speedup", "speedup", "Speed-up of the variance", "Speed-up of the variance",
+     "Speed-up check"),
+]
+STARTUP_SECONDS = 90
+PAGE_SECONDS = 120
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    if not os.path.exists(CHROMIUM):
+        message = "Debian's chromium is not installed (the README's test command installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def server(default_results, tmp_path_factory):
+    """``workbench dashboard`` on a free port of 127.0.0.1, in its own process group."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "dashboard.log"
+    with open(log, "w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port),
+             "--results", str(default_results)],
+            stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.read().strip() == b"ok":
+                    break
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            os.killpg(process.pid, signal.SIGTERM)
+            pytest.fail(f"the dashboard did not start:\n{log.read_text()}")
+        time.sleep(0.2)
+    yield url
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+def _drawn(page, title: str, ready: str) -> None:
+    """Wait until the page titled ``title`` shows ``ready`` and its script has finished."""
+    page.get_by_role("heading", name=title).first.wait_for(timeout=PAGE_SECONDS * 1000)
+    page.get_by_text(ready).first.wait_for(timeout=PAGE_SECONDS * 1000)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=PAGE_SECONDS * 1000)
+
+
+def _load(page, url: str, title: str, ready: str) -> float:
+    """Seconds to open ``url`` in a fresh tab and draw it."""
+    started = time.perf_counter()
+    page.goto(url)
+    _drawn(page, title, ready)
+    return time.perf_counter() - started
+
+
+def _switch(page, link: str, title: str, ready: str) -> float:
+    """Seconds to switch to a page from the sidebar and draw it."""
+    started = time.perf_counter()
+    page.get_by_role("link", name=link, exact=True).click()
+    _drawn(page, title, ready)
+    return time.perf_counter() - started
+
+
+def _errors(page) -> list[str]:
+    """Exceptions, error messages and Streamlit's dialogs (e.g. 'Page not found')."""
+    shown = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"], '
+                         '[role="dialog"]')
+    return [shown.nth(i).inner_text() for i in range(shown.count())]
+
+
+def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path, capsys):
+    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    times = {}
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=FLAGS)
+        try:
+            for name, path, _, title, ready in PAGES:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                cold = _load(page, f"{server}/{path}", title, ready)
+                assert _errors(page) == [], f"page {name} shows an error"
+                page.screenshot(path=shots / f"{name}.png", full_page=True)
+                page.close()
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                warm = _load(page, f"{server}/{path}", title, ready)
+                assert _errors(page) == [], f"page {name} shows an error on reload"
+                page.close()
+                times[name] = {"cold": cold, "warm": warm}
+            # negative controls: the error detection sees a bad input and an unknown page
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _load(page, f"{server}/", "System", "Simulated wall-clock per update")
+            workers = page.get_by_label("n_workers (per server)")
+            workers.fill("0")
+            workers.press("Enter")
+            page.get_by_text("Invalid input — n_workers = 0").wait_for(
+                timeout=PAGE_SECONDS * 1000)
+            assert any("n_workers" in text for text in _errors(page))
+            page.goto(f"{server}/no-such-page")
+            page.get_by_text("Page not found").wait_for(timeout=PAGE_SECONDS * 1000)
+            assert _errors(page)
+            page.close()
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _, path, _, title, ready = PAGES[-1]
+            _load(page, f"{server}/{path}", title, ready)  # then switch from there
+            for name, _, link, title, ready in PAGES:
+                times[name]["switch"] = _switch(page, link, title, ready)
+                assert _errors(page) == [], f"page {name} shows an error after a switch"
+            page.close()
+        finally:
+            browser.close()
+    (shots / "load_times.json").write_text(json.dumps(times, indent=2))
+    with capsys.disabled():
+        print(f"\npage load times in Chromium, seconds (stored stale-gaussian of the default "
+              f"size; screenshots in {shots}):\n  {'page':<16} {'new tab, cold':>14} "
+              f"{'new tab, warm':>14} {'sidebar switch':>15}")
+        for path, seconds in times.items():
+            print(f"  {path:<16} {seconds['cold']:14.2f} {seconds['warm']:14.2f} "
+                  f"{seconds['switch']:15.2f}")
+    assert set(times) == {name for name, *_ in PAGES}

@@ -1,0 +1,244 @@
+"""Every page opened headless (streamlit.testing.v1.AppTest): the numbers it shows are the
+ones :mod:`workbench.explore` computes, a changed control changes them accordingly, and bad
+input is an error message, never an exception."""
+
+import math
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.ui import RESULTS_ENV
+from workbench.explore import bounds_view, playground, results_browser, system
+from workbench.explore.lessons import speedup, staleness_step
+from workbench.explore.overlays import overlays_of
+
+from .conftest import ENTRY
+
+TIMEOUT = 120  # seconds per script run; the lessons compute their grids on first use
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=TIMEOUT)
+    at.switch_page(page).run()
+    return at
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def formatted(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+@pytest.fixture
+def results_env(default_results, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(default_results))
+    return default_results
+
+
+# ---------------------------------------------------------------------------- System
+def test_system_page_shows_the_simulated_numbers_and_follows_its_controls():
+    at = open_page("views/system.py")
+    no_exception(at)
+    expected = system.simulate(system.SystemSettings()).summary()
+    assert metrics(at) == {k: formatted(v) for k, v in expected.items()}
+    at.number_input(key="n_workers").set_value(8).run()
+    at.checkbox(key="bounded").check().run()
+    no_exception(at)
+    expected = system.simulate(system.SystemSettings(n_workers=8, staleness_bound=8)).summary()
+    assert metrics(at) == {k: formatted(v) for k, v in expected.items()}
+    assert expected["dropped gradients"] > 0  # the bound bites at 8 workers
+    rows = at.dataframe[0].value
+    assert rows["wall-clock per update"].iloc[0] == pytest.approx(
+        expected["wall-clock per update"])
+
+
+@pytest.mark.parametrize("key, value, field", [("n_workers", 0, "n_workers"),
+                                                ("n_updates", 0, "n_updates"),
+                                                ("speed_factors", "1, 2", "speed_factors"),
+                                                ("speed_factors", "1, fast", "speed_factors[1]")])
+def test_system_page_bad_input_is_an_error_message(key, value, field):
+    at = open_page("views/system.py")
+    widget = at.text_input(key=key) if key == "speed_factors" else at.number_input(key=key)
+    widget.set_value(value).run()
+    no_exception(at)
+    assert len(at.error) == 1 and field in at.error[0].value
+
+
+# ---------------------------------------------------------------------------- Playground
+def test_playground_shows_the_replay_and_the_oracle():
+    at = open_page("views/playground.py")
+    no_exception(at)
+    run = playground.run(playground.PlaygroundSettings())
+    shown = metrics(at)
+    assert shown["step size h"] == f"{run.step_size:.4g}"
+    assert shown["mean staleness"] == f"{run.mean_staleness:.3g}"
+    table = at.dataframe[0].value
+    expected = run.final_table()
+    assert table["estimate"].tolist() == [r["estimate"] for r in expected]
+    assert table["exact E φ̂_L"].tolist() == [r["exact E φ̂_L"] for r in expected]
+
+    at.selectbox(key="sampler").set_value("sghmc-splitting").run()
+    at.selectbox(key="schedule").set_value("uniform").run()
+    no_exception(at)
+    run = playground.run(playground.PlaygroundSettings(sampler="sghmc-splitting",
+                                                       schedule="uniform"))
+    assert at.dataframe[0].value["estimate"].tolist() == [r["estimate"]
+                                                          for r in run.final_table()]
+
+
+def test_playground_divergence_is_a_message():
+    at = open_page("views/playground.py")
+    at.number_input(key="relative_step").set_value(1.5).run()
+    no_exception(at)
+    message = playground.run(playground.PlaygroundSettings(relative_step=1.5))
+    assert [e.value for e in at.error] == [message.divergence_message()]
+    assert metrics(at)["diverged replicates"] == "20"
+
+
+@pytest.mark.parametrize("key, value, field", [("n_replicates", 1, "n_replicates"),
+                                                ("n_data", 0, "n_data"),
+                                                ("n_updates", 0, "n_updates")])
+def test_playground_bad_input_is_an_error_message(key, value, field):
+    at = open_page("views/playground.py")
+    at.number_input(key=key).set_value(value).run()
+    no_exception(at)
+    assert len(at.error) == 1 and field in at.error[0].value
+
+
+# ---------------------------------------------------------------------------- Bounds
+def _bound_metrics(name: str, values: dict) -> dict[str, str]:
+    optimum = bounds_view.optimum(name, values)
+    out = {"bound at the sliders": f"{float(bounds_view.evaluate(name, values)):.4g}",
+           "rate in L": f"L^({bounds_view.rate(name)})"}
+    if optimum is not None:
+        out["optimal step h*"] = f"{optimum.step_size:.4g}"
+        out["bound at h*"] = f"{optimum.value:.4g}"
+    return out
+
+
+def test_bounds_page_shows_the_optimum_and_the_verdicts(results_env):
+    at = open_page("views/bounds.py")
+    no_exception(at)
+    name = "seed001-theorem-3-mse"
+    defaults = {c.name: c.default for c in bounds_view.controls(name)}
+    assert metrics(at) == _bound_metrics(name, defaults)
+    assert at.latex[0].value.strip("$\n") == bounds_view.report(name)["latex"]
+    assert "Hypothesis under test" in at.warning[0].value  # a [recon] form
+
+    [result] = results_browser.list_results(results_env)
+    dataset = results_browser.load_result(result.path)
+    overlay = overlays_of("stale-gaussian", dataset, name)[0]
+    judged = overlay.judged_by(results_browser.checks(dataset))
+    table = at.dataframe[-1].value
+    assert table["check"].tolist() == [v.check for v in judged]
+    assert table["verdict"].tolist() == [v.verdict for v in judged]
+
+    name = "seed001-section-4-mse"
+    at.selectbox(key="bound").set_value(name).run()
+    at.select_slider(key=f"{name}-staleness").set_value(8.0).run()
+    no_exception(at)
+    values = {c.name: c.default for c in bounds_view.controls(name)} | {"staleness": 8.0}
+    assert metrics(at) == _bound_metrics(name, values)
+    h_star = (values["D_1"] / (2 * (values["D_2"] * 64 + values["D_3"])
+                               * values["n_iterations"])) ** (1 / 3)
+    assert metrics(at)["optimal step h*"] == f"{h_star:.4g}"
+
+
+def test_bounds_page_without_results_says_how_to_get_some(tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    at = open_page("views/bounds.py")
+    no_exception(at)
+    assert "No stored result" in at.info[-1].value
+
+
+@pytest.mark.parametrize("name", ["seed002-theorem-1-dsgld", "exact-stale-sgld-stability-limit",
+                                  "seed001-corollary-5-variance", "seed003-downpour-mse"])
+def test_bounds_page_opens_records_of_every_kind(name, tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    at = open_page("views/bounds.py")
+    at.selectbox(key="bound").set_value(name).run()
+    no_exception(at)
+    defaults = {c.name: c.default for c in bounds_view.controls(name)}
+    shown = metrics(at)
+    assert shown["bound at the sliders"] == f"{float(bounds_view.evaluate(name, defaults)):.4g}"
+    optimum = bounds_view.optimum(name, defaults)
+    if optimum is not None and math.isnan(optimum.step_size):
+        assert shown["optimal step h*"] == "none"
+
+
+# ---------------------------------------------------------------------------- Experiments
+def test_experiment_browser_shows_the_stored_result(results_env):
+    at = open_page("views/experiments.py")
+    no_exception(at)
+    [result] = results_browser.list_results(results_env)
+    assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
+                           "seed": str(result.seed),
+                           "file size": f"{result.size_bytes / 1e6:.2f} MB"}
+    verdicts = results_browser.checks(results_browser.load_result(result.path))
+    table = at.dataframe[0].value
+    assert table["check"].tolist() == [v.check for v in verdicts]
+    assert table["margin"].tolist() == pytest.approx([v.margin for v in verdicts],
+                                                     nan_ok=True)
+    figures = results_browser.figure_files(result)
+    assert len(figures) == 2
+    assert len(at.get("image")) == 1 + len(figures)  # the plot, then the stored figures
+    at.selectbox(key="variable").set_value("exact_stationary_variance").run()
+    no_exception(at)
+    against = at.selectbox(key="against-exact_stationary_variance")
+    assert against.options == ["staleness", "component"]
+    against.set_value("staleness").run()
+    no_exception(at)
+    assert at.selectbox(key="select-component").value == 0
+
+
+def test_experiment_browser_runs_a_quick_version_with_progress(tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    at = open_page("views/experiments.py")
+    assert "No result files" in at.info[0].value
+    at.button(key="run_quick").click().run()
+    no_exception(at)
+    assert at.get("progress")[0].proto.value == 100
+    assert at.success[0].value.startswith(f"wrote {tmp_path / 'stale-gaussian.nc'}")
+    [result] = results_browser.list_results(tmp_path)
+    assert result.configuration == "quick"
+    assert metrics(at)["configuration"] == "quick"
+
+
+def test_experiment_browser_missing_directory_is_a_message(tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path / "nowhere"))
+    at = open_page("views/experiments.py")
+    no_exception(at)
+    assert "No result files" in at.info[0].value
+
+
+# ---------------------------------------------------------------------------- Lessons
+def test_staleness_step_lesson_follows_its_control():
+    at = open_page("lessons/staleness_step.py")
+    no_exception(at)
+    lesson = staleness_step.lesson()
+    for tau in (4, 16):
+        at.select_slider(key="staleness").set_value(tau).run()
+        no_exception(at)
+        h_star = float(lesson.optimal_step.sel(staleness=tau))
+        shown = metrics(at)
+        assert shown["h* at this τ"] == f"{h_star:.3g}"
+        assert shown["h*/s² at this τ"] == f"{h_star / lesson.posterior_variance:.3g}"
+        assert shown["slope of log h* against log τ (τ ≥ 4)"] == f"{lesson.slope:.3f}"
+
+
+def test_speedup_lesson_follows_its_control():
+    at = open_page("lessons/speedup.py")
+    no_exception(at)
+    for u in (0.05, 0.2):
+        at.select_slider(key="server_update_time").set_value(u).run()
+        no_exception(at)
+        lesson = speedup.lesson(u)
+        table = at.dataframe[0].value
+        assert table["time speed-up"].tolist() == lesson.time_speedup.values.tolist()
+        assert table["iteration speed-up"].tolist() == lesson.iteration_speedup.values.tolist()

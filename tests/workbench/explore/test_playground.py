@@ -1,0 +1,106 @@
+"""The Sampler playground: live replays agree with the exact oracle; divergence is a message."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from simulators.seeding import generator
+from simulators.validation import InvalidParameter
+from workbench.explore.playground import PlaygroundSettings, run
+from workbench.models.full_data import FullDataGradient
+from workbench.models.gaussian import GaussianMeanModel
+
+# Two comparisons per run (φ = θ and θ²), two-sided, family-wise false-failure rate 1e-3.
+FALSE_FAILURE_RATE = 1e-3
+Z = float(stats.norm.isf(FALSE_FAILURE_RATE / 4))  # 3.48
+
+
+@pytest.mark.parametrize("sampler, schedule", [("sgld", "constant"),
+                                               ("sghmc-splitting", "uniform"),
+                                               ("sgld", "async")])
+def test_estimates_agree_with_the_exact_oracle(sampler, schedule):
+    result = run(PlaygroundSettings(sampler=sampler, schedule=schedule, n_replicates=200,
+                                    n_updates=2000, n_workers=3))
+    assert result.exact_mean is not None and result.n_diverged == 0
+    last = result.estimates.isel(checkpoint=-1)
+    exact = result.exact_mean.isel(checkpoint=-1)
+    scores = np.abs(last["mean"] - exact) / last["bias_se"]
+    assert float(scores.max()) <= Z, scores.values
+
+
+def test_final_table_reports_the_summaries():
+    result = run(PlaygroundSettings())
+    rows = result.final_table()
+    assert [r["test function"] for r in rows] == ["theta", "theta_squared"]
+    theta = rows[0]
+    last = result.estimates.sel(test_function="theta", component=0).isel(checkpoint=-1)
+    assert theta["estimate"] == float(last["mean"])
+    assert theta["interval low"] < theta["estimate"] < theta["interval high"]
+    assert theta["posterior φ̄"] == pytest.approx(float(result.posterior_mean[0]))
+    assert result.traces.shape == (20, 400, 1)
+
+
+def test_zero_staleness_reduces_to_a_single_worker():
+    """Constant staleness 0 and one asynchronous worker are the same fresh-gradient chain."""
+    serial = run(PlaygroundSettings(schedule="constant", staleness=0))
+    single = run(PlaygroundSettings(schedule="async", n_workers=1))
+    np.testing.assert_array_equal(serial.traces, single.traces)
+    assert serial.mean_staleness == single.mean_staleness == 0.0
+
+
+def test_full_data_gradient_is_the_exact_gradient(scalar_model):
+    gradient = FullDataGradient(scalar_model)
+    position = np.linspace(-1, 1, 6).reshape(2, 3, 1)
+    prepared = gradient.prepare(np.zeros((2, 3, 1), dtype=np.int64))
+    np.testing.assert_allclose(gradient(position, prepared),
+                               scalar_model.precision * (position - scalar_model.posterior_mean))
+    every = scalar_model.minibatch_gradient()
+    batch = every.prepare(np.arange(scalar_model.n_data)[None])
+    np.testing.assert_allclose(every(position, batch[0]), gradient(position, prepared),
+                               rtol=1e-12, atol=1e-9)
+
+
+def test_full_data_runs_have_no_gradient_noise():
+    result = run(PlaygroundSettings(gradient="full-data"))
+    assert np.all(result.gradient_noise_variance == 0)
+
+
+def test_divergence_is_a_message_not_an_exception():
+    result = run(PlaygroundSettings(relative_step=1.5))
+    assert result.n_diverged == 20 and not result.stable
+    message = result.divergence_message()
+    assert "20 of 20 replicates diverged" in message
+    assert "2 sin(π/(2(2τ+1))) = 0.347" in message
+    assert run(PlaygroundSettings()).divergence_message() == ""
+
+
+def test_the_oracle_is_skipped_when_the_stacked_state_is_too_large():
+    result = run(PlaygroundSettings(schedule="async", n_workers=12, n_updates=20_000,
+                                    n_replicates=2))
+    assert result.exact_mean is None
+    assert "too large" in result.oracle_note
+    assert np.isnan(result.final_table()[0]["exact E φ̂_L"])
+
+
+@pytest.mark.parametrize("settings, field", [
+    (PlaygroundSettings(n_replicates=1), "n_replicates"),
+    (PlaygroundSettings(n_replicates=500), "n_replicates"),
+    (PlaygroundSettings(n_updates=0), "n_updates"),
+    (PlaygroundSettings(relative_step=0.0), "relative_step"),
+    (PlaygroundSettings(staleness=64), "staleness"),
+    (PlaygroundSettings(n_workers=0, schedule="async"), "n_workers"),
+    (PlaygroundSettings(batch_size=0), "batch_size"),
+    (PlaygroundSettings(sampler="hmc"), "sampler"),
+])
+def test_bad_settings_name_their_field(settings, field):
+    with pytest.raises(InvalidParameter) as error:
+        run(settings)
+    assert error.value.field == field
+
+
+def test_model_data_come_from_the_seed_tree():
+    settings = PlaygroundSettings()
+    expected = GaussianMeanModel.generate(generator(settings.seed, "playground", "data"),
+                                          settings.n_data)
+    result = run(settings)
+    np.testing.assert_array_equal(result.posterior_mean, expected.posterior_mean)

@@ -1,0 +1,54 @@
+"""``workbench dashboard``: start the Streamlit dashboard (``app/dashboard.py``).
+
+Replaces this process with ``python -m streamlit run`` on the installed app's entry file (so
+stopping it stops the server, with no orphan left), bound to 127.0.0.1 by default, headless
+(no browser is opened, no first-run prompt) and with Streamlit's usage statistics off: the
+workbench makes no network calls at run time. ``--results`` tells the Experiment browser and
+the Bounds explorer where result files are (``WORKBENCH_RESULTS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from simulators.validation import InvalidParameter, integer
+
+RESULTS_ENV = "WORKBENCH_RESULTS"
+DEFAULT_PORT = 8501
+
+
+def entry_file() -> Path:
+    import app
+
+    return Path(app.__file__).parent / "dashboard.py"
+
+
+def add_parser(sub) -> None:
+    dashboard = sub.add_parser("dashboard", help="start the Streamlit dashboard")
+    dashboard.add_argument("--port", type=int, default=DEFAULT_PORT,
+                           help=f"port to serve on (default {DEFAULT_PORT})")
+    dashboard.add_argument("--address", default="127.0.0.1",
+                           help="address to bind (default 127.0.0.1: this machine only)")
+    dashboard.add_argument("--results", type=Path, default=Path("results"),
+                           help="directory of result files to browse (default results/)")
+
+
+def command(args: argparse.Namespace) -> list[str]:
+    """The streamlit command line for ``args``."""
+    return [sys.executable, "-m", "streamlit", "run", str(entry_file()),
+            "--server.port", str(args.port), "--server.address", args.address,
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "minimal"]
+
+
+def main(args: argparse.Namespace) -> int:
+    if integer("--port", args.port, minimum=1) > 65535:
+        raise InvalidParameter("--port", args.port, "must be <= 65535")
+    environment = dict(os.environ, **{RESULTS_ENV: str(Path(args.results).resolve())})
+    print(f"workbench dashboard on http://{args.address}:{args.port} "
+          f"(results from {args.results}); Ctrl-C stops it", file=sys.stderr, flush=True)
+    arguments = command(args)
+    os.execve(arguments[0], arguments, environment)

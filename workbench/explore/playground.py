@@ -1,0 +1,263 @@
+"""The Sampler playground: a small live replay of a stale sampler against the exact oracle.
+
+A model, a sampler and a schedule are chosen on the page; :func:`run` replays a few
+replicates with :func:`workbench.engine.replay` (the same engine as the experiments), keeps
+thinned draws for trace plots and φ̂_L at log-spaced checkpoints, and computes the exact
+E φ̂_L for the same realised staleness sequence with
+:mod:`workbench.oracles.linear_gaussian` (math.md §7) and the posterior value φ̄.
+A diverged replicate is reported (count, first update), never raised.
+
+Models: the Gaussian mean with its conjugate posterior (seed 001 §5.1), with minibatch
+gradients or full-data gradients (V_ζ = 0). Schedules: constant staleness τ, i.i.d. uniform
+staleness on {0..τ} (:mod:`simulators.static`), or P workers of the asynchronous system with
+exponential latencies (:mod:`simulators.async_server`). Step sizes are given relative to the
+posterior variance, c = h/s² (Chen convention), as in ``stale-gaussian``'s envelope grid:
+stale SGLD is stable iff c < 2 sin(π/(2(2τ + 1))) (math.md §7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from simulators import validation
+from simulators.async_server import AsyncServerSystem
+from simulators.latency import LatencyModel, WorkerTiming
+from simulators.schedule import Schedule
+from simulators.seeding import derive, generator
+from simulators.static import constant_staleness, iid_staleness
+from workbench.engine import log_checkpoints, replay
+from workbench.estimators import summarize
+from workbench.models.full_data import FullDataGradient
+from workbench.models.gaussian import GaussianMeanModel
+from workbench.oracles.linear_gaussian import (
+    dynamics_for,
+    estimator_moments,
+    finite_moments,
+    stationary_variance,
+)
+from workbench.samplers import SAMPLER_NAMES, make_sampler
+from workbench.test_functions import THETA, THETA_SQUARED
+
+MODELS = ("gaussian-mean",)
+GRADIENTS = ("minibatch", "full-data")
+SCHEDULES = ("constant", "uniform", "async")
+MAX_REPLICATES = 200
+MAX_UPDATES = 20_000
+MAX_STALENESS = 32  # the i.i.d. stationary oracle solves a (τ + 2)²-sized system
+TRACE_POINTS = 400  # thinned draws kept per replicate for the trace plot
+N_CHECKPOINTS = 40
+ORACLE_BUDGET = 4e9
+"""Largest L·(τ_max + 3)³ for which the exact oracle runs (about a second here): the stacked
+state has τ_max + 3 entries and every update propagates its covariance."""
+TEST_FUNCTIONS = (THETA, THETA_SQUARED)
+
+
+@dataclass(frozen=True)
+class PlaygroundSettings:
+    """The page's controls (module docstring); names as in the experiments' configs."""
+
+    model: str = "gaussian-mean"
+    n_data: int = 100
+    dim: int = 1
+    gradient: str = "minibatch"
+    batch_size: int = 10
+    sampler: str = "sgld"
+    relative_step: float = 0.05
+    friction: float = 10.0
+    schedule: str = "constant"
+    staleness: int = 4
+    n_workers: int = 4
+    n_updates: int = 2000
+    n_replicates: int = 20
+    initial_position: float = 1.0
+    seed: int = 2016
+
+    def validated(self) -> PlaygroundSettings:
+        validation.one_of("model", self.model, MODELS)
+        validation.one_of("gradient", self.gradient, GRADIENTS)
+        validation.one_of("sampler", self.sampler, SAMPLER_NAMES)
+        validation.one_of("schedule", self.schedule, SCHEDULES)
+        validation.integer("n_data", self.n_data, minimum=1)
+        validation.integer("dim", self.dim, minimum=1)
+        validation.integer("batch_size", self.batch_size, minimum=1)
+        validation.positive("relative_step", self.relative_step)
+        validation.positive("friction", self.friction)
+        if validation.integer("staleness", self.staleness, minimum=0) > MAX_STALENESS:
+            raise validation.InvalidParameter("staleness", self.staleness,
+                                              f"must be <= {MAX_STALENESS} in the playground")
+        validation.integer("n_workers", self.n_workers, minimum=1)
+        validation.finite("initial_position", self.initial_position)
+        validation.integer("seed", self.seed, minimum=0)
+        for field, maximum in (("n_updates", MAX_UPDATES), ("n_replicates", MAX_REPLICATES)):
+            value = validation.integer(field, getattr(self, field), minimum=1)
+            if value > maximum:
+                raise validation.InvalidParameter(
+                    field, value, f"must be <= {maximum} in the playground (run an experiment "
+                                  "for more)")
+        if self.n_replicates < 2:
+            raise validation.InvalidParameter("n_replicates", self.n_replicates,
+                                              "needs at least 2 replicates for an interval")
+        return self
+
+
+@dataclass(frozen=True)
+class PlaygroundRun:
+    """What the page shows.
+
+    traces: ``(replicate, draw, component)`` thinned positions at ``trace_iterations``;
+    estimates: φ̂_L summary (``mean``, intervals, ``n_valid``) over dims (test_function,
+    checkpoint, component); exact_mean: exact E φ̂_L on the same dims, or None when the
+    oracle would take too long (``oracle_note`` says why); posterior_value: φ̄.
+    """
+
+    settings: PlaygroundSettings
+    step_size: float
+    posterior_mean: np.ndarray
+    posterior_variance: float
+    gradient_noise_variance: np.ndarray
+    schedule: Schedule
+    mean_staleness: float
+    stable: bool
+    stability_note: str
+    trace_iterations: np.ndarray
+    traces: np.ndarray
+    iterations: np.ndarray
+    estimates: xr.Dataset
+    exact_mean: xr.DataArray | None
+    oracle_note: str
+    posterior_value: xr.DataArray
+    diverged_at: np.ndarray
+
+    @property
+    def n_diverged(self) -> int:
+        return int(np.count_nonzero(self.diverged_at >= 0))
+
+    def divergence_message(self) -> str:
+        """Empty when no replicate diverged, else what happened and what to try."""
+        if not self.n_diverged:
+            return ""
+        first = int(self.diverged_at[self.diverged_at >= 0].min())
+        return (f"{self.n_diverged} of {self.diverged_at.size} replicates diverged (first at "
+                f"update {first}; h = {self.step_size:.3g}). {self.stability_note} Diverged "
+                "replicates are left out of the estimate; lower the relative step c.")
+
+    def final_table(self) -> list[dict]:
+        """Per test function and coordinate: estimate at the last checkpoint, its interval,
+        the exact E φ̂_L and φ̄."""
+        rows = []
+        last = self.estimates.isel(checkpoint=-1)
+        for function in self.estimates["test_function"].values.tolist():
+            for j in self.estimates["component"].values.tolist():
+                at = last.sel(test_function=function, component=j)
+                rows.append({
+                    "test function": function, "component": j,
+                    "estimate": float(at["mean"]),
+                    "interval low": float(at["mean"] - (at["bias"] - at["bias_lower"])),
+                    "interval high": float(at["mean"] + (at["bias_upper"] - at["bias"])),
+                    "exact E φ̂_L": (float(self.exact_mean.isel(checkpoint=-1).sel(
+                        test_function=function, component=j)) if self.exact_mean is not None
+                        else float("nan")),
+                    "posterior φ̄": float(self.posterior_value.sel(test_function=function,
+                                                                   component=j)),
+                    "valid replicates": int(at["n_valid"]),
+                })
+        return rows
+
+
+def make_schedule(settings: PlaygroundSettings) -> tuple[Schedule, np.ndarray | None]:
+    """The schedule and, for i.i.d. staleness, its distribution (for the stationary oracle)."""
+    length, seed = settings.n_updates, derive(settings.seed, "playground", "schedule")
+    if settings.schedule == "constant":
+        return constant_staleness(length, settings.staleness), None
+    if settings.schedule == "uniform":
+        probabilities = np.full(settings.staleness + 1, 1.0 / (settings.staleness + 1))
+        return iid_staleness(length, probabilities, seed), probabilities
+    system = AsyncServerSystem(settings.n_workers, WorkerTiming(LatencyModel("exponential")))
+    return system.simulate(length, seed), None
+
+
+def _stability(settings: PlaygroundSettings, dynamics, precision: float, vz: np.ndarray,
+               realised: np.ndarray, probabilities) -> tuple[bool, str]:
+    """Whether the stale recursion is mean-square stable (Lyapunov, math.md §7)."""
+    if settings.schedule == "async":
+        tau = int(realised.max())
+        what = f"the largest realised staleness τ = {tau}"
+        variance = stationary_variance(dynamics, precision, vz, staleness=tau)
+    else:
+        tau = settings.staleness
+        what = f"staleness τ = {tau}" + (" (uniform on 0..τ)" if probabilities is not None
+                                         else "")
+        variance = stationary_variance(dynamics, precision, vz, staleness=tau,
+                                       probabilities=probabilities)
+    if np.all(np.isfinite(variance)):
+        return True, f"The recursion is stable at c = {settings.relative_step:g} with {what}."
+    limit = 2 * np.sin(np.pi / (2 * (2 * tau + 1)))
+    return False, (f"The stale recursion is unstable at c = {settings.relative_step:g} with "
+                   f"{what}; for SGLD with constant staleness the limit is "
+                   f"c < 2 sin(π/(2(2τ+1))) = {limit:.3g}.")
+
+
+def run(settings: PlaygroundSettings) -> PlaygroundRun:
+    """Replay the playground's settings (module docstring)."""
+    settings = settings.validated()
+    model = GaussianMeanModel.generate(generator(settings.seed, "playground", "data"),
+                                       settings.n_data, settings.dim)
+    h = settings.relative_step * model.posterior_variance
+    sampler = make_sampler(settings.sampler, h, settings.friction)
+    if settings.gradient == "minibatch":
+        gradient = model.minibatch_gradient()
+        vz = model.gradient_noise_variance(settings.batch_size)
+        batch_size = settings.batch_size
+    else:
+        gradient = FullDataGradient(model)
+        vz = np.zeros(model.dim)
+        batch_size = 1  # indices are drawn and ignored
+    schedule, probabilities = make_schedule(settings)
+    length = settings.n_updates
+    checkpoints = log_checkpoints(length, N_CHECKPOINTS)
+    thin = max(1, length // TRACE_POINTS)
+    result = replay(schedule, sampler, gradient, n_updates=length,
+                    n_replicates=settings.n_replicates,
+                    initial_position=np.full(model.dim, settings.initial_position),
+                    seed=derive(settings.seed, "playground", "engine"), batch_size=batch_size,
+                    test_functions=TEST_FUNCTIONS, checkpoints=checkpoints, thin=thin)
+
+    names = [f.name for f in TEST_FUNCTIONS]
+    mu, s2 = model.posterior_mean, model.posterior_variance
+    coords = {"test_function": names, "checkpoint": checkpoints,
+              "replicate": np.arange(settings.n_replicates), "component": np.arange(model.dim)}
+    estimate = xr.DataArray(np.stack([result.averages[n][:, :, 0, :] for n in names]),
+                            dims=("test_function", "checkpoint", "replicate", "component"),
+                            coords=coords)
+    posterior_value = xr.DataArray(np.stack([mu, mu**2 + s2]),
+                                   dims=("test_function", "component"),
+                                   coords={"test_function": names,
+                                           "component": coords["component"]})
+    estimates = summarize(estimate, posterior_value)
+
+    dynamics = dynamics_for(sampler.describe())
+    realised = schedule.update_staleness(length)[:, 0]
+    cost = length * (int(realised.max()) + 3) ** 3
+    exact_mean, oracle_note = None, (
+        f"The exact oracle is skipped: with staleness up to {int(realised.max())} over "
+        f"{length} updates its stacked state is too large for an interactive page; run "
+        "fewer updates or workers.")
+    if cost <= ORACLE_BUDGET:
+        moments = finite_moments(dynamics, model.precision, realised, checkpoints)
+        exact = estimator_moments(moments, mu, settings.initial_position - mu, vz)
+        exact_mean = xr.DataArray(np.stack([exact[n]["mean"] for n in names]),
+                                  dims=("test_function", "checkpoint", "component"),
+                                  coords={k: coords[k] for k in ("test_function",
+                                                                 "checkpoint", "component")})
+        oracle_note = ""
+    stable, note = _stability(settings, dynamics, model.precision, vz, realised, probabilities)
+    return PlaygroundRun(
+        settings=settings, step_size=h, posterior_mean=mu, posterior_variance=s2,
+        gradient_noise_variance=vz, schedule=schedule, mean_staleness=float(realised.mean()),
+        stable=stable, stability_note=note, trace_iterations=result.draw_iterations,
+        traces=result.draws[:, 0], iterations=checkpoints, estimates=estimates,
+        exact_mean=exact_mean, oracle_note=oracle_note, posterior_value=posterior_value,
+        diverged_at=result.diverged_at[:, 0])

@@ -1,0 +1,150 @@
+"""The Experiment browser's interface to stored results: list, open, slice, and run quick.
+
+This is the one place the dashboard touches result files and the runner, so pointing the
+browser at another store is a change here only:
+
+- :func:`list_results` lists the combined result files ``<directory>/<experiment>.nc`` that
+  ``workbench run``/``check`` write (with the experiment, seed and configuration kind read from
+  their attributes), and reports unreadable files instead of failing;
+- :func:`load_result` opens one with :func:`workbench.results.read_netcdf`;
+- :func:`along` slices a variable for plotting: one dim on the horizontal axis, optionally one
+  dim as separate curves, one coordinate chosen for every other dim;
+- :func:`run_quick` runs an experiment's ``--quick`` configuration through the same runner and
+  result store as ``workbench check NAME --quick`` (:func:`workbench.suite.run_one`), with the
+  runner's point callback driving the page's progress bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from bounds.verdict import Verdict
+from workbench import experiments
+from workbench.executors import open_workers
+from workbench.results import config_of, read_netcdf
+from workbench.suite import run_one
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """One result file; ``problem`` says why it cannot be opened (empty when it can)."""
+
+    path: Path
+    experiment: str
+    seed: int | None
+    configuration: str  # "default", "quick" or "custom"
+    size_bytes: int
+    modified: float
+    problem: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.problem:
+            return f"{self.path.name} (unreadable)"
+        return f"{self.experiment} — {self.configuration}, seed {self.seed} ({self.path.name})"
+
+
+def _configuration_kind(experiment: str, config: dict) -> str:
+    if experiment not in experiments.EXPERIMENTS:
+        return "custom"
+    known = experiments.get(experiment)
+    for kind, quick in (("default", False), ("quick", True)):
+        if known.configure(quick=quick) == config:
+            return kind
+    return "custom"
+
+
+def describe_file(path: Path) -> StoredResult:
+    """What a result file is, from its attributes alone (the data are not read)."""
+    path = Path(path)
+    stat = path.stat()
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as dataset:
+            attrs = dict(dataset.attrs)
+            experiment = str(attrs["experiment"])
+            config = config_of(dataset)
+    except Exception as error:  # noqa: BLE001 - any unreadable file is listed with its reason
+        return StoredResult(path, "", None, "", stat.st_size, stat.st_mtime,
+                            f"{type(error).__name__}: {error}")
+    seed = attrs.get("seed")
+    return StoredResult(path, experiment, None if seed is None else int(seed),
+                        _configuration_kind(experiment, config), stat.st_size, stat.st_mtime)
+
+
+def list_results(directory: Path) -> list[StoredResult]:
+    """The result files directly under ``directory``, newest first."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = [describe_file(p) for p in directory.glob("*.nc") if p.is_file()]
+    return sorted(found, key=lambda r: r.modified, reverse=True)
+
+
+def load_result(path: Path) -> xr.Dataset:
+    return read_netcdf(path)
+
+
+def figure_files(result: StoredResult) -> list[Path]:
+    """The figures ``workbench run`` wrote beside the result (``<experiment>*.png``)."""
+    return sorted(result.path.parent.glob(f"{result.experiment}*.png"))
+
+
+def checks(dataset: xr.Dataset) -> list[Verdict]:
+    """The experiment's verdicts on a stored result, as ``workbench check`` prints them."""
+    return experiments.get(dataset.attrs["experiment"]).checks(dataset)
+
+
+def verdict_rows(verdicts: list[Verdict]) -> list[dict]:
+    """One table row per verdict, with the same fields ``workbench check`` prints."""
+    return [{"check": v.check, "verdict": v.verdict, "observed": v.observed,
+             "expected": v.expected, "MC error": v.mc_error, "margin": v.margin,
+             "z": v.z_threshold, "false-failure rate": v.false_failure_rate,
+             "detail": v.detail} for v in verdicts]
+
+
+def plottable(dataset: xr.Dataset) -> list[str]:
+    """Numeric data variables with at least one dim."""
+    return [name for name, array in dataset.data_vars.items()
+            if array.ndim >= 1 and np.issubdtype(array.dtype, np.number)]
+
+
+def along(dataset: xr.Dataset, variable: str, x_dim: str, selection: dict,
+          series_dim: str | None = None) -> xr.DataArray:
+    """``variable`` along ``x_dim`` (and ``series_dim``), other dims at ``selection``."""
+    array = dataset[variable]
+    keep = {x_dim} | ({series_dim} if series_dim else set())
+    unknown = keep - set(array.dims)
+    if unknown:
+        raise KeyError(f"{variable} has no dim {', '.join(sorted(unknown))}")
+    missing = [d for d in array.dims if d not in keep and d not in selection]
+    if missing:
+        raise KeyError(f"select a value for {', '.join(missing)}")
+    picked = array.sel({d: selection[d] for d in array.dims if d not in keep})
+    return picked.transpose(x_dim, *([series_dim] if series_dim else []))
+
+
+@dataclass(frozen=True)
+class QuickRun:
+    path: Path
+    figures: list[Path]
+    verdicts: list[Verdict]
+    seconds: float
+
+
+def run_quick(name: str, directory: Path, seed: int,
+              progress: Callable[[int, int], None] | None = None,
+              overrides: dict | None = None) -> QuickRun:
+    """``workbench check NAME --quick --out DIRECTORY --seed SEED [--set K=V ...]`` in this
+    process (the same runner and result store: points already stored are reused), reporting
+    progress(done, total) once the stored points are loaded and after each computed one."""
+    experiment = experiments.get(name)
+    config = experiment.configure(overrides, quick=True)
+    with open_workers(processes=1) as workers:
+        outcome = run_one(experiment, config, seed, Path(directory), workers, judge=True,
+                          on_point=progress)
+    return QuickRun(outcome.paths[0], outcome.paths[1:], outcome.verdicts, outcome.seconds)
