@@ -40,6 +40,8 @@ PAGES = [  # name, url path, sidebar link, title, text showing the page has draw
     ("experiments", "experiments", "Experiment browser", "Experiment browser", " MB"),
     ("staleness_step", "staleness_step", "Staleness vs step size",
      "Staleness versus step size", "slope of log h*"),
+    ("local_updates", "local_updates", "Non-IID shards and local updates",
+     "Non-IID shards and local updates", "Three things to notice"),
     ("speedup", "speedup", "Speed-up of the variance", "Speed-up of the variance",
      "Speed-up check"),
 ]

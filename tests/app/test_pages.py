@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.ui import RESULTS_ENV
 from workbench.explore import bounds_view, playground, results_browser, system
-from workbench.explore.lessons import speedup, staleness_step
+from workbench.explore.lessons import local_updates, speedup, staleness_step
 from workbench.explore.overlays import overlays_of
 
 from .conftest import ENTRY
@@ -230,6 +230,29 @@ def test_staleness_step_lesson_follows_its_control():
         assert shown["h* at this τ"] == f"{h_star:.3g}"
         assert shown["h*/s² at this τ"] == f"{h_star / lesson.posterior_variance:.3g}"
         assert shown["slope of log h* against log τ (τ ≥ 4)"] == f"{lesson.slope:.3f}"
+
+
+def test_local_updates_lesson_follows_its_control():
+    at = open_page("lessons/local_updates.py")
+    no_exception(at)
+    for local in (10, 100):
+        if local != 10:
+            at.select_slider(key="local_updates").set_value(local).run()
+            no_exception(at)
+        lesson = local_updates.lesson(local)
+        stationary = {m: f"{float(lesson.stationary.sel(estimator=m)):.4g}"
+                      for m in local_updates.METHODS}
+        assert metrics(at) == {
+            "DSGLD: stationary E(θ − μ)²/s²": stationary["dsgld"],
+            "FSGLD: stationary E(θ − μ)²/s²": stationary["fsgld"],
+            "mixture of local posteriors: E(θ − μ)²/s²": f"{lesson.setting.mixture:.4g}"}
+        table = at.dataframe[0].value
+        expected = lesson.table()
+        for column in expected[0]:
+            assert table[column].tolist() == [row[column] for row in expected]
+        assert table["oracle check"].tolist() == ["holds", "holds"]
+        assert len(at.get("image")) == 2
+        assert f"{lesson.window // local} rounds per chain" in at.caption[0].value
 
 
 def test_speedup_lesson_follows_its_control():
