@@ -76,9 +76,11 @@ component = 0
 if run.posterior_mean.size > 1:
     component = st.selectbox("component", list(range(run.posterior_mean.size)), key="component")
 
-left, right = st.columns(2)
-with left:
-    st.subheader("Traces")
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def trace_plot(settings: playground.PlaygroundSettings, component: int) -> bytes:
+    """Trace plots of the first replicates, over the posterior mean ± 2 s."""
+    run = replay(settings)
     figure, axis = ui.subplots(figsize=(6.5, 3.6))
     shown = min(5, run.traces.shape[0])
     for r in range(shown):
@@ -90,11 +92,14 @@ with left:
     axis.set_ylabel(f"θ[{component}]")
     axis.set_title(f"first {shown} replicates")
     axis.legend(fontsize=8)
-    ui.show(figure)
-with right:
-    function = st.radio("test function φ", ["theta", "theta_squared"], horizontal=True,
-                        format_func={"theta": "θ", "theta_squared": "θ²"}.get, key="test_function")
-    st.subheader("Running estimate φ̂_L")
+    return ui.png(figure)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def estimate_plot(settings: playground.PlaygroundSettings, function: str,
+                  component: int) -> bytes:
+    """The running estimate φ̂_L with its interval, the oracle's E φ̂_L and φ̄."""
+    run = replay(settings)
     at = run.estimates.sel(test_function=function, component=component)
     figure, axis = ui.subplots(figsize=(6.5, 3.6))
     axis.plot(run.iterations, at["mean"], color="tab:blue", label="mean over replicates")
@@ -111,7 +116,18 @@ with right:
     axis.set_xscale("log")
     axis.set_xlabel("samples averaged L")
     axis.legend(fontsize=8)
-    ui.show(figure)
+    return ui.png(figure)
+
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Traces")
+    st.image(trace_plot(settings, component))
+with right:
+    function = st.radio("test function φ", ["theta", "theta_squared"], horizontal=True,
+                        format_func={"theta": "θ", "theta_squared": "θ²"}.get, key="test_function")
+    st.subheader("Running estimate φ̂_L")
+    st.image(estimate_plot(settings, function, component))
 
 st.subheader("At the last checkpoint")
 st.dataframe(run.final_table(), hide_index=True)

@@ -180,14 +180,23 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
                            "seed": str(result.seed),
                            "file size": f"{result.size_bytes / 1e6:.2f} MB"}
+    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Configuration"]
+    assert len(at.get("image")) == 1 and not at.dataframe  # only the open tab is drawn
+    at.session_state["tab"] = "Verdicts"
+    at.run()
+    no_exception(at)
     verdicts = results_browser.checks(results_browser.load_result(result.path))
     table = at.dataframe[0].value
     assert table["check"].tolist() == [v.check for v in verdicts]
     assert table["margin"].tolist() == pytest.approx([v.margin for v in verdicts],
                                                      nan_ok=True)
+    at.session_state["tab"] = "Figures"
+    at.run()
     figures = results_browser.figure_files(result)
     assert len(figures) == 2
-    assert len(at.get("image")) == 1 + len(figures)  # the plot, then the stored figures
+    assert [i.proto.imgs[0].caption for i in at.get("image")] == [f.name for f in figures]
+    at.session_state["tab"] = "Plot"
+    at.run()
     at.selectbox(key="variable").set_value("exact_stationary_variance").run()
     no_exception(at)
     against = at.selectbox(key="against-exact_stationary_variance")
@@ -195,6 +204,17 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     against.set_value("staleness").run()
     no_exception(at)
     assert at.selectbox(key="select-component").value == 0
+
+
+def test_experiment_browser_opens_the_tab_named_in_the_address(results_env):
+    at = AppTest.from_file(str(ENTRY), default_timeout=TIMEOUT)
+    at.query_params["tab"] = "Configuration"
+    at.switch_page("views/experiments.py").run()
+    no_exception(at)
+    [result] = results_browser.list_results(results_env)
+    config = results_browser.load_result(result.path).attrs["config_toml"]
+    assert [c.value for c in at.code] == [config.strip()]  # st.code drops the last newline
+    assert not at.get("image")
 
 
 def test_experiment_browser_runs_a_quick_version_with_progress(tmp_path, monkeypatch):
