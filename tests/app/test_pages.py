@@ -92,6 +92,25 @@ def test_playground_shows_the_replay_and_the_oracle():
                                                           for r in run.final_table()]
 
 
+def test_playground_runs_dsgld_and_fsgld_on_federated_rounds():
+    at = open_page("views/playground.py")
+    at.selectbox(key="model").set_value("sharded-gaussian-mean").run()
+    at.radio(key="estimator").set_value("fsgld").run()
+    at.number_input(key="local_updates").set_value(50).run()
+    no_exception(at)
+    run = playground.run(playground.PlaygroundSettings(
+        model="sharded-gaussian-mean", schedule="federated", estimator="fsgld",
+        local_updates=50))
+    table = at.dataframe[0].value
+    expected = run.final_table()
+    assert table["estimate"].tolist() == [r["estimate"] for r in expected]
+    assert table["exact E φ̂_L"].tolist() == [r["exact E φ̂_L"] for r in expected]
+    assert metrics(at)["mean staleness"] == "0"
+    at.number_input(key="n_shards").set_value(0).run()
+    no_exception(at)
+    assert len(at.error) == 1 and "n_shards" in at.error[0].value
+
+
 def test_playground_divergence_is_a_message():
     at = open_page("views/playground.py")
     at.number_input(key="relative_step").set_value(1.5).run()
