@@ -5,10 +5,10 @@ stopping it stops the server, with no orphan left), bound to 127.0.0.1 by defaul
 (no browser is opened, no first-run prompt) and with Streamlit's usage statistics off: the
 workbench makes no network calls at run time. The served dashboard does not watch its source
 files (``server.fileWatcherType none``): Streamlit's watcher rescans every imported module
-(about 3,000 here) in each new browser session before it reports the page finished, which
-costs about half a second per page opened; ``streamlit run app/dashboard.py`` keeps the watcher
-for development. ``--results`` tells the Experiment browser and
-the Bounds explorer where result files are (``WORKBENCH_RESULTS``).
+(about 3,000 here) on the server's event loop in each new browser session, before the page's
+"finished" message goes out; ``streamlit run app/dashboard.py`` keeps the watcher for
+development. ``--results`` tells the Experiment browser and the Bounds explorer where result
+files are (``WORKBENCH_RESULTS``).
 """
 
 from __future__ import annotations
