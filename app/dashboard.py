@@ -15,6 +15,7 @@ EXPLORE = [
 ]
 LESSONS = [
     ("lessons/staleness_step.py", "Staleness vs step size", ":material/school:"),
+    ("lessons/local_updates.py", "Non-IID shards and local updates", ":material/school:"),
     ("lessons/speedup.py", "Speed-up of the variance", ":material/school:"),
 ]
 

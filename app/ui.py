@@ -1,4 +1,9 @@
-"""What every page shares: where results live, how errors are shown, cached loaders, plots."""
+"""What every page shares: where results live, how errors are shown, cached loaders, plots.
+
+The result-file helpers import :mod:`workbench.explore.results_browser` and
+:mod:`~workbench.explore.overlays` (which load every registered experiment) when first called,
+so that pages without stored results do not pay for that import when they open.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,6 @@ import streamlit as st  # noqa: E402
 
 from simulators.validation import InvalidParameter  # noqa: E402
 from workbench.cli_dashboard import RESULTS_ENV  # noqa: E402
-from workbench.explore import overlays, results_browser  # noqa: E402
 
 DEFAULT_RESULTS = Path("results")
 DPI = 110  # Streamlit's default 200 doubles the rendering time for no visible gain here
@@ -69,22 +73,30 @@ def stored_results(directory: Path) -> list:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _listing(directory: str, signature: tuple) -> list:
+    from workbench.explore import results_browser
+
     return results_browser.list_results(Path(directory))
 
 
 @st.cache_resource(show_spinner="Opening the result file…", max_entries=8)
 def load(path: str, modified: float):
     """The Dataset of a result file (re-read when the file changes)."""
+    from workbench.explore import results_browser
+
     return results_browser.load_result(Path(path))
 
 
 @st.cache_resource(show_spinner="Running the experiment's checks…", max_entries=8)
 def verdicts(path: str, modified: float):
+    from workbench.explore import results_browser
+
     return results_browser.checks(load(path, modified))
 
 
 @st.cache_resource(show_spinner="Lining up the measurements with the bounds…", max_entries=8)
 def overlays_of(path: str, modified: float):
+    from workbench.explore import overlays
+
     dataset = load(path, modified)
     return overlays.overlays_of(dataset.attrs["experiment"], dataset)
 

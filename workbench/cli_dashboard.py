@@ -3,8 +3,12 @@
 Replaces this process with ``python -m streamlit run`` on the installed app's entry file (so
 stopping it stops the server, with no orphan left), bound to 127.0.0.1 by default, headless
 (no browser is opened, no first-run prompt) and with Streamlit's usage statistics off: the
-workbench makes no network calls at run time. ``--results`` tells the Experiment browser and
-the Bounds explorer where result files are (``WORKBENCH_RESULTS``).
+workbench makes no network calls at run time. The served dashboard does not watch its source
+files (``server.fileWatcherType none``): Streamlit's watcher rescans every imported module
+(about 3,000 here) on the server's event loop in each new browser session, before the page's
+"finished" message goes out; ``streamlit run app/dashboard.py`` keeps the watcher for
+development. ``--results`` tells the Experiment browser and the Bounds explorer where result
+files are (``WORKBENCH_RESULTS``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def command(args: argparse.Namespace) -> list[str]:
     return [sys.executable, "-m", "streamlit", "run", str(entry_file()),
             "--server.port", str(args.port), "--server.address", args.address,
             "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--client.toolbarMode", "minimal"]
+            "--client.toolbarMode", "minimal", "--server.fileWatcherType", "none"]
 
 
 def main(args: argparse.Namespace) -> int:

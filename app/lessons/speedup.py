@@ -26,13 +26,14 @@ u = st.select_slider("server_update_time u (mean worker latency = 1)",
                      key="server_update_time")
 with st.spinner("Simulating the systems and propagating the exact variance…"):
     lesson = lesson_c.lesson(u)
-curves = lesson.curves
-workers = curves["workers"].values
+workers = lesson.curves["workers"].values
 
 
-
-def variance_against(x: str, label: str) -> None:
+@st.cache_data(show_spinner=False, max_entries=3 * len(lesson_c.SERVER_UPDATE_TIMES))
+def variance_plot(u: float, x: str, label: str) -> bytes:
     """The exact variance of every P against ``x`` (iterations per worker or time)."""
+    curves = lesson_c.lesson(u).curves
+    workers = curves["workers"].values
     figure, axis = ui.subplots(figsize=(4.6, 3.8))
     for p, colour in zip(workers, ui.colours(workers.size), strict=True):
         at = curves.sel(workers=p)
@@ -42,15 +43,14 @@ def variance_against(x: str, label: str) -> None:
     axis.set_xlabel(label)
     axis.set_ylabel("exact Var φ̂(θ)")
     axis.legend(fontsize=7)
-    ui.show(figure)
+    return ui.png(figure)
 
 
-left, middle, right = st.columns(3)
-with left:
-    variance_against("iterations_per_worker", "iterations per worker L_w")
-with middle:
-    variance_against("time", "simulated wall-clock time")
-with right:
+@st.cache_data(show_spinner=False, max_entries=len(lesson_c.SERVER_UPDATE_TIMES))
+def speedup_plot(u: float) -> bytes:
+    """Iteration and time speed-ups against P, with the server's ceiling."""
+    lesson = lesson_c.lesson(u)
+    workers = lesson.curves["workers"].values
     figure, axis = ui.subplots(figsize=(4.6, 3.8))
     axis.plot(workers, workers, ":", color="grey", label="ideal: P")
     axis.plot(workers, lesson.iteration_speedup, "o-", label="iteration speed-up")
@@ -64,7 +64,16 @@ with right:
     axis.set_xlabel("workers P")
     axis.set_ylabel("speed-up to the one-worker variance")
     axis.legend(fontsize=7)
-    ui.show(figure)
+    return ui.png(figure)
+
+
+left, middle, right = st.columns(3)
+with left:
+    st.image(variance_plot(u, "iterations_per_worker", "iterations per worker L_w"))
+with middle:
+    st.image(variance_plot(u, "time", "simulated wall-clock time"))
+with right:
+    st.image(speedup_plot(u))
 
 st.dataframe([{"workers P": int(p), "iteration speed-up": float(i), "time speed-up": float(t),
                "updates per unit time": float(r), "mean staleness": float(s)}

@@ -31,16 +31,18 @@ st.markdown(
 
 tau = st.select_slider("staleness τ", options=list(lesson_a.STALENESS), value=4,
                        key="staleness")
-at = lesson.measurements.sel(staleness=tau)
-steps = at["step_size"].values
-keep = np.isfinite(steps)
-s2 = lesson.posterior_variance
-grid = np.geomspace(np.nanmin(lesson.measurements["step_size"].values) / 1.5,
-                    np.nanmax(lesson.measurements["step_size"].values) * 1.5, 200)
-curve = lesson.curve(tau, grid)
 
-left, right = st.columns(2)
-with left:
+
+@st.cache_data(show_spinner=False, max_entries=len(lesson_a.STALENESS))
+def mse_plot(tau: int) -> bytes:
+    """Measured MSE, exact bias² and the fitted bound with its terms along h at τ."""
+    lesson = lesson_a.lesson()
+    at = lesson.measurements.sel(staleness=tau)
+    steps = at["step_size"].values
+    keep = np.isfinite(steps)
+    grid = np.geomspace(np.nanmin(lesson.measurements["step_size"].values) / 1.5,
+                        np.nanmax(lesson.measurements["step_size"].values) * 1.5, 200)
+    curve = lesson.curve(tau, grid)
     figure, axis = ui.subplots(figsize=(6.5, 4.2))
     mse, lower, upper = (at[k].values[keep] for k in ("mse", "mse_lower", "mse_upper"))
     axis.errorbar(steps[keep], mse, yerr=[mse - lower, upper - mse], fmt="o", color="k",
@@ -60,8 +62,13 @@ with left:
     axis.set_ylabel("MSE of φ̂_L(θ²)")
     axis.set_title(f"τ = {tau}")
     axis.legend(fontsize=7)
-    ui.show(figure)
-with right:
+    return ui.png(figure)
+
+
+@st.cache_data(show_spinner=False, max_entries=len(lesson_a.STALENESS))
+def optimum_plot(tau: int) -> bytes:
+    """h*(τ) of the fitted bound and the measured best step against τ^(−2/3)."""
+    lesson = lesson_a.lesson()
     figure, axis = ui.subplots(figsize=(6.5, 4.2))
     taus = np.array(lesson_a.STALENESS, dtype=float)
     axis.plot(taus, lesson.optimal_step.values, "o-", color="tab:red",
@@ -77,7 +84,15 @@ with right:
     axis.set_xlabel("staleness τ")
     axis.set_ylabel("optimal step size")
     axis.legend(fontsize=8)
-    ui.show(figure)
+    return ui.png(figure)
+
+
+s2 = lesson.posterior_variance
+left, right = st.columns(2)
+with left:
+    st.image(mse_plot(tau))
+with right:
+    st.image(optimum_plot(tau))
 
 h_star = float(lesson.optimal_step.sel(staleness=tau))
 columns = st.columns(3)

@@ -80,9 +80,9 @@ columns[1].metric("configuration", result.configuration)
 columns[2].metric("seed", result.seed)
 columns[3].metric("file size", f"{result.size_bytes / 1e6:.2f} MB")
 
-plot_tab, figures_tab, verdicts_tab, configuration_tab = st.tabs(
-    ["Plot", "Figures", "Verdicts", "Configuration"])
-with plot_tab:
+
+def plot_view() -> None:
+    """One variable of the result along a dim, the other dims at chosen coordinates."""
     variables = results_browser.plottable(dataset)
     variable = st.selectbox("variable", variables,
                             index=variables.index("mse") if "mse" in variables else 0,
@@ -104,20 +104,38 @@ with plot_tab:
     log_y = st.checkbox("log y", key=f"log_y-{variable}",
                         value=bool(finite.any() and np.nanmin(data.values[finite]) > 0))
     st.image(slice_plot(str(result.path), result.modified, variable, x_dim, series_dim,
-                  tuple(sorted(selection.items())), log_x, log_y))
-with figures_tab:
+                        tuple(sorted(selection.items())), log_x, log_y))
+
+
+def figures_view() -> None:
     files = results_browser.figure_files(result)
     if not files:
         st.info("No figures beside this result; `workbench run` writes them.")
     for file in files:
         st.image(str(file), caption=file.name)
-with verdicts_tab:
+
+
+def verdicts_view() -> None:
     found = ui.verdicts(str(result.path), result.modified)
     counts = verdict_counts(found)
     st.markdown(f"**{counts['holds']} holds, {counts['violated']} violated, "
                 f"{counts['inconclusive']} inconclusive**")
     ui.verdict_table(results_browser.verdict_rows(found))
-with configuration_tab:
+
+
+def configuration_view() -> None:
     st.code(dataset.attrs.get("config_toml", ""), language="toml")
     st.json({k: str(v) for k, v in dataset.attrs.items() if k != "config_toml"},
             expanded=False)
+
+
+# Only the open tab is drawn (switching tabs reruns the page from the caches): loading and
+# laying out the hidden tabs' code block, JSON viewer, table and images costs a new browser
+# tab about as long as the whole visible page. ``?tab=Verdicts`` in the address opens a tab.
+VIEWS = {"Plot": plot_view, "Figures": figures_view, "Verdicts": verdicts_view,
+         "Configuration": configuration_view}
+for tab, view in zip(st.tabs(list(VIEWS), key="tab", bind="query-params"), VIEWS.values(),
+                     strict=True):
+    if tab.open:
+        with tab:
+            view()

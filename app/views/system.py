@@ -46,13 +46,67 @@ with st.sidebar:
                                 value=defaults.n_updates, key="n_updates")
     seed = st.number_input("seed", min_value=0, value=defaults.seed, key="seed")
 
+
+@st.cache_data(show_spinner="Simulating the system…", max_entries=32)
+def simulated(settings: system.SystemSettings) -> system.SystemView:
+    return system.simulate(settings)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def timeline_plot(settings: system.SystemSettings) -> bytes:
+    """The Gantt chart of every gradient computation and server update."""
+    view = simulated(settings)
+    timeline = view.timeline
+    n_rows = view.schedule.n_workers
+    figure, axis = ui.subplots(figsize=(12, 0.35 * (n_rows + view.schedule.n_servers) + 1.5))
+    for applied, colour, label in ((True, "tab:blue", "gradient applied"),
+                                   (False, "tab:red", "gradient dropped (too stale)")):
+        keep = timeline.applied == applied
+        if keep.any():
+            axis.barh(timeline.worker[keep], timeline.worker_duration[keep],
+                      left=timeline.worker_start[keep], height=0.6, color=colour, label=label)
+    server_rows = n_rows + timeline.server
+    if settings.server_update_time > 0:
+        axis.barh(server_rows, timeline.server_duration, left=timeline.server_start,
+                  height=0.6, color="tab:green", label="server update")
+    else:
+        axis.scatter(timeline.server_start, server_rows, marker="|", color="tab:green", s=120,
+                     label="server update (instant)")
+    labels = [f"worker {w}" for w in range(n_rows)]
+    labels += [f"server {s}" for s in range(view.schedule.n_servers)]
+    axis.set_yticks(np.arange(len(labels)), labels)
+    axis.invert_yaxis()
+    axis.set_xlabel("simulated time")
+    axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4, fontsize=8)
+    return ui.png(figure)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def bars_plot(settings: system.SystemSettings, what: str) -> bytes:
+    """The staleness histogram (``what="staleness"``) or each worker's utilisation."""
+    view = simulated(settings)
+    figure, axis = ui.subplots(figsize=(6, 3.2))
+    if what == "staleness":
+        histogram = view.staleness_histogram
+        axis.bar(histogram["staleness"].values, histogram.values, color="tab:blue")
+        axis.set_xlabel("staleness τ")
+        axis.set_ylabel("updates")
+    else:
+        utilisation = view.utilisation
+        axis.bar(utilisation["worker"].values, utilisation.values, color="tab:purple")
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("worker")
+        axis.set_ylabel("fraction of the makespan computing")
+    return ui.png(figure)
+
+
 with ui.user_errors():
     settings = system.SystemSettings(
         int(n_workers), int(n_servers), latency, float(latency_mean), float(latency_shape),
         parse_numbers("speed_factors", speed_text), float(straggler_probability),
         float(straggler_slowdown), float(server_update_time), float(network_delay),
         int(staleness_bound) if bounded else None, int(n_updates), int(seed))
-    view = system.simulate(settings)
+    view = simulated(settings)
 
 summary = view.summary()
 columns = st.columns(4)
@@ -60,48 +114,15 @@ for i, (label, value) in enumerate(summary.items()):
     columns[i % 4].metric(label, f"{value:.4g}" if isinstance(value, float) else value)
 
 st.subheader("Timeline")
-timeline = view.timeline
-n_rows = view.schedule.n_workers
-figure, axis = ui.subplots(figsize=(12, 0.35 * (n_rows + view.schedule.n_servers) + 1.5))
-for applied, colour, label in ((True, "tab:blue", "gradient applied"),
-                               (False, "tab:red", "gradient dropped (too stale)")):
-    keep = timeline.applied == applied
-    if keep.any():
-        axis.barh(timeline.worker[keep], timeline.worker_duration[keep],
-                  left=timeline.worker_start[keep], height=0.6, color=colour, label=label)
-server_rows = n_rows + timeline.server
-if settings.server_update_time > 0:
-    axis.barh(server_rows, timeline.server_duration, left=timeline.server_start, height=0.6,
-              color="tab:green", label="server update")
-else:
-    axis.scatter(timeline.server_start, server_rows, marker="|", color="tab:green", s=120,
-                 label="server update (instant)")
-labels = [f"worker {w}" for w in range(n_rows)]
-labels += [f"server {s}" for s in range(view.schedule.n_servers)]
-axis.set_yticks(np.arange(len(labels)), labels)
-axis.invert_yaxis()
-axis.set_xlabel("simulated time")
-axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4, fontsize=8)
-ui.show(figure)
+st.image(timeline_plot(settings))
 
 left, right = st.columns(2)
 with left:
     st.subheader("Staleness of applied updates")
-    histogram = view.staleness_histogram
-    figure, axis = ui.subplots(figsize=(6, 3.2))
-    axis.bar(histogram["staleness"].values, histogram.values, color="tab:blue")
-    axis.set_xlabel("staleness τ")
-    axis.set_ylabel("updates")
-    ui.show(figure)
+    st.image(bars_plot(settings, "staleness"))
 with right:
     st.subheader("Utilisation")
-    utilisation = view.utilisation
-    figure, axis = ui.subplots(figsize=(6, 3.2))
-    axis.bar(utilisation["worker"].values, utilisation.values, color="tab:purple")
-    axis.set_ylim(0, 1)
-    axis.set_xlabel("worker")
-    axis.set_ylabel("fraction of the makespan computing")
-    ui.show(figure)
+    st.image(bars_plot(settings, "utilisation"))
 
 st.subheader("Simulated wall-clock per update")
 st.dataframe([{"server": int(s), "wall-clock per update": float(v)}

@@ -1,7 +1,8 @@
 """The real dashboard in a real browser: ``workbench dashboard`` serves on 127.0.0.1, headless
 Chromium (Debian's ``chromium``, driven by Playwright, which never downloads a browser of its
 own here) opens every page, a page showing a Streamlit error or exception fails the test,
-screenshots are saved, and each page's load time is measured and printed with a stored
+screenshots are saved, the Experiment browser's Verdicts tab is opened (only the open tab is
+drawn), and each page's load time is measured and printed with a stored
 ``stale-gaussian`` result of the default size in the results directory: a full load in a new
 tab, cold (first visit after the server starts) and warm (a second visit), and a warm switch
 to the page from the sidebar within one session. A load ends when the page's script has
@@ -40,6 +41,8 @@ PAGES = [  # name, url path, sidebar link, title, text showing the page has draw
     ("experiments", "experiments", "Experiment browser", "Experiment browser", " MB"),
     ("staleness_step", "staleness_step", "Staleness vs step size",
      "Staleness versus step size", "slope of log h*"),
+    ("local_updates", "local_updates", "Non-IID shards and local updates",
+     "Non-IID shards and local updates", "Three things to notice"),
     ("speedup", "speedup", "Speed-up of the variance", "Speed-up of the variance",
      "Speed-up check"),
 ]
@@ -150,6 +153,13 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
             page.get_by_text("Invalid input — n_workers = 0").wait_for(
                 timeout=PAGE_SECONDS * 1000)
             assert any("n_workers" in text for text in _errors(page))
+            # the Experiment browser draws only the open tab: a click on another draws it
+            _load(page, f"{server}/experiments", "Experiment browser", " MB")
+            page.get_by_role("tab", name="Verdicts").click()
+            page.get_by_text(" inconclusive").first.wait_for(timeout=PAGE_SECONDS * 1000)
+            page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+                timeout=PAGE_SECONDS * 1000)
+            assert _errors(page) == [], "the Verdicts tab shows an error"
             page.goto(f"{server}/no-such-page")
             page.get_by_text("Page not found").wait_for(timeout=PAGE_SECONDS * 1000)
             assert _errors(page)

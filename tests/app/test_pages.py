@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.ui import RESULTS_ENV
 from workbench.explore import bounds_view, playground, results_browser, system
-from workbench.explore.lessons import speedup, staleness_step
+from workbench.explore.lessons import local_updates, speedup, staleness_step
 from workbench.explore.overlays import overlays_of
 
 from .conftest import ENTRY
@@ -90,6 +90,25 @@ def test_playground_shows_the_replay_and_the_oracle():
                                                        schedule="uniform"))
     assert at.dataframe[0].value["estimate"].tolist() == [r["estimate"]
                                                           for r in run.final_table()]
+
+
+def test_playground_runs_dsgld_and_fsgld_on_federated_rounds():
+    at = open_page("views/playground.py")
+    at.selectbox(key="model").set_value("sharded-gaussian-mean").run()
+    at.radio(key="estimator").set_value("fsgld").run()
+    at.number_input(key="local_updates").set_value(50).run()
+    no_exception(at)
+    run = playground.run(playground.PlaygroundSettings(
+        model="sharded-gaussian-mean", schedule="federated", estimator="fsgld",
+        local_updates=50))
+    table = at.dataframe[0].value
+    expected = run.final_table()
+    assert table["estimate"].tolist() == [r["estimate"] for r in expected]
+    assert table["exact E φ̂_L"].tolist() == [r["exact E φ̂_L"] for r in expected]
+    assert metrics(at)["mean staleness"] == "0"
+    at.number_input(key="n_shards").set_value(0).run()
+    no_exception(at)
+    assert len(at.error) == 1 and "n_shards" in at.error[0].value
 
 
 def test_playground_divergence_is_a_message():
@@ -180,14 +199,23 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
                            "seed": str(result.seed),
                            "file size": f"{result.size_bytes / 1e6:.2f} MB"}
+    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Configuration"]
+    assert len(at.get("image")) == 1 and not at.dataframe  # only the open tab is drawn
+    at.session_state["tab"] = "Verdicts"
+    at.run()
+    no_exception(at)
     verdicts = results_browser.checks(results_browser.load_result(result.path))
     table = at.dataframe[0].value
     assert table["check"].tolist() == [v.check for v in verdicts]
     assert table["margin"].tolist() == pytest.approx([v.margin for v in verdicts],
                                                      nan_ok=True)
+    at.session_state["tab"] = "Figures"
+    at.run()
     figures = results_browser.figure_files(result)
     assert len(figures) == 2
-    assert len(at.get("image")) == 1 + len(figures)  # the plot, then the stored figures
+    assert [i.proto.imgs[0].caption for i in at.get("image")] == [f.name for f in figures]
+    at.session_state["tab"] = "Plot"
+    at.run()
     at.selectbox(key="variable").set_value("exact_stationary_variance").run()
     no_exception(at)
     against = at.selectbox(key="against-exact_stationary_variance")
@@ -195,6 +223,17 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     against.set_value("staleness").run()
     no_exception(at)
     assert at.selectbox(key="select-component").value == 0
+
+
+def test_experiment_browser_opens_the_tab_named_in_the_address(results_env):
+    at = AppTest.from_file(str(ENTRY), default_timeout=TIMEOUT)
+    at.query_params["tab"] = "Configuration"
+    at.switch_page("views/experiments.py").run()
+    no_exception(at)
+    [result] = results_browser.list_results(results_env)
+    config = results_browser.load_result(result.path).attrs["config_toml"]
+    assert [c.value for c in at.code] == [config.strip()]  # st.code drops the last newline
+    assert not at.get("image")
 
 
 def test_experiment_browser_runs_a_quick_version_with_progress(tmp_path, monkeypatch):
@@ -230,6 +269,29 @@ def test_staleness_step_lesson_follows_its_control():
         assert shown["h* at this τ"] == f"{h_star:.3g}"
         assert shown["h*/s² at this τ"] == f"{h_star / lesson.posterior_variance:.3g}"
         assert shown["slope of log h* against log τ (τ ≥ 4)"] == f"{lesson.slope:.3f}"
+
+
+def test_local_updates_lesson_follows_its_control():
+    at = open_page("lessons/local_updates.py")
+    no_exception(at)
+    for local in (10, 100):
+        if local != 10:
+            at.select_slider(key="local_updates").set_value(local).run()
+            no_exception(at)
+        lesson = local_updates.lesson(local)
+        stationary = {m: f"{float(lesson.stationary.sel(estimator=m)):.4g}"
+                      for m in local_updates.METHODS}
+        assert metrics(at) == {
+            "DSGLD: stationary E(θ − μ)²/s²": stationary["dsgld"],
+            "FSGLD: stationary E(θ − μ)²/s²": stationary["fsgld"],
+            "mixture of local posteriors: E(θ − μ)²/s²": f"{lesson.setting.mixture:.4g}"}
+        table = at.dataframe[0].value
+        expected = lesson.table()
+        for column in expected[0]:
+            assert table[column].tolist() == [row[column] for row in expected]
+        assert table["oracle check"].tolist() == ["holds", "holds"]
+        assert len(at.get("image")) == 2
+        assert f"{lesson.window // local} rounds per chain" in at.caption[0].value
 
 
 def test_speedup_lesson_follows_its_control():

@@ -1,18 +1,29 @@
-"""The Sampler playground: a small live replay of a stale sampler against the exact oracle.
+"""The Sampler playground: a small live replay of a sampler against the exact oracle.
 
 A model, a sampler and a schedule are chosen on the page; :func:`run` replays a few
 replicates with :func:`workbench.engine.replay` (the same engine as the experiments), keeps
 thinned draws for trace plots and φ̂_L at log-spaced checkpoints, and computes the exact
-E φ̂_L for the same realised staleness sequence with
-:mod:`workbench.oracles.linear_gaussian` (math.md §7) and the posterior value φ̄.
-A diverged replicate is reported (count, first update), never raised.
+E φ̂_L for the same realised schedule and the posterior value φ̄. A diverged replicate is
+reported (count, first update), never raised.
 
-Models: the Gaussian mean with its conjugate posterior (seed 001 §5.1), with minibatch
-gradients or full-data gradients (V_ζ = 0). Schedules: constant staleness τ, i.i.d. uniform
-staleness on {0..τ} (:mod:`simulators.static`), or P workers of the asynchronous system with
-exponential latencies (:mod:`simulators.async_server`). Step sizes are given relative to the
-posterior variance, c = h/s² (Chen convention), as in ``stale-gaussian``'s envelope grid:
-stale SGLD is stable iff c < 2 sin(π/(2(2τ + 1))) (math.md §7).
+Models:
+
+- ``gaussian-mean``: the Gaussian mean with its conjugate posterior (seed 001 §5.1), with
+  minibatch or full-data gradients (V_ζ = 0), any sampler, and constant staleness τ, i.i.d.
+  uniform staleness on {0..τ} (:mod:`simulators.static`) or P workers of the asynchronous
+  system with exponential latencies (:mod:`simulators.async_server`); exact moments from the
+  stacked-state oracle (:mod:`workbench.oracles.linear_gaussian`, math.md §7), stability from
+  its Lyapunov equation (c < 2 sin(π/(2(2τ + 1))) for constant τ);
+- ``sharded-gaussian-mean``: the same model on ``n_shards`` equal non-IID shards (blobs around
+  centres uniform on [-w, w]^d, as in ``fsgld-gaussian``), sampled by SGLD with the DSGLD or
+  FSGLD estimator (analytic surrogates) on federated rounds of ``local_updates`` updates at a
+  uniformly drawn client (seed 002 Algorithm 1, :class:`simulators.federated.FederatedRounds`);
+  exact moments from the sharded oracle given the schedule
+  (:mod:`workbench.oracles.sharded_gaussian`), stability from the round map
+  (:mod:`workbench.oracles.federated`).
+
+Step sizes are given relative to the posterior variance, c = h/s² (Chen convention), as in
+``stale-gaussian``'s envelope grid.
 """
 
 from __future__ import annotations
@@ -24,26 +35,36 @@ import xarray as xr
 
 from simulators import validation
 from simulators.async_server import AsyncServerSystem
+from simulators.federated import FederatedRounds
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
 from workbench.engine import log_checkpoints, replay
 from workbench.estimators import summarize
+from workbench.experiments.distributed.data import make_sharded
+from workbench.experiments.distributed.windows import exact_moments
 from workbench.models.full_data import FullDataGradient
 from workbench.models.gaussian import GaussianMeanModel
+from workbench.oracles.federated import round_stationary, shard_round_maps
 from workbench.oracles.linear_gaussian import (
     dynamics_for,
     estimator_moments,
     finite_moments,
     stationary_variance,
 )
-from workbench.samplers import SAMPLER_NAMES, make_sampler
+from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+from workbench.samplers import SAMPLER_NAMES, SGLD, make_sampler
+from workbench.shard_gradients import Conducive, ShardScaled
+from workbench.sharding import equal_sizes
+from workbench.surrogates import analytic
 from workbench.test_functions import THETA, THETA_SQUARED
 
-MODELS = ("gaussian-mean",)
+SHARDED = "sharded-gaussian-mean"
+MODELS = ("gaussian-mean", SHARDED)
 GRADIENTS = ("minibatch", "full-data")
-SCHEDULES = ("constant", "uniform", "async")
+SCHEDULES = ("constant", "uniform", "async", "federated")
+ESTIMATORS = ("dsgld", "fsgld")
 MAX_REPLICATES = 200
 MAX_UPDATES = 20_000
 MAX_STALENESS = 32  # the i.i.d. stationary oracle solves a (τ + 2)²-sized system
@@ -70,6 +91,10 @@ class PlaygroundSettings:
     schedule: str = "constant"
     staleness: int = 4
     n_workers: int = 4
+    n_shards: int = 4
+    centre_half_width: float = 3.0
+    estimator: str = "dsgld"
+    local_updates: int = 10
     n_updates: int = 2000
     n_replicates: int = 20
     initial_position: float = 1.0
@@ -89,6 +114,21 @@ class PlaygroundSettings:
             raise validation.InvalidParameter("staleness", self.staleness,
                                               f"must be <= {MAX_STALENESS} in the playground")
         validation.integer("n_workers", self.n_workers, minimum=1)
+        validation.one_of("estimator", self.estimator, ESTIMATORS)
+        validation.integer("local_updates", self.local_updates, minimum=1)
+        validation.non_negative("centre_half_width", self.centre_half_width)
+        equal_sizes(self.n_data, self.n_shards)  # 1 <= n_shards <= n_data
+        if (self.model == SHARDED) != (self.schedule == "federated"):
+            raise validation.InvalidParameter(
+                "schedule", self.schedule, "federated rounds go with the sharded model, and "
+                                           "only with it")
+        if self.model == SHARDED and self.sampler != "sgld":
+            raise validation.InvalidParameter(
+                "sampler", self.sampler, "the sharded model runs SGLD (DSGLD and FSGLD are "
+                                         "its gradient estimators)")
+        if self.model == SHARDED and self.gradient != "minibatch":
+            raise validation.InvalidParameter(
+                "gradient", self.gradient, "clients draw minibatches from their own shard")
         validation.finite("initial_position", self.initial_position)
         validation.integer("seed", self.seed, minimum=0)
         for field, maximum in (("n_updates", MAX_UPDATES), ("n_replicates", MAX_REPLICATES)):
@@ -167,6 +207,26 @@ class PlaygroundRun:
         return rows
 
 
+@dataclass(frozen=True)
+class _Setup:
+    """What a model and its schedule give the replay, and the exact values for it.
+
+    exact: E φ̂_L per test function as ``(checkpoint, component)`` arrays, or None with
+    ``oracle_note`` saying why.
+    """
+
+    model: GaussianMeanModel
+    sampler: object
+    gradient: object
+    batch_size: int
+    schedule: Schedule
+    gradient_noise_variance: np.ndarray
+    stable: bool
+    stability_note: str
+    exact: dict[str, np.ndarray] | None
+    oracle_note: str = ""
+
+
 def make_schedule(settings: PlaygroundSettings) -> tuple[Schedule, np.ndarray | None]:
     """The schedule and, for i.i.d. staleness, its distribution (for the stationary oracle)."""
     length, seed = settings.n_updates, derive(settings.seed, "playground", "schedule")
@@ -175,6 +235,10 @@ def make_schedule(settings: PlaygroundSettings) -> tuple[Schedule, np.ndarray | 
     if settings.schedule == "uniform":
         probabilities = np.full(settings.staleness + 1, 1.0 / (settings.staleness + 1))
         return iid_staleness(length, probabilities, seed), probabilities
+    if settings.schedule == "federated":
+        clients = np.full(settings.n_shards, 1.0 / settings.n_shards)
+        return FederatedRounds(tuple(clients), settings.local_updates).simulate(length,
+                                                                              seed), None
     system = AsyncServerSystem(settings.n_workers, WorkerTiming(LatencyModel("exponential")))
     return system.simulate(length, seed), None
 
@@ -200,13 +264,12 @@ def _stability(settings: PlaygroundSettings, dynamics, precision: float, vz: np.
                    f"c < 2 sin(π/(2(2τ+1))) = {limit:.3g}.")
 
 
-def run(settings: PlaygroundSettings) -> PlaygroundRun:
-    """Replay the playground's settings (module docstring)."""
-    settings = settings.validated()
+def _stale_setup(settings: PlaygroundSettings, checkpoints: np.ndarray) -> _Setup:
+    """The Gaussian mean with stale gradients (module docstring)."""
     model = GaussianMeanModel.generate(generator(settings.seed, "playground", "data"),
                                        settings.n_data, settings.dim)
-    h = settings.relative_step * model.posterior_variance
-    sampler = make_sampler(settings.sampler, h, settings.friction)
+    sampler = make_sampler(settings.sampler, settings.relative_step * model.posterior_variance,
+                           settings.friction)
     if settings.gradient == "minibatch":
         gradient = model.minibatch_gradient()
         vz = model.gradient_noise_variance(settings.batch_size)
@@ -217,13 +280,72 @@ def run(settings: PlaygroundSettings) -> PlaygroundRun:
         batch_size = 1  # indices are drawn and ignored
     schedule, probabilities = make_schedule(settings)
     length = settings.n_updates
+    dynamics = dynamics_for(sampler.describe())
+    realised = schedule.update_staleness(length)[:, 0]
+    stable, note = _stability(settings, dynamics, model.precision, vz, realised, probabilities)
+    if length * (int(realised.max()) + 3) ** 3 > ORACLE_BUDGET:
+        return _Setup(model, sampler, gradient, batch_size, schedule, vz, stable, note, None, (
+            f"The exact oracle is skipped: with staleness up to {int(realised.max())} over "
+            f"{length} updates its stacked state is too large for an interactive page; run "
+            "fewer updates or workers."))
+    mu = model.posterior_mean
+    moments = finite_moments(dynamics, model.precision, realised, checkpoints)
+    exact = estimator_moments(moments, mu, settings.initial_position - mu, vz)
+    return _Setup(model, sampler, gradient, batch_size, schedule, vz, stable, note,
+                  {f.name: exact[f.name]["mean"] for f in TEST_FUNCTIONS})
+
+
+def _federated_setup(settings: PlaygroundSettings, checkpoints: np.ndarray) -> _Setup:
+    """DSGLD or FSGLD on non-IID shards with federated rounds (module docstring)."""
+    sharded = make_sharded("playground", {
+        "shard_sizes": equal_sizes(settings.n_data, settings.n_shards), "dim": settings.dim,
+        "data": "blobs", "centre_half_width": settings.centre_half_width, "noise_scale": 1.0,
+        "prior_scale": 1.0, "prior_mean": 0.0}, settings.seed)
+    model = sharded.model
+    h = settings.relative_step * model.posterior_variance
+    schedule, _ = make_schedule(settings)
+    batch = settings.batch_size
+    surrogates = analytic(sharded) if settings.estimator == "fsgld" else None
+    gradient = ShardScaled(sharded.shard_gradient())
+    if surrogates is not None:
+        gradient = Conducive(gradient, surrogates)
+    oracle = ShardedGaussianOracle.for_model(sharded, batch, surrogates=surrogates)
+    with np.errstate(over="ignore", invalid="ignore"):  # an unstable chain's moments blow up
+        moments = exact_moments(oracle, schedule, settings.n_updates, h,
+                                np.full(model.dim, settings.initial_position), checkpoints)
+    exact = {"theta": moments.sum_mean[:, 0] / checkpoints[:, None],
+             "theta_squared": np.diagonal(moments.sum_second[:, 0], axis1=-2, axis2=-1)
+             / checkpoints[:, None]}
+    clients = np.full(settings.n_shards, 1.0 / settings.n_shards)
+    a, c, q = shard_round_maps(oracle, clients, h, model.posterior_mean)
+    stable = bool(np.all(np.isfinite(round_stationary(a, c, q, clients,
+                                                      settings.local_updates)[1])))
+    what = (f"{settings.estimator.upper()} with {settings.local_updates} local updates per "
+            f"round on {settings.n_shards} clients")
+    note = (f"The round map is mean-square stable at c = {settings.relative_step:g} for {what}."
+            if stable else
+            f"{what} is unstable at c = {settings.relative_step:g}: over a round the clients' "
+            "updates expand the second moment (with equal shards chosen uniformly, SGLD needs "
+            "c < 2).")
+    within = (model.n_data**2 * sharded.shard_variances.mean(axis=0)
+              / (batch * model.noise_scale**4))
+    return _Setup(model, SGLD(h), gradient, batch, schedule, within, stable, note, exact)
+
+
+def run(settings: PlaygroundSettings) -> PlaygroundRun:
+    """Replay the playground's settings (module docstring)."""
+    settings = settings.validated()
+    length = settings.n_updates
     checkpoints = log_checkpoints(length, N_CHECKPOINTS)
-    thin = max(1, length // TRACE_POINTS)
-    result = replay(schedule, sampler, gradient, n_updates=length,
+    setup = (_federated_setup if settings.model == SHARDED else _stale_setup)(settings,
+                                                                               checkpoints)
+    model = setup.model
+    result = replay(setup.schedule, setup.sampler, setup.gradient, n_updates=length,
                     n_replicates=settings.n_replicates,
                     initial_position=np.full(model.dim, settings.initial_position),
-                    seed=derive(settings.seed, "playground", "engine"), batch_size=batch_size,
-                    test_functions=TEST_FUNCTIONS, checkpoints=checkpoints, thin=thin)
+                    seed=derive(settings.seed, "playground", "engine"),
+                    batch_size=setup.batch_size, test_functions=TEST_FUNCTIONS,
+                    checkpoints=checkpoints, thin=max(1, length // TRACE_POINTS))
 
     names = [f.name for f in TEST_FUNCTIONS]
     mu, s2 = model.posterior_mean, model.posterior_variance
@@ -236,28 +358,17 @@ def run(settings: PlaygroundSettings) -> PlaygroundRun:
                                    dims=("test_function", "component"),
                                    coords={"test_function": names,
                                            "component": coords["component"]})
-    estimates = summarize(estimate, posterior_value)
-
-    dynamics = dynamics_for(sampler.describe())
-    realised = schedule.update_staleness(length)[:, 0]
-    cost = length * (int(realised.max()) + 3) ** 3
-    exact_mean, oracle_note = None, (
-        f"The exact oracle is skipped: with staleness up to {int(realised.max())} over "
-        f"{length} updates its stacked state is too large for an interactive page; run "
-        "fewer updates or workers.")
-    if cost <= ORACLE_BUDGET:
-        moments = finite_moments(dynamics, model.precision, realised, checkpoints)
-        exact = estimator_moments(moments, mu, settings.initial_position - mu, vz)
-        exact_mean = xr.DataArray(np.stack([exact[n]["mean"] for n in names]),
-                                  dims=("test_function", "checkpoint", "component"),
-                                  coords={k: coords[k] for k in ("test_function",
-                                                                 "checkpoint", "component")})
-        oracle_note = ""
-    stable, note = _stability(settings, dynamics, model.precision, vz, realised, probabilities)
+    exact_mean = None if setup.exact is None else xr.DataArray(
+        np.stack([setup.exact[n] for n in names]),
+        dims=("test_function", "checkpoint", "component"),
+        coords={k: coords[k] for k in ("test_function", "checkpoint", "component")})
+    realised = setup.schedule.update_staleness(length)[:, 0]
     return PlaygroundRun(
-        settings=settings, step_size=h, posterior_mean=mu, posterior_variance=s2,
-        gradient_noise_variance=vz, schedule=schedule, mean_staleness=float(realised.mean()),
-        stable=stable, stability_note=note, trace_iterations=result.draw_iterations,
-        traces=result.draws[:, 0], iterations=checkpoints, estimates=estimates,
-        exact_mean=exact_mean, oracle_note=oracle_note, posterior_value=posterior_value,
+        settings=settings, step_size=setup.sampler.step_size, posterior_mean=mu,
+        posterior_variance=s2, gradient_noise_variance=setup.gradient_noise_variance,
+        schedule=setup.schedule, mean_staleness=float(realised.mean()), stable=setup.stable,
+        stability_note=setup.stability_note, trace_iterations=result.draw_iterations,
+        traces=result.draws[:, 0], iterations=checkpoints,
+        estimates=summarize(estimate, posterior_value), exact_mean=exact_mean,
+        oracle_note=setup.oracle_note, posterior_value=posterior_value,
         diverged_at=result.diverged_at[:, 0])

@@ -1,11 +1,15 @@
-"""The lessons' curves: staleness shrinks the optimal step like τ^(−2/3); the iteration
+"""The lessons' curves: staleness shrinks the optimal step like τ^(−2/3); DSGLD drifts to the
+mixture of local posteriors as the local updates grow while FSGLD stays put; the iteration
 speed-up is linear while the time speed-up meets the server's ceiling."""
 
 import numpy as np
 import pytest
 
 from bounds import registry
-from workbench.explore.lessons import speedup, staleness_step
+from simulators.validation import InvalidParameter
+from workbench.cli import DEFAULT_SEED
+from workbench.explore.lessons import local_updates, speedup, staleness_step
+from workbench.oracles.federated import dsgld_stationary_variance
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +73,61 @@ def test_time_speedup_bends_at_the_server_ceiling():
     assert float(busy.time_speedup.sel(workers=16)) < 0.5 * 16  # bent well below linear
     np.testing.assert_allclose(busy.mean_staleness.values, free.mean_staleness.values,
                                atol=1.0)
+
+
+# ---------------------------------------------------------------------------- lesson (b)
+def test_local_updates_curves_are_math_md_closed_forms_and_reach_the_mixture():
+    """round_stationary (the curves) against math.md §7's Φ(a, T) closed form, which applies
+    here: equal shards chosen uniformly, exact surrogates, and no minibatch noise (V_w = 0:
+    every gradient uses the whole shard without replacement)."""
+    setting = local_updates.setting()
+    sharded = setting.federation.sharded
+    model = sharded.model
+    assert setting.federation.sharded.model.n_data == 2000 and len(set(sharded.shard_sizes)) == 1
+    between = model.n_data**2 * sharded.shard_means.var(axis=0) / model.noise_scale**4
+    for method, conducive in (("dsgld", False), ("fsgld", True)):
+        closed = [np.mean([dsgld_stationary_variance(setting.step_size, model.precision, 0.0,
+                                                     b, local, conducive) for b in between])
+                  for local in local_updates.CURVE_LOCAL_UPDATES]
+        np.testing.assert_allclose(setting.curves.sel(estimator=method).values,
+                                   np.array(closed) / setting.posterior_variance, rtol=1e-9)
+    dsgld = setting.curves.sel(estimator="dsgld").values
+    fsgld = setting.curves.sel(estimator="fsgld").values
+    assert np.all(np.diff(dsgld) > 0) and np.all(dsgld < setting.mixture)
+    assert dsgld[-1] > 0.98 * setting.mixture  # T = 1000 is 100 relaxation times
+    np.testing.assert_allclose(fsgld, 1 / (1 - setting.relative_step / 2), rtol=1e-9)
+    assert set(local_updates.LOCAL_UPDATES) <= set(local_updates.CURVE_LOCAL_UPDATES)
+
+
+def test_local_updates_run_agrees_with_the_exact_oracle_given_its_schedule():
+    lesson = local_updates.lesson(10)
+    assert [v.verdict for v in lesson.verdicts] == ["holds", "holds"]
+    np.testing.assert_allclose(lesson.stationary.values,
+                               lesson.setting.curves.sel(local_updates=10).values, rtol=1e-12)
+    # FSGLD with exact surrogates: every client applies the same map, so the run's exact
+    # value is the stationary one once the burn-in has forgotten θ₀
+    fsgld = lesson.exact_given_schedule.sel(estimator="fsgld")
+    np.testing.assert_allclose(fsgld, lesson.stationary.sel(estimator="fsgld"), rtol=1e-6)
+    assert float(lesson.measured.sel(estimator="dsgld")) > 1000 * float(fsgld)
+    assert lesson.window % 10 == 0 and lesson.burn_in % 10 == 0  # whole rounds
+    assert lesson.samples.sizes == {"estimator": 2, "chain": local_updates.N_CHAINS,
+                                    "draw": local_updates.DRAWS, "component": 2}
+    assert local_updates.SEED == DEFAULT_SEED  # the data of `workbench run fsgld-gaussian`
+
+
+def test_local_updates_check_rejects_a_wrong_oracle():
+    """Negative controls: DSGLD's runs judged against an exact value 5% too high, and against
+    FSGLD's exact values, come out violated."""
+    lesson = local_updates.lesson(10)
+    measured = lesson.measured_runs.sel(estimator="dsgld")
+    exact = lesson.exact_runs.sel(estimator="dsgld")
+    assert local_updates.check("dsgld", 10, measured, exact).verdict == "holds"
+    assert local_updates.check("dsgld", 10, measured, 1.05 * exact).verdict == "violated"
+    wrong = lesson.exact_runs.sel(estimator="fsgld")
+    assert local_updates.check("dsgld", 10, measured, wrong).verdict == "violated"
+
+
+@pytest.mark.parametrize("value", [0, 1001, 2.5])
+def test_local_updates_out_of_range_is_refused_with_the_field_named(value):
+    with pytest.raises(InvalidParameter, match="local_updates"):
+        local_updates.lesson(value)

@@ -28,6 +28,42 @@ def test_estimates_agree_with_the_exact_oracle(sampler, schedule):
     assert float(scores.max()) <= Z, scores.values
 
 
+SHARDED = {"model": "sharded-gaussian-mean", "schedule": "federated"}
+
+
+@pytest.mark.parametrize("estimator", ["dsgld", "fsgld"])
+def test_federated_estimates_agree_with_the_exact_oracle_given_the_schedule(estimator):
+    """Replicates share the schedule and are independent given it: the sharded oracle's
+    conditional E φ̂_L is what their mean estimates."""
+    result = run(PlaygroundSettings(**SHARDED, estimator=estimator, n_replicates=200, dim=2,
+                                    n_updates=3000, local_updates=20))
+    assert result.exact_mean is not None and result.n_diverged == 0 and result.stable
+    assert result.mean_staleness == 0.0
+    last = result.estimates.isel(checkpoint=-1)
+    exact = result.exact_mean.isel(checkpoint=-1)
+    scores = np.abs(last["mean"] - exact) / last["bias_se"]
+    # two test functions × two coordinates: Bonferroni over four comparisons
+    z = float(stats.norm.isf(FALSE_FAILURE_RATE / 8))
+    assert float(scores.max()) <= z, scores.values
+    if estimator == "dsgld":  # negative control: DSGLD is not sampling the posterior
+        posterior = np.abs(last["mean"] - result.posterior_value) / last["bias_se"]
+        assert float(posterior.max()) > z, posterior.values
+
+
+def test_one_shard_fsgld_is_dsgld():
+    """With a single client the conducive gradient ∇log q - ∇log q_1/1 vanishes."""
+    dsgld, fsgld = (run(PlaygroundSettings(**SHARDED, estimator=e, n_shards=1))
+                    for e in ("dsgld", "fsgld"))
+    np.testing.assert_allclose(fsgld.traces, dsgld.traces, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fsgld.exact_mean, dsgld.exact_mean, rtol=1e-9)
+
+
+def test_federated_instability_is_a_message():
+    result = run(PlaygroundSettings(**SHARDED, relative_step=2.5))
+    assert not result.stable and result.n_diverged == 20
+    assert "SGLD needs c < 2" in result.divergence_message()
+
+
 def test_final_table_reports_the_summaries():
     result = run(PlaygroundSettings())
     rows = result.final_table()
@@ -91,6 +127,13 @@ def test_the_oracle_is_skipped_when_the_stacked_state_is_too_large():
     (PlaygroundSettings(n_workers=0, schedule="async"), "n_workers"),
     (PlaygroundSettings(batch_size=0), "batch_size"),
     (PlaygroundSettings(sampler="hmc"), "sampler"),
+    (PlaygroundSettings(schedule="federated"), "schedule"),
+    (PlaygroundSettings(**SHARDED, sampler="sghmc-euler"), "sampler"),
+    (PlaygroundSettings(**SHARDED, gradient="full-data"), "gradient"),
+    (PlaygroundSettings(model="sharded-gaussian-mean", schedule="async"), "schedule"),
+    (PlaygroundSettings(**SHARDED, n_shards=101), "n_shards"),
+    (PlaygroundSettings(**SHARDED, estimator="sgld"), "estimator"),
+    (PlaygroundSettings(**SHARDED, local_updates=0), "local_updates"),
 ])
 def test_bad_settings_name_their_field(settings, field):
     with pytest.raises(InvalidParameter) as error:

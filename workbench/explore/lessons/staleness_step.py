@@ -106,7 +106,7 @@ def _constants(envelope: Envelope) -> dict[str, float]:
 
 
 def _run(model: GaussianMeanModel, staleness: int, relative_step: float) -> tuple:
-    """(MSE summary of φ̂_L(θ²), exact squared bias) for one (τ, c)."""
+    """(φ̂_L(θ²) of every replicate, exact squared bias, h) for one (τ, c)."""
     h = relative_step * model.posterior_variance
     schedule = constant_staleness(N_ITERATIONS, staleness)
     point = derive(SEED, NAME, f"staleness={staleness}", f"relative_step={relative_step!r}")
@@ -114,13 +114,10 @@ def _run(model: GaussianMeanModel, staleness: int, relative_step: float) -> tupl
                     n_replicates=N_REPLICATES, initial_position=model.posterior_mean,
                     seed=point, batch_size=1, test_functions=(THETA_SQUARED,))
     mu, s2 = model.posterior_mean, model.posterior_variance
-    truth = float(mu[0] ** 2 + s2)
-    estimate = xr.DataArray(result.averages["theta_squared"][-1, :, 0, 0], dims="replicate")
-    summary = summarize(estimate, truth)
     realised = schedule.update_staleness(N_ITERATIONS)[:, 0]
     moments = finite_moments(sgld_dynamics(h), model.precision, realised, [N_ITERATIONS])
     exact = estimator_moments(moments, mu, 0.0, 0.0)["theta_squared"]["mean"][-1, 0]
-    return summary, (exact - truth) ** 2, h
+    return result.averages["theta_squared"][-1, :, 0, 0], (exact - (mu[0] ** 2 + s2)) ** 2, h
 
 
 @cache
@@ -128,21 +125,21 @@ def lesson() -> StalenessStepLesson:
     """Run the lesson's grid (about two seconds; cached for the server's lifetime)."""
     model = GaussianMeanModel.generate(generator(SEED, NAME, "data"), N_DATA)
     shape = (len(STALENESS), len(RELATIVE_STEPS))
-    fields = {k: np.full(shape, np.nan) for k in ("mse", "mse_lower", "mse_upper",
-                                                   "exact_bias_squared", "step_size")}
+    estimates = np.full(shape + (N_REPLICATES,), np.nan)
+    fields = {k: np.full(shape, np.nan) for k in ("exact_bias_squared", "step_size")}
     for i, tau in enumerate(STALENESS):
         for j, c in enumerate(RELATIVE_STEPS):
             if c > STABILITY_FRACTION * stability_limit(tau):
                 continue
-            summary, bias_squared, h = _run(model, tau, c)
-            for key in ("mse", "mse_lower", "mse_upper"):
-                fields[key][i, j] = float(summary[key])
-            fields["exact_bias_squared"][i, j] = bias_squared
-            fields["step_size"][i, j] = h
+            estimates[i, j], fields["exact_bias_squared"][i, j], fields["step_size"][i, j] = (
+                _run(model, tau, c))
     dims = ("staleness", "relative_step")
-    measurements = xr.Dataset({k: (dims, v) for k, v in fields.items()},
-                              coords={"staleness": list(STALENESS),
-                                      "relative_step": list(RELATIVE_STEPS)})
+    coords = {"staleness": list(STALENESS), "relative_step": list(RELATIVE_STEPS)}
+    truth = float(model.posterior_mean[0] ** 2 + model.posterior_variance)
+    summary = summarize(xr.DataArray(estimates, dims=(*dims, "replicate"), coords=coords),
+                        truth)  # cells not run are all NaN: their summaries are NaN
+    measurements = xr.Dataset({**{k: summary[k] for k in ("mse", "mse_lower", "mse_upper")},
+                               **{k: (dims, v) for k, v in fields.items()}}, coords=coords)
     bound = registry.get(BOUND)
     grid = {"staleness": measurements["staleness"], "step_size": measurements["step_size"],
             "n_iterations": N_ITERATIONS}
