@@ -83,22 +83,21 @@ def load(path: str, modified: float):
     """The Dataset of a result file (re-read when the file changes)."""
     from workbench.explore import results_browser
 
-    return results_browser.load_result(Path(path))
+    return results_browser.stored(path, modified)
 
 
 @st.cache_resource(show_spinner="Running the experiment's checks…", max_entries=8)
 def verdicts(path: str, modified: float):
     from workbench.explore import results_browser
 
-    return results_browser.checks(load(path, modified))
+    return results_browser.stored_checks(path, modified)
 
 
 @st.cache_resource(show_spinner="Lining up the measurements with the bounds…", max_entries=8)
 def overlays_of(path: str, modified: float):
-    from workbench.explore import overlays
+    from workbench.explore import results_browser
 
-    dataset = load(path, modified)
-    return overlays.overlays_of(dataset.attrs["experiment"], dataset)
+    return results_browser.stored_overlays(path, modified)
 
 
 def verdict_table(rows: list) -> None:

@@ -20,7 +20,7 @@ def _label(name: str) -> str:
     return f"{name} [{bound.provenance}] — {bound.title}"
 
 
-name = st.selectbox("bound", names, index=names.index("seed001-theorem-3-mse"),
+name = st.selectbox("bound", names, index=names.index(bounds_view.DEFAULT_BOUND),
                     format_func=_label, key="bound")
 bound = registry.get(name)
 report = bounds_view.report(name)

@@ -81,6 +81,10 @@ def _options(symbol: sp.Symbol) -> tuple[tuple[float, ...], float]:
     return tuple(sorted({_round(v) for v in grid} | {default})), default
 
 
+#: the bound the explorer opens on
+DEFAULT_BOUND = "seed001-theorem-3-mse"
+
+
 @cache
 def form(name: str) -> Bound:
     """The record as the explorer evaluates it: its fixed-step form when it has one."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,35 @@ def figure_files(result: StoredResult) -> list[Path]:
 def checks(dataset: xr.Dataset) -> list[Verdict]:
     """The experiment's verdicts on a stored result, as ``workbench check`` prints them."""
     return experiments.get(dataset.attrs["experiment"]).checks(dataset)
+
+
+# A stored result, its verdicts and its bound overlays, cached per file version (path and
+# modification time) for the life of the process: the dashboard's pages read through these,
+# and ``workbench dashboard`` fills them for the files present when it starts (:func:`warm`).
+@lru_cache(maxsize=16)
+def stored(path: str, modified: float) -> xr.Dataset:
+    return load_result(Path(path))
+
+
+@lru_cache(maxsize=16)
+def stored_checks(path: str, modified: float) -> list[Verdict]:
+    return checks(stored(path, modified))
+
+
+@lru_cache(maxsize=16)
+def stored_overlays(path: str, modified: float) -> list:
+    from workbench.explore import overlays
+
+    dataset = stored(path, modified)
+    return overlays.overlays_of(dataset.attrs["experiment"], dataset)
+
+
+def warm(directory: Path) -> None:
+    """Open, check and overlay every readable result file under ``directory`` (newest first)."""
+    for result in list_results(directory):
+        if not result.problem:
+            stored_checks(str(result.path), result.modified)
+            stored_overlays(str(result.path), result.modified)
 
 
 def verdict_rows(verdicts: list[Verdict]) -> list[dict]:
