@@ -2,13 +2,13 @@
 
 import numpy as np
 import pytest
-import xarray as xr
 
 from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import Schedule, ScheduleError
 from simulators.static import constant_staleness, iid_staleness, round_robin
 from simulators.validation import InvalidParameter
+from tests.simulators.round_trip import assert_round_trips
 
 
 def test_constant_staleness_reads_version_zero_during_warm_up():
@@ -47,12 +47,7 @@ def test_schedule_round_trips_through_netcdf(tmp_path):
                                staleness_bound=2, n_servers=2)
     schedule = system.simulate(50, seed=9)
     assert not schedule.applied.all()  # the bound dropped something
-    path = tmp_path / "schedule.nc"
-    schedule.to_dataset().to_netcdf(path, engine="h5netcdf")
-    with xr.open_dataset(path, engine="h5netcdf") as stored:
-        restored = Schedule.from_dataset(stored.load())
-    xr.testing.assert_identical(restored.to_dataset(), schedule.to_dataset())
-    assert restored.attrs == schedule.attrs
+    assert_round_trips(schedule, tmp_path / "schedule.nc")
 
 
 def test_inconsistent_staleness_is_rejected():

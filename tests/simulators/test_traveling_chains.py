@@ -12,6 +12,7 @@ from simulators.load_balancing import balanced_frequencies, balanced_plan, plan_
 from simulators.schedule import GRADIENT, HOP, Schedule
 from simulators.traveling_chains import TravelingChains, waiting_time
 from simulators.validation import InvalidParameter
+from tests.simulators.round_trip import assert_round_trips
 
 # constant latency 1 with speed factors 1, 1/2, 1/4: worker delays 1, 2, 4 per update
 DELAYS_1_2_4 = WorkerTiming(LatencyModel("constant", 1.0), speed_factors=(1.0, 0.5, 0.25))
@@ -191,7 +192,6 @@ def test_bad_systems_are_refused_naming_the_field(kwargs, field):
 
 
 def test_distributed_schedules_round_trip_through_netcdf_and_replay_identically(tmp_path):
-    import xarray as xr
 
     from simulators.federated import FederatedRounds
     from simulators.seeding import generator
@@ -209,12 +209,7 @@ def test_distributed_schedules_round_trip_through_netcdf_and_replay_identically(
                             timing=timing, hop_time=0.25).simulate(200, seed=2),
             FederatedRounds((0.5, 0.3, 0.2), local_updates=4, n_chains=2,
                             timing=timing).simulate(200, seed=2)):
-        path = tmp_path / "schedule.nc"
-        schedule.to_dataset().to_netcdf(path, engine="h5netcdf")
-        with xr.open_dataset(path, engine="h5netcdf") as stored:
-            restored = Schedule.from_dataset(stored.load())
-        xr.testing.assert_identical(restored.to_dataset(), schedule.to_dataset())
-        assert restored.attrs == schedule.attrs
+        restored = assert_round_trips(schedule, tmp_path / "schedule.nc")
         assert np.any(restored.kind == HOP)
         runs = [replay(s, SGLD(1e-3), ShardScaled(sharded.shard_gradient()), n_updates=200,
                        n_replicates=3, initial_position=0.0, seed=4, batch_size=5)
