@@ -74,7 +74,8 @@ def dashboard(tree: Path | None, results: Path, log: Path):
 
 def baseline_pages(tree: Path) -> set[str]:
     """The url paths the baseline's navigation lists (a page it lacks is not timed there)."""
-    entry = (tree / "app" / "dashboard.py").read_text()
+    listing = tree / "app" / "pages.py"  # before it existed, the entry file listed them
+    entry = (listing if listing.exists() else tree / "app" / "dashboard.py").read_text()
     return {name for name, path, *_ in PAGES if f"/{name}.py" in entry or path == ""}
 
 

@@ -10,12 +10,13 @@ files (``server.fileWatcherType none``): Streamlit's watcher rescans every impor
 development. ``--results`` tells the Experiment browser and the Bounds explorer where result
 files are (``WORKBENCH_RESULTS``).
 
-Before the server accepts its first session, :func:`preload` imports what the pages import
-(numpy, scipy, sympy, xarray, matplotlib, the experiments: about 1.7 s here) and analyses the
-bound the Bounds explorer opens on (about 0.5 s of sympy), and a background thread opens,
-checks and lines up with the bounds every result file already in the results directory
+Before the server accepts its first session, every page is drawn once with its default
+controls in Streamlit's bare mode (:func:`app.warm.warm`: the imports, the lesson grids, the
+default simulation, replay and bound analysis, the figures; about 5 s here), which fills the
+server's caches, and a background thread then opens, checks and lines up with the bounds every
+result file already in the results directory
 (:func:`workbench.explore.results_browser.warm`), so the first visit to a page costs what any
-later visit costs; the pages then find these modules and cached results in place.
+later visit costs.
 """
 
 from __future__ import annotations
@@ -48,26 +49,18 @@ def add_parser(sub) -> None:
                            help="directory of result files to browse (default results/)")
 
 
-def streamlit_arguments(args: argparse.Namespace) -> list[str]:
-    """The ``streamlit`` command line for ``args`` (what follows ``streamlit``)."""
-    return ["run", str(entry_file()),
-            "--server.port", str(args.port), "--server.address", args.address,
-            "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--client.toolbarMode", "minimal", "--server.fileWatcherType", "none"]
+def streamlit_options(args: argparse.Namespace) -> dict[str, object]:
+    """Streamlit's configuration options for ``args`` (module docstring)."""
+    return {"server.port": args.port, "server.address": args.address,
+            "server.headless": True, "browser.gatherUsageStats": False,
+            "client.toolbarMode": "minimal", "server.fileWatcherType": "none"}
 
 
-def preload() -> None:
-    """Import the pages' modules and analyse the default bound (module docstring)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401
-    import xarray  # noqa: F401
-
-    import workbench.experiments  # noqa: F401
-    from workbench.explore import bounds_view, playground, results_browser, system  # noqa: F401
-
-    bounds_view.report(bounds_view.DEFAULT_BOUND)
+def streamlit_arguments(options: dict[str, object]) -> list[str]:
+    """The ``streamlit run`` command line (what follows ``streamlit``) setting ``options``."""
+    flags = [(f"--{name}", str(value).lower() if isinstance(value, bool) else str(value))
+             for name, value in options.items()]
+    return ["run", str(entry_file()), *(part for flag in flags for part in flag)]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -76,11 +69,19 @@ def main(args: argparse.Namespace) -> int:
     os.environ[RESULTS_ENV] = str(Path(args.results).resolve())
     print(f"workbench dashboard on http://{args.address}:{args.port} "
           f"(results from {args.results}); Ctrl-C stops it", file=sys.stderr, flush=True)
-    preload()
+    options = streamlit_options(args)
+    # the pages are drawn under the configuration the server will run with (otherwise
+    # Streamlit, parsing it again at start, warns that the server section changed)
+    from streamlit.web import bootstrap
+
+    bootstrap.load_config_options({k.replace(".", "_"): v for k, v in options.items()})
+    from app import warm
+
+    print(f"warming the pages: {warm.warm().summary()}", file=sys.stderr, flush=True)
     from workbench.explore import results_browser
 
     threading.Thread(target=results_browser.warm, args=(Path(args.results),), daemon=True,
                      name="warm result files").start()
     from streamlit.web import cli as streamlit_cli
 
-    return streamlit_cli.main(args=streamlit_arguments(args), prog_name="streamlit")
+    return streamlit_cli.main(args=streamlit_arguments(options), prog_name="streamlit")
