@@ -12,7 +12,7 @@ files are (``WORKBENCH_RESULTS``).
 
 Before the server accepts its first session, every page is drawn once with its default
 controls in Streamlit's bare mode (:func:`app.warm.warm`: the imports, the lesson grids, the
-default simulation, replay and bound analysis, the figures; about 5 s here), which fills the
+default simulation, replay and bound analysis, the figures; 5.5-8 s here), which fills the
 server's caches, and a background thread then opens, checks and lines up with the bounds every
 result file already in the results directory
 (:func:`workbench.explore.results_browser.warm`), so the first visit to a page costs what any
