@@ -73,9 +73,14 @@ def atomic_write(path: Path, write: Callable[[str], object]) -> bytes:
 
 
 def write_netcdf(dataset: xr.Dataset, path: Path) -> Path:
-    """Write atomically (temporary file in the same directory, then rename)."""
-    atomic_write(path, lambda name: dataset.to_netcdf(name, engine="h5netcdf",
-                                                      invalid_netcdf=False))
+    """Write atomically (temporary file in the same directory, then rename).
+
+    Encodings carried over from files read earlier are dropped: a string coordinate read with
+    width 9 and concatenated with longer labels would otherwise be written truncated to 9
+    characters ("uncorrected" as "uncorrect")."""
+    clean = dataset.drop_encoding()
+    atomic_write(path, lambda name: clean.to_netcdf(name, engine="h5netcdf",
+                                                    invalid_netcdf=False))
     return Path(path)
 
 

@@ -11,6 +11,7 @@ from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.experiments.distributed.windows import posterior_checks, window_oracle_checks
 from workbench.experiments.dsgld_coupling.checks import group_selection
+from workbench.experiments.dsgld_imbalance.checks import limit_checks, richardson_weights
 from workbench.experiments.fsgld_gaussian.checks import stationary_check
 from workbench.results import read_netcdf, write_netcdf
 from workbench.runner import run_experiment
@@ -21,8 +22,7 @@ SMALL = {
                        "welling_teh_step_size": 1e-3, "grid_points": 11,
                        "centre_half_width": 3.0},
     "dsgld-imbalance": {"shard_sizes": [50] * 4 + [150] * 4,
-                        "trajectory_lengths": [14] * 4 + [2] * 4, "data": "blobs",
-                        "centre_half_width": 1.0, "batch_size": 20,
+                        "trajectory_lengths": [14] * 4 + [2] * 4, "batch_size": 20,
                         "welling_teh_step_size": 1.25e-5, "burn_in": 1000,
                         "n_iterations": 4000, "thin": 10},
     "dsgld-trajectory": {"shard_sizes": [100] * 4, "trajectory_length": [500, 10],
@@ -85,13 +85,40 @@ def test_fsgld_stationary_variance_holds_and_dsgld_against_the_fsgld_oracle_is_v
     assert np.all(dataset["epsilon_squared"] < dataset["gamma_squared"])
 
 
-def test_uncorrected_dsgld_is_caught_by_the_posterior_check(results):
+def test_corrected_dsgld_targets_the_posterior_and_the_uncorrected_is_caught(results):
     experiment, dataset = results["dsgld-imbalance"]
-    names = _by_name(experiment.checks(dataset))
-    for j in (0, 1):
-        assert names[f"posterior/corrected/mean/component={j}"].verdict == HOLDS
+    verdicts = experiment.checks(dataset)
+    _assert_hold(verdicts)
+    names = _by_name(verdicts)
+    assert {f"limit/corrected/covariance/({j},{k})" for j, k in ((0, 0), (0, 1), (1, 1))} \
+        <= set(names)
     control = posterior_checks(dataset, "uncorrected", {"correction": "uncorrected"}, 1e-3)
     assert any(v.verdict == VIOLATED and "/mean/" in v.check for v in control), control
+    control = limit_checks(dataset, "uncorrected", 1e-3, 7)
+    assert any(v.verdict == VIOLATED and "/mean/" in v.check for v in control), control
+
+
+def test_the_run_s_own_step_taken_as_the_limit_shows_the_o_eps_excess(results):
+    """Negative control of the extrapolation: with every smaller-step value replaced by the
+    run's own, the limit is the finite-ε covariance, and its excess over s² is caught."""
+    _, dataset = results["dsgld-imbalance"]
+    flat = dataset.copy()
+    for moment in ("mean", "second"):
+        smaller = dataset[f"exact_window_{moment}_smaller_steps"]
+        flat[smaller.name] = dataset[f"exact_window_{moment}"].expand_dims(
+            step_divisor=dataset["step_divisor"]).transpose(*smaller.dims)
+    control = limit_checks(flat, "corrected", 1e-3, 7)
+    excess = [v for v in control if v.check.endswith(("(0,0)", "(1,1)"))]
+    assert excess and all(v.verdict == VIOLATED and v.observed > v.expected for v in excess)
+
+
+def test_richardson_weights_extrapolate_polynomials_exactly():
+    weights = richardson_weights([1, 1 / 2, 1 / 4])
+    np.testing.assert_allclose(weights, [1 / 3, -2, 8 / 3])
+    steps = np.array([1, 1 / 2, 1 / 4])
+    assert weights @ (3 - 2 * steps + 5 * steps**2) == pytest.approx(3)
+    with pytest.raises(ValueError, match="distinct positive"):
+        richardson_weights([1, 1])
 
 
 def test_long_trajectories_sit_at_the_mixture_of_local_posteriors(results):

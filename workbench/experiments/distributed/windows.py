@@ -170,12 +170,14 @@ def window_oracle_checks(dataset, selections: list[tuple[str, dict]],
 
 
 def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: float,
-                     note: str = "", per_run: bool = False) -> list[Verdict]:
-    """Chain-level checks of the window mean against μ and of the second moment about μ
-    against the posterior covariance s² I; the exact oracle's values are the evidence."""
+                     note: str = "", per_run: bool = False, covariance: bool = True,
+                     n_comparisons: int | None = None) -> list[Verdict]:
+    """Chain-level checks of the window mean against μ and (``covariance``) of the second
+    moment about μ against the posterior covariance s² I; the exact oracle's values are the
+    evidence. ``n_comparisons``: the Bonferroni family, by default these checks alone."""
     dim = dataset.sizes["component"]
-    entries = _entries(dim)
-    n_family = dim + len(entries)
+    entries = _entries(dim) if covariance else []
+    n_family = n_comparisons or dim + len(entries)
     mu = dataset["posterior_mean"].values
     s2 = float(dataset["posterior_variance"])
     sd = math.sqrt(s2)

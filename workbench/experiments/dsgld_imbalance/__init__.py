@@ -6,12 +6,14 @@ q_s = τ_s/Σ τ), minibatch 300, ε = 10⁻⁷ (Welling-Teh; h = 5·10⁻⁸). 
 travels by random permutation. Two arms on the same schedule: D-SGLD with the N_s/(N q_s)
 correction (seed 004 Eq. 2-3) and without it.
 
-Checks: both arms against the exact oracle given the schedule (window mean and second moment
-about the posterior mean); the corrected arm against the posterior (mean and covariance). The
-oracle also splits the corrected arm's excess covariance into the part minibatch noise causes
-and the part left with exact shard gradients (trajectory drift towards the local posteriors):
-at the paper's step size both are O(ε) effects the paper's figure does not resolve, and the
-covariance check says so when it sees them. Seed 004 does not give the burn-in or run length:
+Checks (:mod:`~workbench.experiments.dsgld_imbalance.checks`): both arms against the exact
+oracle given the schedule (window mean and second moment about the posterior mean); the
+corrected arm's measured mean against the posterior mean; and what the corrected arm targets:
+the exact oracle at ε, ε/2 and ε/4 on the same schedule, extrapolated to ε → 0, against the
+posterior mean and covariance. At the paper's ε the chain's covariance is about 1.5 s², an O(ε)
+excess (minibatch noise, and the trajectories' drift towards the local posteriors) the paper's
+figure does not resolve; the limit checks state it with its split by source.
+Seed 004 does not give the burn-in or run length:
 20,000 + 80,000 updates per chain (the corrected chain relaxes in about 1/(hN) = 1,000).
 """
 
