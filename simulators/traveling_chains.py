@@ -177,7 +177,7 @@ class _Run:
         self.pending: list[tuple[float, int, float]] = []  # measurements not yet available
         self.changes = [[(t, f) for t, w, f in system.delay_changes if w == worker]
                         for worker in range(n_workers)]
-        self.pieces: list[dict[str, np.ndarray]] = []
+        self.pieces = _Pieces()
         self._planned: np.ndarray | None = None
         self._frequencies = np.zeros(0)
 
@@ -196,8 +196,7 @@ class _Run:
             for g in sorted(range(len(self.groups)), key=lambda g: (starts[g], g)):
                 self._trajectory(self.groups[g], assignment, starts[g], hop, round_index > 0)
             round_index += 1
-        columns = {name: np.concatenate([p[name] for p in self.pieces])
-                   for name in self.pieces[0]}
+        columns = self.pieces.columns()
         order = np.lexsort((columns["server"], columns["time"]))  # stable: keeps chain order
         columns = {name: values[order] for name, values in columns.items()}
         attrs = system.describe()
@@ -243,12 +242,10 @@ class _Run:
             version = self.version[chain]
             if travelled:
                 leave = self.departure[chain]
-                self.pieces.append(_columns(chain, worker, HOP, np.array([version]),
-                                            np.array([leave]), np.array([leave]),
-                                            np.array([leave + hop]), frequencies[worker]))
-            self.pieces.append(_columns(chain, worker, GRADIENT,
-                                        version + np.arange(length), begins, finishes[r],
-                                        applied, frequencies[worker]))
+                self.pieces.add(chain, worker, HOP, frequencies[worker], version,
+                                np.array([leave]), np.array([leave]), np.array([leave + hop]))
+            self.pieces.add(chain, worker, GRADIENT, frequencies[worker], version, begins,
+                            finishes[r], applied)
             self.version[chain] = version + length
             self.departure[chain] = float(applied[-1])
             self.worker_free[worker] = float(applied[-1])
@@ -286,22 +283,41 @@ class _Run:
         return factor
 
 
-def _columns(chain: int, worker: int, kind: int, version: np.ndarray, start: np.ndarray,
-             finish: np.ndarray, time: np.ndarray, frequency: float) -> dict[str, np.ndarray]:
-    n = version.size
-    return {
-        "server": np.full(n, chain),
-        "worker": np.full(n, worker),
-        "shard": np.full(n, worker),
-        "kind": np.full(n, kind),
-        "version_read": version,
-        "staleness": np.zeros(n, dtype=np.int64),
-        "applied": np.full(n, kind == GRADIENT),
-        "start_time": start,
-        "finish_time": finish,
-        "time": time,
-        "shard_frequency": np.full(n, frequency),
-    }
+class _Pieces:
+    """The events of a run, gathered a trajectory (or hop) at a time: per piece its chain,
+    worker, kind, shard frequency and first version, and its per-event times; expanded into
+    the schedule's columns once, at the end."""
+
+    def __init__(self) -> None:
+        self.scalars: list[tuple[int, int, int, float, int]] = []
+        self.times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, chain: int, worker: int, kind: int, frequency: float, version: int,
+            start: np.ndarray, finish: np.ndarray, time: np.ndarray) -> None:
+        self.scalars.append((chain, worker, kind, frequency, version))
+        self.times.append((start, finish, time))
+
+    def columns(self) -> dict[str, np.ndarray]:
+        chain, worker, kind, frequency, version = (np.array(c) for c in zip(*self.scalars,
+                                                                            strict=True))
+        start, finish, time = (np.concatenate(c) for c in zip(*self.times, strict=True))
+        lengths = np.array([t.size for t, _, _ in self.times])
+        first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        kinds = np.repeat(kind, lengths)
+        workers = np.repeat(worker, lengths)
+        return {
+            "server": np.repeat(chain, lengths),
+            "worker": workers,
+            "shard": workers.copy(),
+            "kind": kinds,
+            "version_read": np.repeat(version, lengths) + np.arange(lengths.sum()) - first,
+            "staleness": np.zeros(lengths.sum(), dtype=np.int64),
+            "applied": kinds == GRADIENT,
+            "start_time": start,
+            "finish_time": finish,
+            "time": time,
+            "shard_frequency": np.repeat(frequency, lengths),
+        }
 
 
 def waiting_time(schedule: Schedule) -> np.ndarray:
