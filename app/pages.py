@@ -6,7 +6,7 @@ from pathlib import Path
 EXPLORE = [
     ("views/system.py", "System", ":material/lan:"),
     ("views/playground.py", "Sampler playground", ":material/science:"),
-    ("views/bounds.py", "Bounds explorer", ":material/functions:"),
+    ("views/bounds_explorer.py", "Bounds explorer", ":material/functions:"),
     ("views/experiments.py", "Experiment browser", ":material/folder_open:"),
 ]
 LESSONS = [

@@ -36,7 +36,7 @@ PAGES = [  # name, url path, sidebar link, title, text showing the page has draw
     ("system", "", "System", "System", "Simulated wall-clock per update"),  # the default page
     ("playground", "playground", "Sampler playground", "Sampler playground",
      "At the last checkpoint"),
-    ("bounds", "bounds", "Bounds explorer", "Bounds explorer",
+    ("bounds_explorer", "bounds_explorer", "Bounds explorer", "Bounds explorer",
      "Verdicts of the experiment's checks on this bound"),
     ("experiments", "experiments", "Experiment browser", "Experiment browser", " MB"),
     ("staleness_step", "staleness_step", "Staleness vs step size",

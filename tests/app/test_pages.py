@@ -142,7 +142,7 @@ def _bound_metrics(name: str, values: dict) -> dict[str, str]:
 
 
 def test_bounds_page_shows_the_optimum_and_the_verdicts(results_env):
-    at = open_page("views/bounds.py")
+    at = open_page("views/bounds_explorer.py")
     no_exception(at)
     name = "seed001-theorem-3-mse"
     defaults = {c.name: c.default for c in bounds_view.controls(name)}
@@ -171,7 +171,7 @@ def test_bounds_page_shows_the_optimum_and_the_verdicts(results_env):
 
 def test_bounds_page_without_results_says_how_to_get_some(tmp_path, monkeypatch):
     monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
-    at = open_page("views/bounds.py")
+    at = open_page("views/bounds_explorer.py")
     no_exception(at)
     assert "No stored result" in at.info[-1].value
 
@@ -180,7 +180,7 @@ def test_bounds_page_without_results_says_how_to_get_some(tmp_path, monkeypatch)
                                   "seed001-corollary-5-variance", "seed003-downpour-mse"])
 def test_bounds_page_opens_records_of_every_kind(name, tmp_path, monkeypatch):
     monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
-    at = open_page("views/bounds.py")
+    at = open_page("views/bounds_explorer.py")
     at.selectbox(key="bound").set_value(name).run()
     no_exception(at)
     defaults = {c.name: c.default for c in bounds_view.controls(name)}
