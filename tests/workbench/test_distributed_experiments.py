@@ -188,6 +188,8 @@ def test_figures_are_written(results, tmp_path):
     ("dsgld-imbalance", {"trajectory_lengths": [10, 0] + [10] * 18}, "trajectory_lengths[1]"),
     ("dsgld-imbalance", {"trajectory_lengths": [10, 10]}, "trajectory_lengths"),
     ("dsgld-imbalance", {"correction": ["corrected", "half"]}, "correction[1]"),
+    ("dsgld-imbalance", {"step_divisor": [1, 2]}, "step_divisor"),
+    ("dsgld-imbalance", {"step_divisor": []}, "step_divisor"),
     ("dsgld-trajectory", {"trajectory_length": [0]}, "trajectory_length[0]"),
     ("dsgld-load-balancing", {"slowdown": [0.5]}, "slowdown[0]"),
     ("dsgld-load-balancing", {"n_slow_workers": 30}, "n_slow_workers"),

@@ -33,7 +33,7 @@ from workbench.experiments.distributed.traveling import (
 from workbench.experiments.dsgld_imbalance.checks import imbalance_checks
 from workbench.experiments.dsgld_imbalance.figures import figure_bias
 from workbench.experiments.dsgld_imbalance.point import run_point
-from workbench.experiments.validators import positive
+from workbench.experiments.validators import distinct_positive_ints, positive
 
 
 def _corrections(name, value):
@@ -42,6 +42,13 @@ def _corrections(name, value):
     if len(set(value)) != len(value):
         raise validation.InvalidParameter(name, value, "must not repeat a value")
     return list(value)
+
+
+def _step_divisors(name, value):
+    divisors = distinct_positive_ints(name, value)
+    if not divisors or divisors[0] < 2:
+        raise validation.InvalidParameter(name, value, "needs at least one divisor, each >= 2")
+    return divisors
 
 
 PARAMETERS = (
@@ -55,6 +62,9 @@ PARAMETERS = (
                     thin=100),
     Parameter("correction", list(CORRECTIONS),
               "arms: D-SGLD with the N_s/(N q_s) correction and without it", _corrections),
+    Parameter("step_divisor", [2, 4],
+              "k of the smaller steps ε/k at which the exact oracle is also evaluated (over k "
+              "times as many updates) for the ε → 0 limit checks", _step_divisors),
     *CHECK_PARAMETERS,
 )
 

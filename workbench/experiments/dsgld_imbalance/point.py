@@ -1,8 +1,8 @@
 """One sweep point of ``dsgld-imbalance``: one arm (with or without the N_s/(N q_s) correction)
 on the common traveling-chain schedule, with its exact moments.
 
-Besides the run's own step ε, the exact oracle is evaluated at ε/k for k in
-:data:`STEP_DIVISORS` on the same schedule, over a window of the same simulated length
+Besides the run's own step ε, the exact oracle is evaluated at ε/k for each k of the
+``step_divisor`` parameter on the same schedule, over a window of the same simulated length
 (updates k·burn-in .. k·(burn-in + iterations)): the same Langevin time at every step size, so
 that the window moments are a smooth function of ε whose ε → 0 limit the checks extrapolate.
 """
@@ -25,8 +25,6 @@ from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
 from workbench.samplers import SGLD
 from workbench.shard_gradients import ShardScaled
 
-STEP_DIVISORS = (2, 4)
-
 
 def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     correction = point["correction"]
@@ -34,10 +32,11 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     sharded = make_sharded(experiment, config, seed)
     model = sharded.model
     burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
+    divisors = config["step_divisor"]
     # the same schedule for both arms: keyed by the experiment, not by the point; long enough
     # for the smallest step's window (the run replays its first n_updates updates)
     schedule = traveling_system(config, config["trajectory_lengths"]).simulate(
-        max(STEP_DIVISORS) * n_updates, derive(seed, experiment, "schedule"))
+        max(divisors) * n_updates, derive(seed, experiment, "schedule"))
     h = chen_step_size(config["welling_teh_step_size"])
     base = sharded.shard_gradient()
     oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
@@ -54,7 +53,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     # the same sampler with smaller steps on the same schedule and the same simulated time
     smaller = [exact_moments(oracle, schedule, k * n_updates, h / k, initial,
                              [k * burn_in, k * n_updates]).window(k * burn_in, k * n_updates)
-               for k in STEP_DIVISORS]
+               for k in divisors]
     local = [sharded.local_posterior(s, model.n_data / size)
              for s, size in enumerate(sharded.shard_sizes)]
     frequencies = schedule.update_column("shard_frequency")
@@ -88,7 +87,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
         "local_posterior_variance": (("shard",), np.array([v for _, v in local])),
         "step_size": ((), h),
     }
-    coords = {"correction": [correction], "step_divisor": list(STEP_DIVISORS),
+    coords = {"correction": [correction], "step_divisor": list(divisors),
               "component": np.arange(model.dim),
               "component2": np.arange(model.dim), "shard": np.arange(sharded.n_shards)}
     dataset = xr.Dataset(data, coords=coords)
