@@ -6,9 +6,10 @@
 - ``posterior/corrected/mean/...``: the corrected arm's measured window mean against the
   posterior mean μ (:func:`posterior_checks`).
 - ``limit/corrected/...``: what the corrected chain targets. The exact oracle's window mean and
-  second moment about μ at ε, ε/2 and ε/4 on the same schedule and the same simulated time,
-  extrapolated to ε → 0 chain by chain (:func:`step_limit`), against μ and the posterior
-  covariance s² I; chains carry independent schedules and are the units of the test.
+  second moment about μ at ε and at ε/k for each ``step_divisor`` k (by default ε/2 and ε/4)
+  on the same schedule and the same simulated time, extrapolated to ε → 0 chain by chain
+  (:func:`step_limit`), against μ and the posterior covariance s² I; chains carry independent
+  schedules and are the units of the test.
 
 Why the covariance is judged in the limit and not at the run's ε: at any fixed ε a D-SGLD
 chain's covariance exceeds s² by O(ε) (minibatch noise, and the trajectories' drift towards
