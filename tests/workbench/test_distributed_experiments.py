@@ -11,7 +11,11 @@ from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.experiments.distributed.windows import posterior_checks, window_oracle_checks
 from workbench.experiments.dsgld_coupling.checks import group_selection
-from workbench.experiments.dsgld_imbalance.checks import limit_checks, richardson_weights
+from workbench.experiments.dsgld_imbalance.checks import (
+    limit_checks,
+    relaxation_note,
+    richardson_weights,
+)
 from workbench.experiments.fsgld_gaussian.checks import stationary_check
 from workbench.results import read_netcdf, write_netcdf
 from workbench.runner import run_experiment
@@ -110,6 +114,13 @@ def test_the_run_s_own_step_taken_as_the_limit_shows_the_o_eps_excess(results):
     control = limit_checks(flat, "corrected", 1e-3, 7)
     excess = [v for v in control if v.check.endswith(("(0,0)", "(1,1)"))]
     assert excess and all(v.verdict == VIOLATED and v.observed > v.expected for v in excess)
+
+
+def test_a_burn_in_too_short_for_the_posterior_comparison_is_named(results):
+    _, dataset = results["dsgld-imbalance"]
+    assert "too short" not in relaxation_note(dataset)  # 5 relaxation times of 200 updates
+    _, short = _run("dsgld-imbalance", burn_in=200, n_iterations=800)
+    assert "lengthen burn_in" in relaxation_note(short)
 
 
 def test_richardson_weights_extrapolate_polynomials_exactly():

@@ -90,6 +90,26 @@ def excess_split(dataset: xr.Dataset, arm: str) -> str:
             "s², proportional to ε N/σ_x² for a data scale σ_x that seed 004 does not give")
 
 
+SHORT_BURN_IN = 3.0  # relaxation times below which a window still carries the start
+
+
+def relaxation_note(dataset: xr.Dataset) -> str:
+    """How many relaxation times of the full-data chain, 1/(h/s²) updates at the run's step,
+    the burn-in and the window span: a window compared with the stationary posterior must
+    start well after the transient from θ₀ (with ε/k the windows are k times longer, so the
+    counts are the same at every step of the ladder)."""
+    config = config_of(dataset)
+    updates = float(dataset["posterior_variance"]) / float(dataset["step_size"])
+    burn_in, window = config["burn_in"] / updates, config["n_iterations"] / updates
+    note = (f"Burn-in and window span {burn_in:.3g} and {window:.3g} relaxation times "
+            f"(1/(h/s²) = {updates:.3g} updates)")
+    if burn_in < SHORT_BURN_IN:
+        note += ("; the burn-in is too short for the window to be stationary, so this "
+                 "comparison with the posterior also measures the transient from θ₀: "
+                 "lengthen burn_in")
+    return note
+
+
 def limit_checks(dataset: xr.Dataset, arm: str, false_failure_rate: float,
                  n_comparisons: int, note: str = "") -> list[Verdict]:
     """The arm's ε → 0 limit (module docstring) against μ and s² I, one chain-level check per
@@ -104,6 +124,7 @@ def limit_checks(dataset: xr.Dataset, arm: str, false_failure_rate: float,
     weights = ", ".join(f"{w:.4g}" for w in richardson_weights([1 / k for k in divisors]))
     how = (f"exact oracle on the same schedule at {steps} (windows of equal simulated time), "
            f"extrapolated to ε → 0 chain by chain (Richardson weights {weights})")
+    tail = f". {note}" if note else ""
     dim = mu.size
     verdicts = []
     for j in range(dim):
@@ -113,7 +134,7 @@ def limit_checks(dataset: xr.Dataset, arm: str, false_failure_rate: float,
             false_failure_rate, n_comparisons,
             detail=(f"window mean in the ε → 0 limit against the posterior mean: {how}; offset "
                     f"in posterior sd along the steps {_listed(ladder)}, measured at ε "
-                    f"{(measured_mean[..., j].mean() - mu[j]) / sd:+.3g}"),
+                    f"{(measured_mean[..., j].mean() - mu[j]) / sd:+.3g}{tail}"),
             evidence={"correction": arm, "step_divisors": divisors,
                       "offset_in_posterior_sd": ladder.tolist()})))
     for j in range(dim):
@@ -127,7 +148,7 @@ def limit_checks(dataset: xr.Dataset, arm: str, false_failure_rate: float,
                         f"posterior covariance ({target / s2:.3g} s²): {how}; in s² along the "
                         f"steps {_listed(ladder)}, limit "
                         f"{limit_second[:, j, k].mean() / s2:.4g}; measured at ε "
-                        f"{measured_second[..., j, k].mean() / s2:.4g}. {note}"),
+                        f"{measured_second[..., j, k].mean() / s2:.4g}{tail}"),
                 evidence={"correction": arm, "step_divisors": divisors,
                           "in_posterior_variances": ladder.tolist()})))
     return verdicts
@@ -148,8 +169,10 @@ def imbalance_checks(dataset: xr.Dataset) -> list[Verdict]:
     if "corrected" in arms:
         dim = dataset.sizes["component"]
         family = 2 * dim + dim * (dim + 1) // 2  # posterior means, limit means and covariances
+        relaxation = relaxation_note(dataset)
         verdicts += posterior_checks(dataset, "corrected", {"correction": "corrected"}, rate,
-                                     covariance=False, n_comparisons=family)
+                                     covariance=False, n_comparisons=family,
+                                     note=f". {relaxation}")
         verdicts += limit_checks(dataset, "corrected", rate, family,
-                                 note=excess_split(dataset, "corrected"))
+                                 note=f"{excess_split(dataset, 'corrected')}. {relaxation}")
     return verdicts
