@@ -10,11 +10,13 @@ Fitting (:func:`fit_envelope`): non-negative least squares on relative residuals
 min_{c ≥ 0} Σ_i (Σ_j c_j t_j(x_i)/y_i − 1)², i.e. a least-squares fit in log space to first
 order (every point weighs the same whatever its magnitude); the coefficients are then scaled
 up by the largest calibration ratio y_i / fit_i, so the envelope lies on or above every
-calibration point. Checking (:func:`envelope_check`): a held-out point violates the envelope
-when it exceeds it by more than z Monte Carlo standard errors (one-sided, Bonferroni over the
-held-out points); the verdict reports the worst point and, as tightness, the median ratio of
-measurement to envelope. The fit and the check are separate so constants fitted on one
-model or system can be judged on another.
+calibration point. Checking (:func:`envelope_check`): each held-out point is judged on
+d = log(measurement/envelope) with error SE/measurement, one-sided against a margin (default
+0.1: 10 % above the envelope) by :func:`bounds.equivalence.decide_all` — ``violated`` when
+some point is shown above the envelope by more than the margin (Bonferroni over the held-out
+points inside ``z``), ``holds`` when every point is shown below it; the verdict reports the
+deciding point and, as tightness, the median ratio of measurement to envelope. The fit and
+the check are separate so constants fitted on one model or system can be judged on another.
 
 Grid values are xarray DataArrays (or scalars) keyed by the bound's symbol names; they
 broadcast by dim name through the bound's cached lambdified terms.
@@ -30,8 +32,9 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import nnls
 
+from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, decide_all, verdict_from
 from bounds.record import Bound
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, one_sided_rate
+from bounds.verdict import Verdict
 
 TERM_DIM = "term"
 
@@ -114,38 +117,38 @@ def fit_envelope(bound: Bound, values: Mapping, observed: xr.DataArray, calibrat
 
 
 def envelope_check(check: str, envelope: Envelope, values: Mapping, observed: xr.DataArray,
-                   errors: xr.DataArray, z: float, held_out=None, *, detail: str = "",
+                   errors: xr.DataArray, z: float, held_out=None, *, margin: float | None = None,
+                   z_holds: float = Z_HOLDS, n_replicates: int | None = None, detail: str = "",
                    evidence: dict | None = None) -> Verdict:
-    """Holds when no held-out measurement exceeds the envelope by more than z errors."""
+    """No held-out measurement above the envelope by more than ``margin`` (module docstring)."""
     evidence = dict(evidence or {})
     evidence["envelope"] = envelope.to_dict()
-    rate = one_sided_rate(z)
+    width = math.log1p(DEFAULT_MARGINS["envelope"].size if margin is None else margin)
+
+    def undecided(reason: str) -> Verdict:
+        decision = decide(math.nan, math.nan, width, z, one_sided=True)
+        return verdict_from(check, "envelope", decision, math.nan, 1.0, z, "log-ratio",
+                            detail=f"{detail} ({reason})".strip(), evidence=evidence)
+
     if not np.all(np.isfinite(envelope.coefficients)):
-        return Verdict(check, "envelope", INCONCLUSIVE, math.nan, 1.0, math.nan, math.nan, z,
-                       rate, f"{detail} (too few usable calibration points to fit "
-                       f"{len(envelope.coefficients)} constants)".strip(), evidence)
+        return undecided(f"too few usable calibration points to fit "
+                         f"{len(envelope.coefficients)} constants")
     points, keep, dims = _flatten([observed, errors, envelope(values)], held_out)
     coordinates = {d: observed[d].values if d in observed.coords else None for d in dims}
     y, error, upper = points[:, 0], points[:, 1], points[:, 2]
-    if y.size == 0 or not np.all(np.isfinite(error)):
-        return Verdict(check, "envelope", INCONCLUSIVE, math.nan, 1.0, math.nan, math.nan, z,
-                       rate, f"{detail} (no finite held-out points)".strip(), evidence)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores = np.where(error > 0, (y - upper) / error, np.sign(y - upper) * np.inf)
-    worst = int(np.argmax(scores))
+    if y.size == 0 or not np.all(np.isfinite(error)) or not np.all(upper > 0):
+        return undecided("no finite held-out points")
     ratios = y / upper
+    decision, worst = decide_all(np.log(ratios), error / y, width, z, z_holds=z_holds,
+                                 one_sided=True)
     where = np.argwhere(keep)[worst]
     evidence.update({
         "n_held_out": int(y.size),
         "worst_point": {d: (coordinates[d][i].item() if coordinates[d] is not None else int(i))
                         for d, i in zip(dims, where, strict=True)},
-        "worst_z_score": float(scores[worst]),
         "ratio_max": float(ratios.max()),
         "ratio_median": float(np.median(ratios)),
         "ratio_min": float(ratios.min()),
     })
-    ratio, ratio_error = float(ratios[worst]), float(error[worst] / upper[worst])
-    margin = z * ratio_error - (ratio - 1.0)
-    verdict = HOLDS if scores[worst] <= z else VIOLATED
-    return Verdict(check, "envelope", verdict, ratio, 1.0, ratio_error, margin, z, rate,
-                   detail, evidence)
+    return verdict_from(check, "envelope", decision, float(ratios[worst]), 1.0, z, "log-ratio",
+                        n_replicates=n_replicates, detail=detail, evidence=evidence)

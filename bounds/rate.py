@@ -10,9 +10,11 @@ Its uncertainty comes from resampling replicates (the bootstrap over replicates 
 per-replicate values): each of ``n_resamples`` resamples draws the replicates with replacement
 — independently at each x when the points are independent runs, with the same draw at every x
 when they are checkpoints of the same runs (``paired``), so their correlation is kept — and
-recomputes the statistic and the slope. The bootstrap standard error gives the one-sided test
-(violated when slope − p > z·se); the delta-method error of a weighted fit is reported beside
-it, with a 95% percentile interval.
+recomputes the statistic and the slope. The bootstrap standard error enters the one-sided
+three-way test of :mod:`bounds.equivalence` on d = slope − p against a margin (default 0.1):
+``holds`` when d + z_holds·se ≤ margin, ``violated`` when d − z·se > margin. The delta-method
+error of a weighted fit is reported beside it, with a 95% percentile interval. Replicates
+with a non-finite value at some x (diverged chains) are left out, and counted.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import math
 
 import numpy as np
 
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, one_sided_rate
+from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, verdict_from
+from bounds.verdict import Verdict
 
 STATISTICS = {
     "mean": lambda values: values.mean(axis=-1),
@@ -36,14 +39,13 @@ def ols_slopes(log_x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
     return ((log_y - log_y.mean(axis=-1, keepdims=True)) @ centred) / (centred @ centred)
 
 
-def bootstrap_slopes(x, samples, statistic: str, rng: np.random.Generator, n_resamples: int,
-                     paired: bool) -> tuple[float, np.ndarray, np.ndarray]:
-    """(slope, resampled slopes, resampled statistics (n_resamples, n_x))."""
+def bootstrap_statistics(samples, statistic: str, rng: np.random.Generator, n_resamples: int,
+                         paired: bool) -> np.ndarray:
+    """Resampled statistics ``(n_resamples, n_x)`` of ``samples`` ``(n_x, R)`` (module
+    docstring: ``paired`` draws the same replicates at every x)."""
     measure = STATISTICS[statistic]
-    log_x = np.log(np.asarray(x, dtype=float))
     samples = np.asarray(samples, dtype=float)
     n_x, n_replicates = samples.shape
-    slope = float(ols_slopes(log_x, np.log(measure(samples))))
     statistics = []
     for start in range(0, n_resamples, _RESAMPLE_CHUNK):
         count = min(_RESAMPLE_CHUNK, n_resamples - start)
@@ -54,7 +56,16 @@ def bootstrap_slopes(x, samples, statistic: str, rng: np.random.Generator, n_res
             index = rng.integers(0, n_replicates, size=(n_x, count, n_replicates))
             drawn = np.take_along_axis(samples[:, None, :], index, axis=2)
         statistics.append(measure(drawn).T)  # (count, n_x)
-    statistics = np.concatenate(statistics)
+    return np.concatenate(statistics)
+
+
+def bootstrap_slopes(x, samples, statistic: str, rng: np.random.Generator, n_resamples: int,
+                     paired: bool) -> tuple[float, np.ndarray, np.ndarray]:
+    """(slope, resampled slopes, resampled statistics (n_resamples, n_x))."""
+    log_x = np.log(np.asarray(x, dtype=float))
+    samples = np.asarray(samples, dtype=float)
+    slope = float(ols_slopes(log_x, np.log(STATISTICS[statistic](samples))))
+    statistics = bootstrap_statistics(samples, statistic, rng, n_resamples, paired)
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = ols_slopes(log_x, np.log(statistics))
     return slope, slopes, statistics
@@ -77,12 +88,13 @@ def loglog_slope(x, y, y_errors) -> tuple[float, float, float]:
 
 def rate_check(check: str, x, samples, expected_exponent: float, z: float,
                rng: np.random.Generator, *, statistic: str = "mean", paired: bool = False,
-               n_resamples: int = 2000, detail: str = "",
+               n_resamples: int = 2000, margin: float | None = None,
+               z_holds: float = Z_HOLDS, detail: str = "",
                evidence: dict | None = None) -> Verdict:
-    """Holds unless the slope is shallower than ``expected_exponent`` by more than z·se.
+    """The slope is at most ``margin`` shallower than ``expected_exponent`` (module docstring).
 
-    samples: ``(n_x, R)`` per-replicate values at each x (module docstring); a replicate
-    with a non-finite value (diverged) makes the check inconclusive.
+    samples: ``(n_x, R)`` per-replicate values at each x; replicates with a non-finite value
+    anywhere (diverged) are left out and counted in the evidence.
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {list(STATISTICS)}, got {statistic!r}")
@@ -90,24 +102,30 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     samples = np.asarray(samples, dtype=float)
     if samples.ndim != 2 or samples.shape[0] != x.size:
         raise ValueError(f"samples must have shape (len(x), replicates), got {samples.shape}")
+    width = DEFAULT_MARGINS["rate"].size if margin is None else margin
+    kept = np.all(np.isfinite(samples), axis=0)
+    left_out = int(samples.shape[1] - kept.sum())
+    samples = samples[:, kept]
     evidence = dict(evidence or {})
     evidence.update({"x": x.tolist(), "statistic": statistic, "paired": paired,
-                     "n_resamples": n_resamples, "n_replicates": int(samples.shape[1])})
-    rate = one_sided_rate(z)
+                     "n_resamples": n_resamples, "n_replicates": int(samples.shape[1]),
+                     "replicates_left_out": left_out})
+    if left_out:
+        detail = f"{detail} ({left_out} diverged replicates left out)".strip()
     expected_exponent = float(expected_exponent)
-    values = STATISTICS[statistic](samples)
+    values = STATISTICS[statistic](samples) if samples.shape[1] > 1 else np.full(x.size, np.nan)
     problem = ("needs three or more grid points" if x.size < 3 else
-               "non-finite replicate values (diverged chains)" if not np.all(np.isfinite(samples))
+               "fewer than two finite replicates" if samples.shape[1] < 2
                else "the statistic is not positive everywhere" if not np.all(values > 0)
                else "")
     if problem:
-        return Verdict(check, "rate", INCONCLUSIVE, math.nan, expected_exponent, math.nan,
-                       math.nan, z, rate, f"{detail} ({problem})".strip(), evidence)
+        decision = decide(np.nan, np.nan, width, z, one_sided=True)
+        return verdict_from(check, "rate", decision, np.nan, expected_exponent, z, "slope",
+                            detail=f"{detail} ({problem})".strip(), evidence=evidence)
     slope, slopes, statistics = bootstrap_slopes(x, samples, statistic, rng, n_resamples,
                                                  paired)
     error = float(np.std(slopes, ddof=1))
     statistic_errors = statistics.std(axis=0, ddof=1)
-    margin = z * error - (slope - expected_exponent)
     evidence.update({
         "values": values.tolist(), "value_errors": statistic_errors.tolist(),
         "bootstrap_se": error,
@@ -115,6 +133,7 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
         "percentile_interval_95": np.percentile(slopes, [2.5, 97.5]).tolist(),
         "slope_upper_limit": slope + z * error,
     })
-    verdict = HOLDS if margin >= 0 else VIOLATED
-    return Verdict(check, "rate", verdict, slope, expected_exponent, error, margin, z, rate,
-                   detail, evidence)
+    decision = decide(slope - expected_exponent, error, width, z, z_holds=z_holds,
+                      one_sided=True)
+    return verdict_from(check, "rate", decision, slope, expected_exponent, z, "slope",
+                        n_replicates=int(samples.shape[1]), detail=detail, evidence=evidence)

@@ -10,9 +10,11 @@ Each system gives a curve of a decreasing precision measure (e.g. the variance o
 iterations per worker, with Monte Carlo errors. The iterations needed to reach ``target`` are
 found by log-log interpolation between the checkpoints on either side of the first crossing;
 the error of log L* is the relative error of the measure there divided by the curve's local
-log-log slope (delta method). Speed-ups are ratios to the one-worker curve, and a check is
-violated when |log S_P − log P| exceeds z standard errors plus log(1 + relative_tolerance)
-for some P (two-sided: a super-linear speed-up contradicts the theory too).
+log-log slope (delta method). Speed-ups are ratios to the one-worker curve, each judged on
+d_P = log(S_P/P) against the margin log(1 + relative_tolerance) (default 0.1) by
+:func:`bounds.equivalence.decide_all`: ``violated`` when some P is shown beyond it
+(two-sided: a super-linear speed-up contradicts the theory too), ``holds`` when every P is
+shown within it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import math
 
 import numpy as np
 
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, two_sided_rate
+from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, decide_all, verdict_from
+from bounds.verdict import Verdict
 
 
 def crossing(iterations, values, errors, target: float) -> tuple[float, float, int]:
@@ -51,7 +54,8 @@ def _time_at(iterations, times, level: float) -> float:
 
 
 def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
-                  target: float | None = None, times=None, relative_tolerance: float = 0.0,
+                  target: float | None = None, times=None,
+                  relative_tolerance: float | None = None, z_holds: float = Z_HOLDS,
                   detail: str = "", evidence: dict | None = None) -> Verdict:
     """Iteration speed-up against the number of workers (module docstring).
 
@@ -63,7 +67,9 @@ def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
     iterations, values, errors = (np.atleast_2d(np.asarray(a, dtype=float))
                                   for a in (iterations, values, errors))
     evidence = dict(evidence or {})
-    rate = two_sided_rate(z)
+    if relative_tolerance is None:
+        relative_tolerance = DEFAULT_MARGINS["speed-up"].size
+    width = math.log1p(relative_tolerance)
     if 1 not in workers.tolist() or workers.size < 2:
         raise ValueError("workers must include the one-worker baseline and one more count")
     if target is None:
@@ -75,18 +81,14 @@ def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
     log_errors = np.array([n[1] for n in needed])
     evidence["iterations_to_target"] = counts.tolist()
     if not np.all(np.isfinite(counts)) or not np.all(np.isfinite(log_errors)):
-        return Verdict(check, "speed-up", INCONCLUSIVE, math.nan, math.nan, math.nan, math.nan,
-                       z, rate, f"{detail} (some curve does not cross the target {target:.3g} "
-                       "between two checkpoints)".strip(), evidence)
+        decision = decide(math.nan, math.nan, width, z)
+        return verdict_from(check, "speed-up", decision, math.nan, math.nan, z, "log-ratio",
+                            detail=f"{detail} (some curve does not cross the target "
+                            f"{target:.3g} between two checkpoints)".strip(), evidence=evidence)
     base = int(np.flatnonzero(workers == 1)[0])
     speedups = counts[base] / counts
     speedup_log_errors = np.sqrt(log_errors[base] ** 2 + log_errors**2)
     speedup_log_errors[base] = 0.0
-    slack = math.log1p(relative_tolerance)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores = (np.abs(np.log(speedups / workers)) - slack) / speedup_log_errors
-    scores[base] = -np.inf
-    worst = int(np.argmax(scores))
     evidence.update({"iteration_speedup": speedups.tolist(),
                      "iteration_speedup_log_se": speedup_log_errors.tolist(),
                      "efficiency": (speedups / workers).tolist()})
@@ -96,9 +98,10 @@ def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
                                                                   strict=True)])
         evidence.update({"time_to_target": to_target.tolist(),
                          "time_speedup": (to_target[base] / to_target).tolist()})
-    error = float(speedups[worst] * speedup_log_errors[worst])
-    margin = z * error + relative_tolerance * workers[worst] - abs(speedups[worst]
-                                                                   - workers[worst])
-    verdict = HOLDS if scores[worst] <= z else VIOLATED
-    return Verdict(check, "speed-up", verdict, float(speedups[worst]), float(workers[worst]),
-                   error, margin, z, rate, detail, evidence)
+    others = [i for i in range(workers.size) if i != base]
+    decision, k = decide_all(np.log(speedups[others] / workers[others]),
+                             speedup_log_errors[others], width, z, z_holds=z_holds)
+    worst = others[k]
+    return verdict_from(check, "speed-up", decision, float(speedups[worst]),
+                        float(workers[worst]), z, "log-ratio", detail=detail,
+                        evidence=evidence)

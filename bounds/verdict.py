@@ -17,12 +17,19 @@ VERDICTS = (HOLDS, VIOLATED, INCONCLUSIVE)
 class Verdict:
     """One check's verdict.
 
+    The decision is the three-way equivalence test of :mod:`bounds.equivalence`.
+
     observed, expected: the measured and the theoretical value, in the quantity's units.
-    mc_error: the Monte Carlo standard error of ``observed`` (or of observed - expected).
-    margin: ``z_threshold * mc_error - |observed - expected|``: positive means the check holds
-        with that much room, negative means it is violated by that much.
-    z_threshold: the critical z used, and false_failure_rate its two-sided tail probability
-        (the chance that a correct theory and a correct sampler fail this check).
+    scale: the scale on which the difference is judged (``absolute``, ``log-ratio``,
+        ``slope``...); difference: observed against expected on that scale (positive is
+        against the claim for one-sided checks); mc_error: its Monte Carlo standard error.
+    margin: the smallest difference the check is meant to detect, on that scale (>= 0).
+    lower, upper: difference ∓ z_threshold·mc_error; detectable: margin + z_threshold·mc_error,
+        the smallest true difference this run shows as a violation;
+        replicates_needed: for an inconclusive verdict, the replicates that would decide it.
+    z_threshold: the critical z for ``violated``, and false_failure_rate its tail probability
+        (the chance that a correct theory and a correct sampler fail this check);
+        ``holds`` uses the one-sided z of :data:`bounds.equivalence.FALSE_HOLDS_RATE`.
     """
 
     check: str
@@ -36,6 +43,12 @@ class Verdict:
     false_failure_rate: float
     detail: str = ""
     evidence: dict = field(default_factory=dict)
+    scale: str = "absolute"
+    difference: float = math.nan
+    lower: float = math.nan
+    upper: float = math.nan
+    detectable: float = math.nan
+    replicates_needed: float = math.nan
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

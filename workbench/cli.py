@@ -140,6 +140,14 @@ def _check_all(args) -> int:
     failed = [o.experiment.name for o in outcomes if o.error]
     summary = (f"{len(outcomes)} experiment(s), {len(verdicts)} checks: {counts[HOLDS]} holds, "
                f"{counts[VIOLATED]} violated, {counts[INCONCLUSIVE]} inconclusive")
+    findings = []
+    for o in outcomes:
+        mine = verdict_counts(o.verdicts)
+        if mine[VIOLATED] or mine[INCONCLUSIVE]:
+            findings.append(f"{o.experiment.name} {mine[VIOLATED]} violated, "
+                            f"{mine[INCONCLUSIVE]} inconclusive")
+    if findings:
+        summary += " (findings: " + "; ".join(findings) + ")"
     if failed:
         summary += f"; failed to run: {', '.join(failed)}"
     status = EXIT_FAILED if failed else EXIT_VIOLATED if counts[VIOLATED] else 0
@@ -160,10 +168,11 @@ def _report(args) -> int:
 
 
 def _format_verdict(v: Verdict) -> str:
-    return (f"{v.verdict:<12} {v.check}\n"
+    return (f"{v.verdict:<12} {v.check}  [{v.kind}]\n"
             f"             observed {v.observed:.6g}  expected {v.expected:.6g}  "
-            f"MC error {v.mc_error:.3g}  margin {v.margin:.3g}  (z = {v.z_threshold:.2f}, "
-            f"false-failure rate {v.false_failure_rate:.2g})")
+            f"difference {v.difference:+.3g} ± {v.mc_error:.3g} ({v.scale})  margin "
+            f"{v.margin:.3g}  (z = {v.z_threshold:.2f}, false-failure rate "
+            f"{v.false_failure_rate:.2g})")
 
 
 def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:

@@ -289,7 +289,8 @@ def test_local_updates_lesson_follows_its_control():
         expected = lesson.table()
         for column in expected[0]:
             assert table[column].tolist() == [row[column] for row in expected]
-        assert table["oracle check"].tolist() == ["holds", "holds"]
+        assert table["oracle check"].tolist() == [v.verdict for v in lesson.verdicts]
+        assert "violated" not in table["oracle check"].tolist()
         assert len(at.get("image")) == 2
         assert f"{lesson.window // local} rounds per chain" in at.caption[0].value
 

@@ -184,3 +184,17 @@ def test_run_resumes_from_the_store_unless_told_to_recompute(tmp_path, capsys):
     assert f"0 from the store, {n} computed" in capsys.readouterr().err
     manifest = (tmp_path / "store" / "stale-gaussian" / "manifest.jsonl").read_text()
     assert len(manifest.splitlines()) == 2 * n  # every point recorded twice
+
+
+def test_a_sampler_that_diverges_everywhere_is_a_violated_finding(tmp_path, capsys):
+    """Step ×4 (C = 0.02): every replicate diverges at every τ. That is a finding — exit 1
+    with violated oracle checks naming the divergence — never an inconclusive exit 0."""
+    status = main(["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path),
+                   "--set", "step_size_constant=0.02", "--set", "staleness=[1,5]",
+                   "--set", "bound_designs=false"])
+    out = capsys.readouterr().out
+    assert status == 1
+    findings = [line for line in out.splitlines()
+                if line.startswith("violated") and "oracle/divergence/staleness=" in line]
+    assert len(findings) == 2
+    assert "100 of 100 replicates diverged, the first at sample" in out

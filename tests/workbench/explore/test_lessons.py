@@ -101,7 +101,10 @@ def test_local_updates_curves_are_math_md_closed_forms_and_reach_the_mixture():
 
 def test_local_updates_run_agrees_with_the_exact_oracle_given_its_schedule():
     lesson = local_updates.lesson(10)
-    assert [v.verdict for v in lesson.verdicts] == ["holds", "holds"]
+    # DSGLD's 16 chains measure its second moment to 0.05 %, shown within the 2 % margin;
+    # FSGLD's to about 2 %, too coarse to show 2 % (inconclusive, never violated)
+    assert [v.verdict for v in lesson.verdicts] == ["holds", "inconclusive"]
+    assert "replicates" in lesson.verdicts[1].detail
     np.testing.assert_allclose(lesson.stationary.values,
                                lesson.setting.curves.sel(local_updates=10).values, rtol=1e-12)
     # FSGLD with exact surrogates: every client applies the same map, so the run's exact

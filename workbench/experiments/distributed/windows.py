@@ -81,9 +81,11 @@ def about(reference, mean: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 def conditional_check(name: str, measured: np.ndarray, exact: np.ndarray,
                       false_failure_rate: float, n_comparisons: int, detail: str = "",
-                      evidence: dict | None = None) -> Verdict:
+                      evidence: dict | None = None, *, margin: float | None = None,
+                      relative: bool = False) -> Verdict:
     """``measured`` ``(replicate, chain)`` against ``exact`` ``(chain,)`` (module docstring),
-    one of a Bonferroni family of ``n_comparisons`` at ``false_failure_rate``."""
+    one of a Bonferroni family of ``n_comparisons`` at ``false_failure_rate``; ``margin`` and
+    ``relative`` as in :func:`bounds.checks.oracle_check`."""
     measured = np.asarray(measured, dtype=float)
     exact = np.broadcast_to(np.asarray(exact, dtype=float), measured.shape[1:])
     residual = measured - exact
@@ -93,7 +95,9 @@ def conditional_check(name: str, measured: np.ndarray, exact: np.ndarray,
     threshold = student_threshold(false_failure_rate, n_comparisons, max(valid.size, 2))
     return with_student_rate(oracle_check(name, float(np.nanmean(measured)), error,
                                           float(np.mean(exact)), threshold, detail=detail,
-                                          evidence=evidence), max(valid.size, 2))
+                                          evidence=evidence, n_replicates=max(valid.size, 2),
+                                          margin=margin, relative=relative),
+                             max(valid.size, 2))
 
 
 def student_threshold(false_failure_rate: float, n_comparisons: int, n_units: int) -> float:
@@ -126,7 +130,8 @@ def chain_level_check(name: str, measured: np.ndarray, expected: float,
     threshold = student_threshold(false_failure_rate, n_comparisons, per_chain.size)
     evidence = dict(evidence or {}, n_chains=int(per_chain.size))
     return with_student_rate(oracle_check(name, float(per_chain.mean()), error, float(expected),
-                                          threshold, detail=detail, evidence=evidence),
+                                          threshold, detail=detail, evidence=evidence,
+                                          n_replicates=per_chain.size),
                              per_chain.size)
 
 

@@ -52,7 +52,8 @@ def gradient_checks(dataset: xr.Dataset, rate: float) -> list[Verdict]:
                 detail=("E‖ĝ_R - ∇U(μ)‖²" if not label else
                         "minibatch part E‖ĝ_R - E[ĝ_R | shards]‖²")
                 + f" over {at[name].size} groups on random distinct shards, against math.md §5",
-                evidence={"group_size": r, "relative_to_R1": None}))
+                evidence={"group_size": r, "relative_to_R1": None},
+                n_replicates=int(at[name].size), relative=True))
     if len(sizes) >= 3:
         values, errors = np.array(minibatch).T
         verdicts.append(slope_check(
@@ -60,7 +61,9 @@ def gradient_checks(dataset: xr.Dataset, rate: float) -> list[Verdict]:
             z_for_family(rate, 1),
             detail="seed 004 §3.2.3: averaging R chains' gradients divides the minibatch "
                    "variance by R (slope -1 in log-log)",
-            evidence={"group_sizes": sizes}))
+            evidence={"group_sizes": sizes},
+            n_replicates=int(dataset["gradient_minibatch_error"].sel(
+                group_size=sizes[0]).size)))
     return verdicts
 
 

@@ -25,8 +25,8 @@ import math
 import numpy as np
 import xarray as xr
 
-from bounds.checks import invariance_check, oracle_check
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
+from bounds.checks import invariance_check, oracle_check, ordering_check
+from bounds.verdict import Verdict
 from workbench.experiments.distributed.windows import (
     about,
     student_threshold,
@@ -112,13 +112,12 @@ def speedup_checks(dataset: xr.Dataset, slowdown: float, config: dict, rate: flo
               f"{times['measured']['adaptive']:.4g} with adaptive trajectory lengths (exact "
               f"{times['exact']['fixed']:.4g} and {times['exact']['adaptive']:.4g})")
     verdicts = [with_student_rate(oracle_check(f"speed-up/D={slowdown:g}", ratio, error, exact,
-                                               z, detail=detail, evidence=evidence), n_units)]
+                                               z, detail=detail, evidence=evidence,
+                                               n_replicates=n_units, relative=True), n_units)]
     if slowdown > 1:
-        margin = (ratio - 1) - z * error
-        verdict = HOLDS if margin >= 0 else (VIOLATED if ratio - 1 <= -z * error
-                                             else INCONCLUSIVE)
-        verdicts.append(Verdict(f"sooner/D={slowdown:g}", "ordering", verdict, ratio - 1,
-                                exact - 1, error, margin, z, rate / n_family, detail, evidence))
+        verdicts.append(with_student_rate(ordering_check(
+            f"sooner/D={slowdown:g}", ratio - 1, error, exact - 1, z, detail=detail,
+            evidence=evidence, n_replicates=n_units), n_units))
     return verdicts
 
 

@@ -19,12 +19,14 @@ import math
 import numpy as np
 import xarray as xr
 
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
+from bounds.checks import ordering_check
+from bounds.verdict import Verdict
 from workbench.experiments.distributed.references import wasserstein
 from workbench.experiments.distributed.windows import (
     pooled,
     student_threshold,
     window_oracle_checks,
+    with_student_rate,
 )
 from workbench.results import config_of
 
@@ -54,18 +56,15 @@ def distance_check(dataset: xr.Dataset, length: int, nearer: str, farther: str,
     error = math.sqrt((n_units - 1) * np.mean((leave_one_out - leave_one_out.mean()) ** 2))
     z = student_threshold(false_failure_rate, n_family, n_units)
     observed = gap(measured)
-    margin = observed - z * error
-    verdict = HOLDS if margin >= 0 else (VIOLATED if observed <= -z * error else INCONCLUSIVE)
     sd = math.sqrt(float(dataset["posterior_variance"]))
     detail = (f"τ = {length}: W₂ to the {farther.replace('_', ' ')} minus W₂ to the "
               f"{nearer.replace('_', ' ')}, in posterior sd: measured {observed / sd:.3g}, exact "
               f"{gap(exact) / sd:.3g}. Distances (posterior sd): "
               + ", ".join(f"{k.replace('_', ' ')} {v / sd:.3g}" for k, v in measured.items()))
-    return Verdict(f"distance/T={length}", "ordering", verdict, observed, gap(exact), error,
-                   margin, z, false_failure_rate / n_family, detail,
-                   {"measured_distances": measured, "exact_distances": exact,
-                    "nearer": nearer, "farther": farther,
-                    "critical_value": f"Student t, {n_units - 1} degrees of freedom"})
+    return with_student_rate(ordering_check(
+        f"distance/T={length}", observed, error, gap(exact), z, detail=detail,
+        evidence={"measured_distances": measured, "exact_distances": exact,
+                  "nearer": nearer, "farther": farther}, n_replicates=n_units), n_units)
 
 
 def trajectory_checks(dataset: xr.Dataset) -> list[Verdict]:

@@ -105,8 +105,8 @@ def growth_check(dataset: xr.Dataset, method: str, rate: float) -> Verdict:
         student_threshold(rate, 1, n_chains),
         detail=f"DSGLD drifts towards the local posteriors as T grows: E‖θ - μ‖² rises by "
                f"{predicted:.4g} from T = {low} to T = {high} (Φ(a, T), math.md §7)",
-        evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf}),
-        n_chains)
+        evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf},
+        n_replicates=n_chains), n_chains)
 
 
 def fsgld_gaussian_checks(dataset: xr.Dataset) -> list[Verdict]:

@@ -132,6 +132,12 @@ class StaleGaussian(Experiment):
         seed_design = [{"staleness": tau} for tau in config["staleness"]]
         return seed_design + (bound_design.points(config) if config["bound_designs"] else [])
 
+    def point_identity(self, config, point):
+        identity = super().point_identity(config, point)
+        if point.get("design") == bound_design.ENVELOPE:
+            identity["envelope_streams"] = bound_design.ENVELOPE_STREAMS
+        return identity
+
     def work(self, config, point):
         if bound_design.is_design_point(point):
             return 0

@@ -9,8 +9,12 @@
   held-out runs (:func:`bounds.checks.fit_envelope`, :func:`~bounds.checks.envelope_check`).
   One-sided Bonferroni over every held-out point of both test functions.
 - ``invariance/variance-vs-staleness/<φ>/relative_step=<c>``: Theorem 4's variance does not
-  depend on τ; at each fixed h and the largest L the variance of φ̂ must agree across τ.
-  Two-sided Bonferroni over the step sizes and test functions.
+  depend on τ; at each fixed h and the largest L the variances of φ̂ across τ must agree
+  pairwise within a factor 1.25 (the invariance margin). The runs of one h share their random
+  numbers across τ, so the covariance of the log variances comes from a paired bootstrap over
+  replicates. Two-sided Bonferroni over the step sizes and test functions (and the pairs).
+- ``oracle/divergence/<design>``: a replicate of a design that diverged where the exact
+  recursion is stable is a ``violated`` finding; the other checks use the rest.
 
 The exact oracle sharpens each: the rate evidence carries the exact slope (θ: exact MSE; θ²:
 exact squared bias), the envelope evidence whether the fitted envelope also lies above the
@@ -25,17 +29,9 @@ import xarray as xr
 
 from bounds import registry
 from bounds.checks import Envelope, envelope_check, fit_envelope, invariance_check, rate_check
-from bounds.rate import ols_slopes
-from bounds.verdict import (
-    INCONCLUSIVE,
-    Verdict,
-    one_sided_rate,
-    one_sided_z_for_family,
-    two_sided_rate,
-    z_for_family,
-)
+from bounds.rate import bootstrap_statistics, ols_slopes
+from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
 from simulators.seeding import generator
-from workbench.estimators import summarize
 from workbench.experiments.stale_gaussian.bound_design import (
     INTEGRATOR_ORDER,
     MSE_BOUND,
@@ -73,16 +69,32 @@ def exact_error(dataset: xr.Dataset, prefix: str, function: str) -> xr.DataArray
         return (bias**2).sum("component")
 
 
-def _if_diverged(name: str, kind: str, dataset: xr.Dataset, prefix: str, z: float,
-                 one_sided: bool) -> Verdict | None:
-    """An inconclusive verdict when some replicate of these runs diverged, else None."""
-    diverged = int((dataset[f"{prefix}_diverged_at"] >= 0).sum())
-    if not diverged:
-        return None
-    nan = float("nan")
-    rate = one_sided_rate(z) if one_sided else two_sided_rate(z)
-    return Verdict(name, kind, INCONCLUSIVE, nan, nan, nan, nan, z, rate,
-                   f"{diverged} replicates diverged")
+def design_divergence_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
+    """A ``violated`` finding per design where replicates diverged (module docstring)."""
+    z = z_for_family(config["false_failure_rate"], 1)
+    verdicts = []
+    for prefix in ("rate", "envelope"):
+        if f"{prefix}_diverged_at" not in dataset:
+            continue
+        diverged_at = dataset[f"{prefix}_diverged_at"]
+        stable = dataset[f"{prefix}_stable"].broadcast_like(diverged_at)
+        hit = (diverged_at >= 0).values
+        if not hit.any() and bool(stable.all()):
+            continue
+        count, total = int(hit.sum()), int(hit.size)
+        first = int(diverged_at.values[hit].min()) if count else None
+        unstable = int((~stable.values.astype(bool)).any())
+        why = (f"{count} of {total} replicate runs of the {prefix} design diverged"
+               + (f" (the first at sample {first})" if count else "")
+               + (" where the exact recursion is unstable: the design leaves the stable "
+                  "region" if unstable else " although the exact recursion is stable")
+               + "; the design's other checks use the remaining replicates.")
+        verdicts.append(Verdict(f"oracle/divergence/{prefix}-design", "oracle", VIOLATED,
+                                float(count), 0.0, 0.0, 0.0, z, two_sided_rate(z), why,
+                                {"n_diverged": count, "n_runs": total,
+                                 "first_divergence": first}, scale="count",
+                                difference=float(count)))
+    return verdicts
 
 
 def rate_checks(dataset: xr.Dataset, config: dict, seed: int) -> list[Verdict]:
@@ -96,9 +108,6 @@ def rate_checks(dataset: xr.Dataset, config: dict, seed: int) -> list[Verdict]:
         at = dataset.sel(rate_staleness=tau)
         for function in functions:
             name = f"rate/mse/{function}/staleness={tau}"
-            if verdict := _if_diverged(name, "rate", at, "rate", z, one_sided=True):
-                verdicts.append(verdict)
-                continue
             exact = exact_error(at, "rate", function)
             exact_slope = float(ols_slopes(np.log(lengths), np.log(exact.values)))
             what = "MSE" if function == "theta" else "squared bias"
@@ -175,9 +184,6 @@ def envelope_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
     verdicts = []
     for function in functions:
         name = f"envelope/theorem-3/{function}"
-        if verdict := _if_diverged(name, "envelope", dataset, "envelope", z, one_sided=True):
-            verdicts.append(verdict)
-            continue
         envelope = fit_theorem_3(dataset, function, config)
         observed, errors = envelope_data(dataset, function)
         values = grid_values(dataset)
@@ -190,8 +196,22 @@ def envelope_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
                   f"non-negative constants fitted on the {config['envelope_split']} "
                   "calibration runs must stay above the MSE of the held-out runs.")
         verdicts.append(envelope_check(name, envelope, values, observed, errors, z, held_out,
-                                       detail=detail, evidence=evidence))
+                                       n_replicates=config["n_replicates"], detail=detail,
+                                       evidence=evidence))
     return verdicts
+
+
+def paired_variances(samples: np.ndarray, rng_for, n_resamples: int):
+    """Variances across τ of ``samples`` ``(n_τ, R, d)`` (summed over d) from runs sharing
+    random numbers: (variances, covariance matrix of their logs, replicates kept). Replicates
+    non-finite at any τ are dropped; the covariance comes from a paired bootstrap, the same
+    replicate draw at every τ (``rng_for()`` gives the same generator for every coordinate)."""
+    kept = np.all(np.isfinite(samples), axis=(0, 2))
+    samples = samples[:, kept, :]
+    variances = samples.var(axis=1, ddof=1).sum(axis=-1)
+    resampled = sum(bootstrap_statistics(samples[..., k], "variance", rng_for(), n_resamples,
+                                         paired=True) for k in range(samples.shape[-1]))
+    return variances, np.cov(np.log(resampled), rowvar=False), int(kept.sum())
 
 
 def variance_invariance_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
@@ -199,8 +219,7 @@ def variance_invariance_checks(dataset: xr.Dataset, config: dict) -> list[Verdic
     steps = dataset["envelope_relative_step"].values.tolist()
     z = z_for_family(config["false_failure_rate"], len(steps) * len(functions))
     final = dataset.isel(envelope_iterations=-1)
-    summary = summarize(final["envelope_estimate"], final["posterior_value"],
-                        confidence=config["confidence"])
+    seed = int(dataset.attrs["seed"])
     taus = dataset["envelope_staleness"].values.tolist()
     labels = [f"staleness={t}" for t in taus]
     verdicts = []
@@ -208,20 +227,23 @@ def variance_invariance_checks(dataset: xr.Dataset, config: dict) -> list[Verdic
         at = final.sel(envelope_relative_step=c)
         for function in functions:
             name = f"invariance/variance-vs-staleness/{function}/relative_step={c}"
-            if verdict := _if_diverged(name, "invariance", at, "envelope", z, one_sided=False):
-                verdicts.append(verdict)
-                continue
-            part = summary.sel(envelope_relative_step=c, test_function=function)
-            variance = part["variance"].sum("component")
-            error = np.sqrt((part["variance_se"] ** 2).sum("component"))
+            samples = at["envelope_estimate"].sel(test_function=function).transpose(
+                "envelope_staleness", "replicate", "component").values
+            variance, log_covariance, kept = paired_variances(
+                samples, lambda name=name: generator(seed, "stale-gaussian", "check", name),
+                config["bootstrap_resamples"])
+            error = variance * np.sqrt(np.diag(log_covariance))
             exact = at["envelope_exact_variance"].sel(test_function=function).sum(
                 "component", min_count=1)
             step = float(at["envelope_step_size"].isel(envelope_staleness=0))
             length = int(at["envelope_iterations"])
             evidence = {"test_function": function, "relative_step": c, "bound": VARIANCE_BOUND,
-                        "step_size": step, "n_iterations": length}
+                        "step_size": step, "n_iterations": length, "n_replicates": kept,
+                        "log_covariance": log_covariance.tolist()}
             detail = (f"{_hypothesis(VARIANCE_BOUND)}: at fixed h = {step:.3g} and L = "
                       f"{length} the variance of φ̂({function}) should not depend on τ.")
+            if kept < samples.shape[1]:
+                detail += f" {samples.shape[1] - kept} diverged replicates left out."
             if np.all(np.isfinite(exact.values)):
                 spread = float(exact.max() / exact.min() - 1)
                 evidence.update({"exact_variance": exact.values.tolist(),
@@ -235,13 +257,14 @@ def variance_invariance_checks(dataset: xr.Dataset, config: dict) -> list[Verdic
                        f"from τ = {taus[0]} to τ = {taus[-1]} (c·τ up to {c * taus[-1]:.2g}); "
                        "φ̂(θ) averages it away (its long-run variance q/c² is free of τ), "
                        "φ̂(θ²) does not.")
-            verdicts.append(invariance_check(name, variance.values, error.values, labels, z,
-                                             detail=detail, evidence=evidence))
+            verdicts.append(invariance_check(name, variance, error, labels, z, detail=detail,
+                                             evidence=evidence, log_covariance=log_covariance,
+                                             n_replicates=kept))
     return verdicts
 
 
 def bound_checks(dataset: xr.Dataset) -> list[Verdict]:
     config = config_of(dataset)
     seed = int(dataset.attrs["seed"])
-    return [*rate_checks(dataset, config, seed), *envelope_checks(dataset, config),
-            *variance_invariance_checks(dataset, config)]
+    return [*design_divergence_checks(dataset, config), *rate_checks(dataset, config, seed),
+            *envelope_checks(dataset, config), *variance_invariance_checks(dataset, config)]

@@ -11,10 +11,13 @@ and 4 to the test, beside the seed's own L = L0·τ design.
   read at the sample counts ``envelope_iterations``: MSE and variance on a (τ, h, L) grid for
   Theorem 3's envelope and Theorem 4's independence of τ at fixed h and L. Steps are given
   relative to the posterior variance s² so the grid stays stable when the model changes
-  (stale SGLD is stable iff c < 2 sin(π/(2(2τ + 1))), math.md §7).
+  (stale SGLD is stable iff c < 2 sin(π/(2(2τ + 1))), math.md §7). The runs of one c share
+  their random numbers across τ (:data:`ENVELOPE_STREAMS`): Theorem 4 compares variances
+  across τ, and common random numbers measure their ratios far more precisely than
+  independent runs would (a paired bootstrap carries the correlation into the check).
 
-Each point reuses the seed design's per-point run (same engine, oracle and seed-tree keys by
-point identity) and keeps what its checks need: per-replicate estimates at the read-out L,
+Each point reuses the seed design's per-point run (same engine and oracle) and keeps what its
+checks need: per-replicate estimates at the read-out L,
 the exact oracle's mean and variance there, and divergence flags. Both designs are
 independent runs of the seed design's points, whose results they leave unchanged.
 """
@@ -36,6 +39,8 @@ VARIANCE_BOUND = "seed001-theorem-4-variance"
 #: integrator order K of each sampler (seed 001: Euler K = 1, symmetric splitting K = 2)
 INTEGRATOR_ORDER = {"sgld": 1, "sghmc-euler": 1, "sghmc-splitting": 2}
 RATE, ENVELOPE = "rate", "envelope"
+#: how envelope points seed their engine: by (design, c) alone, common to every τ
+ENVELOPE_STREAMS = "common across staleness"
 KEPT = ("estimate", "exact_mean", "exact_variance", "exact_stationary_variance")
 
 
@@ -88,7 +93,10 @@ def run(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
         read_out = list(config["envelope_iterations"])
         length = read_out[-1]
         h = float(point["relative_step"]) * make_model(experiment, config, seed).posterior_variance
-    result = run_point(experiment, config, point, seed, design=(length, h, np.array(read_out)))
+    streams = ({"design": ENVELOPE, "relative_step": point["relative_step"]}
+               if point["design"] == ENVELOPE else None)
+    result = run_point(experiment, config, point, seed, design=(length, h, np.array(read_out)),
+                       streams=streams)
     # the run's checkpoints are exactly the read-out sample counts
     part = result[list(KEPT)].isel(staleness=0, drop=True).rename(checkpoint="iterations")
     part["diverged_at"] = result["diverged_at"].isel(staleness=0, drop=True)

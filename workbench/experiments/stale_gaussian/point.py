@@ -76,23 +76,28 @@ def _schedule(experiment: str, config: dict, point: dict, seed, n_iterations: in
 
 
 def run_point(experiment: str, config: dict, point: dict, seed,
-              design: Design | None = None) -> xr.Dataset:
+              design: Design | None = None, streams: dict | None = None) -> xr.Dataset:
     """All replicate blocks of a point, finished (what the runner does for an unsplit point);
-    the bound designs call it with their own ``design``."""
+    the bound designs call it with their own ``design`` and ``streams`` (see run_blocks)."""
     blocks = range(len(replicate_blocks(config["n_replicates"], config["replicate_block"])))
-    raw = run_blocks(experiment, config, point, seed, blocks, design)
+    raw = run_blocks(experiment, config, point, seed, blocks, design, streams)
     return finish_point(experiment, config, point, seed, raw, design)
 
 
 def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequence[int],
-               design: Design | None = None) -> xr.Dataset:
+               design: Design | None = None, streams: dict | None = None) -> xr.Dataset:
     """Raw results of some replicate blocks: φ̂ per replicate, divergence, thinned draws.
+
+    The engine's random numbers (minibatches, injected noise) are keyed by ``streams``, by
+    default the point itself; points given the same ``streams`` share them (common random
+    numbers, so differences between them are measured with far less noise).
 
     Dims ``(test_function, checkpoint, replicate, component)`` for ``estimate`` (diverged
     replicates not yet masked), ``replicate`` for ``diverged_at``; ``draws`` is
     ``(replicate, draw, component)``. The ``replicate`` coordinate holds global indices.
     """
     seed_point = derive(seed, experiment, point_key(point))
+    seed_streams = seed_point if streams is None else derive(seed, experiment, point_key(streams))
     model = make_model(experiment, config, seed)
     n_iterations, h, checkpoints = point_design(config, point, design)
     schedule = _schedule(experiment, config, point, seed, n_iterations)
@@ -104,7 +109,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
         schedule, sampler, model.minibatch_gradient(),
         n_updates=n_iterations, n_replicates=config["n_replicates"],
         initial_position=np.full(model.dim, config["initial_position"]),
-        seed=derive(seed_point, "engine"), batch_size=config["batch_size"],
+        seed=derive(seed_streams, "engine"), batch_size=config["batch_size"],
         replacement=config["replacement"], test_functions=TEST_FUNCTIONS,
         checkpoints=checkpoints, thin=n_iterations // n_draws if n_draws else 0,
         replicate_block=config["replicate_block"], blocks=blocks,

@@ -173,13 +173,19 @@ class LocalUpdatesLesson:
                 for method, verdict in zip(METHODS, self.verdicts, strict=True)]
 
 
+#: relative margin of the lesson's oracle check: the second moment within 2 %
+RELATIVE_MARGIN = 0.02
+
+
 def check(method: str, local_updates: int, measured_runs, exact_runs) -> Verdict:
-    """The conditional oracle check of one estimator's runs (windows.conditional_check)."""
+    """The conditional oracle check of one estimator's runs (windows.conditional_check),
+    judged on the log ratio within :data:`RELATIVE_MARGIN`."""
     return conditional_check(
         f"oracle/{method}/T={local_updates}/second_moment", np.asarray(measured_runs),
         np.asarray(exact_runs), FALSE_FAILURE_RATE, len(METHODS),
         detail="window average of (θ - μ)ᵀ(θ - μ)/(d s²) against the exact oracle given each "
-               "chain's schedule", evidence={"local_updates": local_updates})
+               "chain's schedule", evidence={"local_updates": local_updates},
+        margin=RELATIVE_MARGIN, relative=True)
 
 
 @cache

@@ -1,0 +1,188 @@
+"""Three-way decisions with a stated margin: what ``holds``, ``violated`` and ``inconclusive``
+mean for every comparison check (DESIGN.md, "What a verdict means").
+
+A check compares a measured quantity with a theoretical one through a *difference* d on a
+stated scale (absolute, log-ratio, slope units...) with Monte Carlo standard error σ, and a
+*margin* δ ≥ 0 on the same scale: the smallest difference the check is meant to detect. The
+decision is an equivalence test in the two-one-sided-tests form (Schuirmann 1987), with two
+different error rates because the two ways of being wrong are different:
+
+- ``holds`` when |d| + z_holds·σ ≤ δ: the whole one-sided 1 − α interval lies inside ±δ, so a
+  true difference beyond the margin is declared equivalent with probability at most α
+  (``false_holds_rate``, per check; default α = 0.05, z_holds = 1.645);
+- ``violated`` when |d| − z·σ > δ: the difference exceeds the margin at the check family's
+  ``false_failure_rate`` (z from its Bonferroni correction), so a correct sampler within the
+  margin is failed with at most that probability;
+- ``inconclusive`` otherwise, with the *detectable difference* δ + z·σ (the smallest true
+  difference this run flags as violated about half the time) and the replicate count that
+  would decide it, assuming σ ∝ 1/√R: R·(z_holds·σ/(δ − |d|))² when |d| < δ, else
+  R·(z·σ/(|d| − δ))².
+
+One-sided claims (a rate at least as steep as a bound's exponent, a measurement below an
+envelope) use the signed difference d (positive = against the claim) instead of |d|. Margins
+are parameters with the defaults of :data:`DEFAULT_MARGINS`, documented there per check kind.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy import stats
+
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, one_sided_rate, two_sided_rate
+
+#: per-check probability of declaring ``holds`` when the true difference is at the margin
+FALSE_HOLDS_RATE = 0.05
+Z_HOLDS = float(stats.norm.isf(FALSE_HOLDS_RATE))
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A check kind's default margin: ``size`` on ``scale``, and what it means."""
+
+    size: float
+    scale: str
+    meaning: str
+
+
+#: Default margins per check kind. ``standardised``: in units of the per-replicate standard
+#: deviation of the measured quantity (the estimator's own spread, σ·√R), so "holds" says any
+#: error of the sampler is below half the spread of one run's estimate; ``log-ratio``: |log
+#: (measured/expected)| ≤ log(1 + size); ``slope``: absolute, in units of a log-log slope.
+DEFAULT_MARGINS = {
+    "oracle": Margin(0.5, "standardised",
+                     "half the per-replicate standard deviation of the estimate"),
+    "oracle-relative": Margin(0.5, "log-ratio",
+                              "a factor 1.5 either way (variances, MSEs, second moments)"),
+    "invariance": Margin(0.25, "log-ratio",
+                         "largest pairwise ratio within a factor 1.25 across the grid"),
+    "slope": Margin(0.1, "slope", "0.1 in log-log slope (≈ 35 % over a 20-fold range)"),
+    "rate": Margin(0.1, "slope", "measured decay at most 0.1 shallower than the bound's"),
+    "envelope": Margin(0.1, "log-ratio", "no held-out point more than 10 % above the envelope"),
+    "speed-up": Margin(0.1, "log-ratio", "iteration speed-up within 10 % of the worker count"),
+    "ordering": Margin(0.0, "log-ratio", "the predicted order, however small the gap"),
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One three-way decision (module docstring). ``difference``, ``error``, ``margin``,
+    ``lower``/``upper`` (the difference ± its critical multiples) and ``detectable`` are on
+    the check's scale; ``replicate_factor`` multiplies the run's replicates to decide it
+    (1 when decided, inf on the margin or with no error estimate)."""
+
+    verdict: str
+    difference: float
+    error: float
+    margin: float
+    lower: float
+    upper: float
+    detectable: float
+    replicate_factor: float
+    one_sided: bool
+
+
+def decide(difference: float, error: float, margin: float, z: float, *,
+           z_holds: float = Z_HOLDS, one_sided: bool = False) -> Decision:
+    """Decide a difference with standard error ``error`` against ``margin`` (module docstring).
+
+    Non-finite inputs give ``inconclusive`` with infinite replicate factor; the caller says why.
+    """
+    difference, error, margin = float(difference), float(error), float(margin)
+    if margin < 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
+    if not (math.isfinite(difference) and math.isfinite(error) and error >= 0):
+        return Decision(INCONCLUSIVE, difference, error, margin, math.nan, math.nan, math.nan,
+                        math.inf, one_sided)
+    size = difference if one_sided else abs(difference)
+    lower, upper = difference - z * error, difference + z * error
+    if size + z_holds * error <= margin:
+        verdict, factor = HOLDS, 1.0
+    elif size - z * error > margin:
+        verdict, factor = VIOLATED, 1.0
+    else:
+        verdict = INCONCLUSIVE
+        gap = margin - size
+        if gap > 0:
+            factor = (z_holds * error / gap) ** 2
+        elif gap < 0:
+            factor = (z * error / -gap) ** 2
+        else:
+            factor = math.inf
+    return Decision(verdict, difference, error, margin, lower, upper, margin + z * error,
+                    factor, one_sided)
+
+
+def replicates_needed(decision: Decision, n_replicates: int | None) -> float:
+    """Replicates that would decide an inconclusive decision (``nan`` when R is unknown)."""
+    if n_replicates is None or decision.verdict != INCONCLUSIVE:
+        return math.nan
+    if not math.isfinite(decision.replicate_factor):
+        return math.inf
+    return float(math.ceil(n_replicates * max(decision.replicate_factor, 1.0)))
+
+
+def describe(decision: Decision, scale: str, n_replicates: int | None = None) -> str:
+    """One sentence for a verdict's detail: the decision against its margin."""
+    interval = (f"difference {decision.difference:+.3g} on the {scale} scale "
+                f"(± z·σ: [{decision.lower:+.3g}, {decision.upper:+.3g}])")
+    bound = f"≤ {decision.margin:.3g}" if decision.one_sided else f"within ±{decision.margin:.3g}"
+    if decision.verdict == HOLDS:
+        return f"Shown {bound}: {interval}."
+    if decision.verdict == VIOLATED:
+        return f"Beyond the margin {decision.margin:.3g}: {interval}."
+    needed = replicates_needed(decision, n_replicates)
+    if n_replicates is None:
+        more = f"; {decision.replicate_factor:.2g} times the replicates would decide it"
+    elif decision.replicate_factor > 100:
+        more = (f"; the difference sits on the margin, more than 100 times the {n_replicates} "
+                "replicates would be needed to decide it")
+    else:
+        more = f"; about {needed:.0f} replicates (now {n_replicates}) would decide it"
+    if not math.isfinite(decision.detectable):
+        return "Cannot be decided: no finite difference or Monte Carlo error."
+    return (f"Cannot tell whether {bound}: {interval}; the smallest difference this run can "
+            f"show as a violation is {decision.detectable:.3g}{more}.")
+
+
+def verdict_from(check: str, kind: str, decision: Decision, observed: float, expected: float,
+                 z: float, scale: str, *, n_replicates: int | None = None, detail: str = "",
+                 evidence: dict | None = None) -> Verdict:
+    """The :class:`~bounds.verdict.Verdict` of a decision, its sentence appended to ``detail``."""
+    rate = one_sided_rate(z) if decision.one_sided else two_sided_rate(z)
+    sentence = describe(decision, scale, n_replicates)
+    return Verdict(check, kind, decision.verdict, float(observed), float(expected),
+                   decision.error, decision.margin, z, rate,
+                   f"{detail} {sentence}".strip(), dict(evidence or {}), scale=scale,
+                   difference=decision.difference, lower=decision.lower,
+                   upper=decision.upper, detectable=decision.detectable,
+                   replicates_needed=replicates_needed(decision, n_replicates))
+
+
+def decide_all(differences, errors, margin: float, z: float, *, z_holds: float = Z_HOLDS,
+               one_sided: bool = False) -> tuple[Decision, int]:
+    """A claim made of several comparisons (every pair of a grid, every held-out point):
+    ``violated`` when some comparison is (``z`` already corrected for their number),
+    ``holds`` when every one is (an intersection–union test: no correction needed), else
+    ``inconclusive``. Returns the deciding comparison's decision and its index: the most
+    violated one, the one closest to its margin, or the one needing the most replicates."""
+    decisions = [decide(d, e, margin, z, z_holds=z_holds, one_sided=one_sided)
+                 for d, e in zip(differences, errors, strict=True)]
+    if not decisions:
+        raise ValueError("decide_all needs at least one comparison")
+
+    def size(d: Decision) -> float:
+        return d.difference if one_sided else abs(d.difference)
+
+    violated = [i for i, d in enumerate(decisions) if d.verdict == VIOLATED]
+    if violated:
+        worst = max(violated, key=lambda i: (size(decisions[i]) - margin)
+                    / max(decisions[i].error, 1e-300))
+    elif all(d.verdict == HOLDS for d in decisions):
+        worst = max(range(len(decisions)),
+                    key=lambda i: size(decisions[i]) + z_holds * decisions[i].error)
+    else:
+        worst = max((i for i, d in enumerate(decisions) if d.verdict == INCONCLUSIVE),
+                    key=lambda i: decisions[i].replicate_factor)
+    return decisions[worst], worst
