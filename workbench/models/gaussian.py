@@ -22,6 +22,7 @@ import numpy as np
 
 from simulators import validation
 from workbench.minibatch import batch_sum, check_batch
+from workbench.minibatch_moments import sum_cumulants
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,6 +102,18 @@ class GaussianMeanModel:
         if not replacement:
             variance = variance * ((n_data - batch_size) / (n_data - 1) if n_data > 1 else 0.0)
         return variance
+
+    def gradient_noise_cumulants(self, batch_size: int,
+                                 replacement: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Third and fourth cumulants (κ₃, κ₄) of ζ per coordinate.
+
+        ζ = -(N/(n σ_x²)) T with T the minibatch sum of the centred data
+        (:mod:`workbench.minibatch_moments`), so κ_r(ζ) = (-N/(n σ_x²))^r κ_r(T). They enter
+        the exact variance of φ̂(θ²); for Gaussian data they are small but not zero.
+        """
+        _, third, fourth = sum_cumulants(self.data, batch_size, replacement)
+        scale = -self.n_data / (batch_size * self.noise_scale**2)
+        return scale**3 * third, scale**4 * fourth
 
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
         """The full-data gradient ∇U(θ) = k (θ - μ)."""

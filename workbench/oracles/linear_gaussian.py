@@ -17,6 +17,21 @@ m' = A m, P' = A P Aᵀ + V_ζ Q_ζ + Q_ξ. Because the chain starts at rest at 
 sources are independent, every moment is a fixed multiple of e₀ = θ₀ - μ or of V_ζ: the
 recursion is run once with unit e₀ and unit V_ζ and rescaled per coordinate.
 
+Fourth moments (the variance of φ̂_L(θ²)). With F_L = Σ_{l<=L} θ_l² = Σ (M_l + δ_l)², M_l the
+mean of θ_l and δ = B w the zero-mean part driven by independent unit noises w (thermal ξ and
+gradient noise ζ/√V_ζ), F_L = const + 2 (BᵀM)ᵀw + wᵀ(BᵀB)w, so
+
+    Var F_L = 2 tr(C²) + 4 MᵀCM + Σ_i κ₄ᵢ (BᵀB)ᵢᵢ² + 4 Σ_i κ₃ᵢ (BᵀB)ᵢᵢ (BᵀM)ᵢ,
+
+C = BBᵀ the L×L covariance of (e_1..e_L) and κ₃, κ₄ the standardised third and fourth
+cumulants of each noise (zero for ξ; for ζ those of the minibatch sum, which is not Gaussian).
+The first two terms are the Gaussian fourth moments; they come from forward recursions that
+never form C: with v_l = Cov(z_l, e_l), W_l = A W_{l-1} Aᵀ + v_l v_lᵀ gives
+Σ_{j<=l} C_{jl}² = (W_l)₀₀, and u_l = A u_{l-1} + v_l x_l gives Σ_{j<=l} x_j C_{jl} = (u_l)₀, so
+tr(C²) and xᵀCy accumulate update by update. The cumulant terms need, for every noise, its
+total weight in F_L, which depends on the future: they come from a backward pass
+(:mod:`workbench.oracles.square_variance`). Everything is again kept per unit e₀, μ and V_ζ.
+
 The stationary covariance solves the discrete Lyapunov equation for constant staleness, and
 vec P = (I - Σ_τ π_τ A_τ ⊗ A_τ)⁻¹ vec Q for i.i.d. staleness.
 """
@@ -106,6 +121,9 @@ class StackedSystem:
         if running_sum:
             gradient_noise[-1] = dynamics.gradient_gain[0]
             thermal_noise[-1] = dynamics.thermal_gain[0]
+        #: how a unit gradient noise and a unit thermal noise enter the stacked state
+        self.gradient_vector = gradient_noise
+        self.thermal_vector = thermal_noise
         self.gradient_noise = np.outer(gradient_noise, gradient_noise)
         self.thermal_noise = np.outer(thermal_noise, thermal_noise)
 
@@ -151,6 +169,13 @@ class FiniteMoments:
     sum_mean: E S_L / e₀;  sum_variance_gradient, sum_variance_thermal: parts of Var S_L per
     unit V_ζ and from the injected noise; e_mean, e_mean_sq: Σ_l m_l and Σ_l m_l² (per e₀, e₀²);
     e_variance_gradient, e_variance_thermal: Σ_l Var e_l parts.
+
+    Fourth moments, with C = V_ζ C_ζ + C_ξ the covariance of (e_1..e_L), a_l = m_l/e₀ and 1 the
+    vector of ones: square_trace = (tr C_ζ², tr C_ζC_ξ, tr C_ξ²); square_form_gradient and
+    square_form_thermal = (1ᵀC1, 1ᵀCa, aᵀCa) for C_ζ and C_ξ; cumulant_weights = the
+    backward-pass sums (Σ_j q_j², Σ_j q_j r_j, Σ_j q_j s_j) of
+    :func:`workbench.oracles.square_variance.cumulant_weights`. Arrays ``(checkpoint,)`` or
+    ``(checkpoint, 3)``.
     """
 
     checkpoints: np.ndarray
@@ -161,11 +186,13 @@ class FiniteMoments:
     e_mean_sq: np.ndarray
     e_variance_gradient: np.ndarray
     e_variance_thermal: np.ndarray
+    square_trace: np.ndarray
+    square_form_gradient: np.ndarray
+    square_form_thermal: np.ndarray
+    cumulant_weights: np.ndarray
 
 
-def finite_moments(dynamics: LinearDynamics, precision: float, staleness: np.ndarray,
-                   checkpoints: np.ndarray) -> FiniteMoments:
-    """Propagate mean and covariance through the staleness sequence ``staleness[l]``."""
+def _validated_sequence(staleness, checkpoints) -> tuple[np.ndarray, np.ndarray]:
     staleness = np.asarray(staleness, dtype=np.int64)
     checkpoints = np.asarray(checkpoints, dtype=np.int64)
     if staleness.ndim != 1 or staleness.size == 0:
@@ -176,35 +203,95 @@ def finite_moments(dynamics: LinearDynamics, precision: float, staleness: np.nda
     if checkpoints.size == 0 or checkpoints.min() < 1 or checkpoints.max() > staleness.size:
         raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
                                           f"must lie in [1, {staleness.size}]")
+    return staleness, checkpoints
+
+
+def finite_moments(dynamics: LinearDynamics, precision: float, staleness: np.ndarray,
+                   checkpoints: np.ndarray) -> FiniteMoments:
+    """Propagate mean, covariance and the fourth-moment recursions through ``staleness[l]``.
+
+    One forward pass (mean, covariance P, the W and u recursions of the module docstring)
+    and one backward pass for the cumulant terms; both O(L·S²) memory-free in L per
+    checkpoint set, S the stacked size.
+    """
+    from workbench.oracles.square_variance import cumulant_weights
+
+    staleness, checkpoints = _validated_sequence(staleness, checkpoints)
     system = StackedSystem(dynamics, precision, int(staleness.max()))
+    n = system.size
     mean = system.initial_mean()
-    covariance = np.zeros((2, system.size, system.size))
+    # P_ζ, P_ξ, W_ζζ, W_ζξ, W_ξξ propagate by the same A·Aᵀ: one batched product
+    stack = np.zeros((5, n, n))
     noise = np.stack([system.gradient_noise, system.thermal_noise])
+    # u vectors: (ζ, 1), (ζ, a), (ξ, 1), (ξ, a)
+    forms = np.zeros((4, n))
     wanted = set(checkpoints.tolist())
-    totals = np.zeros(4)  # Σ m_e, Σ m_e², Σ Pζ_ee, Σ Pξ_ee
+    # running sums: Σ m_e, Σ m_e², Σ Pζ_ee, Σ Pξ_ee; then tr(C_ζ²), tr(C_ζC_ξ), tr(C_ξ²); then
+    # 1ᵀC1, 1ᵀCa, aᵀCa for C_ζ and for C_ξ
+    totals = np.zeros(13)
+    left, right = [0, 0, 1], [0, 1, 1]  # the noise pairs of W_ζζ, W_ζξ, W_ξξ
+    per_form = [0, 0, 1, 1]  # the noise of each u vector
+    unit_means = np.empty(staleness.size)
     rows = []
     with np.errstate(over="ignore", invalid="ignore"):
         for count, tau in enumerate(staleness.tolist(), start=1):
             a = system.transition(tau)
             mean = a @ mean
-            covariance = a @ covariance @ a.T + noise
-            totals += (mean[0], mean[0] ** 2, covariance[0, 0, 0], covariance[1, 0, 0])
+            stack = a @ stack @ a.T
+            stack[:2] += noise
+            x = mean[0]
+            unit_means[count - 1] = x
+            v = stack[:2, :, 0].copy()  # Cov(z_l, e_l): ζ and ξ parts
+            stack[2:] += v[left, :, None] * v[right, None, :]
+            weights = np.array([1.0, x, 1.0, x])
+            forms = forms @ a.T + v[per_form] * weights[:, None]
+            diagonal = v[:, 0]  # Var e_l parts
+            u = forms[:, 0]
+            totals += np.concatenate((
+                [x, x * x], diagonal,
+                2 * stack[2:, 0, 0] - diagonal[left] * diagonal[right],
+                [2 * u[0] - diagonal[0], u[1] + u[0] * x - diagonal[0] * x,
+                 (2 * u[1] - diagonal[0] * x) * x,
+                 2 * u[2] - diagonal[1], u[3] + u[2] * x - diagonal[1] * x,
+                 (2 * u[3] - diagonal[1] * x) * x]))
             if count in wanted:
-                rows.append((mean[-1], covariance[0, -1, -1], covariance[1, -1, -1], *totals))
+                rows.append((mean[-1], stack[0, -1, -1], stack[1, -1, -1], *totals))
     values = np.array(rows).T
-    return FiniteMoments(checkpoints, *values)
+    return FiniteMoments(checkpoints, *values[:7], values[7:10].T, values[10:13].T,
+                         values[13:16].T,
+                         cumulant_weights(system, staleness, unit_means, checkpoints))
+
+
+def _square_variance(moments: FiniteMoments, mu, e0, vz, third, fourth) -> np.ndarray:
+    """Var Σ_{l<=L} θ_l² per checkpoint and coordinate (module docstring), ``(checkpoint, d)``."""
+    trace = moments.square_trace
+    gaussian = 2 * (vz**2 * trace[:, 0:1] + 2 * vz * trace[:, 1:2] + trace[:, 2:3])
+
+    def form(parts):
+        return mu**2 * parts[:, 0:1] + 2 * mu * e0 * parts[:, 1:2] + e0**2 * parts[:, 2:3]
+
+    linear = 4 * (vz * form(moments.square_form_gradient) + form(moments.square_form_thermal))
+    weights = moments.cumulant_weights
+    skew = 4 * third * (mu * weights[:, 1:2] + e0 * weights[:, 2:3])
+    kurtosis = fourth * weights[:, 0:1]
+    return gaussian + linear + skew + kurtosis
 
 
 def estimator_moments(moments: FiniteMoments, posterior_mean, initial_error,
-                      gradient_noise_variance) -> dict[str, dict[str, np.ndarray]]:
+                      gradient_noise_variance, gradient_noise_cumulants=None,
+                      ) -> dict[str, dict[str, np.ndarray]]:
     """Exact moments of φ̂_L per coordinate, arrays ``(checkpoint, d)``.
 
-    φ = θ: ``mean`` and ``variance``; φ = θ²: ``mean`` (its variance needs fourth moments,
-    which are not kept: NaN).
+    φ = θ and φ = θ²: ``mean`` and ``variance``. ``gradient_noise_cumulants``: the third and
+    fourth cumulants (κ₃, κ₄) of the gradient noise ζ per coordinate (for the Gaussian mean,
+    :meth:`workbench.models.gaussian.GaussianMeanModel.gradient_noise_cumulants`); None means
+    Gaussian gradient noise. They enter only the variance of φ̂(θ²).
     """
     mu = np.atleast_1d(np.asarray(posterior_mean, dtype=float))[None, :]
     e0 = np.atleast_1d(np.asarray(initial_error, dtype=float))[None, :]
     vz = np.atleast_1d(np.asarray(gradient_noise_variance, dtype=float))[None, :]
+    third, fourth = (0.0, 0.0) if gradient_noise_cumulants is None else (
+        np.atleast_1d(np.asarray(c, dtype=float))[None, :] for c in gradient_noise_cumulants)
     length = moments.checkpoints.astype(float)[:, None]
 
     def col(values):
@@ -218,9 +305,10 @@ def estimator_moments(moments: FiniteMoments, posterior_mean, initial_error,
                        + e0**2 * col(moments.e_mean_sq) / length
                        + (vz * col(moments.e_variance_gradient)
                           + col(moments.e_variance_thermal)) / length)
+        square_variance = _square_variance(moments, mu, e0, vz, third, fourth) / length**2
     return {
         "theta": {"mean": theta_mean, "variance": theta_variance},
-        "theta_squared": {"mean": square_mean, "variance": np.full_like(square_mean, np.nan)},
+        "theta_squared": {"mean": square_mean, "variance": square_variance},
     }
 
 
@@ -228,7 +316,8 @@ ERROR_SOURCES = ("exact_gradients", "staleness", "minibatch_noise", "interaction
 
 
 def error_sources(stale: FiniteMoments, fresh: FiniteMoments, posterior_mean, initial_error,
-                  gradient_noise_variance, posterior_value) -> dict[str, dict[str, np.ndarray]]:
+                  gradient_noise_variance, posterior_value, gradient_noise_cumulants=None,
+                  ) -> dict[str, dict[str, np.ndarray]]:
     """Additive split of the exact bias and variance of φ̂_L by where the error comes from.
 
     With Q(staleness, V_ζ) the exact bias (E φ̂ - φ̄) or variance, the sources are
@@ -236,11 +325,12 @@ def error_sources(stale: FiniteMoments, fresh: FiniteMoments, posterior_mean, in
     transient, discretisation, and the chain's own Monte Carlo variance); staleness =
     Q(stale, 0) - Q(fresh, 0); minibatch_noise = Q(fresh, V) - Q(fresh, 0); interaction = the
     rest. They sum to Q(stale, V). Arrays ``(checkpoint, d, source)`` in :data:`ERROR_SOURCES`.
+    "V" is the whole gradient noise: its variance and, if given, its higher cumulants.
     """
     vz = np.atleast_1d(np.asarray(gradient_noise_variance, dtype=float))
-    zero = np.zeros_like(vz)
-    q = {(s, v): estimator_moments(m, posterior_mean, initial_error, noise)
-         for s, m in (("stale", stale), ("fresh", fresh)) for v, noise in (("v", vz), ("0", zero))}
+    noises = {"v": (vz, gradient_noise_cumulants), "0": (np.zeros_like(vz), None)}
+    q = {(s, v): estimator_moments(m, posterior_mean, initial_error, *noises[v])
+         for s, m in (("stale", stale), ("fresh", fresh)) for v in noises}
     out = {}
     for function, truth in posterior_value.items():
         out[function] = {}

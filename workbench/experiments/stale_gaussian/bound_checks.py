@@ -16,9 +16,10 @@
 - ``oracle/divergence/<design>``: a replicate of a design that diverged where the exact
   recursion is stable is a ``violated`` finding; the other checks use the rest.
 
-The exact oracle sharpens each: the rate evidence carries the exact slope (θ: exact MSE; θ²:
-exact squared bias), the envelope evidence whether the fitted envelope also lies above the
-exact MSE of φ̂(θ), and the invariance evidence the exact variances across τ. Bootstrap
+The exact oracle sharpens each: the rate evidence carries the exact MSE's slope, the envelope
+evidence whether the fitted envelope also lies above the exact MSE, and the invariance
+evidence the exact variances across τ (for φ̂(θ²) from the fourth moments of
+:mod:`workbench.oracles.square_variance`). Bootstrap
 generators come from the seed tree, keyed by the check's name.
 """
 
@@ -59,7 +60,8 @@ def squared_errors(dataset: xr.Dataset, prefix: str, function: str) -> xr.DataAr
 
 
 def exact_error(dataset: xr.Dataset, prefix: str, function: str) -> xr.DataArray:
-    """Exact MSE of φ̂(θ), or exact squared bias where the variance is not known (θ²)."""
+    """Exact MSE of φ̂(φ) summed over components (bias² alone where the variance is not
+    finite, e.g. an unstable recursion)."""
     bias = (dataset[f"{prefix}_exact_mean"].sel(test_function=function)
             - dataset["posterior_value"].sel(test_function=function))
     variance = dataset[f"{prefix}_exact_variance"].sel(test_function=function)
@@ -110,16 +112,15 @@ def rate_checks(dataset: xr.Dataset, config: dict, seed: int) -> list[Verdict]:
             name = f"rate/mse/{function}/staleness={tau}"
             exact = exact_error(at, "rate", function)
             exact_slope = float(ols_slopes(np.log(lengths), np.log(exact.values)))
-            what = "MSE" if function == "theta" else "squared bias"
             detail = (
                 f"{_hypothesis(MSE_BOUND)}: at the optimal step h* = C·τ^"
                 f"({design.staleness_exponent:.3g})·L^({design.iterations_exponent:.3g}) "
                 f"(exponents from the bound, {design.method}) the MSE is O(L^"
                 f"({design.rate:.3g})); the measured slope must not be shallower. The exact "
-                f"oracle's {what} of φ̂({function}) has slope {exact_slope:.3g} on this grid.")
+                f"oracle's MSE of φ̂({function}) has slope {exact_slope:.3g} on this grid.")
             evidence = {"test_function": function, "staleness": tau, "bound": MSE_BOUND,
                         "step_size": at["rate_step_size"].values.tolist(),
-                        "exact_slope": exact_slope, "exact_quantity": f"exact {what}",
+                        "exact_slope": exact_slope, "exact_quantity": "exact MSE",
                         "exact_values": exact.values.tolist(), "optimal_step": design.step_size}
             samples = squared_errors(at, "rate", function).transpose("rate_iterations",
                                                                      "replicate")

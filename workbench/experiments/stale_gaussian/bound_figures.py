@@ -48,8 +48,7 @@ def _rate_panel(ax, dataset: xr.Dataset, function: str, config: dict) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("# iterations L (h at Theorem 3's optimum)")
     ax.set_ylabel(f"MSE of φ̂ (φ = {_LABELS[function]})")
-    exact = "MSE" if function == "theta" else "squared bias"
-    ax.set_title(f"(a) rate: dotted L^({design.rate:.3g}); dashed exact {exact}", fontsize=9)
+    ax.set_title(f"(a) rate: dotted L^({design.rate:.3g}); dashed exact MSE", fontsize=9)
     ax.legend(fontsize=8)
 
 

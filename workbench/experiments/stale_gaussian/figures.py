@@ -24,51 +24,49 @@ def _plottable(values) -> np.ndarray:
 
 
 def figure_mse(dataset: xr.Dataset, path: Path) -> Path:
-    """(a) MSE vs iterations per τ with 95% bands and the oracle; (b) final MSE vs τ."""
+    """(a) MSE vs iterations per τ with confidence bands and the exact MSE; (b) final MSE vs
+    τ with the exact MSE and the exact split by source of the term staleness moves."""
     function = config_of(dataset)["test_function"]
     data = dataset.sel(test_function=function).sum("component", min_count=1)
     label = _LABELS[function]
     taus = dataset["staleness"].values
     colours = plt.cm.viridis(np.linspace(0, 0.9, taus.size))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-    exact_is_mse = function == "theta"
     for tau, colour in zip(taus, colours, strict=True):
         row = data.sel(staleness=tau)
         iterations = dataset["iterations"].sel(staleness=tau).values
         ax.plot(iterations, _plottable(row["mse"]), color=colour, label=f"τ = {tau}")
         ax.fill_between(iterations, _plottable(row["mse_lower"]), _plottable(row["mse_upper"]),
                         color=colour, alpha=0.2)
-        with np.errstate(over="ignore"):
-            exact = row["exact_mse"] if exact_is_mse else row["exact_bias"] ** 2
-        ax.plot(iterations, _plottable(exact), color=colour, linestyle="--", linewidth=1)
+        ax.plot(iterations, _plottable(row["exact_mse"]), color=colour, linestyle="--",
+                linewidth=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("# iterations L")
     ax.set_ylabel(f"MSE of φ̂ for φ = {label}")
-    ax.set_title("(a) MSE vs iterations; dashed: exact "
-                 + ("MSE" if exact_is_mse else "squared bias (MSE ≥ it)"))
+    ax.set_title("(a) MSE vs iterations; dashed: exact MSE")
     ax.legend(fontsize=8)
 
     final = data.isel(checkpoint=-1)
     mse = _plottable(final["mse"])
     bx.errorbar(taus, mse, yerr=[np.abs(mse - _plottable(final["mse_lower"])),
                                  np.abs(_plottable(final["mse_upper"]) - mse)],
-                fmt="o-", color="k", capsize=3, label="Monte Carlo MSE (95% CI)")
-    term = "variance" if exact_is_mse else "bias"
-    with np.errstate(over="ignore"):
-        exact = final["exact_mse"] if exact_is_mse else final["exact_bias"] ** 2
-    bx.plot(taus, _plottable(exact), "s--", color="tab:red",
-            label="exact MSE" if exact_is_mse else "exact bias²")
+                fmt="o-", color="k", capsize=3,
+                label=f"Monte Carlo MSE ({config_of(dataset)['confidence']:.0%} CI)")
+    bx.plot(taus, _plottable(final["exact_mse"]), "s--", color="tab:red", label="exact MSE")
+    # the parts of the term staleness moves: the variance for θ, the squared bias for θ²
+    bias_term = function != "theta"
+    term = "bias" if bias_term else "variance"
     parts = final[f"exact_{term}_by_source"]
     markers = {"exact_gradients": "x:", "staleness": "v:", "minibatch_noise": "^:",
                "interaction": "d:"}
     for source, style in markers.items():
         part = np.abs(parts.sel(error_source=source).values)
         with np.errstate(over="ignore"):
-            part = part if exact_is_mse else part**2
+            part = part**2 if bias_term else part
         bx.plot(taus, _plottable(part), style, linewidth=1,
                 label=f"|{source.replace('_', ' ')} part of the exact {term}|"
-                      + ("" if exact_is_mse else "²"))
+                      + ("²" if bias_term else ""))
     bx.set_xscale("log")
     bx.set_yscale("log")
     bx.set_xlabel("staleness τ")

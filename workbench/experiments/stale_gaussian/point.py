@@ -148,14 +148,15 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
     truth = np.stack([mu, mu**2 + s2])  # φ̄ for θ and θ²
     e0 = config["initial_position"] - mu
     vz = model.gradient_noise_variance(config["batch_size"], config["replacement"])
+    cumulants = model.gradient_noise_cumulants(config["batch_size"], config["replacement"])
     dynamics = dynamics_for(sampler.describe())
     realised = schedule.update_staleness(n_iterations)[:, 0]
     exact_moments = finite_moments(dynamics, model.precision, realised, checkpoints)
     fresh_moments = finite_moments(dynamics, model.precision, np.zeros_like(realised), checkpoints)
-    exact = estimator_moments(exact_moments, mu, e0, vz)
+    exact = estimator_moments(exact_moments, mu, e0, vz, cumulants)
     names = [f.name for f in TEST_FUNCTIONS]
     sources = error_sources(exact_moments, fresh_moments, mu, e0, vz,
-                            dict(zip(names, truth, strict=True)))
+                            dict(zip(names, truth, strict=True)), cumulants)
     stationary = stationary_variance(dynamics, model.precision, vz, staleness=tau,
                                      probabilities=probabilities)
 
