@@ -1,0 +1,57 @@
+"""The model protocol: the Gaussian mean satisfies it, and the engine replays any model."""
+
+import numpy as np
+import pytest
+
+from simulators.seeding import generator
+from simulators.static import constant_staleness
+from simulators.validation import InvalidParameter
+from workbench.engine import replay
+from workbench.models.gaussian import GaussianMeanModel
+from workbench.models.logistic import LogisticRegression
+from workbench.models.protocol import GradientEstimator, Model
+from workbench.samplers import SGLD
+
+from .checks import assert_gradient_matches
+
+
+def test_gaussian_mean_satisfies_the_protocol(gaussian_model):
+    assert isinstance(gaussian_model, Model)
+    assert isinstance(gaussian_model.minibatch_gradient(), GradientEstimator)
+
+
+def test_gaussian_potential_matches_its_gradient_and_the_direct_sum():
+    model = GaussianMeanModel.generate(generator(7, "protocol"), 30, 3, 0.5, 1.5, 2.0, 0.2)
+    theta = generator(8, "protocol").standard_normal((2, 4, 3))
+    direct = (np.sum((theta - 0.2) ** 2, axis=-1) / (2 * 2.0**2)
+              + np.sum((model.data - theta[..., None, :]) ** 2, axis=(-2, -1)) / (2 * 1.5**2))
+    np.testing.assert_allclose(model.potential(theta), direct, rtol=1e-12)
+    assert_gradient_matches(model, theta.reshape(-1, 3))
+
+
+def _logistic():
+    rng = generator(9, "protocol")
+    features = rng.standard_normal((60, 4))
+    labels = (features @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.logistic(size=60) > 0)
+    return LogisticRegression(features, labels.astype(int), 1.0, features[:10],
+                              labels[:10].astype(int))
+
+
+def test_engine_replays_a_logistic_model_with_held_out_test_functions():
+    model = _logistic()
+    schedule = constant_staleness(150, 2)
+    run = replay(schedule, SGLD(1e-3), model.minibatch_gradient(), n_updates=150,
+                 n_replicates=6, initial_position=0.0, seed=3, batch_size=8,
+                 test_functions=model.test_functions(), checkpoints=[50, 150],
+                 replicate_block=4)
+    assert run.averages["log_loss"].shape == (2, 6, 1, 1)
+    assert np.all(np.isfinite(run.averages["log_loss"]))
+    assert np.all((run.averages["accuracy"] >= 0) & (run.averages["accuracy"] <= 1))
+    assert np.all(run.diverged_at == -1)
+
+
+def test_a_batch_larger_than_the_data_without_replacement_is_refused():
+    model = _logistic()
+    with pytest.raises(InvalidParameter, match="batch_size"):
+        replay(constant_staleness(10, 0), SGLD(1e-3), model.minibatch_gradient(), n_updates=10,
+               n_replicates=2, initial_position=0.0, seed=3, batch_size=61, replacement=False)
