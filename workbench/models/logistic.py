@@ -93,6 +93,13 @@ class LogisticRegression:
     def is_sparse(self) -> bool:
         return sparse.issparse(self.features)
 
+    @property
+    def example_cost(self) -> int:
+        """Elements gathered per example: a dense row, or a CSR row's non-zeros (and more)."""
+        if self.is_sparse:
+            return 4 * (1 + self.features.nnz // self.n_data)
+        return self.dim
+
     # ------------------------------------------------------------------ full data
     def potential(self, theta: np.ndarray) -> np.ndarray:
         """U(θ) without the prior's normaliser, shape ``(...,)``."""

@@ -10,9 +10,11 @@ Unlike the Gaussian mean, such a minibatch does not reduce to a small statistic,
 the engine stores prepared minibatches for up to 4096 updates × replicates × servers, and
 gathering the rows of a batch inside the call costs little next to the gradient itself.
 
-A model plugs in by offering ``n_data``, ``dim``, ``prior_scale`` and
-``log_likelihood_gradient_sum(theta, rows)``: for ``theta`` ``(R, d)`` and ``rows`` ``(R, n)``
-(replicate r's batch in row r) the sums Σ_{i∈rows[r]} ∇log p(x_i | theta[r]), shape ``(R, d)``.
+A model plugs in by offering ``n_data``, ``dim``, ``prior_scale``, ``example_cost`` (elements
+of its widest intermediate per example, so that a window of many positions is evaluated in
+blocks of bounded memory) and ``log_likelihood_gradient_sum(theta, rows)``: for ``theta``
+``(R, d)`` and ``rows`` ``(R, n)`` (replicate r's batch in row r) the sums
+Σ_{i∈rows[r]} ∇log p(x_i | theta[r]), shape ``(R, d)``.
 """
 
 from __future__ import annotations
@@ -59,8 +61,12 @@ class PerExampleGradient:
         batch_size = minibatch.shape[-1]
         theta = position.reshape(-1, self.dim)
         rows = minibatch.reshape(-1, batch_size)
-        scores = self.model.log_likelihood_gradient_sum(theta, rows)
-        gradient = self._prior_precision * theta - (self.n_data / batch_size) * scores
+        block = max(1, BLOCK_BUDGET // (batch_size * self.model.example_cost))
+        scores = [self.model.log_likelihood_gradient_sum(theta[start:start + block],
+                                                         rows[start:start + block])
+                  for start in range(0, len(theta), block)]
+        gradient = (self._prior_precision * theta
+                    - (self.n_data / batch_size) * np.concatenate(scores))
         return gradient.reshape(position.shape)
 
 
