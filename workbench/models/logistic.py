@@ -8,8 +8,9 @@ Model: p(y_i = s | x_i, θ) = σ(s x_iᵀθ) for signs s = ±1 (labels given as 
 
 with no intercept: a design that wants one carries a column of ones. The minibatch estimator is
 :class:`workbench.models.per_example.PerExampleGradient`; its per-batch sums are two matrix
-products per replicate on a dense design, and on a CSR design two weighted ``bincount`` s over
-the gathered non-zeros (O(non-zeros) work, vectorised across replicates).
+products per replicate on a dense design, and on a CSR design a segmented sum (margins) and a
+weighted ``bincount`` (gradient sums) over the gathered non-zeros: O(non-zeros) work,
+vectorised across replicates.
 """
 
 from __future__ import annotations
@@ -127,13 +128,18 @@ class LogisticRegression:
             return np.matmul(weights[:, None, :], batch)[:, 0, :]
         n_rows, batch_size = rows.shape
         gathered = self.features[rows.ravel()]
-        example = np.repeat(np.arange(n_rows * batch_size), np.diff(gathered.indptr))
-        replicate = example // batch_size
-        margins = np.bincount(example, gathered.data * theta[replicate, gathered.indices],
-                              minlength=n_rows * batch_size)
+        counts = np.diff(gathered.indptr)
+        example = np.repeat(np.arange(n_rows * batch_size), counts)
+        # θ_r's coordinate for each gathered non-zero, by a flat index into (R, d)
+        coordinate = (example // batch_size) * self.dim + gathered.indices
+        products = gathered.data * theta.ravel().take(coordinate)
+        margins = np.zeros(n_rows * batch_size)
+        present = counts > 0  # reduceat needs strictly increasing starts: skip empty rows
+        if products.size:
+            margins[present] = np.add.reduceat(products, gathered.indptr[:-1][present])
         weights = signs.ravel() * expit(-signs.ravel() * margins)
-        sums = np.bincount(replicate * self.dim + gathered.indices,
-                           gathered.data * weights[example], minlength=n_rows * self.dim)
+        sums = np.bincount(coordinate, gathered.data * weights[example],
+                           minlength=n_rows * self.dim)
         return sums.reshape(n_rows, self.dim)
 
     def minibatch_gradient(self) -> PerExampleGradient:

@@ -109,3 +109,16 @@ def test_bad_input_is_refused():
         LogisticRegression(features, [0, 1, 1]).test_functions()
     with pytest.raises(InvalidParameter, match="features"):
         LogisticRegression(np.full((3, 2), np.nan), [0, 1, 1])
+
+
+def test_sparse_rows_without_non_zeros():
+    """Empty CSR rows (a margin of 0) in a batch, first, last and between others."""
+    features = np.array([[0, 0, 0], [1, 0, 2], [0, 0, 0], [0, 3, 0], [0, 0, 0]], dtype=float)
+    labels = [1, 0, 1, 1, 0]
+    dense, csr = (LogisticRegression(f, labels) for f in (features, sparse.csr_matrix(features)))
+    theta = generator(6, "theta").standard_normal((3, 3))
+    rows = np.array([[0, 1, 2, 3], [2, 2, 0, 4], [4, 3, 2, 1]])
+    values = [m.minibatch_gradient()(theta, rows) for m in (dense, csr)]
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-13, atol=1e-13)
+    empty = np.broadcast_to([[0, 2, 4]], (3, 3))  # x_i = 0: only the prior term θ/σ₀² is left
+    np.testing.assert_array_equal(csr.minibatch_gradient()(theta, empty), theta)
