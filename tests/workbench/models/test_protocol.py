@@ -1,5 +1,7 @@
 """The model protocol: the Gaussian mean satisfies it, and the engine replays any model."""
 
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from workbench.engine import replay
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.logistic import LogisticRegression
 from workbench.models.protocol import GradientEstimator, Model
-from workbench.samplers import SGLD
+from workbench.samplers import SGHMC, SGLD
 
 from .checks import assert_gradient_matches
 
@@ -55,3 +57,19 @@ def test_a_batch_larger_than_the_data_without_replacement_is_refused():
     with pytest.raises(InvalidParameter, match="batch_size"):
         replay(constant_staleness(10, 0), SGLD(1e-3), model.minibatch_gradient(), n_updates=10,
                n_replicates=2, initial_position=0.0, seed=3, batch_size=61, replacement=False)
+
+
+def test_gaussian_mean_results_are_bit_identical_to_before_the_protocol():
+    """Stale SGLD and SGHMC replays of the Gaussian mean hash to the digest computed with the
+    code of commit 5fbf07a (before ``potential`` and the protocol were added)."""
+    model = GaussianMeanModel.generate(generator(2026, "hash"), 1000, 2, 0.5)
+    digest = hashlib.sha256()
+    for sampler in (SGLD(2e-4), SGHMC(2e-3, friction=5.0)):
+        run = replay(constant_staleness(300, 4), sampler, model.minibatch_gradient(),
+                     n_updates=300, n_replicates=10, initial_position=1.0, seed=7,
+                     batch_size=10, checkpoints=[100, 300], replicate_block=4)
+        for name in sorted(run.averages):
+            digest.update(np.ascontiguousarray(run.averages[name]).tobytes())
+        digest.update(np.ascontiguousarray(run.final_position).tobytes())
+    assert digest.hexdigest() == (
+        "7c127feb7f682fe7ed0105dc31c7c00d6e6a8441c56118a335efe7411b36d3b3")
