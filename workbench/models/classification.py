@@ -39,8 +39,10 @@ def class_indices(field: str, labels, n_classes: int) -> np.ndarray:
 
 
 def binary_signs(field: str, labels) -> np.ndarray:
-    """Binary labels in {0, 1} or {-1, +1} as signs s = ±1 (float), refusing other values."""
+    """Binary labels in {0, 1} (booleans too) or {-1, +1} as signs s = ±1 (float)."""
     values = np.asarray(labels)
+    if values.dtype == bool:
+        values = values.astype(np.int64)
     if values.ndim != 1 or values.size == 0:
         raise validation.InvalidParameter(field, values.shape, "must be a non-empty 1-d array")
     if not np.issubdtype(values.dtype, np.number):

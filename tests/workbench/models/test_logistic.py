@@ -93,6 +93,11 @@ def test_held_out_functions(models):
                                ((margins > 0) == (signs > 0)).mean(axis=-1))
 
 
+def test_boolean_labels_are_zero_one():
+    model = LogisticRegression(np.eye(3), np.array([True, False, True]))
+    np.testing.assert_array_equal(model.labels, [1.0, -1.0, 1.0])
+
+
 def test_bad_input_is_refused():
     features = np.ones((3, 2))
     with pytest.raises(InvalidParameter, match="labels"):

@@ -8,9 +8,12 @@ import pytest
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
+from workbench.data.digits import digits
 from workbench.engine import replay
+from workbench.models.cnn import ConvolutionalNetwork
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.logistic import LogisticRegression
+from workbench.models.mlp import MultilayerPerceptron
 from workbench.models.protocol import GradientEstimator, Model
 from workbench.samplers import SGHMC, SGLD
 
@@ -73,3 +76,37 @@ def test_gaussian_mean_results_are_bit_identical_to_before_the_protocol():
         digest.update(np.ascontiguousarray(run.final_position).tobytes())
     assert digest.hexdigest() == (
         "7c127feb7f682fe7ed0105dc31c7c00d6e6a8441c56118a335efe7411b36d3b3")
+
+
+@pytest.mark.parametrize("network", ["mlp", "cnn"])
+def test_engine_replays_networks_in_stale_windows(network):
+    """Staleness 3 makes the engine evaluate windows of (width, replicate, server, d)."""
+    data = digits()
+    rows = slice(0, 120)
+    if network == "mlp":
+        model = MultilayerPerceptron(data.train_features[rows], data.train_labels[rows],
+                                     test_features=data.test_features[:40],
+                                     test_labels=data.test_labels[:40], hidden_sizes=(16,))
+    else:
+        images, test_images = (f.reshape(-1, 8, 8) for f in (data.train_features[rows],
+                                                             data.test_features[:40]))
+        model = ConvolutionalNetwork(images, data.train_labels[rows], test_features=test_images,
+                                     test_labels=data.test_labels[:40], filters=(4, 4),
+                                     hidden_size=16)
+    estimator = model.minibatch_gradient()
+    shapes = []
+
+    def recording(position, minibatch):
+        shapes.append(position.shape)
+        return estimator(position, minibatch)
+
+    recording.n_data, recording.dim, recording.prepare = (estimator.n_data, estimator.dim,
+                                                          estimator.prepare)
+    start = model.initial_position(generator(1, "start"), (3, 1))
+    run = replay(constant_staleness(128, 3), SGLD(2e-4), recording, n_updates=128,
+                 n_replicates=3, initial_position=start, seed=4, batch_size=10,
+                 replacement=False, test_functions=model.test_functions(),
+                 checkpoints=[1, 128])
+    assert (4, 3, 1, model.dim) in shapes  # windows of τ + 1 = 4 updates at once
+    first, last = run.averages["log_loss"][:, :, 0, 0]
+    assert np.all(np.isfinite(last)) and np.all(last < first)
