@@ -66,7 +66,8 @@ class LogisticRegression:
         object.__setattr__(self, "features", features)
         object.__setattr__(self, "labels", signs)
         if (self.test_features is None) != (self.test_labels is None):
-            raise validation.InvalidParameter("test_labels", self.test_labels is None,
+            missing = "test_labels" if self.test_labels is None else "test_features"
+            raise validation.InvalidParameter(missing, None,
                                               "test_features and test_labels go together")
         if self.test_features is not None:
             test = _design("test_features", self.test_features)

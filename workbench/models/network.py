@@ -105,6 +105,7 @@ class NetworkClassifier:
 
     def __post_init__(self) -> None:
         n_classes = validation.integer("n_classes", self.n_classes, minimum=2)
+        object.__setattr__(self, "n_classes", n_classes)
         validation.positive("prior_scale", self.prior_scale)
         features = self._inputs("features", self.features)
         labels = class_indices("labels", self.labels, n_classes)
@@ -115,7 +116,8 @@ class NetworkClassifier:
         object.__setattr__(self, "features", features)
         object.__setattr__(self, "labels", labels)
         if (self.test_features is None) != (self.test_labels is None):
-            raise validation.InvalidParameter("test_labels", self.test_labels is None,
+            missing = "test_labels" if self.test_labels is None else "test_features"
+            raise validation.InvalidParameter(missing, None,
                                               "test_features and test_labels go together")
         if self.test_features is not None:
             test = self._inputs("test_features", self.test_features)

@@ -91,3 +91,10 @@ def test_bad_input_is_refused(kwargs, field):
     options.update(kwargs)
     with pytest.raises(InvalidParameter, match=field):
         MultilayerPerceptron(**options)
+
+
+def test_held_out_data_must_come_in_pairs():
+    with pytest.raises(InvalidParameter, match="test_labels"):
+        MultilayerPerceptron(np.ones((3, 2)), [0, 1, 2], n_classes=3, test_features=np.ones((1, 2)))
+    with pytest.raises(InvalidParameter, match="test_features"):
+        MultilayerPerceptron(np.ones((3, 2)), [0, 1, 2], n_classes=3, test_labels=[0])
