@@ -25,11 +25,17 @@ from simulators import validation
 from workbench.data.dataset import ClassificationData
 
 
-def load_libsvm_pair(train_path, test_path, n_features: int | None = None) -> ClassificationData:
-    """Read a training and a test file in LIBSVM format (module docstring)."""
+def load_libsvm_pair(train_path, test_path=None,
+                     n_features: int | None = None) -> ClassificationData:
+    """Read a training and a test file in LIBSVM format (module docstring).
+
+    ``test_path`` defaults to the training path with ``.t`` appended, LIBSVM's own naming
+    (a9a and a9a.t), so one path names the pair.
+    """
     if n_features is not None:
         n_features = validation.integer("n_features", n_features, minimum=1)
-    train_path, test_path = Path(train_path), Path(test_path)
+    train_path = Path(train_path)
+    test_path = Path(f"{train_path}.t") if test_path is None else Path(test_path)
     train_features, train_labels = _read("train_path", train_path, n_features, None)
     count = train_features.shape[1]
     test_features, test_labels = _read("test_path", test_path, count, train_path)

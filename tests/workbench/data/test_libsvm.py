@@ -33,6 +33,7 @@ def test_reads_a_pair_with_the_training_feature_count(pair):
     assert data.train_labels.dtype == np.int64
     np.testing.assert_array_equal(data.train_labels, [1, -1, 1])
     assert load_libsvm_pair(*pair, n_features=8).n_features == 8
+    assert load_libsvm_pair(pair[0]).n_test == 2  # toy.t beside toy
 
 
 def test_a_missing_path_is_refused(pair, tmp_path):
