@@ -159,9 +159,8 @@ class NetworkClassifier:
 
     def initial_position(self, rng: np.random.Generator, shape: tuple[int, ...] = ()):
         """He-normal weights (variance 2/fan_in), zero biases: a start where ReLUs are alive."""
-        draws = {}
+        draws, size = {}, int(np.prod(shape))
         for name, layer_shape in self.layout.shapes.items():
-            size = int(np.prod(shape))
             if name.endswith(".bias"):
                 draws[name] = np.zeros((size,) + layer_shape)
             else:

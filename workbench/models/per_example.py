@@ -50,7 +50,14 @@ class PerExampleGradient:
                 f"must lie in [0, n_data = {self.n_data})")
         return indices.astype(self._index_type, copy=False)
 
-    def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
+    def prior_gradient(self, position: np.ndarray) -> np.ndarray:
+        """-∇log p(θ) = θ/σ₀², the part of ∇Ũ no minibatch touches."""
+        return self._prior_precision * np.asarray(position, dtype=float)
+
+    def likelihood_gradient(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
+        """-(N/n) Σ_{i∈B} ∇log p(x_i | θ), shape ``(..., d)`` (wrappers such as D-SGLD's
+        shard scaling act on this part alone, as on :mod:`workbench.models.sharded_gaussian`'s).
+        """
         position = np.asarray(position, dtype=float)
         leading = position.shape[:-1]
         if position.shape[-1:] != (self.dim,) or minibatch.shape[:-1] != leading:
@@ -65,9 +72,10 @@ class PerExampleGradient:
         scores = [self.model.log_likelihood_gradient_sum(theta[start:start + block],
                                                          rows[start:start + block])
                   for start in range(0, len(theta), block)]
-        gradient = (self._prior_precision * theta
-                    - (self.n_data / batch_size) * np.concatenate(scores))
-        return gradient.reshape(position.shape)
+        return (-(self.n_data / batch_size) * np.concatenate(scores)).reshape(position.shape)
+
+    def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
+        return self.prior_gradient(position) + self.likelihood_gradient(position, minibatch)
 
 
 def over_positions(function: Callable[[np.ndarray], np.ndarray], theta: np.ndarray,
