@@ -115,6 +115,17 @@ class GaussianMeanModel:
         scale = -self.n_data / (batch_size * self.noise_scale**2)
         return scale**3 * third, scale**4 * fourth
 
+    def potential(self, theta: np.ndarray) -> np.ndarray:
+        """U(θ) = ‖θ - m₀‖²/(2σ₀²) + Σ_i ‖x_i - θ‖²/(2σ_x²), shape ``(...,)``.
+
+        Normalising constants are dropped (:mod:`workbench.models.protocol`); the data sum uses
+        Σ_i ‖x_i - θ‖² = N ‖θ - x̄‖² + N Σ_j S_j², so no (…, N, d) array is formed.
+        """
+        theta = np.asarray(theta, dtype=float)
+        prior = np.sum((theta - self.prior_mean) ** 2, axis=-1) / (2 * self.prior_scale**2)
+        spread = np.sum((theta - self.data_mean) ** 2, axis=-1) + np.sum(self.data_variance)
+        return prior + self.n_data * spread / (2 * self.noise_scale**2)
+
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
         """The full-data gradient ∇U(θ) = k (θ - μ)."""
         return self.precision * (np.asarray(theta) - self.posterior_mean)

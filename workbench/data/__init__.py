@@ -1,0 +1,1 @@
+"""Data sets for the models, never downloaded: user files, packages that ship data, generators."""

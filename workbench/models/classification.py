@@ -1,0 +1,82 @@
+"""What every classifier model shares: label checks and held-out test functions.
+
+Held-out test functions (seed 001 §5.1-§5.2: the logistic loss on a9a's test set, the test
+loss of the networks) score one parameter vector θ on the held-out examples (x_j, y_j):
+
+    log_loss(θ) = -(1/M) Σ_j log p(y_j | x_j, θ),
+    accuracy(θ) = (1/M) Σ_j [argmax_k p(k | x_j, θ) = y_j].
+
+The engine averages them over samples, φ̂_L = (1/L) Σ_l φ(θ_l): the posterior expectation of
+the per-sample loss (the quantity seed 001's Figures 2-4 plot), not the loss of the averaged
+predictive distribution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from simulators import validation
+from workbench.models.per_example import over_positions
+from workbench.test_functions import TestFunction
+
+
+def class_indices(field: str, labels, n_classes: int) -> np.ndarray:
+    """Integer labels in ``{0, ..., n_classes - 1}`` as int64; anything else names the field."""
+    values = np.asarray(labels)
+    if values.ndim != 1 or values.size == 0:
+        raise validation.InvalidParameter(field, values.shape, "must be a non-empty 1-d array")
+    if not np.issubdtype(values.dtype, np.number) or np.any(~np.isfinite(values)):
+        raise validation.InvalidParameter(field, values.dtype, "must be finite numbers")
+    outside = np.unique(values[(values != np.round(values)) | (values < 0)
+                               | (values >= n_classes)])
+    if outside.size:
+        raise validation.InvalidParameter(
+            field, outside[:5].tolist(),
+            f"labels must be integers in {{0, ..., {n_classes - 1}}} (n_classes = {n_classes})")
+    return values.astype(np.int64)
+
+
+def binary_signs(field: str, labels) -> np.ndarray:
+    """Binary labels in {0, 1} (booleans too) or {-1, +1} as signs s = ±1 (float)."""
+    values = np.asarray(labels)
+    if values.dtype == bool:
+        values = values.astype(np.int64)
+    if values.ndim != 1 or values.size == 0:
+        raise validation.InvalidParameter(field, values.shape, "must be a non-empty 1-d array")
+    if not np.issubdtype(values.dtype, np.number):
+        raise validation.InvalidParameter(field, values.dtype, "must be numbers")
+    present = set(np.unique(values).tolist())
+    if present <= {0, 1}:
+        return np.where(values == 1, 1.0, -1.0)
+    if present <= {-1, 1}:
+        return values.astype(float)
+    raise validation.InvalidParameter(field, sorted(present)[:5],
+                                      "binary labels must all be in {0, 1} or all in {-1, +1}")
+
+
+def held_out_test_functions(log_probabilities: Callable[[np.ndarray], np.ndarray],
+                            labels: np.ndarray, dim: int,
+                            cost_per_position: int) -> tuple[TestFunction, TestFunction]:
+    """``log_loss`` and ``accuracy`` (module docstring), each ``(..., d) -> (..., 1)``.
+
+    log_probabilities: ``(B, d) -> (B, M, K)``, log p(k | x_j, θ_b) on the held-out set.
+    labels: ``(M,)`` class indices. cost_per_position: elements of the largest intermediate
+    per position, to bound memory (:func:`workbench.models.per_example.over_positions`).
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    columns = np.arange(labels.size)
+
+    def log_loss(theta: np.ndarray) -> np.ndarray:
+        def block(rows):
+            return -log_probabilities(rows)[:, columns, labels].mean(axis=1, keepdims=True)
+        return over_positions(block, theta, dim, cost_per_position)
+
+    def accuracy(theta: np.ndarray) -> np.ndarray:
+        def block(rows):
+            predicted = log_probabilities(rows).argmax(axis=-1)
+            return (predicted == labels).mean(axis=1, keepdims=True)
+        return over_positions(block, theta, dim, cost_per_position)
+
+    return TestFunction("log_loss", log_loss), TestFunction("accuracy", accuracy)

@@ -1,0 +1,175 @@
+"""Bayesian logistic regression on dense or sparse (CSR) designs (seed 001 §5.1, a9a).
+
+Model: p(y_i = s | x_i, θ) = σ(s x_iᵀθ) for signs s = ±1 (labels given as {0, 1} or
+{-1, +1}), prior θ ~ N(0, σ₀² I). In the Chen convention (math.md §1)
+
+    U(θ) = ‖θ‖²/(2σ₀²) + Σ_i log(1 + exp(-s_i x_iᵀθ)),
+    ∇_θ log p(y_i | x_i, θ) = s_i σ(-s_i x_iᵀθ) x_i,
+
+with no intercept: a design that wants one carries a column of ones. The minibatch estimator is
+:class:`workbench.models.per_example.PerExampleGradient`; its per-batch sums are two matrix
+products per replicate on a dense design, and on a CSR design a segmented sum (margins) and a
+weighted ``bincount`` (gradient sums) over the gathered non-zeros: O(non-zeros) work,
+vectorised across replicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit
+
+from simulators import validation
+from workbench.models.classification import binary_signs, held_out_test_functions
+from workbench.models.per_example import PerExampleGradient, over_positions
+from workbench.test_functions import TestFunction
+
+
+def _design(field: str, features: Any) -> np.ndarray | sparse.csr_matrix:
+    """A finite float64 (N, p) design, kept CSR when given sparse."""
+    if sparse.issparse(features):
+        design = sparse.csr_matrix(features, dtype=float)
+        design.sum_duplicates()
+        design.sort_indices()
+        values = design.data
+    else:
+        design = np.ascontiguousarray(features, dtype=float)
+        values = design
+    if design.ndim != 2 or design.shape[0] < 1 or design.shape[1] < 1:
+        raise validation.InvalidParameter(field, design.shape,
+                                          "must be an (N, p) design with N, p >= 1")
+    if not np.all(np.isfinite(values)):
+        raise validation.InvalidParameter(field, "non-finite values", "must be finite")
+    return design
+
+
+@dataclass(frozen=True, eq=False)
+class LogisticRegression:
+    """Logistic regression with prior N(0, σ₀² I) (module docstring); optional held-out set."""
+
+    features: Any
+    labels: Any
+    prior_scale: float = 1.0
+    test_features: Any = None
+    test_labels: Any = None
+
+    def __post_init__(self) -> None:
+        features = _design("features", self.features)
+        signs = binary_signs("labels", self.labels)
+        if signs.size != features.shape[0]:
+            raise validation.InvalidParameter("labels", signs.size,
+                                              f"must have one label per row ({features.shape[0]})")
+        validation.positive("prior_scale", self.prior_scale)
+        object.__setattr__(self, "features", features)
+        object.__setattr__(self, "labels", signs)
+        if (self.test_features is None) != (self.test_labels is None):
+            missing = "test_labels" if self.test_labels is None else "test_features"
+            raise validation.InvalidParameter(missing, None,
+                                              "test_features and test_labels go together")
+        if self.test_features is not None:
+            test = _design("test_features", self.test_features)
+            if test.shape[1] != features.shape[1]:
+                raise validation.InvalidParameter(
+                    "test_features", test.shape,
+                    f"must have the training design's {features.shape[1]} columns")
+            test_signs = binary_signs("test_labels", self.test_labels)
+            if test_signs.size != test.shape[0]:
+                raise validation.InvalidParameter("test_labels", test_signs.size,
+                                                  f"must have one label per row ({test.shape[0]})")
+            object.__setattr__(self, "test_features", test)
+            object.__setattr__(self, "test_labels", test_signs)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_data(self) -> int:
+        return int(self.features.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.features.shape[1])
+
+    @property
+    def is_sparse(self) -> bool:
+        return sparse.issparse(self.features)
+
+    @property
+    def example_cost(self) -> int:
+        """Elements gathered per example: a dense row, or a CSR row's non-zeros (and more)."""
+        if self.is_sparse:
+            return 4 * (1 + self.features.nnz // self.n_data)
+        return self.dim
+
+    # ------------------------------------------------------------------ full data
+    def potential(self, theta: np.ndarray) -> np.ndarray:
+        """U(θ) without the prior's normaliser, shape ``(...,)``."""
+        def block(rows):
+            margins = self.labels * _margins(self.features, rows)
+            return (np.sum(rows**2, axis=1) / (2 * self.prior_scale**2)
+                    + np.logaddexp(0.0, -margins).sum(axis=1))
+        return over_positions(block, theta, self.dim, self.n_data)
+
+    def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
+        """The full-data ∇U(θ), shape ``(..., d)``."""
+        def block(rows):
+            weights = self.labels * expit(-self.labels * _margins(self.features, rows))
+            return rows / self.prior_scale**2 - _weighted_rows(self.features, weights)
+        return over_positions(block, theta, self.dim, self.n_data)
+
+    # ------------------------------------------------------------------ minibatches
+    def log_likelihood_gradient_sum(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Σ_{i∈rows[r]} s_i σ(-s_i x_iᵀθ_r) x_i for ``theta`` ``(R, d)``, ``rows`` ``(R, n)``."""
+        signs = self.labels[rows]
+        if not self.is_sparse:
+            batch = self.features[rows]  # (R, n, d)
+            margins = np.matmul(batch, theta[:, :, None])[:, :, 0]
+            weights = signs * expit(-signs * margins)
+            return np.matmul(weights[:, None, :], batch)[:, 0, :]
+        n_rows, batch_size = rows.shape
+        gathered = self.features[rows.ravel()]
+        counts = np.diff(gathered.indptr)
+        example = np.repeat(np.arange(n_rows * batch_size), counts)
+        # θ_r's coordinate for each gathered non-zero, by a flat index into (R, d)
+        coordinate = (example // batch_size) * self.dim + gathered.indices
+        products = gathered.data * theta.ravel().take(coordinate)
+        margins = np.zeros(n_rows * batch_size)
+        present = counts > 0  # reduceat needs strictly increasing starts: skip empty rows
+        if products.size:
+            margins[present] = np.add.reduceat(products, gathered.indptr[:-1][present])
+        weights = signs.ravel() * expit(-signs.ravel() * margins)
+        sums = np.bincount(coordinate, gathered.data * weights[example],
+                           minlength=n_rows * self.dim)
+        return sums.reshape(n_rows, self.dim)
+
+    def minibatch_gradient(self) -> PerExampleGradient:
+        return PerExampleGradient(self)
+
+    # ------------------------------------------------------------------ held-out data
+    def test_functions(self) -> tuple[TestFunction, TestFunction]:
+        """Held-out ``log_loss`` (the logistic loss of seed 001 §5.1) and ``accuracy``."""
+        if self.test_features is None:
+            raise validation.InvalidParameter("test_features", None,
+                                              "the model was built without held-out data")
+        test, labels = self.test_features, (self.test_labels > 0).astype(np.int64)
+
+        def log_probabilities(rows):
+            margins = _margins(test, rows)
+            return -np.logaddexp(0.0, np.stack([margins, -margins], axis=-1))
+
+        return held_out_test_functions(log_probabilities, labels, self.dim, 2 * test.shape[0])
+
+
+def _margins(design, theta: np.ndarray) -> np.ndarray:
+    """x_iᵀθ_b for every position b and row i, shape ``(B, N)``."""
+    if sparse.issparse(design):
+        return np.asarray(design @ theta.T).T
+    return theta @ design.T
+
+
+def _weighted_rows(design, weights: np.ndarray) -> np.ndarray:
+    """Σ_i w_bi x_i, shape ``(B, d)``, for ``weights`` ``(B, N)``."""
+    if sparse.issparse(design):
+        return np.asarray(design.T @ weights.T).T
+    return weights @ design
