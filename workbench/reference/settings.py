@@ -1,0 +1,56 @@
+"""The settings of a reference chain, validated once: they are part of its stored identity."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from simulators import validation
+from workbench.reference.adaptation import MALA_TARGET_ACCEPTANCE
+
+
+@dataclass(frozen=True)
+class ReferenceSettings:
+    """How long and how many MALA chains to run (:mod:`workbench.reference.chain`).
+
+    chains: independent chains (>= 2, so that R-hat compares chains).
+    draws: kept draws per chain after warm-up (>= 100, so that batch means have batches).
+    warmup: steps per chain during which the step size adapts (dual averaging) and which are
+        discarded; 0 runs at ``step_size`` from the start.
+    target_acceptance: the mean acceptance probability warm-up aims at, in (0, 1); 0.574 is
+        optimal for MALA (Roberts & Rosenthal 1998).
+    step_size: h in θ' = θ - h∇U + √(2h)ξ; with warm-up, where adaptation starts (``None``:
+        Hoffman & Gelman's doubling search), without, the fixed step (then required).
+    initial, initial_spread: chains start at ``initial`` + ``initial_spread``·N(0, I), spread
+        out so that R-hat can see chains that have not forgotten their start.
+    """
+
+    chains: int = 8
+    draws: int = 5_000
+    warmup: int = 1_000
+    target_acceptance: float = MALA_TARGET_ACCEPTANCE
+    step_size: float | None = None
+    initial: float = 0.0
+    initial_spread: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chains", validation.integer("chains", self.chains, minimum=2))
+        object.__setattr__(self, "draws", validation.integer("draws", self.draws, minimum=100))
+        object.__setattr__(self, "warmup", validation.integer("warmup", self.warmup, minimum=0))
+        target = validation.probability("target_acceptance", self.target_acceptance)
+        if not 0.0 < target < 1.0:
+            raise validation.InvalidParameter("target_acceptance", target,
+                                              "must lie strictly between 0 and 1")
+        object.__setattr__(self, "target_acceptance", target)
+        if self.step_size is not None:
+            object.__setattr__(self, "step_size",
+                               validation.positive("step_size", self.step_size))
+        elif self.warmup == 0:
+            raise validation.InvalidParameter("step_size", None,
+                                              "is required (> 0) when warmup = 0")
+        object.__setattr__(self, "initial", validation.finite("initial", self.initial))
+        object.__setattr__(self, "initial_spread",
+                           validation.non_negative("initial_spread", self.initial_spread))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
