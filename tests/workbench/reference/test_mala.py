@@ -1,0 +1,63 @@
+"""MALA's one step against a hand computation with fixed random numbers, and divergences."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from workbench.models.gaussian import GaussianMeanModel
+from workbench.reference.mala import evaluate, mala_step
+
+
+def test_one_step_matches_a_hand_computation():
+    """Proposal θ' = θ - h∇U(θ) + √(2h)ξ and α = π(θ')q(θ|θ') / (π(θ)q(θ'|θ)), written with
+    scipy's normal densities of the exact posterior N(μ, s²) (U differs from -log π by a
+    constant) and of the proposal N(θ - h k (θ - μ), 2h); accept iff log u < log α."""
+    model = GaussianMeanModel(np.array([0.4, 1.1, -0.3, 0.8, 0.5]), noise_scale=0.9,
+                              prior_scale=2.0, prior_mean=0.1)
+    mu, sd, k = model.posterior_mean[0], np.sqrt(model.posterior_variance), model.precision
+    h = 0.08
+    theta = np.array([0.2, 0.9])
+    noise = np.array([-1.3, 0.6])
+    proposal = theta - h * k * (theta - mu) + np.sqrt(2 * h) * noise
+
+    def log_q(to, start):
+        return stats.norm.logpdf(to, start - h * k * (start - mu), np.sqrt(2 * h))
+
+    log_alpha = (stats.norm.logpdf(proposal, mu, sd) + log_q(theta, proposal)
+                 - stats.norm.logpdf(theta, mu, sd) - log_q(proposal, theta))
+    assert np.all(log_alpha < 0), "the fixed numbers must give α < 1 for the test to bite"
+    log_uniform = log_alpha + np.array([-1e-6, 1e-6])  # chain 0 just accepts, chain 1 not
+
+    step = mala_step(model, evaluate(model, theta[:, None]), h, noise[:, None], log_uniform)
+
+    np.testing.assert_allclose(step.acceptance_probability, np.exp(log_alpha), rtol=1e-9)
+    np.testing.assert_array_equal(step.accepted, [True, False])
+    np.testing.assert_allclose(step.state.position[:, 0], [proposal[0], theta[1]], rtol=1e-14)
+    expected = evaluate(model, step.state.position)
+    np.testing.assert_allclose(step.state.potential, expected.potential, rtol=1e-14)
+    np.testing.assert_allclose(step.state.gradient, expected.gradient, rtol=1e-14)
+
+
+class _CliffModel:
+    """U = θ²/2 for θ < 1 and +∞ (or NaN) beyond: proposals past the cliff must be rejected."""
+
+    dim = 1
+
+    def __init__(self, beyond: float):
+        self.beyond = beyond
+
+    def potential(self, theta):
+        return np.where(theta[..., 0] < 1.0, 0.5 * theta[..., 0] ** 2, self.beyond)
+
+    def potential_gradient(self, theta):
+        return np.where(theta < 1.0, theta, self.beyond)
+
+
+@pytest.mark.parametrize("beyond", [np.inf, np.nan])
+def test_a_non_finite_proposal_is_rejected(beyond):
+    model = _CliffModel(beyond)
+    state = evaluate(model, np.array([[0.5], [0.5]]))
+    step = mala_step(model, state, 0.5, np.array([[3.0], [-0.1]]), np.log([1e-300, 1e-300]))
+    assert step.accepted.tolist() == [False, True]
+    assert step.acceptance_probability[0] == 0.0
+    assert step.state.position[0, 0] == 0.5 and np.isfinite(step.state.potential).all()
