@@ -58,7 +58,8 @@ def starting_state(model: PotentialModel, settings: ReferenceSettings,
 def run_chains(model: PotentialModel, test_functions: Sequence[TestFunction],
                settings: ReferenceSettings, seed: seeding.SeedLike,
                progress: Callable[[int], None] | None = None) -> ChainRun:
-    """Warm up, then sample ``settings.draws`` per chain, recording every test function.
+    """Warm up, then sample ``settings.draws`` per chain (every ``settings.thin``-th step),
+    recording every test function.
 
     progress: called with the number of chain-steps done, every so often (e.g.
     :func:`workbench.progress.reporter`'s callback).
@@ -103,15 +104,17 @@ def run_chains(model: PotentialModel, test_functions: Sequence[TestFunction],
     values: dict[str, np.ndarray] = {}
     accepted_per_chain = np.zeros(chains)
     for t in range(settings.draws):
-        result = step(state, step_size)
-        state = result.state
-        accepted_per_chain += result.accepted
+        for _ in range(settings.thin):
+            result = step(state, step_size)
+            state = result.state
+            accepted_per_chain += result.accepted
         for function in test_functions:
             value = np.asarray(function(state.position), dtype=float).reshape(chains, -1)
             if t == 0:
                 values[function.name] = np.empty((chains, settings.draws, value.shape[1]))
             values[function.name][:, t] = value
         if progress is not None and (t + 1) % report_every == 0:
-            progress(report_every * chains)
-    return ChainRun(values, float(step_size), accepted_per_chain / settings.draws,
+            progress(report_every * settings.thin * chains)
+    return ChainRun(values, float(step_size),
+                    accepted_per_chain / (settings.draws * settings.thin),
                     float(warmup_acceptance))

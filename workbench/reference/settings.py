@@ -15,6 +15,8 @@ class ReferenceSettings:
 
     chains: independent chains (>= 2, so that R-hat compares chains).
     draws: kept draws per chain after warm-up (>= 100, so that batch means have batches).
+    thin: steps per kept draw (>= 1); the chain runs draws·thin steps after warm-up. Only the
+        kept draws' test-function values are held in memory, (chains, draws, m) floats.
     warmup: steps per chain during which the step size adapts (dual averaging) and which are
         discarded; 0 runs at ``step_size`` from the start.
     target_acceptance: the mean acceptance probability warm-up aims at, in (0, 1); 0.574 is
@@ -27,6 +29,7 @@ class ReferenceSettings:
 
     chains: int = 8
     draws: int = 5_000
+    thin: int = 1
     warmup: int = 1_000
     target_acceptance: float = MALA_TARGET_ACCEPTANCE
     step_size: float | None = None
@@ -36,6 +39,7 @@ class ReferenceSettings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "chains", validation.integer("chains", self.chains, minimum=2))
         object.__setattr__(self, "draws", validation.integer("draws", self.draws, minimum=100))
+        object.__setattr__(self, "thin", validation.integer("thin", self.thin, minimum=1))
         object.__setattr__(self, "warmup", validation.integer("warmup", self.warmup, minimum=0))
         target = validation.probability("target_acceptance", self.target_acceptance)
         if not 0.0 < target < 1.0:

@@ -15,6 +15,7 @@ from workbench.test_functions import THETA, TestFunction
     ({"chains": 1}, "chains"),
     ({"chains": 2.5}, "chains"),
     ({"draws": 99}, "draws"),
+    ({"thin": 0}, "thin"),
     ({"warmup": -1}, "warmup"),
     ({"step_size": 0.0}, "step_size"),
     ({"step_size": -0.1}, "step_size"),
