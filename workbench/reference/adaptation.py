@@ -1,6 +1,7 @@
-"""Step-size adaptation for the reference chain's warm-up: a starting step and dual averaging.
+"""Warm-up adaptation for the reference chain: a starting step, dual averaging of the step, and
+the windows in which a diagonal metric is estimated.
 
-Both follow Hoffman & Gelman (2014), "The No-U-Turn Sampler", JMLR 15, §3.2.1: Algorithm 4
+The step follows Hoffman & Gelman (2014), "The No-U-Turn Sampler", JMLR 15, §3.2.1: Algorithm 4
 finds a starting step by doubling or halving until the acceptance probability crosses 1/2, and
 Algorithm 5's dual averaging (Nesterov 2009) drives the mean acceptance probability to a target,
 
@@ -12,6 +13,13 @@ after warm-up is the averaged h̄, then held fixed: adapting during sampling wou
 chain's invariance. For MALA the target δ ≈ 0.574 is the acceptance rate that maximises
 efficiency in high dimension (Roberts & Rosenthal 1998, "Optimal scaling of discrete
 approximations to Langevin diffusions", JRSS B 60(1)).
+
+The metric follows Stan's windowed adaptation (Stan Reference Manual, "Automatic parameter
+tuning"): after an initial buffer of 75 steps, the positions of windows of 25, 50, 100, ...
+steps (the last stretched to the terminal buffer of 50 steps; 15 %, 75 % and 10 % of a warm-up
+shorter than 150) give a diagonal inverse metric, the posterior variance per coordinate, shrunk
+as Stan does towards 10⁻³, (n/(n + 5)) v + 10⁻³ · 5/(n + 5). After every window the step is
+searched and its averaging restarted, since a new metric changes the acceptance of every step.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import numpy as np
 MALA_TARGET_ACCEPTANCE = 0.574
 MAX_STEP_SEARCH = 200
 """Doublings or halvings tried before the starting-step search gives up."""
+INITIAL_BUFFER, TERMINAL_BUFFER, FIRST_WINDOW = 75, 50, 25
+METRIC_SHRINKAGE, METRIC_SHRINKAGE_WEIGHT = 1e-3, 5.0
 
 
 def starting_step_size(acceptance: Callable[[float], float], initial: float = 1.0) -> float:
@@ -71,3 +81,31 @@ class DualAveraging:
     def final(self) -> float:
         """The averaged step h̄ to use after warm-up (the last step before any update)."""
         return math.exp(self.log_step_bar if self.iteration else self.log_step)
+
+
+def metric_windows(warmup: int) -> list[tuple[int, int]]:
+    """The warm-up steps ``[start, end)`` whose positions estimate the metric (module
+    docstring); none when the warm-up is too short to hold a window of 10 steps."""
+    initial, terminal, size = INITIAL_BUFFER, TERMINAL_BUFFER, FIRST_WINDOW
+    if initial + terminal + size > warmup:
+        initial, terminal = int(0.15 * warmup), int(0.1 * warmup)
+        size = warmup - initial - terminal
+    if size < 10:
+        return []
+    windows, start, last = [], initial, warmup - terminal
+    while start < last:
+        end = start + size
+        if end + 2 * size > last:
+            end = last
+        windows.append((start, end))
+        start, size = end, 2 * size
+    return windows
+
+
+def regularised_variance(positions: np.ndarray) -> np.ndarray:
+    """The diagonal inverse metric from ``positions`` ``(n, d)``: the variance per coordinate
+    shrunk towards 10⁻³ with weight 5/(n + 5), as Stan does (module docstring)."""
+    n = positions.shape[0]
+    variance = positions.var(axis=0, ddof=1)
+    return (n / (n + METRIC_SHRINKAGE_WEIGHT)) * variance + METRIC_SHRINKAGE * (
+        METRIC_SHRINKAGE_WEIGHT / (n + METRIC_SHRINKAGE_WEIGHT))

@@ -8,6 +8,8 @@ from typing import Any
 from simulators import validation
 from workbench.reference.adaptation import MALA_TARGET_ACCEPTANCE
 
+METRICS = ("diagonal", "identity")
+
 
 @dataclass(frozen=True)
 class ReferenceSettings:
@@ -21,8 +23,11 @@ class ReferenceSettings:
         discarded; 0 runs at ``step_size`` from the start.
     target_acceptance: the mean acceptance probability warm-up aims at, in (0, 1); 0.574 is
         optimal for MALA (Roberts & Rosenthal 1998).
-    step_size: h in θ' = θ - h∇U + √(2h)ξ; with warm-up, where adaptation starts (``None``:
-        Hoffman & Gelman's doubling search), without, the fixed step (then required).
+    metric: ``"diagonal"`` (default) adapts a diagonal inverse metric M in warm-up, so that
+        coordinates on very different scales mix alike; ``"identity"`` keeps M = I.
+    step_size: h in θ' = θ - hM∇U + √(2h)M^{1/2}ξ; with warm-up, where adaptation starts
+        (``None``: Hoffman & Gelman's doubling search from 1), without, the fixed step (then
+        required, and M = I).
     initial, initial_spread: chains start at ``initial`` + ``initial_spread``·N(0, I), spread
         out so that R-hat can see chains that have not forgotten their start.
     """
@@ -32,6 +37,7 @@ class ReferenceSettings:
     thin: int = 1
     warmup: int = 1_000
     target_acceptance: float = MALA_TARGET_ACCEPTANCE
+    metric: str = "diagonal"
     step_size: float | None = None
     initial: float = 0.0
     initial_spread: float = 1.0
@@ -46,6 +52,7 @@ class ReferenceSettings:
             raise validation.InvalidParameter("target_acceptance", target,
                                               "must lie strictly between 0 and 1")
         object.__setattr__(self, "target_acceptance", target)
+        object.__setattr__(self, "metric", validation.one_of("metric", self.metric, METRICS))
         if self.step_size is not None:
             object.__setattr__(self, "step_size",
                                validation.positive("step_size", self.step_size))

@@ -69,7 +69,8 @@ def _moments(values: np.ndarray) -> dict[str, np.ndarray]:
 
 def summarise(run: ChainRun, settings: ReferenceSettings) -> xr.Dataset:
     """The reference Dataset of a run: statistics over ``(test_function, component)``, the
-    acceptance rate per ``chain``, and the settings and adapted step size as attributes."""
+    acceptance rate per ``chain``, the adapted inverse metric per ``parameter``, and the
+    settings and adapted step size as attributes."""
     names = list(run.values)
     width = max(v.shape[2] for v in run.values.values())
     stats = {name: _moments(values) for name, values in run.values.items()}
@@ -80,10 +81,11 @@ def summarise(run: ChainRun, settings: ReferenceSettings) -> xr.Dataset:
             table[row, :stats[name][key].size] = stats[name][key]
         variables[key] = (("test_function", "component"), table)
     variables["acceptance_rate"] = (("chain",), run.acceptance_rate)
+    variables["inverse_metric"] = (("parameter",), run.inverse_metric)
     draws = settings.chains * settings.draws
     attrs = {
         "method": "MALA (Roberts & Tweedie 1996), step adapted in warm-up by dual averaging "
-                  "(Hoffman & Gelman 2014) and then fixed",
+                  "(Hoffman & Gelman 2014) and diagonal metric by Stan's windows, then fixed",
         "settings": json.dumps(settings.to_dict(), sort_keys=True),
         "step_size": run.step_size,
         "mean_acceptance_rate": float(run.acceptance_rate.mean()),
@@ -95,4 +97,6 @@ def summarise(run: ChainRun, settings: ReferenceSettings) -> xr.Dataset:
     }
     return xr.Dataset(variables, coords={"test_function": names,
                                          "component": np.arange(width),
-                                         "chain": np.arange(settings.chains)}, attrs=attrs)
+                                         "chain": np.arange(settings.chains),
+                                         "parameter": np.arange(run.inverse_metric.size)},
+                      attrs=attrs)

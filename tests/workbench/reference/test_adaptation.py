@@ -5,7 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from workbench.reference.adaptation import DualAveraging, starting_step_size
+from workbench.reference.adaptation import (
+    DualAveraging,
+    metric_windows,
+    regularised_variance,
+    starting_step_size,
+)
 
 
 def test_starting_step_halves_until_acceptance_crosses_one_half():
@@ -31,3 +36,19 @@ def test_dual_averaging_reaches_the_target_acceptance():
 
 def test_dual_averaging_treats_a_nan_acceptance_as_zero():
     assert DualAveraging(1.0, 0.574).update(np.nan) == DualAveraging(1.0, 0.574).update(0.0)
+
+
+def test_metric_windows_follow_stans_schedule():
+    # buffers of 75 and 50 steps, windows of 25, 50, 100, 200 and the last stretched to 950
+    assert metric_windows(1000) == [(75, 100), (100, 150), (150, 250), (250, 450), (450, 950)]
+    assert metric_windows(150) == [(75, 100)]
+    # shorter than 150: 15 % buffer, 75 % window, 10 % buffer
+    assert metric_windows(100) == [(15, 90)]
+    assert metric_windows(12) == [(1, 11)]  # the shortest window is 10 steps
+    assert metric_windows(10) == []
+
+
+def test_regularised_variance_shrinks_towards_stans_constant():
+    positions = np.array([[0.0, 10.0], [2.0, 10.0], [4.0, 10.0], [6.0, 10.0], [8.0, 10.0]])
+    # variances 10 and 0 from n = 5: (5/10)·v + 1e-3·(5/10)
+    np.testing.assert_allclose(regularised_variance(positions), [5.0005, 0.0005])
