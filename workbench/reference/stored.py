@@ -24,8 +24,10 @@ from typing import Any
 import arviz_stats
 import numpy as np
 import xarray as xr
+from tqdm import tqdm
 
 from simulators import validation
+from workbench.progress import wanted
 from workbench.reference.chain import run_chains
 from workbench.reference.mala import PotentialModel
 from workbench.reference.settings import ReferenceSettings
@@ -87,7 +89,7 @@ def reference_posterior(model: PotentialModel, model_identity: dict[str, Any],
                         settings: ReferenceSettings, seed: int,
                         test_functions: Sequence[TestFunction] = (THETA, THETA_SQUARED), *,
                         store: ResultStore | None = None, recompute: bool = False,
-                        progress: Callable[[int], None] | None = None) -> xr.Dataset:
+                        show_progress: bool = False) -> xr.Dataset:
     """The reference Dataset (:mod:`workbench.reference.summary`) for ``model``: loaded from
     ``store`` when it holds this identity, else computed and saved there.
 
@@ -95,6 +97,7 @@ def reference_posterior(model: PotentialModel, model_identity: dict[str, Any],
         hyperparameters, :func:`array_digest` of the data); two models with the same identity
         share a stored reference, so it must change whenever U does.
     recompute: ignore what the store holds (and replace it).
+    show_progress: a bar over chain-steps while computing (on a terminal only).
     """
     seed = validation.integer("seed", seed, minimum=0)
     identity = reference_identity(model_identity, test_functions, settings, seed)
@@ -110,7 +113,10 @@ def reference_posterior(model: PotentialModel, model_identity: dict[str, Any],
             if stored is not None:
                 return stored
     started = time.perf_counter()
-    dataset = compute_reference(model, test_functions, settings, seed, progress=progress)
+    total = settings.chains * (settings.warmup + settings.draws * settings.thin)
+    with tqdm(total=total, desc="reference chain-steps", unit="", unit_scale=True,
+              disable=not wanted(show_progress), file=sys.stderr, dynamic_ncols=True) as bar:
+        dataset = compute_reference(model, test_functions, settings, seed, progress=bar.update)
     dataset.attrs["model_identity"] = json.dumps(model_identity, sort_keys=True)
     if store is None:
         return dataset
