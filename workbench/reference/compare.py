@@ -107,7 +107,7 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
         evidence["z_score"] = abs(difference) / error
     decision = decide(difference, error if finite else math.nan, width, z, z_holds=z_holds)
     factor = replicate_factor(decision, run_part, reference_part, z, z_holds)
-    if decision.verdict == INCONCLUSIVE and math.isfinite(decision.error) and factor == math.inf:
+    if math.isfinite(decision.replicate_factor) and factor == math.inf:
         detail = (f"{detail} More replicates cannot decide it: the reference's own error "
                   f"{reference_part:.3g} on the {scale} scale is too large; a longer reference "
                   "run is needed.").strip()
