@@ -40,13 +40,15 @@ REPORT_EVERY = 1_000
 @dataclass(frozen=True)
 class ChainRun:
     """What a run keeps: test-function values ``(chains, draws, m)`` by name, the step size
-    and diagonal inverse metric ``(d,)`` used after warm-up, the acceptance rate per chain
-    after warm-up and the mean acceptance rate during warm-up (``nan`` without warm-up)."""
+    and diagonal inverse metric ``(d,)`` used after warm-up, the acceptance rate and the
+    number of divergent (rejected non-finite) proposals per chain after warm-up, and the mean
+    acceptance rate during warm-up (``nan`` without warm-up)."""
 
     values: dict[str, np.ndarray]
     step_size: float
     inverse_metric: np.ndarray
     acceptance_rate: np.ndarray
+    divergent_proposals: np.ndarray
     warmup_acceptance_rate: float
 
 
@@ -158,11 +160,13 @@ def run_chains(model: PotentialModel, test_functions: Sequence[TestFunction],
     state, step_size, inverse_metric = warmed.state, warmed.step_size, warmed.inverse_metric
     values: dict[str, np.ndarray] = {}
     accepted_per_chain = np.zeros(chains)
+    divergent_per_chain = np.zeros(chains, dtype=int)
     for t in range(settings.draws):
         for _ in range(settings.thin):
             result = steps(state, step_size, inverse_metric)
             state = result.state
             accepted_per_chain += result.accepted
+            divergent_per_chain += result.divergent
         for function in test_functions:
             value = np.asarray(function(state.position), dtype=float).reshape(chains, -1)
             if t == 0:
@@ -171,4 +175,4 @@ def run_chains(model: PotentialModel, test_functions: Sequence[TestFunction],
     steps.flush()
     return ChainRun(values, float(step_size), inverse_metric,
                     accepted_per_chain / (settings.draws * settings.thin),
-                    float(warmed.acceptance_rate))
+                    divergent_per_chain, float(warmed.acceptance_rate))

@@ -11,7 +11,9 @@ Metropolis–Hastings algorithms", Methodol. Comput. Appl. Probab. 4; M = I is p
 and accepts it with probability α = min(1, exp(U(θ) - U(θ') + log q(θ | θ') - log q(θ' | θ))),
 q(y | x) ∝ exp(-(y - x + h M ∇U(x))ᵀ M⁻¹ (y - x + h M ∇U(x)) / (4h)). The correction makes
 the posterior exactly invariant for any step size h and metric M, which is what a reference
-chain needs; stochastic-gradient samplers have no such correction.
+chain needs; stochastic-gradient samplers have no such correction. Only U decides what is
+sampled: the gradient enters the proposal and both of its densities alike, so a wrong ∇U
+costs efficiency (acceptance), never correctness.
 
 A model is anything with ``dim`` (d), ``potential(theta)`` (U, shape ``(...,)`` for θ of shape
 ``(..., d)``) and ``potential_gradient(theta)`` (∇U, shape ``(..., d)``). The random numbers are
@@ -50,11 +52,13 @@ class ChainState:
 
 @dataclass(frozen=True)
 class Step:
-    """One MALA step: the new state, which chains accepted, and α per chain."""
+    """One MALA step: the new state, which chains accepted, α per chain, and which chains'
+    proposals were divergent (non-finite potential or gradient; rejected)."""
 
     state: ChainState
     accepted: np.ndarray
     acceptance_probability: np.ndarray
+    divergent: np.ndarray
 
 
 def evaluate(model: PotentialModel, position: np.ndarray) -> ChainState:
@@ -93,4 +97,4 @@ def mala_step(model: PotentialModel, state: ChainState, step_size: float,
     new = ChainState(np.where(accepted[:, None], candidate.position, state.position),
                      np.where(accepted, candidate.potential, state.potential),
                      np.where(accepted[:, None], candidate.gradient, state.gradient))
-    return Step(new, accepted, probability)
+    return Step(new, accepted, probability, ~finite)

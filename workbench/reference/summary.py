@@ -69,8 +69,8 @@ def _moments(values: np.ndarray) -> dict[str, np.ndarray]:
 
 def summarise(run: ChainRun, settings: ReferenceSettings) -> xr.Dataset:
     """The reference Dataset of a run: statistics over ``(test_function, component)``, the
-    acceptance rate per ``chain``, the adapted inverse metric per ``parameter``, and the
-    settings and adapted step size as attributes."""
+    acceptance rate and divergent proposals per ``chain``, the adapted inverse metric per
+    ``parameter``, and the settings and adapted step size as attributes."""
     names = list(run.values)
     width = max(v.shape[2] for v in run.values.values())
     stats = {name: _moments(values) for name, values in run.values.items()}
@@ -81,6 +81,7 @@ def summarise(run: ChainRun, settings: ReferenceSettings) -> xr.Dataset:
             table[row, :stats[name][key].size] = stats[name][key]
         variables[key] = (("test_function", "component"), table)
     variables["acceptance_rate"] = (("chain",), run.acceptance_rate)
+    variables["divergent_proposals"] = (("chain",), run.divergent_proposals)
     variables["inverse_metric"] = (("parameter",), run.inverse_metric)
     draws = settings.chains * settings.draws
     attrs = {

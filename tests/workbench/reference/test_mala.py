@@ -66,5 +66,6 @@ def test_a_non_finite_proposal_is_rejected(beyond):
     step = mala_step(model, state, 0.5, np.ones(1), np.array([[3.0], [-0.1]]),
                      np.log([1e-300, 1e-300]))
     assert step.accepted.tolist() == [False, True]
+    assert step.divergent.tolist() == [True, False]
     assert step.acceptance_probability[0] == 0.0
     assert step.state.position[0, 0] == 0.5 and np.isfinite(step.state.potential).all()

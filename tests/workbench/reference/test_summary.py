@@ -35,7 +35,8 @@ def test_errors_of_independent_draws_are_sd_over_root_n():
     values = generator(52, "test-iid").standard_normal((chains, draws, 2))
     expected = 1 / np.sqrt(chains * draws)
     np.testing.assert_allclose(batch_means_error(values), expected, rtol=0.25)
-    run = ChainRun({"theta": values}, 0.1, np.ones(2), np.ones(chains), np.nan)
+    run = ChainRun({"theta": values}, 0.1, np.ones(2), np.ones(chains),
+                   np.zeros(chains, dtype=int), np.nan)
     data = summarise(run, ReferenceSettings(chains=chains, draws=draws))
     np.testing.assert_allclose(data["mean_mc_error_ess"].values[0], expected, rtol=0.25)
     assert float(data["rhat"].max()) == pytest.approx(1.0, abs=0.01)
