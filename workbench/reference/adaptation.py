@@ -12,7 +12,8 @@ with μ = log(10 h₀), γ = 0.05, t₀ = 10, κ = 0.75 (their recommended value
 after warm-up is the averaged h̄, then held fixed: adapting during sampling would break the
 chain's invariance. For MALA the target δ ≈ 0.574 is the acceptance rate that maximises
 efficiency in high dimension (Roberts & Rosenthal 1998, "Optimal scaling of discrete
-approximations to Langevin diffusions", JRSS B 60(1)).
+approximations to Langevin diffusions", JRSS B 60(1)), and for HMC δ ≈ 0.651 (Beskos et al.
+2013, "Optimal tuning of the hybrid Monte Carlo algorithm", Bernoulli 19(5A)).
 
 The metric follows Stan's windowed adaptation (Stan Reference Manual, "Automatic parameter
 tuning"): after an initial buffer of 75 steps, the positions of windows of 25, 50, 100, ...
@@ -30,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 
 MALA_TARGET_ACCEPTANCE = 0.574
+HMC_TARGET_ACCEPTANCE = 0.651
 MAX_STEP_SEARCH = 200
 """Doublings or halvings tried before the starting-step search gives up."""
 INITIAL_BUFFER, TERMINAL_BUFFER, FIRST_WINDOW = 75, 50, 25

@@ -1,4 +1,5 @@
-"""A long full-gradient MALA run over several independent chains, recording test functions.
+"""A long full-gradient Metropolis-adjusted run (MALA or HMC) over several independent chains,
+recording test functions.
 
 Warm-up adapts one step size and one diagonal metric shared by all chains (dual averaging on
 the mean acceptance probability across chains, the metric from the pooled positions of Stan's
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -29,12 +31,15 @@ from workbench.reference.adaptation import (
     regularised_variance,
     starting_step_size,
 )
+from workbench.reference.hmc import hmc_step
 from workbench.reference.mala import ChainState, PotentialModel, Step, evaluate, mala_step
 from workbench.reference.settings import ReferenceSettings
 from workbench.test_functions import TestFunction
 
 REPORT_EVERY = 1_000
 """Steps between two calls of a run's progress callback."""
+HMC_JITTER = 0.2
+"""HMC's leapfrog step is drawn uniformly within ±20 % of the adapted one, per transition."""
 
 
 @dataclass(frozen=True)
@@ -78,17 +83,27 @@ def starting_state(model: PotentialModel, settings: ReferenceSettings,
 
 
 class _Steps:
-    """MALA steps of all chains on one random stream, counted for the progress callback."""
+    """Transitions of ``settings.method`` for all chains on one random stream, counted for the
+    progress callback. HMC's step is jittered per transition and chain by ±``HMC_JITTER``
+    (:mod:`workbench.reference.hmc`)."""
 
-    def __init__(self, model: PotentialModel, rng: np.random.Generator,
-                 progress: Callable[[int], None] | None):
+    def __init__(self, model: PotentialModel, settings: ReferenceSettings,
+                 rng: np.random.Generator, progress: Callable[[int], None] | None):
         self.model, self.rng, self.progress = model, rng, progress
+        if settings.method == "hmc":
+            self.transition = partial(hmc_step, leapfrog_steps=settings.leapfrog_steps)
+            self.jitter = HMC_JITTER
+        else:
+            self.transition, self.jitter = mala_step, 0.0
         self.unreported = 0
 
     def __call__(self, state: ChainState, step_size: float, inverse_metric: np.ndarray) -> Step:
         chains, dim = state.position.shape
-        step = mala_step(self.model, state, step_size, inverse_metric,
-                         self.rng.standard_normal((chains, dim)), np.log(self.rng.random(chains)))
+        noise = self.rng.standard_normal((chains, dim))
+        log_uniform = np.log(self.rng.random(chains))
+        if self.jitter:
+            step_size = step_size * self.rng.uniform(1 - self.jitter, 1 + self.jitter, chains)
+        step = self.transition(self.model, state, step_size, inverse_metric, noise, log_uniform)
         self.unreported += chains
         if self.unreported >= REPORT_EVERY * chains:
             self.flush()
@@ -104,7 +119,7 @@ class _Steps:
         """Hoffman & Gelman's starting step from ``step_size``, on one draw of noise."""
         chains, dim = state.position.shape
         noise = self.rng.standard_normal((chains, dim))
-        return starting_step_size(lambda h: float(np.mean(mala_step(
+        return starting_step_size(lambda h: float(np.mean(self.transition(
             self.model, state, h, inverse_metric, noise, np.zeros(chains)
         ).acceptance_probability)), initial=step_size)
 
@@ -155,7 +170,7 @@ def run_chains(model: PotentialModel, test_functions: Sequence[TestFunction],
     if len(set(names)) != len(names):
         raise validation.InvalidParameter("test_functions", names, "names must be distinct")
     chains = settings.chains
-    steps = _Steps(model, seeding.generator(seed, "reference", "proposals"), progress)
+    steps = _Steps(model, settings, seeding.generator(seed, "reference", "proposals"), progress)
     warmed = warm_up(steps, starting_state(model, settings, seed), settings)
     state, step_size, inverse_metric = warmed.state, warmed.step_size, warmed.inverse_metric
     values: dict[str, np.ndarray] = {}

@@ -29,6 +29,8 @@ from arviz_stats.base import array_stats
 from workbench.reference.chain import ChainRun
 from workbench.reference.settings import ReferenceSettings
 
+METHOD_NAMES = {"mala": "MALA (Roberts & Tweedie 1996)",
+                "hmc": "HMC with a fixed number of leapfrog steps (Neal 2011)"}
 RHAT_LIMIT = 1.01
 """R-hat above which a reference is not trusted (Vehtari et al. 2021, §4.3)."""
 
@@ -85,8 +87,10 @@ def summarise(run: ChainRun, settings: ReferenceSettings) -> xr.Dataset:
     variables["inverse_metric"] = (("parameter",), run.inverse_metric)
     draws = settings.chains * settings.draws
     attrs = {
-        "method": "MALA (Roberts & Tweedie 1996), step adapted in warm-up by dual averaging "
-                  "(Hoffman & Gelman 2014) and diagonal metric by Stan's windows, then fixed",
+        "method": f"{METHOD_NAMES[settings.method]}; step adapted in warm-up by dual "
+                  "averaging (Hoffman & Gelman 2014), then fixed; "
+                  + ("diagonal metric from Stan's warm-up windows" if settings.metric == "diagonal"
+                     else "identity metric"),
         "settings": json.dumps(settings.to_dict(), sort_keys=True),
         "step_size": run.step_size,
         "mean_acceptance_rate": float(run.acceptance_rate.mean()),

@@ -11,6 +11,9 @@ from workbench.test_functions import THETA, TestFunction
 
 
 @pytest.mark.parametrize(("changes", "field"), [
+    ({"method": "nuts"}, "method"),
+    ({"leapfrog_steps": 3}, "leapfrog_steps"),  # MALA takes one
+    ({"method": "hmc", "leapfrog_steps": 0}, "leapfrog_steps"),
     ({"chains": 0}, "chains"),
     ({"chains": 1}, "chains"),
     ({"chains": 2.5}, "chains"),
@@ -65,3 +68,10 @@ def test_a_negative_seed_is_refused():
     model = GaussianMeanModel(np.array([0.1, 0.2]))
     with pytest.raises(InvalidParameter, match="seed"):
         reference_posterior(model, {"model": "m"}, ReferenceSettings(), -1)
+
+
+def test_defaults_depend_on_the_method():
+    assert ReferenceSettings().leapfrog_steps == 1
+    assert ReferenceSettings().target_acceptance == 0.574
+    hmc = ReferenceSettings(method="hmc")
+    assert (hmc.leapfrog_steps, hmc.target_acceptance) == (10, 0.651)
