@@ -1,7 +1,7 @@
 """Hamiltonian Monte Carlo (HMC), one step of L leapfrog steps vectorised over chains.
 
 HMC (Duane, Kennedy, Pendleton & Roweth 1987; Neal 2011, "MCMC using Hamiltonian dynamics",
-Handbook of MCMC, ch. 5, §5.3.3 and §5.4.1) draws a momentum p ~ N(0, M⁻¹) for the diagonal
+Handbook of MCMC, ch. 5, §5.3) draws a momentum p ~ N(0, M⁻¹) for the diagonal
 inverse metric M, integrates H(θ, p) = U(θ) + ½ pᵀ M p with L leapfrog steps of size ε,
 
     p ← p - (ε/2) ∇U(θ),   θ ← θ + ε M p,   p ← p - (ε/2) ∇U(θ),
@@ -9,15 +9,15 @@ inverse metric M, integrates H(θ, p) = U(θ) + ½ pᵀ M p with L leapfrog step
 and accepts the end point with probability α = min(1, exp(H(θ, p) - H(θ', p'))). The leapfrog
 map is volume-preserving and reversible, so the posterior is exactly invariant for any ε, M and
 L. With L = 1 it is MALA (:mod:`workbench.reference.mala`) with h = ε²/2, which the tests check;
-more leapfrog steps travel further per gradient in high dimension (Neal 2011, §5.4.4).
+more leapfrog steps travel further per gradient in high dimension (Neal 2011, §5.4).
 
 The kernel has MALA's signature (``noise`` is the standard normal that makes the momentum
 p = M^{-1/2} ξ), so the chain code runs either. A fixed ε and L can make trajectories nearly
 periodic (on a Gaussian, Lε close to a multiple of its period returns every chain near its
 start), so the chain draws ε afresh for every transition and chain, uniformly within ±20 % of
-the adapted value (the randomisation of Neal 2011, §5.4.2.2; the draw does not depend on the
-state, so invariance is kept). A trajectory that reaches a non-finite
-potential or gradient is a divergence and is rejected.
+the adapted value (the randomisation of ε suggested by Neal 2011, §5.4.2; the draw does not
+depend on the state, so invariance is kept). A trajectory that reaches a non-finite potential
+or gradient is a divergence and is rejected.
 """
 
 from __future__ import annotations
