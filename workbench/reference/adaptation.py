@@ -1,7 +1,7 @@
 """Warm-up adaptation for the reference chain: a starting step, dual averaging of the step, and
 the windows in which a diagonal metric is estimated.
 
-The step follows Hoffman & Gelman (2014), "The No-U-Turn Sampler", JMLR 15, §3.2.1: Algorithm 4
+The step follows Hoffman & Gelman (2014), "The No-U-Turn Sampler", JMLR 15: Algorithm 4
 finds a starting step by doubling or halving until the acceptance probability crosses 1/2, and
 Algorithm 5's dual averaging (Nesterov 2009) drives the mean acceptance probability to a target,
 

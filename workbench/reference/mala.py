@@ -1,10 +1,10 @@
 """The Metropolis-adjusted Langevin algorithm (MALA), one step vectorised over chains.
 
 MALA (Roberts & Tweedie 1996, "Exponential convergence of Langevin distributions and their
-discrete approximations", Bernoulli 2(4), eq. 2.3–2.4) proposes one full-gradient Langevin
-step in the project's convention (math.md §1; ε = 2h in Welling–Teh's), here preconditioned by
-a diagonal inverse metric M (Roberts & Stramer 2002, "Langevin diffusions and
-Metropolis–Hastings algorithms", Methodol. Comput. Appl. Probab. 4; M = I is plain MALA),
+discrete approximations", Bernoulli 2(4)) proposes one full-gradient Langevin step in the
+project's convention (math.md §1; ε = 2h in Welling–Teh's), here preconditioned by a diagonal
+inverse metric M (Roberts & Stramer 2002, "Langevin diffusions and Metropolis–Hastings
+algorithms", Methodol. Comput. Appl. Probab. 4; M = I is plain MALA),
 
     θ' = θ - h M ∇U(θ) + √(2h) M^{1/2} ξ,   ξ ~ N(0, I),
 

@@ -6,14 +6,14 @@ For each test function φ and component the reference states
   Monte Carlo standard error: the larger of two estimates of it, because an error that is too
   small turns reference noise into false ``violated`` verdicts downstream:
   ``mean_mc_error_ess``, sd/√ESS with the ESS of Vehtari et al. (2021, "Rank-normalization,
-  folding, and localization: an improved R-hat", Bayesian Analysis 16(2), §3.2; computed by
+  folding, and localization: an improved R-hat", Bayesian Analysis 16(2); computed by
   arviz-stats), and ``mean_mc_error_batch_means``, non-overlapping batch means with batch size
   ⌊√n⌋ per chain (Flegal & Jones 2010, "Batch means and spectral variance estimators in MCMC",
   Annals of Statistics 38(2));
 - ``variance``: the posterior variance of φ, with ``variance_mc_error`` the larger of the
   delta-method 2·sd·MCSE(sd) (arviz-stats) and the batch-means error of (φ - mean)²;
 - ``ess`` (of the mean) and ``rhat``, the rank-normalised split R-hat across chains (Vehtari
-  et al. 2021, §4; values above 1.01 say the chains disagree).
+  et al. 2021; values above 1.01 say the chains disagree).
 
 Test functions with fewer components than the widest are padded with NaN along ``component``.
 """
@@ -32,7 +32,7 @@ from workbench.reference.settings import ReferenceSettings
 METHOD_NAMES = {"mala": "MALA (Roberts & Tweedie 1996)",
                 "hmc": "HMC with a fixed number of leapfrog steps (Neal 2011)"}
 RHAT_LIMIT = 1.01
-"""R-hat above which a reference is not trusted (Vehtari et al. 2021, §4.3)."""
+"""R-hat above which a reference is not trusted (the threshold Vehtari et al. 2021 recommend)."""
 
 
 def batch_means_error(values: np.ndarray) -> np.ndarray:
