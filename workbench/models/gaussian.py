@@ -116,15 +116,20 @@ class GaussianMeanModel:
         return scale**3 * third, scale**4 * fourth
 
     def potential(self, theta: np.ndarray) -> np.ndarray:
-        """U(θ) = ‖θ - m₀‖²/(2σ₀²) + Σ_i ‖x_i - θ‖²/(2σ_x²), shape ``(...,)``.
+        """U(θ) = -log p(θ) - Σ log p(x_i | θ) with all normalising constants (math.md §1),
+        shape ``(...,)`` for θ of shape ``(..., d)``.
 
-        Normalising constants are dropped (:mod:`workbench.models.protocol`); the data sum uses
-        Σ_i ‖x_i - θ‖² = N ‖θ - x̄‖² + N Σ_j S_j², so no (…, N, d) array is formed.
+        The data enter through their sufficient statistics, Σ_i (x_i - θ)² = N S_x² +
+        N (x̄ - θ)² per coordinate, so one evaluation costs O(d), not O(N d).
         """
         theta = np.asarray(theta, dtype=float)
-        prior = np.sum((theta - self.prior_mean) ** 2, axis=-1) / (2 * self.prior_scale**2)
-        spread = np.sum((theta - self.data_mean) ** 2, axis=-1) + np.sum(self.data_variance)
-        return prior + self.n_data * spread / (2 * self.noise_scale**2)
+        n_data = self.n_data
+        prior = ((theta - self.prior_mean) ** 2 / (2 * self.prior_scale**2)
+                 + 0.5 * np.log(2 * np.pi * self.prior_scale**2))
+        likelihood = ((n_data * self.data_variance + n_data * (self.data_mean - theta) ** 2)
+                      / (2 * self.noise_scale**2)
+                      + 0.5 * n_data * np.log(2 * np.pi * self.noise_scale**2))
+        return np.sum(prior + likelihood, axis=-1)
 
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
         """The full-data gradient ∇U(θ) = k (θ - μ)."""

@@ -1,0 +1,116 @@
+"""A sampler's estimate against a reference posterior's: the ``reference`` kind of check.
+
+Where no exact oracle exists, the comparison target is itself a Monte Carlo estimate, and its
+error enters the interval (DESIGN.md, "Checks: verdicts with evidence"). Run and reference are
+independent, so the difference's standard error is σ = √(σ_run² + σ_ref²) on the absolute
+scale, and √((σ_run/observed)² + (σ_ref/reference)²) on the log-ratio scale (delta method).
+The decision is then the three-way equivalence test of :mod:`bounds.equivalence` with the
+margins of :func:`bounds.checks.oracle_check`: absolute by default, half the per-replicate
+standard deviation of the run's estimate (``oracle`` in
+:data:`~bounds.equivalence.DEFAULT_MARGINS`); ``relative``, a factor 1.5 (``oracle-relative``).
+When the verdict is ``inconclusive``, the replicates that would decide it account for the
+reference's error not shrinking with them (:func:`replicate_factor`). A reference whose chains
+disagree (R-hat above :data:`~workbench.reference.summary.RHAT_LIMIT`) decides nothing: the
+verdict is ``inconclusive`` and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import xarray as xr
+
+from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, Decision, decide, verdict_from
+from bounds.verdict import INCONCLUSIVE, Verdict
+from simulators import validation
+from workbench.reference.summary import RHAT_LIMIT
+
+STATISTICS = ("mean", "variance")
+
+
+def combined_error(run_error: float, reference_error: float) -> float:
+    """σ of a difference of two independent estimates: √(σ_run² + σ_ref²)."""
+    return math.hypot(float(run_error), float(reference_error))
+
+
+def replicate_factor(decision: Decision, run_error: float, reference_error: float, z: float,
+                     z_holds: float = Z_HOLDS) -> float:
+    """The factor on the run's replicates that would decide an inconclusive decision when only
+    the run's error shrinks (as 1/√R) and the reference's stays: R'/R = σ_run² / (s² - σ_ref²)
+    with s = |margin - |d|| / z_crit the combined error that would decide it (z_holds when
+    |d| < margin, else z); infinite when σ_ref ≥ s. Other verdicts keep their factor."""
+    if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
+        return decision.replicate_factor
+    gap = decision.margin - abs(decision.difference)
+    deciding = abs(gap) / (z_holds if gap > 0 else z)
+    room = deciding**2 - reference_error**2
+    return run_error**2 / room if room > 0 else math.inf
+
+
+def reference_value(reference: xr.Dataset, test_function: str, component: int,
+                    statistic: str = "mean") -> tuple[float, float]:
+    """The reference's estimate of ``statistic`` (``mean`` or ``variance``) of one component
+    of a test function, and its Monte Carlo standard error."""
+    validation.one_of("statistic", statistic, STATISTICS)
+    names = [str(name) for name in reference["test_function"].values]
+    validation.one_of("test_function", test_function, tuple(names))
+    component = validation.integer("component", component, minimum=0)
+    if component >= reference.sizes["component"]:
+        raise validation.InvalidParameter("component", component,
+                                          f"must be < {reference.sizes['component']}")
+    where = {"test_function": test_function, "component": component}
+    return (float(reference[statistic].sel(where)),
+            float(reference[f"{statistic}_mc_error"].sel(where)))
+
+
+def reference_check(check: str, observed: float, mc_error: float, reference: xr.Dataset,
+                    test_function: str, component: int, z: float, detail: str = "",
+                    evidence: dict | None = None, *, statistic: str = "mean",
+                    n_replicates: int | None = None, margin: float | None = None,
+                    relative: bool = False, z_holds: float = Z_HOLDS) -> Verdict:
+    """A run's estimate ``observed`` ± ``mc_error`` of the reference's ``statistic`` of
+    ``test_function``[``component``], three-way against ``margin`` (module docstring; the
+    arguments are those of :func:`bounds.checks.oracle_check`)."""
+    expected, reference_error = reference_value(reference, test_function, component, statistic)
+    observed, mc_error = float(observed), float(mc_error)
+    rhat = float(reference["rhat"].sel(test_function=test_function, component=component))
+    evidence = dict(evidence or {})
+    evidence.update({"run_mc_error": mc_error, "reference_mc_error": reference_error,
+                     "reference_rhat": rhat, "reference_key": reference.attrs.get("store_key"),
+                     "statistic": statistic})
+    if n_replicates is not None:
+        evidence["n_replicates"] = int(n_replicates)
+    finite = all(math.isfinite(v) for v in (observed, mc_error, expected, reference_error))
+    if relative:
+        size = DEFAULT_MARGINS["oracle-relative"].size if margin is None else margin
+        scale, width = "log-ratio", math.log1p(size)
+        positive = finite and observed > 0 and expected > 0
+        difference = math.log(observed / expected) if positive else math.nan
+        run_part = mc_error / observed if positive else math.nan
+        reference_part = reference_error / expected if positive else math.nan
+    else:
+        if margin is None:
+            if n_replicates is None:
+                raise ValueError("reference_check needs n_replicates for its default margin")
+            margin = DEFAULT_MARGINS["oracle"].size * mc_error * math.sqrt(n_replicates)
+        scale, width = "absolute", float(margin)
+        difference, run_part, reference_part = observed - expected, mc_error, reference_error
+    error = combined_error(run_part, reference_part)
+    if not finite:
+        detail = detail or "non-finite estimate or reference value"
+    elif not rhat <= RHAT_LIMIT:
+        detail = (f"{detail} The reference is not trusted: its chains disagree (R-hat "
+                  f"{rhat:.4g} > {RHAT_LIMIT}).").strip()
+        error = math.nan
+    elif error > 0:
+        evidence["z_score"] = abs(difference) / error
+    decision = decide(difference, error if finite else math.nan, width, z, z_holds=z_holds)
+    factor = replicate_factor(decision, run_part, reference_part, z, z_holds)
+    if math.isfinite(decision.replicate_factor) and factor == math.inf:
+        detail = (f"{detail} More replicates cannot decide it: the reference's own error "
+                  f"{reference_part:.3g} on the {scale} scale is too large; a longer reference "
+                  "run is needed.").strip()
+    decision = replace(decision, replicate_factor=factor)
+    return verdict_from(check, "reference", decision, observed, expected, z, scale,
+                        n_replicates=n_replicates, detail=detail, evidence=evidence)
