@@ -49,7 +49,7 @@ import xarray as xr
 import workbench
 from workbench.results import atomic_write
 
-STORE_FORMAT = 1
+STORE_FORMAT = 2  # 2: calibrated intervals, exact Var φ̂(θ²)
 KEY_DIGITS = 24
 
 
