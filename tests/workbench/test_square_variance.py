@@ -178,3 +178,15 @@ def test_heavy_tailed_data_need_the_noise_cumulants():
     _assert_agrees(_sample_variance_z(*args, batch_size=1))
     gaussian_only = _sample_variance_z(*args, batch_size=1, cumulants=False)
     assert np.all(gaussian_only > z_for_family(FAMILY_RATE, gaussian_only.size)), gaussian_only
+
+
+def test_skipping_the_fourth_moments_keeps_every_other_moment_bit_identical():
+    staleness = iid_staleness(300, [0.3, 0.3, 0.4], seed=2).update_staleness(300)[:, 0]
+    full = finite_moments(sgld_dynamics(0.05), 2.0, staleness, [10, 300])
+    lean = finite_moments(sgld_dynamics(0.05), 2.0, staleness, [10, 300], fourth_moments=False)
+    for name in ("sum_mean", "sum_variance_gradient", "sum_variance_thermal", "e_mean",
+                 "e_mean_sq", "e_variance_gradient", "e_variance_thermal"):
+        np.testing.assert_array_equal(getattr(full, name), getattr(lean, name))
+    moments = estimator_moments(lean, 0.1, 1.0, 3.0)
+    assert np.all(np.isnan(moments["theta_squared"]["variance"]))
+    assert np.all(np.isfinite(moments["theta_squared"]["mean"]))
