@@ -32,6 +32,7 @@ PROVENANCE = {
              "hypothesis the workbench tests",
     "derived": "derived here and checked by simulation",
     "code": "read in the authors' public code",
+    "user": "written by the user in a study file or the Bound lab: a hypothesis under test",
 }
 QUANTITIES = {
     "bias": "bias |E φ̂_L − φ̄|",
@@ -143,8 +144,8 @@ class Bound:
 
     @property
     def is_hypothesis(self) -> bool:
-        """[recon] forms are hypotheses under test, and shown as such."""
-        return self.provenance == "recon"
+        """[recon] forms and user bounds are hypotheses under test, and shown as such."""
+        return self.provenance in ("recon", "user")
 
     def display_names(self) -> dict[sp.Symbol, tuple[str, str]]:
         """(plain text, LaTeX) for every symbol, with this record's overrides."""
