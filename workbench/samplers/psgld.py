@@ -23,6 +23,10 @@ near 1). For β = 0 the preconditioner is a genuine function of θ, and without 
 targets exp(-U)/G instead of exp(-U) (stationary Fokker-Planck flux G U' p + (G p)' = 0), which
 the tests use as a negative control. With stale gradients, Γ is computed from the stale
 gradient like G itself: it is the correction for the point the gradient was read at.
+Since |g_i|/√v_i <= 1/√(1 - β), |Γ_i| <= √(1 - β) |κ_i| G_i²; but G_i can be close to 1/λ
+while v is still small, so from v₀ = 0 the first corrected steps can throw the chain far away
+(seen on the Gaussian mean with λ = 10⁻⁵). With ``correction=True`` start from a settled
+``initial_second_moment`` (of the size of E g²).
 
 ``adaptation_steps``: the preconditioner adapts during the first that many steps and is frozen
 afterwards (None: it always adapts, as in Algorithm 1). A frozen preconditioner does not depend
