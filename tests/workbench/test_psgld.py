@@ -260,6 +260,7 @@ def test_seed_003_defaults_with_stale_minibatch_gradients_match_the_mean_precond
     ("decay", {"decay": 1.0}),
     ("decay", {"decay": -0.1}),
     ("decay", {"decay": 1.5}),
+    ("decay", {"decay": float("nan")}),
     ("regularizer", {"regularizer": 0.0}),
     ("regularizer", {"regularizer": -1e-5}),
     ("curvature", {"correction": True}),
@@ -272,6 +273,8 @@ def test_bad_parameters_are_refused_by_name(field, kwargs):
     with pytest.raises(InvalidParameter) as error:
         PSGLD(0.01, **kwargs)
     assert error.value.field == field
+    if field == "decay" and math.isfinite(kwargs["decay"]):
+        assert "must lie in [0, 1)" in str(error.value)
     with pytest.raises(InvalidParameter) as error:
         make_sampler("psgld", 0.01, **kwargs)
     assert error.value.field == field

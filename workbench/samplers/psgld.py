@@ -61,8 +61,8 @@ class PSGLD:
                  correction: bool = False, curvature: float | None = None,
                  adaptation_steps: int | None = None, initial_second_moment: float = 0.0):
         self.step_size = validation.positive("step_size", step_size)
-        self.decay = validation.probability("decay", decay)
-        if self.decay == 1.0:
+        self.decay = validation.finite("decay", decay)
+        if not 0.0 <= self.decay < 1.0:
             raise validation.InvalidParameter("decay", decay, "must lie in [0, 1)")
         self.regularizer = validation.positive("regularizer", regularizer)
         if not isinstance(correction, bool):
