@@ -12,10 +12,11 @@ The thermostat ξ (one per chain) is a friction that adapts until the kinetic en
 coordinate is 1: unknown gradient noise heats the momentum, and ξ rises to remove the excess,
 which is what lets SGNHT sample near the posterior without an estimate of that noise. A is the
 diffusion of the injected noise and the thermostat's starting value (Ding et al. initialise
-ξ = A). Ding et al. write the friction as p - ξ p h; it is formed here as (1 - ξ h) p, so that
-``thermostat=False`` (ξ frozen at its initial value A) is SGHMC's Euler step with friction A
-(seed 001 Algorithm 1, :mod:`workbench.samplers.sghmc`) bit for bit: the negative control
-without the thermostat.
+ξ = A; they draw p ~ N(0, I), while ``init`` starts p at rest like the other samplers unless a
+momentum is given). Ding et al. write the friction as p - ξ p h; it is formed here as
+(1 - ξ h) p, so that ``thermostat=False`` (ξ frozen at its initial value A) is SGHMC's Euler
+step with friction A (seed 001 Algorithm 1, :mod:`workbench.samplers.sghmc`) bit for bit: the
+negative control without the thermostat.
 """
 
 from __future__ import annotations
