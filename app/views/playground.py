@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import ui
 from workbench.explore import playground
-from workbench.samplers import SAMPLER_NAMES
+from workbench.samplers import LINEAR_SAMPLER_NAMES
 
 st.title("Sampler playground")
 st.caption("A sampler on the Gaussian-mean posterior, with stale gradients or on non-IID "
@@ -37,7 +37,7 @@ with st.sidebar:
         estimator = st.radio("estimator (SGLD with)", playground.ESTIMATORS, horizontal=True,
                              format_func=str.upper, key="estimator")
     else:
-        sampler = st.selectbox("sampler", SAMPLER_NAMES, key="sampler")
+        sampler = st.selectbox("sampler", LINEAR_SAMPLER_NAMES, key="sampler")
     relative_step = st.number_input("relative_step c = h/s²", value=d.relative_step,
                                     format="%g", step=0.01, key="relative_step")
     friction = st.number_input("friction D (SGHMC)", value=d.friction, format="%g",

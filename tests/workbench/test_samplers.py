@@ -1,12 +1,24 @@
-"""Exact one-step updates with the noise switched off, and the noise scale with it on."""
+"""Exact one-step updates with the noise switched off, the noise scale with it on, and the
+registry: every sampler selectable by name and driven by the engine with stale gradients."""
 
 import math
 
 import numpy as np
 import pytest
 
+from simulators.static import iid_staleness
 from simulators.validation import InvalidParameter
-from workbench.samplers import SGHMC, SGLD, make_sampler
+from workbench.engine import replay
+from workbench.oracles.linear_gaussian import dynamics_for
+from workbench.samplers import (
+    LINEAR_SAMPLER_NAMES,
+    PSGLD,
+    SAMPLER_NAMES,
+    SGHMC,
+    SGLD,
+    SGNHT,
+    make_sampler,
+)
 
 THETA = np.array([[0.3, -1.2]])
 MOMENTUM = np.array([[0.7, 0.1]])
@@ -93,3 +105,31 @@ def test_sgld_advance_is_bit_identical_to_repeated_steps():
         np.testing.assert_array_equal(positions[j], stepped.position)
     np.testing.assert_array_equal(state.position, stepped.position)
     np.testing.assert_array_equal(points, positions)
+
+
+@pytest.mark.parametrize("name", SAMPLER_NAMES)
+def test_every_registered_sampler_replays_stale_gradients(name, scalar_model):
+    """Selectable by name, and driven by the engine on a two-server stale schedule."""
+    sampler = make_sampler(name, 0.002, friction=2.0)
+    assert sampler.describe()["sampler"] == name
+    schedule = iid_staleness(100, [0.5, 0.25, 0.25], seed=3, n_servers=2)
+    run = replay(schedule, sampler, scalar_model.minibatch_gradient(), n_updates=100,
+                 n_replicates=3, initial_position=0.7, seed=4, batch_size=10)
+    assert run.final_position.shape == (3, 2, 1)
+    assert np.all(np.isfinite(run.final_position)) and np.all(run.diverged_at < 0)
+
+
+def test_registry_names_and_which_have_an_exact_oracle():
+    assert isinstance(make_sampler("psgld", 0.01), PSGLD)
+    assert isinstance(make_sampler("sgnht", 0.01, friction=3.0), SGNHT)
+    assert make_sampler("sgnht", 0.01, friction=3.0).diffusion == 3.0
+    for name in SAMPLER_NAMES:
+        description = make_sampler(name, 0.01).describe()
+        if name in LINEAR_SAMPLER_NAMES:
+            dynamics_for(description)
+        else:
+            with pytest.raises(InvalidParameter, match="no exact linear-Gaussian oracle"):
+                dynamics_for(description)
+    with pytest.raises(InvalidParameter) as error:
+        make_sampler("sgld", 0.01, decay=0.9)
+    assert error.value.field == "decay"

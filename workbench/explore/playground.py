@@ -54,7 +54,7 @@ from workbench.oracles.linear_gaussian import (
     stationary_variance,
 )
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
-from workbench.samplers import SAMPLER_NAMES, SGLD, make_sampler
+from workbench.samplers import LINEAR_SAMPLER_NAMES, SGLD, make_sampler
 from workbench.shard_gradients import Conducive, ShardScaled
 from workbench.sharding import equal_sizes
 from workbench.surrogates import analytic
@@ -103,7 +103,7 @@ class PlaygroundSettings:
     def validated(self) -> PlaygroundSettings:
         validation.one_of("model", self.model, MODELS)
         validation.one_of("gradient", self.gradient, GRADIENTS)
-        validation.one_of("sampler", self.sampler, SAMPLER_NAMES)
+        validation.one_of("sampler", self.sampler, LINEAR_SAMPLER_NAMES)
         validation.one_of("schedule", self.schedule, SCHEDULES)
         validation.integer("n_data", self.n_data, minimum=1)
         validation.integer("dim", self.dim, minimum=1)

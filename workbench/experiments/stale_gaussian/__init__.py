@@ -32,7 +32,7 @@ from workbench.experiments.validators import non_negative_int as _non_negative_i
 from workbench.experiments.validators import positive as _positive
 from workbench.experiments.validators import rate as _rate
 from workbench.results import config_of
-from workbench.samplers import SAMPLER_NAMES
+from workbench.samplers import LINEAR_SAMPLER_NAMES
 from workbench.test_functions import BUILTIN
 
 
@@ -79,7 +79,7 @@ PARAMETERS = (
     Parameter("base_iterations", 1000, "L0: each τ runs L = L0·τ iterations", _at_least_one),
     Parameter("step_size_constant", 0.005, "C in h = C·τ^(-2/3)·L^(-1/3) (Chen convention)",
               _positive),
-    Parameter("sampler", "sgld", "integrator", choices=SAMPLER_NAMES),
+    Parameter("sampler", "sgld", "integrator", choices=LINEAR_SAMPLER_NAMES),
     Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)", _positive),
     Parameter("n_replicates", 200, "independent runs R per staleness", _at_least_two),
     Parameter("replicate_block", 50, "replicates per seeding block", _at_least_one),
