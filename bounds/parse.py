@@ -6,7 +6,9 @@ node by node, through a whitelist; nothing is ever evaluated (no ``eval``, no ``
 the string, no attribute access, subscripts, keywords, comprehensions or lambdas):
 
 - numbers: integer and decimal literals (finite);
-- operators: ``+ - * / **`` and unary ``+ -``; ``^`` is read as a power, as in print;
+- operators: ``+ - * / **`` and unary ``+ -``; ``^`` is a power as in print (it is rewritten
+  to ``**`` before parsing, so it binds like one: ``h^2*L`` is h²L; columns in messages
+  count it as ``**``);
 - functions: ``sqrt``, ``log``, ``exp``, ``abs``, ``min``, ``max``;
 - names: a declared symbol by its workbench name (``staleness``, ``step_size``, the sweep dim
   and config key) or by the papers' letter (:data:`ALIASES`: ``tau``, ``h``, ``L``, ...);
@@ -139,7 +141,7 @@ class _Builder:
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.BinOp):
             left, right = self.build(node.left), self.build(node.right)
-            if isinstance(node.op, ast.Pow | ast.BitXor):
+            if isinstance(node.op, ast.Pow):
                 if right.is_number and (not right.is_finite or abs(right) > MAX_EXPONENT):
                     raise self.refuse(node, f"exponents must lie within ±{MAX_EXPONENT}")
                 if left.is_number and right.is_number and left != 0 and \
@@ -150,7 +152,7 @@ class _Builder:
                 if isinstance(node.op, ast.Div) and right.is_zero:
                     raise self.refuse(node, "division by zero")
                 return _BINARY[type(node.op)](left, right)
-            raise self.refuse(node, "operator not allowed (use + - * / ** ^)")
+            raise self.refuse(node, "operator not allowed (use + - * / ** or ^)")
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
                 raise self.refuse(node, f"only the functions {', '.join(FUNCTIONS)} are allowed")
@@ -166,8 +168,9 @@ def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) ->
         raise BoundSyntaxError("a bound must be a non-empty string")
     if len(text) > MAX_LENGTH:
         raise BoundSyntaxError(f"a bound has at most {MAX_LENGTH} characters, got {len(text)}")
+    text = text.strip().replace("^", "**")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(text, mode="eval")
     except SyntaxError as error:
         raise BoundSyntaxError(f"not an expression: {error.msg} at column "
                                f"{error.offset or 0}") from None
@@ -185,7 +188,7 @@ def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) ->
             symbols[name] = found
         elif (found := _constant(name)) is not None:
             symbols[name] = found
-    return _Builder(text.strip(), symbols).build(tree.body)
+    return _Builder(text, symbols).build(tree.body)
 
 
 def user_bound(text: str, *, name: str = "user", quantity: str = "mse",
