@@ -1,6 +1,8 @@
 """``workbench bounds list|show``: the registered bounds, their provenance and consequences.
 
-``list`` prints one line per bound; ``show`` prints, for the named bounds (all by default),
+``list`` prints one line per bound; ``show`` prints, for the named bounds (all by default) or
+for a bound of the user's own (``--expression "C1/(L*h) + C2*tau^2*h^2"``, parsed through
+:mod:`bounds.parse`'s whitelist, with ``--assume NAME=ASSUMPTION`` for symbols of one's own),
 the formula (text and LaTeX), the provenance tag — a [recon] form is flagged as a hypothesis
 under test —, the source, symbols with meanings and assumptions, conditions, the optimal step
 size with the method that found it (exact or dominant balance), the rate in L as an exponent,
@@ -14,6 +16,7 @@ import json
 import sys
 
 from bounds import analysis, registry
+from bounds.parse import user_bound
 from bounds.record import PROVENANCE, QUANTITIES, RELATIONS, Bound
 
 INDENT = " " * 14
@@ -28,6 +31,14 @@ def add_parser(sub) -> None:
     show.add_argument("names", nargs="*", metavar="NAME",
                       help="bound names (see `workbench bounds list`); default: all")
     show.add_argument("--json", action="store_true", help="print the records as JSON")
+    show.add_argument("--expression", metavar="TEXT",
+                      help="a bound of your own, e.g. 'C1/(L*h) + C2*tau^2*h^2 + C3*h^2' "
+                           "(names: workbench symbols, the papers' letters, constants C1, C2)")
+    show.add_argument("--quantity", default="mse", choices=sorted(QUANTITIES),
+                      help="what --expression bounds (default: mse)")
+    show.add_argument("--assume", action="append", default=[], metavar="NAME=ASSUMPTION",
+                      help="declare a symbol of your own for --expression, e.g. "
+                           "n_chains='positive integer'")
 
 
 def _tag(bound: Bound) -> str:
@@ -114,15 +125,40 @@ def main(args: argparse.Namespace) -> int:
     if args.bounds_command == "list":
         _list()
         return 0
-    names = args.names or registry.names()
-    unknown = [name for name in names if name not in registry.BOUNDS]
-    if unknown:
-        print(f"workbench: error: unknown bound {', '.join(unknown)}; see `workbench bounds "
-              f"list` (known: {', '.join(registry.names())})", file=sys.stderr)
-        return 2
-    bounds = [registry.get(name) for name in names]
+    if args.expression is not None:
+        try:
+            bounds = [_user_bound(args)]
+        except ValueError as error:
+            print(f"workbench: error: --expression: {error}", file=sys.stderr)
+            return 2
+    else:
+        bounds = _registered(args.names)
+        if bounds is None:
+            return 2
     if args.json:
         print(json.dumps([analysis.report(b) for b in bounds], indent=2, ensure_ascii=False))
         return 0
     print("\n\n".join("\n".join(_show(b)) for b in bounds))
     return 0
+
+
+def _user_bound(args: argparse.Namespace) -> Bound:
+    if args.names:
+        raise ValueError("give bound names or --expression, not both")
+    assumptions = {}
+    for item in args.assume:
+        name, equals, assumption = item.partition("=")
+        if not equals:
+            raise ValueError(f"--assume {item!r} must read NAME=ASSUMPTION")
+        assumptions[name.strip()] = assumption.strip()
+    return user_bound(args.expression, quantity=args.quantity, assumptions=assumptions)
+
+
+def _registered(names: list[str]) -> list[Bound] | None:
+    names = names or registry.names()
+    unknown = [name for name in names if name not in registry.BOUNDS]
+    if unknown:
+        print(f"workbench: error: unknown bound {', '.join(unknown)}; see `workbench bounds "
+              f"list` (known: {', '.join(registry.names())})", file=sys.stderr)
+        return None
+    return [registry.get(name) for name in names]
