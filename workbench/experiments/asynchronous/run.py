@@ -20,16 +20,46 @@ dispersed positions (common random numbers across the sweep).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import xarray as xr
 
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
+from workbench.config import Parameter
 from workbench.engine import log_checkpoints, replay
 from workbench.experiments.asynchronous.models import initial_positions
 from workbench.experiments.asynchronous.system import make_system
 from workbench.experiments.base import point_key
-from workbench.samplers import make_sampler
+from workbench.experiments.validators import at_least_one, at_least_two, positive, rate
+from workbench.samplers import SAMPLER_NAMES, make_sampler
+
+RUN_PARAMETERS = (
+    Parameter("sampler", "sgld", "integrator", choices=SAMPLER_NAMES),
+    Parameter("step_size", 1e-5, "step size h (Chen convention, math.md §1)", positive),
+    Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)", positive),
+    Parameter("batch_size", 50, "minibatch size n (seed 001's code: 50)", at_least_one),
+    Parameter("n_replicates", 10, "independent runs R", at_least_two),
+    Parameter("n_evaluations", 400, "draws per chain scored on the held-out set",
+              at_least_one),
+    Parameter("n_checkpoints", 20, "log-spaced sample counts at which φ̂_L is kept",
+              at_least_one),
+    Parameter("confidence", 0.95, "level of the stored intervals", rate),
+    Parameter("false_failure_rate", 0.001,
+              "family-wise probability that a correct sampler fails the checks", rate),
+    Parameter("divergence_threshold", 1e6, "|θ| beyond this marks a replicate diverged",
+              positive),
+)
+
+
+def run_parameters(**changes: dict) -> tuple[Parameter, ...]:
+    """:data:`RUN_PARAMETERS` (what :func:`held_out_run` reads) with an experiment's own
+    ``default``, ``help`` or ``validate`` per name, e.g. ``step_size={"default": 1e-6}``."""
+    unknown = set(changes) - {p.name for p in RUN_PARAMETERS}
+    if unknown:
+        raise ValueError(f"not run parameters: {sorted(unknown)}")
+    return tuple(replace(p, **changes.get(p.name, {})) for p in RUN_PARAMETERS)
 
 
 def schedule_for(experiment: str, config: dict, point: dict, seed, n_workers: int,
@@ -59,8 +89,7 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
                  n_servers: int, n_updates: int) -> xr.Dataset:
     """Server-averaged held-out φ̂_L per replicate at log-spaced checkpoints.
 
-    Reads ``sampler``, ``step_size``, ``friction``, ``batch_size``, ``n_replicates``,
-    ``n_evaluations``, ``n_checkpoints`` and ``divergence_threshold`` from ``config``.
+    Reads :data:`RUN_PARAMETERS` from ``config``.
     Dims: ``estimate`` ``(test_function, checkpoint, replicate)``; ``diverged``
     ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`.
     """

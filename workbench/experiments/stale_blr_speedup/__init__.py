@@ -16,15 +16,14 @@ from __future__ import annotations
 from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
-from workbench.experiments.asynchronous.run import at_point, held_out_run
+from workbench.experiments.asynchronous.run import at_point, held_out_run, run_parameters
 from workbench.experiments.asynchronous.speedup import BEND_MARGIN
 from workbench.experiments.asynchronous.summaries import held_out_summary
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
 from workbench.experiments.base import Experiment
 from workbench.experiments.stale_blr_speedup.checks import blr_speedup_checks
 from workbench.experiments.stale_blr_speedup.figures import figure_speedup
-from workbench.experiments.validators import at_least_one, distinct_positive_ints, positive, rate
-from workbench.samplers import SAMPLER_NAMES
+from workbench.experiments.validators import at_least_one, distinct_positive_ints, positive
 
 
 def worker_grid(name, value):
@@ -40,22 +39,6 @@ def at_least_ten(name, value):
     return validation.integer(name, value, minimum=10)
 
 
-RUN_PARAMETERS = (
-    Parameter("sampler", "sgld", "integrator", choices=SAMPLER_NAMES),
-    Parameter("step_size", 1.5e-6, "step size h (Chen convention, math.md §1)", positive),
-    Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)", positive),
-    Parameter("batch_size", 50, "minibatch size n (seed 001's code: 50)", at_least_one),
-    Parameter("n_evaluations", 400, "draws per chain scored on the held-out set",
-              at_least_one),
-    Parameter("n_checkpoints", 20, "log-spaced sample counts at which φ̂_L is kept",
-              at_least_one),
-    Parameter("confidence", 0.95, "level of the stored intervals", rate),
-    Parameter("false_failure_rate", 0.001,
-              "family-wise probability that a correct sampler fails the checks", rate),
-    Parameter("divergence_threshold", 1e6, "|θ| beyond this marks a replicate diverged",
-              positive),
-)
-
 PARAMETERS = (
     *LOGISTIC_PARAMETERS,
     *SYSTEM_PARAMETERS,
@@ -63,9 +46,10 @@ PARAMETERS = (
               worker_grid),
     Parameter("n_updates", 20_000, "applied updates L of every run (seed 001's code: 20,000)",
               at_least_one),
-    Parameter("n_replicates", 50, "independent runs R (seed 001: 10; at least 10)",
-              at_least_ten),
-    *RUN_PARAMETERS,
+    *run_parameters(
+        step_size={"default": 1.5e-6},
+        n_replicates={"default": 50, "help": "independent runs R (seed 001: 10; at least 10)",
+                      "validate": at_least_ten}),
     Parameter("speedup_margin", 0.1, "iteration speed-up: S_P within this fraction of P",
               positive),
     Parameter("slope_margin", 0.1, "speed-up slope: within this of 1 (log-log units)", positive),
