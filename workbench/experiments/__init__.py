@@ -12,11 +12,12 @@ from workbench.experiments.fsgld_gaussian import FsgldGaussian
 from workbench.experiments.multi_server import MultiServer
 from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
 from workbench.experiments.stale_gaussian import StaleGaussian
+from workbench.experiments.stale_nn_workers import StaleNnWorkers
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
-    MultiServer())}
+    StaleNnWorkers(), MultiServer())}
 
 
 def get(name: str) -> Experiment:

@@ -59,8 +59,8 @@ LOGISTIC_PARAMETERS = (
 
 NETWORK_PARAMETERS = (
     Parameter("hidden_sizes", [50], "MLP hidden layer sizes", _sizes),
-    Parameter("filters", [8, 16], "CNN filters of its two convolution layers", _sizes),
-    Parameter("hidden_size", 64, "CNN dense hidden units", at_least_one),
+    Parameter("filters", [4, 8], "CNN filters of its two convolution layers", _sizes),
+    Parameter("hidden_size", 32, "CNN dense hidden units", at_least_one),
     Parameter("prior_scale", 1.0, "prior standard deviation σ₀ of every weight", positive),
     Parameter("n_test_points", 0, "held-out digits scored per draw (0: all 359)",
               non_negative_int),

@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 import xarray as xr
 
+from simulators import validation
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
 from workbench.config import Parameter
@@ -60,6 +61,21 @@ def run_parameters(**changes: dict) -> tuple[Parameter, ...]:
     if unknown:
         raise ValueError(f"not run parameters: {sorted(unknown)}")
     return tuple(replace(p, **changes.get(p.name, {})) for p in RUN_PARAMETERS)
+
+
+def check_sizes(config: dict, shortest_run: int, field: str) -> None:
+    """Every point must keep ``n_checkpoints`` running averages from its ``n_evaluations``
+    draws (so the points share the checkpoint dim): refuse sizes that cannot, naming the
+    field."""
+    if config["n_checkpoints"] > config["n_evaluations"]:
+        raise validation.InvalidParameter(
+            "n_checkpoints", config["n_checkpoints"],
+            f"must be <= n_evaluations = {config['n_evaluations']}")
+    if shortest_run < config["n_evaluations"]:
+        raise validation.InvalidParameter(
+            field, shortest_run,
+            f"the shortest run must have at least n_evaluations = {config['n_evaluations']} "
+            "updates")
 
 
 def schedule_for(experiment: str, config: dict, point: dict, seed, n_workers: int,

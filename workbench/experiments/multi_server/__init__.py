@@ -22,7 +22,12 @@ import xarray as xr
 from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
-from workbench.experiments.asynchronous.run import at_point, held_out_run, run_parameters
+from workbench.experiments.asynchronous.run import (
+    at_point,
+    check_sizes,
+    held_out_run,
+    run_parameters,
+)
 from workbench.experiments.asynchronous.summaries import held_out_summary
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
 from workbench.experiments.base import Experiment
@@ -90,6 +95,7 @@ class MultiServer(Experiment):
     sweep_dims = ("servers",)
 
     def points(self, config):
+        check_sizes(config, config["n_updates"], "n_updates")
         return [{"part": part, "servers": s} for part in PARTS for s in config["servers"]]
 
     def work(self, config, point):

@@ -22,7 +22,6 @@ def figure_servers(dataset: xr.Dataset, path):
               labels, log=log)
         for k in range(servers.size):
             ax.plot(x[k], dataset[f"exact_{name}"].values[k], "k--", linewidth=0.8)
-        ax.set_xscale("log")
         ax.set_xlabel("iterations per server")
         ax.set_title(f"Gaussian mean: {name} of pooled φ̂_L(θ) (exact dashed)", fontsize=9)
     ax = axes[0, 2]
@@ -43,7 +42,6 @@ def figure_servers(dataset: xr.Dataset, path):
     for ax, name, log in ((axes[0, 3], "mean", False), (axes[0, 4], "variance", True)):
         bands(ax, iterations, *(loss[f"logistic_{name}{end}"].values
                                 for end in ("", "_lower", "_upper")), names, log=log)
-        ax.set_xscale("log")
         ax.set_xlabel("iterations per server")
         ax.set_title(f"logistic regression: {name} of the test loss", fontsize=9)
     fig.suptitle("Multiple servers pooled at test time (seed 001 Figure 4, Theorems 6-7)",

@@ -16,7 +16,12 @@ from __future__ import annotations
 from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
-from workbench.experiments.asynchronous.run import at_point, held_out_run, run_parameters
+from workbench.experiments.asynchronous.run import (
+    at_point,
+    check_sizes,
+    held_out_run,
+    run_parameters,
+)
 from workbench.experiments.asynchronous.speedup import BEND_MARGIN
 from workbench.experiments.asynchronous.summaries import held_out_summary
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
@@ -71,6 +76,7 @@ class StaleBlrSpeedup(Experiment):
     sweep_dims = ("workers",)
 
     def points(self, config):
+        check_sizes(config, config["n_updates"], "n_updates")
         return [{"workers": p} for p in config["workers"]]
 
     def work(self, config, point):
