@@ -165,3 +165,19 @@ def test_pooled_variance_without_the_1_over_s_is_violated(datasets):
     multi["exact_variance"] = multi["exact_variance"] * multi["servers"]
     wrong = {v.check: v.verdict for v in multi_server_checks(multi)}
     assert wrong["gaussian/oracle/variance/S=3"] == VIOLATED
+
+
+def test_libsvm_pair_by_path(tmp_path):
+    """``--set data=PATH`` reads PATH and PATH.t (seed 001's a9a, a9a.t) into the model."""
+    from workbench.experiments.asynchronous.models import logistic_model
+
+    rng = np.random.default_rng(0)
+    for path, rows in ((tmp_path / "pair", 30), (tmp_path / "pair.t", 12)):
+        lines = [f"{rng.choice([-1, 1])} " + " ".join(
+            f"{j}:1" for j in sorted(rng.choice(np.arange(1, 7), 3, replace=False)))
+            for _ in range(rows)]
+        path.write_text("\n".join(lines) + "\n")
+    experiment = experiments.get("stale-blr-speedup")
+    config = experiment.configure({"data": str(tmp_path / "pair"), "n_test_points": 5})
+    model = logistic_model(experiment.name, config, seed=1)
+    assert (model.n_data, model.dim, model.test_features.shape[0]) == (30, 6, 5)
