@@ -22,10 +22,11 @@ import math
 
 import numpy as np
 
+from simulators import validation
 from simulators.async_server import AsyncServerSystem
 from simulators.latency import LATENCY_KINDS, LatencyModel, WorkerTiming
 from workbench.config import Parameter
-from workbench.experiments.validators import non_negative, positive
+from workbench.experiments.validators import distinct_positive_ints, non_negative, positive
 
 SYSTEM_PARAMETERS = (
     Parameter("latency", "exponential", "distribution of one gradient computation time",
@@ -36,6 +37,16 @@ SYSTEM_PARAMETERS = (
     Parameter("server_update_time", 0.3, "server time u per applied update", non_negative),
     Parameter("network_delay", 0.1, "one-way message delay δ", non_negative),
 )
+
+
+def count_grid(name, value):
+    """Distinct worker or server counts including the baseline 1, at least three of them
+    (a speed-up needs its baseline, a fitted slope three points)."""
+    grid = distinct_positive_ints(name, value)
+    if 1 not in grid or len(grid) < 3:
+        raise validation.InvalidParameter(name, value,
+                                          "needs 1 (the baseline) and at least two more counts")
+    return grid
 
 
 def make_system(config: dict, n_workers: int, n_servers: int = 1) -> AsyncServerSystem:

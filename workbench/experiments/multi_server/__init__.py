@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import xarray as xr
 
-from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
 from workbench.experiments.asynchronous.run import (
@@ -29,7 +28,7 @@ from workbench.experiments.asynchronous.run import (
     run_parameters,
 )
 from workbench.experiments.asynchronous.summaries import held_out_summary
-from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
+from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.multi_server.checks import multi_server_checks
 from workbench.experiments.multi_server.figures import figure_servers
@@ -37,7 +36,6 @@ from workbench.experiments.multi_server.gaussian import run_gaussian
 from workbench.experiments.validators import (
     at_least_one,
     at_least_two,
-    distinct_positive_ints,
     finite,
     positive,
 )
@@ -46,20 +44,11 @@ PARTS = ("gaussian", "logistic")
 PREFIX = "logistic_"
 
 
-def server_grid(name, value):
-    """Distinct server counts including 1, at least three of them (a slope needs three)."""
-    grid = distinct_positive_ints(name, value)
-    if 1 not in grid or len(grid) < 3:
-        raise validation.InvalidParameter(name, value,
-                                          "needs 1 (one server) and at least two more counts")
-    return grid
-
-
 PARAMETERS = (
     *SYSTEM_PARAMETERS,
     Parameter("workers_per_server", 4, "workers P of every server", at_least_one),
     Parameter("servers", [1, 2, 4], "server counts S (seed 001 Figure 4: 1, 2, 4)",
-              server_grid),
+              count_grid),
     Parameter("gaussian_n_data", 1000, "Gaussian mean: data points N", at_least_one),
     Parameter("gaussian_batch_size", 10, "Gaussian mean: minibatch size n", at_least_one),
     Parameter("gaussian_step_size", 1e-4, "Gaussian mean: SGLD step h", positive),

@@ -24,20 +24,11 @@ from workbench.experiments.asynchronous.run import (
 )
 from workbench.experiments.asynchronous.speedup import BEND_MARGIN
 from workbench.experiments.asynchronous.summaries import held_out_summary
-from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
+from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.stale_blr_speedup.checks import blr_speedup_checks
 from workbench.experiments.stale_blr_speedup.figures import figure_speedup
-from workbench.experiments.validators import at_least_one, distinct_positive_ints, positive
-
-
-def worker_grid(name, value):
-    """Distinct worker counts including the one-worker baseline, at least three of them."""
-    grid = distinct_positive_ints(name, value)
-    if 1 not in grid or len(grid) < 3:
-        raise validation.InvalidParameter(name, value,
-                                          "needs 1 (the baseline) and at least two more counts")
-    return grid
+from workbench.experiments.validators import at_least_one, positive
 
 
 def at_least_ten(name, value):
@@ -48,7 +39,7 @@ PARAMETERS = (
     *LOGISTIC_PARAMETERS,
     *SYSTEM_PARAMETERS,
     Parameter("workers", [1, 2, 4, 6, 9], "worker counts P (seed 001 Figure 2: 1-9)",
-              worker_grid),
+              count_grid),
     Parameter("n_updates", 20_000, "applied updates L of every run (seed 001's code: 20,000)",
               at_least_one),
     *run_parameters(

@@ -24,9 +24,8 @@ from workbench.experiments.asynchronous.run import (
     run_parameters,
 )
 from workbench.experiments.asynchronous.summaries import held_out_summary
-from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
+from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.stale_blr_speedup import worker_grid
 from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
 from workbench.experiments.stale_nn_workers.figures import figure_workers
 from workbench.experiments.validators import at_least_one, non_negative
@@ -44,7 +43,7 @@ PARAMETERS = (
     *NETWORK_PARAMETERS,
     *SYSTEM_PARAMETERS,
     Parameter("workers", [1, 2, 4, 6, 9], "worker counts P (seed 001 Figure 3: 1-9)",
-              worker_grid),
+              count_grid),
     Parameter("iterations_per_worker", 300, "gradients each worker computes (L = P × this)",
               at_least_one),
     *run_parameters(
