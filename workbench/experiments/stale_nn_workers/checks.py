@@ -13,6 +13,7 @@ tell), or "not within the grid".
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import xarray as xr
 
@@ -50,8 +51,7 @@ def nn_workers_checks(dataset: xr.Dataset) -> list[Verdict]:
                      f"P = {workers[stop]} to {workers[stop + 1]} the fall is "
                      f"{pairs[stop].verdict} (staleness τ̄ = "
                      f"{float(at['mean_staleness'].values[stop + 1]):.2g}).")
-        for verdict in pairs:
-            verdict.evidence["turning_point"] = None if stop is None else workers[stop]
-            verdicts.append(Verdict(**{**verdict.__dict__,
-                                       "detail": f"{where} {verdict.detail}"}))
+        turning = None if stop is None else workers[stop]
+        verdicts += [replace(v, detail=f"{where} {v.detail}",
+                             evidence={**v.evidence, "turning_point": turning}) for v in pairs]
     return verdicts
