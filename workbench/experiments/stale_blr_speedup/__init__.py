@@ -44,7 +44,7 @@ PARAMETERS = (
               at_least_one),
     *run_parameters(
         step_size={"default": 1.5e-6},
-        n_replicates={"default": 50, "help": "independent runs R (seed 001: 10; at least 10)",
+        n_replicates={"default": 200, "help": "independent runs R (seed 001: 10; at least 10)",
                       "validate": at_least_ten}),
     Parameter("speedup_margin", 0.1, "iteration speed-up: S_P within this fraction of P",
               positive),

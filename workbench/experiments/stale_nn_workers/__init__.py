@@ -49,7 +49,7 @@ PARAMETERS = (
     *run_parameters(
         sampler={"default": "sghmc-euler"}, step_size={"default": 0.001},
         friction={"default": 10.0, "help": "SGHMC friction D (momentum kept per step: 1 − Dh)"},
-        batch_size={"default": 20}, n_replicates={"default": 8}, n_evaluations={"default": 50}),
+        batch_size={"default": 20}, n_replicates={"default": 16}, n_evaluations={"default": 50}),
     Parameter("ordering_margin", 0.0,
               "loss decrease between consecutive P: shown above −this (absolute, nats)",
               non_negative),
