@@ -9,11 +9,15 @@ from workbench.experiments.dsgld_imbalance import DsgldImbalance
 from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
 from workbench.experiments.dsgld_trajectory import DsgldTrajectory
 from workbench.experiments.fsgld_gaussian import FsgldGaussian
+from workbench.experiments.multi_server import MultiServer
+from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
 from workbench.experiments.stale_gaussian import StaleGaussian
+from workbench.experiments.stale_nn_workers import StaleNnWorkers
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
-    DsgldLoadBalancing(), DsgldCoupling())}
+    DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
+    StaleNnWorkers(), MultiServer())}
 
 
 def get(name: str) -> Experiment:

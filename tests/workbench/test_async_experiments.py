@@ -1,0 +1,183 @@
+"""Seed 001's real-model experiments (stale-blr-speedup, stale-nn-workers, multi-server) on
+tiny configurations: refusal of bad configurations by field, the dims of their Datasets, their
+verdict lists and figures, and a negative control for each new check kind (speed-up slope,
+time-speed-up bend, falling loss, pooled-variance oracle)."""
+
+import numpy as np
+import pytest
+
+from bounds.verdict import HOLDS, VIOLATED
+from simulators.validation import InvalidParameter
+from workbench import experiments
+from workbench.experiments.asynchronous.speedup import fitted_bend, speedup_verdicts
+from workbench.experiments.asynchronous.system import predicted_time_speedup, saturation_workers
+from workbench.experiments.multi_server.checks import multi_server_checks
+from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
+from workbench.runner import run_experiment
+
+LOGISTIC = {"n_train": 400, "n_test": 200, "n_test_points": 50, "n_evaluations": 20,
+            "n_checkpoints": 5}
+TINY = {
+    "stale-blr-speedup": {**LOGISTIC, "workers": [1, 2, 3], "n_updates": 200,
+                          "n_replicates": 10, "step_size": 5e-5},
+    "stale-nn-workers": {"workers": [1, 2, 3], "iterations_per_worker": 20,
+                         "n_replicates": 2, "n_evaluations": 10, "n_checkpoints": 4,
+                         "n_test_points": 30, "hidden_sizes": [8], "filters": [2, 2],
+                         "hidden_size": 8},
+    "multi-server": {**LOGISTIC, "servers": [1, 2, 3], "gaussian_iterations": 200,
+                     "gaussian_replicates": 50, "n_updates": 100, "n_replicates": 4,
+                     "step_size": 5e-5},
+}
+
+
+@pytest.fixture(scope="module")
+def datasets():
+    out = {}
+    for name, overrides in TINY.items():
+        experiment = experiments.get(name)
+        out[name] = run_experiment(experiment, experiment.configure(overrides), seed=7)
+    return out
+
+
+@pytest.mark.parametrize(("name", "overrides", "field"), [
+    ("stale-blr-speedup", {"workers": [2, 4, 6]}, "workers"),
+    ("stale-blr-speedup", {"workers": [1, 2]}, "workers"),
+    ("stale-blr-speedup", {"n_replicates": 5}, "n_replicates"),
+    ("stale-blr-speedup", {"data": "/no/such/a9a"}, "data"),
+    ("stale-blr-speedup", {"latency": "uniform"}, "latency"),
+    ("stale-blr-speedup", {"network_delay": -1.0}, "network_delay"),
+    ("stale-nn-workers", {"networks": ["rnn"]}, "networks[0]"),
+    ("stale-nn-workers", {"hidden_sizes": [0]}, "hidden_sizes[0]"),
+    ("multi-server", {"servers": [1, 2]}, "servers"),
+    ("multi-server", {"servers": [1, 2, 2]}, "servers"),
+])
+def test_bad_configuration_names_the_field(name, overrides, field):
+    with pytest.raises(InvalidParameter) as error:
+        experiments.get(name).configure(overrides)
+    assert error.value.field == field
+
+
+@pytest.mark.parametrize(("name", "overrides", "field"), [
+    ("stale-blr-speedup", {"n_checkpoints": 30, "n_evaluations": 20}, "n_checkpoints"),
+    ("stale-blr-speedup", {"n_updates": 10, "n_evaluations": 20}, "n_updates"),
+    ("stale-nn-workers", {"iterations_per_worker": 5, "n_evaluations": 10, "n_checkpoints": 4},
+     "iterations_per_worker"),
+])
+def test_sizes_that_cannot_share_checkpoints_are_refused(name, overrides, field):
+    experiment = experiments.get(name)
+    with pytest.raises(InvalidParameter) as error:
+        experiment.points(experiment.configure(overrides))
+    assert error.value.field == field
+
+
+def test_registered_with_quick_configurations():
+    for name in TINY:
+        experiment = experiments.get(name)
+        assert experiment.configure(quick=True)
+        assert experiment.points(experiment.configure(quick=True))
+
+
+def test_dims_and_verdicts(datasets, tmp_path):
+    blr = datasets["stale-blr-speedup"]
+    assert dict(blr["estimate"].sizes) == {"workers": 3, "test_function": 2, "checkpoint": 5,
+                                           "replicate": 10}
+    assert blr["iterations_per_worker"].sel(workers=2).values[-1] == 100
+    assert np.all(np.diff(blr["time"].values, axis=1) > 0)
+    nn = datasets["stale-nn-workers"]
+    assert dict(nn["mean"].sizes) == {"network": 2, "workers": 3, "test_function": 2,
+                                      "checkpoint": 4}
+    assert nn["iterations_per_worker"].sel(network="mlp").values[:, -1].tolist() == [20] * 3
+    multi = datasets["multi-server"]
+    assert dict(multi["estimate"].sizes) == {"servers": 3, "checkpoint": 5, "replicate": 50}
+    assert dict(multi["logistic_estimate"].sizes) == {
+        "logistic_servers": 3, "logistic_test_function": 2, "logistic_checkpoint": 5,
+        "logistic_replicate": 4}
+    # the pooled exact variance falls like 1/S up to the servers' different schedules
+    ratio = multi["exact_variance"].isel(checkpoint=-1).values * [1, 2, 3]
+    np.testing.assert_allclose(ratio / ratio[0], 1.0, rtol=0.1)
+    for name, dataset in datasets.items():
+        experiment = experiments.get(name)
+        verdicts = experiment.checks(dataset)
+        assert verdicts and all(np.isfinite(v.margin) or v.verdict for v in verdicts)
+        assert all(path.exists() for path in experiment.figures(dataset, tmp_path))
+    names = [v.check for v in experiments.get("stale-blr-speedup").checks(blr)]
+    assert names == ["speed-up/iteration", "speed-up/slope", "speed-up/time-bend",
+                     "theorem4/variance-at-L"]
+
+
+def _curves(workers, exponent=1.0, bend=np.inf, n=12):
+    """Variance c/(P·k)^exponent against iterations per worker k, times from min(P, bend)."""
+    workers = np.asarray(workers, dtype=float)
+    per_worker = np.geomspace(10, 1000, n)[None, :] / workers[:, None] * workers.max()
+    variance = 1.0 / (workers[:, None] * per_worker) ** exponent
+    times = per_worker * workers[:, None] / np.minimum(workers, bend)[:, None]
+    return per_worker, variance, 0.01 * variance, times
+
+
+def test_speedup_slope_and_bend_hold_on_exact_curves():
+    workers = [1, 2, 4, 6, 9]
+    verdicts = speedup_verdicts("s", workers, *_curves(workers, bend=5.0), z=3.0, bend=5.0)
+    assert [v.verdict for v in verdicts] == [HOLDS] * 3
+    assert verdicts[1].observed == pytest.approx(1.0, abs=1e-6)
+    assert verdicts[2].evidence["fitted_bend"] == pytest.approx(5.0, rel=0.02)
+
+
+def test_wrong_speedup_slope_is_violated():
+    workers = [1, 2, 4, 6, 9]
+    verdicts = speedup_verdicts("s", workers, *_curves(workers), z=3.0, bend=np.inf,
+                                expected_slope=2.0)
+    assert verdicts[1].verdict == VIOLATED
+
+
+def test_wrong_time_bend_is_violated():
+    workers = [1, 2, 4, 6, 9]
+    # the system saturates at 3 workers; a latency model claiming 8 is wrong
+    verdicts = speedup_verdicts("s", workers, *_curves(workers, bend=3.0), z=3.0, bend=8.0)
+    assert verdicts[2].verdict == VIOLATED
+    assert fitted_bend(workers, verdicts[2].evidence["time_speedup"],
+                       [0.01] * 5) == pytest.approx(3.0, rel=0.02)
+
+
+def test_predicted_bend_from_latencies():
+    config = {"latency_mean": 1.0, "network_delay": 0.1, "server_update_time": 0.3}
+    assert saturation_workers(config) == pytest.approx(5.0)
+    assert predicted_time_speedup(config, [1, 4, 9]).tolist() == pytest.approx([1, 4, 5])
+    assert saturation_workers({**config, "server_update_time": 0.0}) == np.inf
+
+
+def test_rising_loss_is_violated_and_located(datasets):
+    nn = datasets["stale-nn-workers"].copy(deep=True)
+    loss = nn["mean"].loc[{"test_function": "log_loss"}]
+    # losses 1.0, 0.5, 3.0 at the budget with tiny errors: falls from 1 to 2, rises at 3
+    loss[:, :, -1] = np.array([1.0, 0.5, 3.0])
+    nn["mean_se"].loc[{"test_function": "log_loss"}] = 1e-3
+    verdicts = [v for v in nn_workers_checks(nn) if v.check.startswith("mlp/")]
+    assert [v.verdict for v in verdicts] == [HOLDS, VIOLATED]
+    assert "up to P = 2" in verdicts[0].detail
+    assert verdicts[1].evidence["turning_point"] == 2
+
+
+def test_pooled_variance_without_the_1_over_s_is_violated(datasets):
+    multi = datasets["multi-server"].copy(deep=True)
+    right = {v.check: v.verdict for v in multi_server_checks(multi)}
+    assert right["gaussian/oracle/variance/S=3"] != VIOLATED
+    # an oracle that forgets to divide by S (servers not pooled) must be caught
+    multi["exact_variance"] = multi["exact_variance"] * multi["servers"]
+    wrong = {v.check: v.verdict for v in multi_server_checks(multi)}
+    assert wrong["gaussian/oracle/variance/S=3"] == VIOLATED
+
+
+def test_libsvm_pair_by_path(tmp_path):
+    """``--set data=PATH`` reads PATH and PATH.t (seed 001's a9a, a9a.t) into the model."""
+    from workbench.experiments.asynchronous.models import logistic_model
+
+    rng = np.random.default_rng(0)
+    for path, rows in ((tmp_path / "pair", 30), (tmp_path / "pair.t", 12)):
+        lines = [f"{rng.choice([-1, 1])} " + " ".join(
+            f"{j}:1" for j in sorted(rng.choice(np.arange(1, 7), 3, replace=False)))
+            for _ in range(rows)]
+        path.write_text("\n".join(lines) + "\n")
+    experiment = experiments.get("stale-blr-speedup")
+    config = experiment.configure({"data": str(tmp_path / "pair"), "n_test_points": 5})
+    model = logistic_model(experiment.name, config, seed=1)
+    assert (model.n_data, model.dim, model.test_features.shape[0]) == (30, 6, 5)

@@ -1,0 +1,101 @@
+"""Iteration and time speed-ups of P workers (seed 001 §5.1, Figure 2), judged three ways.
+
+From curves of the variance of φ̂ over replicates against iterations per worker (one curve per
+worker count P, with Monte Carlo errors):
+
+- ``iteration``: each S_P within the speed-up margin of P (:func:`bounds.speedup.speedup_check`,
+  two-sided on log(S_P/P));
+- ``slope``: the log-log slope of S_P against P, fitted by weighted least squares with each
+  curve's own crossing error (the one-worker baseline is a common offset in log S_P and does
+  not move the slope), against 1: Theorem 4 makes the variance free of τ ≈ P, so Corollary
+  5's rate in L gives a linear iteration speed-up;
+- ``time-bend``: the time speed-up T_P (time to the same target) against the latency model's
+  prediction min(P, P*) (:mod:`.system`), every P judged on log(T_P/min(P, P*)) against the
+  bend margin; the bend is also located by fitting min(P, c) to T_P (reported, not judged
+  alone: a plateau needs points beyond the bend).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bounds.checks import slope_check
+from bounds.equivalence import decide_all, verdict_from
+from bounds.speedup import crossing, speedup_check
+from bounds.verdict import Verdict
+
+#: default margin of the time-bend check: T_P within 25 % of min(P, P*)
+BEND_MARGIN = 0.25
+
+
+def fitted_bend(workers, time_speedups, log_errors) -> float:
+    """c minimising Σ_P (log T_P − log min(P, c))²/σ_P² over P > 1 (a log-spaced grid up to
+    3·max P; the top of the grid means no bend was seen)."""
+    workers, time_speedups, log_errors = (np.asarray(a, dtype=float)
+                                          for a in (workers, time_speedups, log_errors))
+    use = (workers > 1) & np.isfinite(time_speedups) & (log_errors > 0)
+    if not use.any():
+        return math.nan
+    grid = np.geomspace(1.0, 3.0 * workers.max(), 2000)
+    residuals = (np.log(time_speedups[use])[None, :]
+                 - np.log(np.minimum(workers[use][None, :], grid[:, None])))
+    loss = ((residuals / log_errors[use][None, :]) ** 2).sum(axis=1)
+    return float(grid[int(np.argmin(loss))])
+
+
+def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, variance_se, times,
+                     z: float, *, bend: float, expected_slope: float = 1.0,
+                     speedup_margin: float | None = None, slope_margin: float | None = None,
+                     bend_margin: float = BEND_MARGIN) -> list[Verdict]:
+    """The three speed-up verdicts (module docstring) of curves ``(worker, checkpoint)``.
+
+    ``bend``: the predicted P* (∞ for none); ``expected_slope``: 1 in theory, another value
+    only for negative controls.
+    """
+    workers = np.asarray(workers, dtype=float)
+    curves = [np.asarray(a, dtype=float) for a in (iterations_per_worker, variance,
+                                                   variance_se, times)]
+    iteration = speedup_check(f"{prefix}/iteration", workers, *curves[:3], z, times=curves[3],
+                              relative_tolerance=speedup_margin,
+                              detail="Iteration speed-up ≈ P (Theorem 4, Corollary 5).")
+    evidence = iteration.evidence
+    target = evidence["target"]
+    needed = [crossing(i, v, e, target) for i, v, e in zip(*curves[:3], strict=True)]
+    counts = np.array([n[0] for n in needed])
+    own_errors = np.array([n[1] for n in needed])
+    base = int(np.flatnonzero(workers == 1)[0])
+    speedups = counts[base] / counts
+    slope = slope_check(f"{prefix}/slope", workers, speedups, speedups * own_errors,
+                        expected_slope, z, margin=slope_margin,
+                        detail="Log-log slope of the iteration speed-up against workers "
+                        "(Corollary 5: 1, linear).",
+                        evidence={"iteration_speedup": speedups.tolist(),
+                                  "log_errors": own_errors.tolist()})
+    return [iteration, slope, _bend_verdict(prefix, workers, evidence, z, bend, bend_margin)]
+
+
+def _bend_verdict(prefix: str, workers: np.ndarray, evidence: dict, z: float, bend: float,
+                  margin: float) -> Verdict:
+    check = f"{prefix}/time-bend"
+    time_speedups = np.asarray(evidence.get("time_speedup", [math.nan] * workers.size))
+    log_errors = np.asarray(evidence.get("iteration_speedup_log_se",
+                                         [math.nan] * workers.size))
+    predicted = np.minimum(workers, bend)
+    others = np.flatnonzero(workers != 1)
+    found = fitted_bend(workers, time_speedups, log_errors)
+    where = "no bend within the grid" if found >= 3 * workers.max() * 0.999 else f"{found:.3g}"
+    detail = (f"Time speed-up against min(P, P*) with P* = {bend:.3g} predicted by the latency "
+              f"model; fitted bend {where}; measured T_P = "
+              + ", ".join(f"{t:.3g}" for t in time_speedups) + ".")
+    decision, k = decide_all(np.log(time_speedups[others] / predicted[others]),
+                             log_errors[others], math.log1p(margin), z)
+    worst = others[k]
+    return verdict_from(check, "speed-up", decision, float(time_speedups[worst]),
+                        float(predicted[worst]), z, "log-ratio", detail=detail,
+                        evidence={"workers": workers.tolist(),
+                                  "time_speedup": time_speedups.tolist(),
+                                  "predicted_time_speedup": predicted.tolist(),
+                                  "predicted_bend": bend, "fitted_bend": found,
+                                  "relative_margin": margin})

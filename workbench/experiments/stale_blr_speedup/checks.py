@@ -1,0 +1,46 @@
+"""Checks of ``stale-blr-speedup`` (seed 001 §5.1, Figure 2; Theorem 4, Corollary 5).
+
+Four claims on the variance over replicates of the held-out logistic loss φ̂_L, one family
+(Bonferroni over four checks at the run's ``false_failure_rate``):
+
+- ``speed-up/iteration``, ``speed-up/slope``, ``speed-up/time-bend``: see
+  :mod:`workbench.experiments.asynchronous.speedup`; the bend P* comes from the latency
+  parameters (:func:`workbench.experiments.asynchronous.system.saturation_workers`);
+- ``theorem4/variance-at-L``: at the common number of updates L the variance is the same for
+  every P although the staleness grows with P (τ̄ ≈ P − 1): Theorem 4's variance bound has no
+  τ. Pairwise ratios within ``invariance_margin``.
+"""
+
+from __future__ import annotations
+
+import xarray as xr
+
+from bounds.checks import invariance_check
+from bounds.verdict import Verdict, z_for_family
+from workbench.experiments.asynchronous.speedup import speedup_verdicts
+from workbench.experiments.asynchronous.system import saturation_workers
+from workbench.results import config_of
+
+N_CHECKS = 4
+
+
+def blr_speedup_checks(dataset: xr.Dataset) -> list[Verdict]:
+    config = config_of(dataset)
+    z = z_for_family(config["false_failure_rate"], N_CHECKS)
+    loss = dataset.sel(test_function="log_loss")
+    workers = dataset["workers"].values
+    verdicts = speedup_verdicts(
+        "speed-up", workers, loss["iterations_per_worker"].values, loss["variance"].values,
+        loss["variance_se"].values, loss["time"].values, z, bend=saturation_workers(config),
+        speedup_margin=config["speedup_margin"], slope_margin=config["slope_margin"],
+        bend_margin=config["bend_margin"])
+    final = loss.isel(checkpoint=-1)
+    labels = [f"P={p} (τ̄={s:.2g})" for p, s in zip(workers, dataset["mean_staleness"].values,
+                                                    strict=True)]
+    verdicts.append(invariance_check(
+        "theorem4/variance-at-L", final["variance"].values, final["variance_se"].values, labels,
+        z, margin=config["invariance_margin"], n_replicates=config["n_replicates"],
+        detail=f"Variance of the held-out loss at L = {config['n_updates']} across workers "
+               "(Theorem 4: free of τ).",
+        evidence={"n_valid": final["n_valid"].values.tolist()}))
+    return verdicts
