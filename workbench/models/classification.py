@@ -1,4 +1,9 @@
-"""What every classifier model shares: label checks and held-out test functions.
+"""What every classifier model shares: label checks, held-out sets and test functions.
+
+Training and held-out examples are read by each model (a design matrix, images; signs or
+class indices) and checked here the same way for all (:func:`labelled_examples`): one label
+per example, a held-out set given whole or not at all, held-out examples shaped like the
+training ones.
 
 Held-out test functions (seed 001 §5.1-§5.2: the logistic loss on a9a's test set, the test
 loss of the networks) score one parameter vector θ on the held-out examples (x_j, y_j):
@@ -14,12 +19,15 @@ predictive distribution.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from simulators import validation
 from workbench.models.per_example import over_positions
 from workbench.test_functions import TestFunction
+
+Reader = Callable[[str, Any], Any]  # (field, value) -> validated value
 
 
 def class_indices(field: str, labels, n_classes: int) -> np.ndarray:
@@ -80,3 +88,32 @@ def held_out_test_functions(log_probabilities: Callable[[np.ndarray], np.ndarray
         return over_positions(block, theta, dim, cost_per_position)
 
     return TestFunction("log_loss", log_loss), TestFunction("accuracy", accuracy)
+
+
+def _one_label_each(field: str, labels, examples) -> None:
+    if labels.shape[0] != examples.shape[0]:
+        raise validation.InvalidParameter(field, labels.shape[0],
+                                          f"must have one label per example ({examples.shape[0]})")
+
+
+def labelled_examples(read_inputs: Reader, read_labels: Reader, features, labels,
+                      test_features, test_labels) -> tuple[Any, Any, Any, Any]:
+    """``(features, labels, test_features, test_labels)`` read and checked (module
+    docstring); the held-out pair is ``(None, None)`` when not given."""
+    features = read_inputs("features", features)
+    labels = read_labels("labels", labels)
+    _one_label_each("labels", labels, features)
+    if (test_features is None) != (test_labels is None):
+        missing = "test_labels" if test_labels is None else "test_features"
+        raise validation.InvalidParameter(missing, None,
+                                          "test_features and test_labels go together")
+    if test_features is None:
+        return features, labels, None, None
+    test = read_inputs("test_features", test_features)
+    if test.shape[1:] != features.shape[1:]:
+        raise validation.InvalidParameter(
+            "test_features", test.shape,
+            f"must have examples of shape {features.shape[1:]}, like the training set")
+    test_labels = read_labels("test_labels", test_labels)
+    _one_label_each("test_labels", test_labels, test)
+    return features, labels, test, test_labels

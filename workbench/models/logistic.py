@@ -23,7 +23,11 @@ from scipy import sparse
 from scipy.special import expit
 
 from simulators import validation
-from workbench.models.classification import binary_signs, held_out_test_functions
+from workbench.models.classification import (
+    binary_signs,
+    held_out_test_functions,
+    labelled_examples,
+)
 from workbench.models.per_example import PerExampleGradient, over_positions
 from workbench.test_functions import TestFunction
 
@@ -57,30 +61,12 @@ class LogisticRegression:
     test_labels: Any = None
 
     def __post_init__(self) -> None:
-        features = _design("features", self.features)
-        signs = binary_signs("labels", self.labels)
-        if signs.size != features.shape[0]:
-            raise validation.InvalidParameter("labels", signs.size,
-                                              f"must have one label per row ({features.shape[0]})")
         validation.positive("prior_scale", self.prior_scale)
-        object.__setattr__(self, "features", features)
-        object.__setattr__(self, "labels", signs)
-        if (self.test_features is None) != (self.test_labels is None):
-            missing = "test_labels" if self.test_labels is None else "test_features"
-            raise validation.InvalidParameter(missing, None,
-                                              "test_features and test_labels go together")
-        if self.test_features is not None:
-            test = _design("test_features", self.test_features)
-            if test.shape[1] != features.shape[1]:
-                raise validation.InvalidParameter(
-                    "test_features", test.shape,
-                    f"must have the training design's {features.shape[1]} columns")
-            test_signs = binary_signs("test_labels", self.test_labels)
-            if test_signs.size != test.shape[0]:
-                raise validation.InvalidParameter("test_labels", test_signs.size,
-                                                  f"must have one label per row ({test.shape[0]})")
-            object.__setattr__(self, "test_features", test)
-            object.__setattr__(self, "test_labels", test_signs)
+        examples = labelled_examples(_design, binary_signs, self.features, self.labels,
+                                     self.test_features, self.test_labels)
+        for name, value in zip(("features", "labels", "test_features", "test_labels"),
+                               examples, strict=True):
+            object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -28,7 +28,11 @@ import numpy as np
 from scipy.special import log_softmax
 
 from simulators import validation
-from workbench.models.classification import class_indices, held_out_test_functions
+from workbench.models.classification import (
+    class_indices,
+    held_out_test_functions,
+    labelled_examples,
+)
 from workbench.models.per_example import PerExampleGradient, over_positions
 from workbench.test_functions import TestFunction
 
@@ -121,27 +125,12 @@ class NetworkClassifier:
         n_classes = validation.integer("n_classes", self.n_classes, minimum=2)
         object.__setattr__(self, "n_classes", n_classes)
         validation.positive("prior_scale", self.prior_scale)
-        features = self._inputs("features", self.features)
-        labels = class_indices("labels", self.labels, n_classes)
-        if labels.size != features.shape[0]:
-            raise validation.InvalidParameter("labels", labels.size,
-                                              f"must have one label per example "
-                                              f"({features.shape[0]})")
-        object.__setattr__(self, "features", features)
-        object.__setattr__(self, "labels", labels)
-        if (self.test_features is None) != (self.test_labels is None):
-            missing = "test_labels" if self.test_labels is None else "test_features"
-            raise validation.InvalidParameter(missing, None,
-                                              "test_features and test_labels go together")
-        if self.test_features is not None:
-            test = self._inputs("test_features", self.test_features)
-            test_labels = class_indices("test_labels", self.test_labels, n_classes)
-            if test.shape[1:] != features.shape[1:] or test_labels.size != test.shape[0]:
-                raise validation.InvalidParameter(
-                    "test_features", (test.shape, test_labels.shape),
-                    f"must be examples of shape {features.shape[1:]}, one label each")
-            object.__setattr__(self, "test_features", test)
-            object.__setattr__(self, "test_labels", test_labels)
+        examples = labelled_examples(
+            self._inputs, lambda field, labels: class_indices(field, labels, n_classes),
+            self.features, self.labels, self.test_features, self.test_labels)
+        for name, value in zip(("features", "labels", "test_features", "test_labels"),
+                               examples, strict=True):
+            object.__setattr__(self, name, value)
         object.__setattr__(self, "layout", self._layout())
 
     # ------------------------------------------------------------------ architecture hooks
