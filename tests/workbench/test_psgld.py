@@ -123,25 +123,6 @@ def test_frozen_preconditioner_c_is_stale_sgld_with_step_c_h_bit_for_bit(scalar_
         np.testing.assert_array_equal(runs[0].averages[name], runs[1].averages[name])
 
 
-def test_stale_replay_shapes_and_determinism(gaussian_model):
-    sampler = make_sampler("psgld", 1e-4, decay=0.9, regularizer=1.0)
-    schedule = iid_staleness(200, [0.25, 0.25, 0.5], seed=2, n_servers=3)
-
-    def run(seed, schedule=schedule):
-        return replay(schedule, sampler, gaussian_model.minibatch_gradient(), n_updates=200,
-                      n_replicates=6, initial_position=0.5, seed=seed, batch_size=10,
-                      checkpoints=[20, 200], replicate_block=4)
-
-    first, again, other = run(1), run(1), run(2)
-    assert first.final_position.shape == (6, 3, 2)
-    assert first.averages["theta"].shape == (2, 6, 3, 2)
-    assert np.all(first.diverged_at < 0)
-    np.testing.assert_array_equal(first.final_position, again.final_position)
-    assert not np.array_equal(first.final_position, other.final_position)
-    fresh = run(1, schedule.without_staleness())
-    assert not np.array_equal(first.final_position, fresh.final_position)
-
-
 def _second_half_variance(run, model, n_updates):
     """Per replicate and coordinate, the time average of (θ - μ)² over updates L/4..L, in
     units of the posterior variance; E θ = μ by symmetry, so E θ² - μ² is the variance."""

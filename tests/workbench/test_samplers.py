@@ -108,15 +108,26 @@ def test_sgld_advance_is_bit_identical_to_repeated_steps():
 
 
 @pytest.mark.parametrize("name", SAMPLER_NAMES)
-def test_every_registered_sampler_replays_stale_gradients(name, scalar_model):
-    """Selectable by name, and driven by the engine on a two-server stale schedule."""
+def test_every_registered_sampler_replays_stale_gradients(name, gaussian_model):
+    """Selectable by name, driven by the engine on a three-server stale schedule: shapes,
+    the same seed gives the same run, another seed or fresh gradients another."""
     sampler = make_sampler(name, 0.002, friction=2.0)
     assert sampler.describe()["sampler"] == name
-    schedule = iid_staleness(100, [0.5, 0.25, 0.25], seed=3, n_servers=2)
-    run = replay(schedule, sampler, scalar_model.minibatch_gradient(), n_updates=100,
-                 n_replicates=3, initial_position=0.7, seed=4, batch_size=10)
-    assert run.final_position.shape == (3, 2, 1)
-    assert np.all(np.isfinite(run.final_position)) and np.all(run.diverged_at < 0)
+    schedule = iid_staleness(200, [0.25, 0.25, 0.5], seed=2, n_servers=3)
+
+    def run(seed, schedule=schedule):
+        return replay(schedule, sampler, gaussian_model.minibatch_gradient(), n_updates=200,
+                      n_replicates=6, initial_position=0.5, seed=seed, batch_size=10,
+                      checkpoints=[20, 200], replicate_block=4)
+
+    first, again, other = run(1), run(1), run(2)
+    assert first.final_position.shape == (6, 3, 2)
+    assert first.averages["theta_squared"].shape == (2, 6, 3, 2)
+    assert np.all(np.isfinite(first.final_position)) and np.all(first.diverged_at < 0)
+    np.testing.assert_array_equal(first.final_position, again.final_position)
+    assert not np.array_equal(first.final_position, other.final_position)
+    fresh = run(1, schedule.without_staleness())
+    assert not np.array_equal(first.final_position, fresh.final_position)
 
 
 def test_registry_names_and_which_have_an_exact_oracle():
