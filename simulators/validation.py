@@ -61,14 +61,18 @@ def probability(field: str, value: object) -> float:
     return value
 
 
-def integer(field: str, value: object, minimum: int | None = None) -> int:
-    """An integer, optionally bounded below."""
+def integer(field: str, value: object, minimum: int | None = None,
+            maximum: int | None = None) -> int:
+    """An integer, optionally bounded below and above."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
             raise InvalidParameter(field, value, "must be an integer")
     value = int(value)
+    if maximum is not None and (value > maximum or (minimum is not None and value < minimum)):
+        raise InvalidParameter(field, value, f"must be an integer in [{minimum}, {maximum}]"
+                               if minimum is not None else f"must be an integer <= {maximum}")
     if minimum is not None and value < minimum:
         raise InvalidParameter(field, value, f"must be an integer >= {minimum}")
     return value

@@ -7,6 +7,7 @@ show``) and is stored verbatim in every result file.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -55,7 +56,13 @@ def _coerce_like(name: str, default: Any, value: Any) -> Any:
         raise InvalidParameter(name, value, "must be an integer")
     if isinstance(default, float):
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            try:
+                number = float(value)
+            except OverflowError:  # an integer beyond the float range
+                number = math.inf
+            if not math.isfinite(number):
+                raise InvalidParameter(name, value, "must be a finite number")
+            return number
         raise InvalidParameter(name, value, "must be a number")
     if isinstance(default, str):
         if isinstance(value, str):
