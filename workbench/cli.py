@@ -1,6 +1,7 @@
 """The ``workbench`` command line: list, show, run, check and report experiments; browse the
 bounds (``workbench bounds``, :mod:`workbench.cli_bounds`); start the dashboard (``workbench
-dashboard``, :mod:`workbench.cli_dashboard`).
+dashboard``, :mod:`workbench.cli_dashboard`); verify and repair a result store (``workbench
+store verify``, :mod:`workbench.cli_store`).
 
 Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
 finding about the theory, not a failure of the run), 2 for invalid input, 3 when a run failed
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
 from simulators.validation import InvalidParameter, integer
-from workbench import cli_bounds, cli_dashboard, experiments
+from workbench import cli_bounds, cli_dashboard, cli_store, experiments
 from workbench.config import parse_assignment, to_toml
 from workbench.executors import CONNECT_TIMEOUT, available_cores, check_options, open_workers
 from workbench.files import WriteFailed, require_writable
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_options(report)
     cli_bounds.add_parser(sub)
     cli_dashboard.add_parser(sub)
+    cli_store.add_parser(sub)
     return parser
 
 
@@ -108,6 +110,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     and adds ``args.experiment`` and ``args.config`` for a command naming one experiment."""
     if args.command == "dashboard":
         cli_dashboard.check_arguments(args)
+    if args.command == "store":
+        cli_store.check_arguments(args)
     if args.command not in ("show", "run", "check", "report"):
         return
     if args.command == "check" and args.all:
@@ -233,6 +237,8 @@ def run_command(args: argparse.Namespace) -> int:
         return cli_bounds.main(args)
     if args.command == "dashboard":
         return cli_dashboard.main(args)
+    if args.command == "store":
+        return cli_store.main(args)
     if args.command == "run":
         _run(args, sys.stdout)
         return 0

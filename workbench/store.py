@@ -75,6 +75,12 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def code_versions() -> dict[str, str]:
+    """The versions of the code that produces the numbers (part of every point's key)."""
+    return {"workbench": workbench.__version__, "numpy": np.__version__,
+            "scipy": scipy.__version__}
+
+
 def point_identity(experiment, config: dict, point: dict, seed: int) -> dict[str, Any]:
     """Everything a stored point's key is computed from (module docstring)."""
     return {
@@ -83,8 +89,7 @@ def point_identity(experiment, config: dict, point: dict, seed: int) -> dict[str
         "config": experiment.point_identity(config, point),
         "point": point,
         "seed": int(seed),
-        "versions": {"workbench": workbench.__version__, "numpy": np.__version__,
-                     "scipy": scipy.__version__},
+        "versions": code_versions(),
     }
 
 

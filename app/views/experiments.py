@@ -42,7 +42,7 @@ if not results:
             f"`workbench run NAME --out {directory}`.")
     st.stop()
 for broken in (r for r in results if r.problem):
-    st.warning(f"{broken.path} cannot be read: {broken.problem}")
+    st.error(f"{broken.path} is not shown: {broken.problem}")
 readable = [r for r in results if not r.problem]
 if not readable:
     st.stop()
