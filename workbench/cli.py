@@ -29,7 +29,7 @@ from workbench.config import parse_assignment, to_toml
 from workbench.executors import CONNECT_TIMEOUT, available_cores, check_options, open_workers
 from workbench.files import WriteFailed, require_writable
 from workbench.report import write_report
-from workbench.runner import MAX_SEED
+from workbench.runner import MAX_SEED, PointsLost
 from workbench.suite import run_all, run_one, verdict_counts, verdict_table
 
 DEFAULT_SEED = 2016
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidParameter as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return EXIT_INVALID
-    except WriteFailed as error:
+    except (WriteFailed, PointsLost) as error:
         print(f"workbench: error: {error} (the run failed; rerun to resume)", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

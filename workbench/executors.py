@@ -2,7 +2,8 @@
 
 - one process (``--processes 1``): :class:`SerialExecutor` runs each task when submitted;
 - a process pool (``--processes N``, the default with N = the usable cores):
-  ``concurrent.futures.ProcessPoolExecutor``;
+  :class:`workbench.pool.WorkerPool`, a ``concurrent.futures.ProcessPoolExecutor`` that names
+  the task a dying worker took with it;
 - a Dask distributed cluster: ``--scheduler tcp://host:port`` (or ``host:port``) connects to
   a running scheduler, waiting at most ``--connect-timeout`` seconds (default
   :data:`CONNECT_TIMEOUT`); ``--dask-local N`` starts a ``LocalCluster`` of N single-threaded
@@ -16,33 +17,29 @@ that tasks call with replicate-update counts and that lands in the parent's bar 
 one process, through a ``multiprocessing.Manager`` queue from a pool, through distributed's
 event topics (``log_event``/``subscribe_topic``) from a cluster.
 
-No process outlives the run: pool workers and the progress queue's manager ask the kernel to
-kill them when their parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``, :func:`die_with_parent`),
-so a SIGKILLed run leaves no orphan blocked on a pipe, and on Ctrl-C the pool's workers are
-terminated rather than waited for.
+No process outlives the run: pool workers (:class:`workbench.pool.WorkerPool`) and the
+progress queue's manager ask the kernel to kill them when their parent dies (Linux
+``prctl(PR_SET_PDEATHSIG)``), so a SIGKILLed run leaves no orphan blocked on a pipe, and on
+Ctrl-C the pool's workers are terminated rather than waited for.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
-import multiprocessing
 import os
 import re
-import signal
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.managers import SyncManager
 
 from simulators import validation
+from workbench.pool import WorkerPool, context, die_with_parent
 
 CONNECT_TIMEOUT = 10.0
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _ADDRESS = re.compile(r"(?:tcp://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]+)")
 
 
@@ -66,20 +63,6 @@ def scheduler_address(text: str) -> str:
         raise validation.InvalidParameter(
             "--scheduler", text, "must be host:port or tcp://host:port with a port in [1, 65535]")
     return f"tcp://{match['host']}:{int(match['port'])}"
-
-
-def die_with_parent(parent: int) -> None:
-    """Process initializer: have the kernel SIGKILL this process when ``parent`` dies.
-
-    The check of the parent's pid afterwards closes the race of a parent that died between
-    the fork and the ``prctl``. Outside Linux this does nothing.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(1)
 
 
 class SerialExecutor(Executor):
@@ -115,7 +98,7 @@ class Workers:
         if self.kind == "serial":
             yield add
         elif self.kind == "processes":
-            manager = SyncManager(ctx=_context())
+            manager = SyncManager(ctx=context())
             manager.start(die_with_parent, (os.getpid(),))
             with manager:
                 queue = manager.Queue()
@@ -182,11 +165,6 @@ def check_options(processes: int | None = None, scheduler: str | None = None,
     return options
 
 
-def _context():
-    """fork on Linux: workers start already holding the imported modules."""
-    return multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-
-
 @contextmanager
 def open_workers(processes: int | None = None, scheduler: str | None = None,
                  dask_local: int | None = None,
@@ -204,24 +182,16 @@ def open_workers(processes: int | None = None, scheduler: str | None = None,
         yield Workers(SerialExecutor(), 1, "serial", "this process")
         return
     # the workers are started here, before the caller starts threads (progress bars, queues)
-    pool = ProcessPoolExecutor(max_workers=processes, mp_context=_context(),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+    pool = WorkerPool(processes)
     try:
         pool.submit(int).result()
         yield Workers(pool, processes, "processes", f"a pool of {processes} processes")
     except KeyboardInterrupt:
-        # Ctrl-C: stop now; a running task would otherwise be waited for to its end
-        _terminate(pool)
+        pool.terminate()  # Ctrl-C: stop now, do not wait for running tasks to end
         raise
     finally:
         # on an error, tasks not yet started are dropped rather than run
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """SIGTERM the pool's workers (Python 3.14 has ``terminate_workers`` for this)."""
-    for process in list(getattr(pool, "_processes", {}).values()):
-        process.terminate()
 
 
 @contextmanager

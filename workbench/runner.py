@@ -16,8 +16,10 @@ pool and a Dask cluster give identical Datasets. The runner
 5. combines the points in grid order, whatever order they finished in.
 
 If a task raises, no new task is started, the tasks already running are waited for and their
-points stored, and the error is raised: a rerun computes only what is missing. Ctrl-C says
-how many points were saved before it stops.
+points stored, and the error is raised: a rerun computes only what is missing. A pool worker
+that dies (killed, out of memory) fails only the point it was computing, with the worker's
+exit reason (:class:`PointsLost`, raised once the other points are done). Ctrl-C says how
+many points were saved before it stops.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 
@@ -48,6 +51,16 @@ SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
 IN_FLIGHT_PER_WORKER = 2
 STORE_ATTRS = ("store_key", "store_identity")
 FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
+
+
+class PointsLost(Exception):
+    """Points whose worker process died while computing them (the others were stored)."""
+
+    def __init__(self, reasons: dict[str, str]):
+        self.reasons = reasons
+        listed = "; ".join(f"{point}: {reason}" for point, reason in reasons.items())
+        super().__init__(f"{len(reasons)} point(s) failed because {listed}; the other points "
+                         "are stored, and a rerun computes only the failed ones")
 
 
 @dataclass(frozen=True)
@@ -291,17 +304,37 @@ def _execute(experiment: Experiment, config: dict, seed: int, points: list[dict]
                                                  points[task.point], seed, task.blocks, sink)
             in_flight[future] = task
 
+    def recover(broken: dict) -> None:
+        """A worker died: fail the points whose task it took, run the other tasks again."""
+        broken.update({future: in_flight.pop(future) for future in wait(in_flight).done})
+        reasons = workers.executor.lost(list(broken))
+        for future, task in broken.items():
+            if future in reasons:
+                lost[task.point] = reasons[future]
+        for task in broken.values():
+            if task.point not in lost:
+                tasks.appendleft(task)
+        for task in [t for t in tasks if t.point in lost]:
+            tasks.remove(task)
+
+    lost: dict[int, str] = {}
     submit_more()
     while in_flight:
         done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        broken = {}
         for future in done:
             task = in_flight.pop(future)
             try:
                 value, elapsed = future.result()
             except CancelledError:
                 continue
+            except BrokenProcessPool:
+                broken[future] = task
+                continue
             except Exception as failure:  # noqa: BLE001 - re-raised below
                 error = error or failure
+                continue
+            if task.point in lost:
                 continue
             seconds[task.point] += elapsed
             if task.blocks is None or task.blocks == FINISH:
@@ -312,9 +345,13 @@ def _execute(experiment: Experiment, config: dict, seed: int, points: list[dict]
             if outstanding[task.point] == 0:
                 # finish as soon as the last block is in: the point is stored sooner
                 tasks.appendleft(Task(task.point, FINISH, 0.0))
+        if broken:
+            recover(broken)
         submit_more()
     if error is not None:
         raise error
+    if lost:
+        raise PointsLost({point_key(points[i]): reason for i, reason in lost.items()})
     return planned
 
 

@@ -26,7 +26,7 @@ from workbench.executors import Workers
 from workbench.experiments.base import Experiment
 from workbench.files import WriteFailed, remove_orphaned_temporaries
 from workbench.results import CorruptResult, read_netcdf, write_netcdf
-from workbench.runner import SweepResult, run_sweep
+from workbench.runner import PointsLost, SweepResult, run_sweep
 from workbench.store import ResultStore
 
 STORE_DIR = "store"
@@ -93,7 +93,7 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
         try:
             outcome = run_one(experiment, config, seed, out, workers, recompute=recompute,
                               show_progress=show_progress, judge=True)
-        except WriteFailed as error:  # one line: the path and the reason say it all
+        except (WriteFailed, PointsLost) as error:  # one line says it all
             outcome = Outcome(experiment, config, seed, error=str(error))
             print(f"workbench: {experiment.name} failed: {error}", file=log)
         except Exception:  # noqa: BLE001 - reported as an error row; the others still run
