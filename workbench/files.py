@@ -22,6 +22,8 @@ import errno
 import io
 import os
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -87,20 +89,29 @@ def require_writable(field: str, directory: Path) -> Path:
 
 
 def process_started() -> float:
-    """When this process started (seconds since the epoch)."""
-    return psutil.Process().create_time()
+    """When this process started (seconds since the epoch), to the clock tick on Linux
+    (psutil's ``create_time`` rounds the boot time to the second)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except OSError:  # not Linux
+        return psutil.Process().create_time()
+    age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+    return time.time() - age
 
 
-def remove_orphaned_temporaries(directory: Path, older_than: float | None = None) -> list[Path]:
-    """Delete the temporary files (``.*.tmp``) in ``directory`` last written before
-    ``older_than`` (default: this process's start), which no live writer can still own;
-    returns them. A writer holds its temporary for one ``write`` call, so a file older than
-    this process belongs to a crashed one."""
-    older_than = process_started() if older_than is None else older_than
+def remove_orphaned_temporaries(directory: Path,
+                                orphaned: Callable[[Path], bool] | None = None) -> list[Path]:
+    """Delete the temporary files (``.*.tmp``) in ``directory`` that no live writer can own,
+    and return them: those last written before this process started (a writer holds its
+    temporary for one ``write`` call, so such a file belongs to a crashed one), and those
+    ``orphaned(path)`` says are (the store knows whose point it is)."""
+    started = process_started()
     removed = []
     for path in Path(directory).glob(TEMPORARY_GLOB):
         try:
-            if path.is_file() and path.stat().st_mtime < older_than:
+            if path.is_file() and (path.stat().st_mtime < started
+                                   or (orphaned is not None and orphaned(path))):
                 path.unlink()
                 removed.append(path)
         except FileNotFoundError:  # removed by another process meanwhile

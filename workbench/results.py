@@ -120,11 +120,12 @@ def read_netcdf(path: Path) -> xr.Dataset:
     attrs = dict(dataset.attrs)
     expected = attrs.pop(CHECKSUM_ATTR, None)
     version = attrs.pop(FORMAT_ATTR, None)
+    if expected is None:
+        raise CorruptResult(path, f"carries no checksum (attribute {CHECKSUM_ATTR}): not a "
+                                  "workbench result, or one written before they had one")
     if version != STORE_FORMAT:
         raise CorruptResult(path, f"store format {version!r}, this workbench reads "
                                   f"{STORE_FORMAT} (stale version: run it again)")
-    if expected is None:
-        raise CorruptResult(path, f"carries no checksum (attribute {CHECKSUM_ATTR})")
     dataset.attrs = attrs
     actual = array_checksum(dataset)
     if actual != expected:

@@ -200,7 +200,6 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
         stack.callback(lambda: [release(i) for i in list(claims)])
         waiting: list[int] = []
         if store is not None:
-            store.remove_orphaned_temporaries()
             if not recompute:
                 load_stored(list(range(n_points)))
             for i in (i for i in range(n_points) if results[i] is None):
@@ -209,6 +208,7 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
                     waiting.append(i)
                 else:
                     claims[i] = lock
+            store.remove_orphaned_temporaries({keys[i] for i in claims})
             if not recompute:  # stored by another process since the manifest was read
                 load_stored([i for i in claims if i not in corrupt])
                 for i in [i for i in claims if results[i] is not None]:

@@ -133,9 +133,13 @@ class ResultStore:
             return None
         return lock
 
-    def remove_orphaned_temporaries(self) -> list[Path]:
-        """Delete the temporary files that crashed writers left (older than this process)."""
-        return remove_orphaned_temporaries(self.points_directory)
+    def remove_orphaned_temporaries(self, claimed: set[str]) -> list[Path]:
+        """Delete the temporary files that crashed writers left: older than this process, or
+        of a point in ``claimed`` (whose lock this process holds, so no one else writes it)."""
+        def of_a_claimed_point(path: Path) -> bool:
+            return path.name[1:].split(".", 1)[0] in claimed  # .<key>.nc.<random>.tmp
+
+        return remove_orphaned_temporaries(self.points_directory, of_a_claimed_point)
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         """The valid points' entries by key (an unreadable line counts as absent)."""
