@@ -260,8 +260,12 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
                     report.loaded.append(points[i])
                     bars.point_done(point_key(points[i]))
         except KeyboardInterrupt:
-            saved = f"{len(report.computed)} computed point(s) saved in {store.directory}" \
-                if store is not None else "nothing saved (no store)"
+            if store is None:
+                saved = "nothing saved (no store)"
+            else:  # read back: the interrupt may have come between a save and its count
+                entries = store.manifest()
+                saved = (f"{sum(key in entries for key in keys)} of {n_points} points saved "
+                         f"in {store.directory}")
             print(f"workbench: {experiment.name} interrupted; {saved}; a rerun resumes from "
                   "there", file=sys.stderr)
             raise
