@@ -17,7 +17,8 @@ class InvalidParameter(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field} = {value!r} is invalid: {allowed}")
+        shown = field if str(field).isprintable() else repr(field)  # one line, always
+        super().__init__(f"{shown} = {value!r} is invalid: {allowed}")
 
 
 def _require_real(field: str, value: object) -> float:

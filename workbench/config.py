@@ -49,11 +49,13 @@ def _coerce_like(name: str, default: Any, value: Any) -> Any:
             return value
         raise InvalidParameter(name, value, "must be true or false")
     if isinstance(default, int):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
         if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise InvalidParameter(name, value, "must be an integer")
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidParameter(name, value, "must be an integer")
+        if not -2**63 <= value < 2**63:  # TOML's range, and numpy's int64
+            raise InvalidParameter(name, value, "must be an integer in [-2**63, 2**63 - 1]")
+        return value
     if isinstance(default, float):
         if isinstance(value, int | float) and not isinstance(value, bool):
             try:
