@@ -70,21 +70,28 @@ def streamlit_arguments(options: dict[str, object]) -> list[str]:
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse a port outside [1, 65535] or an address that is not one (exit status 2)."""
     integer("--port", args.port, minimum=1, maximum=65535)
+    args.exposure = exposure_warning(args.address)
+
+
+def exposure_warning(address: str) -> str:
+    """The warning for serving on ``address`` ("" for this machine only); raises
+    :class:`InvalidParameter` for something that is neither an IP address nor a host name."""
     try:
-        address = ipaddress.ip_address(args.address)
+        loopback = ipaddress.ip_address(address).is_loopback
     except ValueError:
-        if not _HOSTNAME.fullmatch(args.address):
-            raise InvalidParameter("--address", args.address, "must be an IP address or a host "
+        if not _HOSTNAME.fullmatch(address):
+            raise InvalidParameter("--address", address, "must be an IP address or a host "
                                    "name (letters, digits, '.', '-')") from None
-        address = None
-    args.loopback = args.address == "localhost" or (address is not None and address.is_loopback)
+        loopback = address == "localhost"
+    if loopback:
+        return ""
+    return (f"workbench dashboard: warning: serving on {address}, not on this machine only: "
+            "anyone who can reach that address can browse the results and start runs")
 
 
 def main(args: argparse.Namespace) -> int:
-    if not args.loopback:
-        print(f"workbench dashboard: warning: serving on {args.address}, not this machine "
-              "only: anyone who can reach that address can browse the results and start "
-              "runs", file=sys.stderr, flush=True)
+    if args.exposure:
+        print(args.exposure, file=sys.stderr, flush=True)
     os.environ[RESULTS_ENV] = str(Path(args.results).resolve())
     print(f"workbench dashboard on http://{args.address}:{args.port} "
           f"(results from {args.results}); Ctrl-C stops it", file=sys.stderr, flush=True)

@@ -179,6 +179,7 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
     results: list[xr.Dataset | None] = [None] * n_points
     corrupt: dict[int, str] = {}
     claims: dict[int, FileLock] = {}
+    waiting: list[int] = []  # points another process is computing
 
     def load_stored(indices: list[int]) -> None:
         entries = store.manifest()
@@ -186,6 +187,12 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
             try:
                 results[i] = store.load(keys[i], entries.get(keys[i]))
             except CorruptPoint as error:
+                if i not in claims:
+                    lock = store.claim(keys[i])
+                    if lock is None:  # being written by its owner: not corrupt, wait for it
+                        waiting.append(i)
+                        continue
+                    claims[i] = lock
                 corrupt[i] = error.reason
                 moved = store.quarantine(keys[i])
                 print(f"workbench: stored point {point_key(points[i])} of {experiment.name} is "
@@ -198,11 +205,12 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
 
     with ExitStack() as stack:
         stack.callback(lambda: [release(i) for i in list(claims)])
-        waiting: list[int] = []
         if store is not None:
             if not recompute:
                 load_stored(list(range(n_points)))
-            for i in (i for i in range(n_points) if results[i] is None):
+            for i in range(n_points):
+                if results[i] is not None or i in claims or i in waiting:
+                    continue
                 lock = store.claim(keys[i])
                 if lock is None:
                     waiting.append(i)
