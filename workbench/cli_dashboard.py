@@ -68,8 +68,12 @@ def streamlit_arguments(options: dict[str, object]) -> list[str]:
 
 
 def check_arguments(args: argparse.Namespace) -> None:
-    """Refuse a port outside [1, 65535] or an address that is not one (exit status 2)."""
+    """Refuse a port outside [1, 65535], an address that is not one, a --results path with a
+    NUL character (exit status 2)."""
     integer("--port", args.port, minimum=1, maximum=65535)
+    if "\x00" in str(args.results):
+        raise InvalidParameter("--results", str(args.results),
+                               "must be a path without NUL characters")
     args.exposure = exposure_warning(args.address)
 
 

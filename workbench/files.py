@@ -76,6 +76,8 @@ def require_writable(field: str, directory: Path) -> Path:
     Permission bits are not enough to tell (root ignores them, a read-only mount or an
     immutable directory does not show in them), so a temporary file is created and removed.
     """
+    if "\x00" in str(directory):
+        raise InvalidParameter(field, str(directory), "must be a path without NUL characters")
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)

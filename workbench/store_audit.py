@@ -12,8 +12,12 @@ Each file gets one state:
 - ``orphaned temporary``: a ``.*.tmp`` a crashed writer left (older than this process);
 - ``duplicate manifest line`` / ``torn manifest line``: a key listed more than once (the last
   line wins, so the others are dead weight) or a line cut short by a crash;
-- ``kept aside`` (``*.corrupt``, ``*.orphaned``, ``*.before-repair``) and ``lock`` are listed
-  for completeness and are not problems.
+- ``kept aside`` (``*.corrupt``, ``*.orphaned``, ``*.before-repair``), ``lock`` and ``in
+  progress`` (a temporary younger than this process: another run may be writing it) are
+  listed for completeness and are not problems.
+
+Figures and ``report.html`` are written atomically but carry no checksum (they are rebuilt
+from the verified Dataset by every run), so they are not listed.
 
 :func:`repair` moves the bad files aside, never deleting anything: a corrupt point becomes
 ``<key>.nc.corrupt`` (and is dropped from the manifest), a corrupt combined file

@@ -9,6 +9,7 @@ from app import ui
 from workbench import experiments
 from workbench.cli import DEFAULT_SEED
 from workbench.explore import results_browser
+from workbench.runner import MAX_SEED
 from workbench.suite import verdict_counts
 
 st.title("Experiment browser")
@@ -20,7 +21,8 @@ with st.sidebar:
     st.header("Run a quick version")
     name = st.selectbox("experiment", list(experiments.EXPERIMENTS), key="experiment")
     st.caption(experiments.get(name).summary)
-    seed = st.number_input("seed", min_value=0, value=DEFAULT_SEED, key="seed")
+    seed = st.number_input("seed", min_value=0, max_value=MAX_SEED, value=DEFAULT_SEED,
+                           key="seed")
     start = st.button(f"Run {name} --quick", type="primary", key="run_quick")
 
 if start:
@@ -29,7 +31,8 @@ if start:
     def advance(done: int, total: int) -> None:
         bar.progress(done / total, text=f"{name} --quick: {done} of {total} sweep points")
 
-    quick = results_browser.run_quick(name, directory, int(seed), advance)
+    with ui.user_errors():
+        quick = results_browser.run_quick(name, directory, int(seed), advance)
     bar.progress(1.0, text=f"{name} --quick: done in {quick.seconds:.1f} s")
     counts = verdict_counts(quick.verdicts)
     st.success(f"wrote {quick.path} and {len(quick.figures)} figures; "

@@ -35,9 +35,14 @@ TEXT = st.text(alphabet=st.characters(blacklist_characters="/", blacklist_catego
 TOKENS = st.one_of(st.sampled_from(WORDS), st.sampled_from(ODD), TEXT,
                    st.integers(-2**70, 2**70).map(str),
                    st.builds(lambda k, v: f"{k}={v}", st.sampled_from(PARAMETERS), TEXT))
+VALUED = ["--seed", "--processes", "--scheduler", "--dask-local", "--connect-timeout",
+          "--out", "--set", "--port", "--address", "--results"]
+# an option followed by a value more often than chance would put one there
+PAIRS = st.tuples(st.sampled_from(VALUED), st.one_of(st.sampled_from(ODD), TEXT)).map(list)
 COMMANDS = st.sampled_from(["run", "check", "show", "report", "store", "dashboard", "list"])
-ARGUMENT_LISTS = st.builds(lambda command, rest: [command, *rest], COMMANDS,
-                           st.lists(TOKENS, max_size=8))
+ARGUMENT_LISTS = st.builds(
+    lambda command, rest: [command, *(t for part in rest for t in part)], COMMANDS,
+    st.lists(st.one_of(TOKENS.map(lambda t: [t]), PAIRS), max_size=6))
 
 
 def _toml_list(values):

@@ -144,6 +144,9 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     (["dashboard", "--port", "70000"], "--port"),
     (["dashboard", "--address", "not an address"], "--address"),
     (["store", "verify", "--out", "no-such-directory"], "--out"),
+    (["run", "stale-gaussian", "--out", "a\x00b"], "--out"),
+    (["store", "verify", "--out", "a\x00b"], "--out"),
+    (["dashboard", "--results", "a\x00b"], "--results"),
 ])
 def test_bad_check_all_and_executor_options_are_refused(argv, field, capsys):
     assert main(argv) == 2
