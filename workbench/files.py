@@ -121,7 +121,6 @@ def remove_orphaned_temporaries(directory: Path,
     return removed
 
 
-
 def save_figure(figure, path: Path, **options) -> Path:
     """Save a matplotlib ``figure`` to ``path`` atomically (format from the suffix)."""
     buffer = io.BytesIO()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -59,6 +60,8 @@ def _main(argv: list[str], log: Path, before: Callable[[], None] | None) -> None
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
     sys.stdout = sys.stderr = open(descriptor, "w", buffering=1)  # noqa: SIM115 - until exit
+    # as in a fresh `workbench` process, whatever earlier tests installed in this one
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if before is not None:
         before()
     status = cli.main(argv)
