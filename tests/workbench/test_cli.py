@@ -116,10 +116,16 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     assert status == (1 if violated else 0)
     assert ("exit status 1" if violated else "exit status 0") in out.splitlines()[-1]
 
+    combined = tmp_path / "stale-gaussian.nc"
+    garbled = bytearray(combined.read_bytes())
+    garbled[-8192:-4096] = bytes(4096)  # the combined file damaged: report rebuilds it
+    combined.write_bytes(bytes(garbled))
     assert main(["report", "--quick", "--processes", "1", "--out", str(tmp_path),
                  "--quiet"]) == 0
     captured = capsys.readouterr()
+    assert f"workbench: {combined}: " in captured.err and "rebuilt from the store" in captured.err
     assert f"{n_points} from the store, 0 computed" in captured.err  # nothing recomputed
+    read_netcdf(combined)  # verified again
     page = (tmp_path / "report.html").read_text()
     assert page.count('src="data:image/png;base64,') == 2  # both figures, embedded
     assert "src=\"http" not in page and "<link" not in page  # self-contained
