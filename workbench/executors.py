@@ -177,7 +177,7 @@ def open_workers(processes: int | None = None, scheduler: str | None = None,
         with _dask(scheduler, dask_local, options["connect_timeout"]) as workers:
             yield workers
         return
-    processes = min(available_cores(), max_local_workers()) if processes is None else processes
+    processes = available_cores() if processes is None else processes
     if processes == 1:
         yield Workers(SerialExecutor(), 1, "serial", "this process")
         return
