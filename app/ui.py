@@ -21,6 +21,7 @@ import streamlit as st  # noqa: E402
 
 from simulators.validation import InvalidParameter  # noqa: E402
 from workbench.cli_dashboard import RESULTS_ENV  # noqa: E402
+from workbench.files import WriteFailed  # noqa: E402
 
 DEFAULT_RESULTS = Path("results")
 DPI = 110  # Streamlit's default 200 doubles the rendering time for no visible gain here
@@ -33,11 +34,15 @@ def results_directory() -> Path:
 
 @contextmanager
 def user_errors():
-    """Show invalid input as an error message naming the field, and stop the page there."""
+    """Show invalid input, or a file that could not be written, as an error message naming
+    the field or the path, and stop the page there."""
     try:
         yield
     except InvalidParameter as error:
         st.error(f"Invalid input — {error}")
+        st.stop()
+    except WriteFailed as error:
+        st.error(f"The run failed — {error}")
         st.stop()
 
 

@@ -17,7 +17,8 @@ class InvalidParameter(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field} = {value!r} is invalid: {allowed}")
+        shown = field if str(field).isprintable() else repr(field)  # one line, always
+        super().__init__(f"{shown} = {value!r} is invalid: {allowed}")
 
 
 def _require_real(field: str, value: object) -> float:
@@ -61,14 +62,18 @@ def probability(field: str, value: object) -> float:
     return value
 
 
-def integer(field: str, value: object, minimum: int | None = None) -> int:
-    """An integer, optionally bounded below."""
+def integer(field: str, value: object, minimum: int | None = None,
+            maximum: int | None = None) -> int:
+    """An integer, optionally bounded below and above."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
             raise InvalidParameter(field, value, "must be an integer")
     value = int(value)
+    if maximum is not None and (value > maximum or (minimum is not None and value < minimum)):
+        raise InvalidParameter(field, value, f"must be an integer in [{minimum}, {maximum}]"
+                               if minimum is not None else f"must be an integer <= {maximum}")
     if minimum is not None and value < minimum:
         raise InvalidParameter(field, value, f"must be an integer >= {minimum}")
     return value

@@ -1,10 +1,18 @@
 """The ``workbench`` command line: list, show, run, check and report experiments; browse the
 bounds (``workbench bounds``, :mod:`workbench.cli_bounds`); start the dashboard (``workbench
-dashboard``, :mod:`workbench.cli_dashboard`).
+dashboard``, :mod:`workbench.cli_dashboard`); verify and repair a result store (``workbench
+store verify``, :mod:`workbench.cli_store`).
 
 Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
-finding about the theory, not a failure of the run), 2 for invalid input, 3 when an
-experiment failed to run under ``check --all`` or ``report``.
+finding about the theory, not a failure of the run), 2 for invalid input, 3 when a run failed
+(an experiment raised under ``check --all`` or ``report``, or a file could not be written:
+disk full, file-size limit, read-only directory), 130 when interrupted (Ctrl-C).
+
+Every argument is checked at the boundary (:func:`check_arguments`) before any work starts, so
+a bad value is refused with exit status 2 and one line naming the field, the value and the
+accepted range, never a traceback: the experiment name and ``--set`` values, the seed (an int64
+attribute of every result, so 0 to 2**63 - 1), the executor options (``--scheduler`` must be
+``host:port`` or ``tcp://host:port``), and ``--out``, into which a file must be creatable.
 """
 
 from __future__ import annotations
@@ -15,18 +23,20 @@ import sys
 from pathlib import Path
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
-from simulators.validation import InvalidParameter
-from workbench import cli_bounds, cli_dashboard, experiments
+from simulators.validation import InvalidParameter, integer
+from workbench import cli_bounds, cli_dashboard, cli_store, experiments
 from workbench.config import parse_assignment, to_toml
-from workbench.executors import available_cores, open_workers
+from workbench.executors import CONNECT_TIMEOUT, available_cores, check_options, open_workers
+from workbench.files import WriteFailed, require_writable
 from workbench.report import write_report
+from workbench.runner import MAX_SEED, PointsLost
 from workbench.suite import run_all, run_one, verdict_counts, verdict_table
 
 DEFAULT_SEED = 2016
 DEFAULT_OUT = Path("results")
 
 
-EXIT_VIOLATED, EXIT_INVALID, EXIT_FAILED = 1, 2, 3
+EXIT_VIOLATED, EXIT_INVALID, EXIT_FAILED, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
 def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +56,10 @@ def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
                             "(tcp://host:port)")
     where.add_argument("--dask-local", type=int, metavar="N",
                        help="start a Dask LocalCluster of N worker processes and run there")
+    parser.add_argument("--connect-timeout", type=float, default=CONNECT_TIMEOUT,
+                        metavar="SECONDS",
+                        help=f"how long to wait for the --scheduler to answer (default "
+                             f"{CONNECT_TIMEOUT:g} s)")
     parser.add_argument("--recompute", action="store_true",
                         help="ignore points already in the result store and recompute them")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -87,22 +101,47 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_options(report)
     cli_bounds.add_parser(sub)
     cli_dashboard.add_parser(sub)
+    cli_store.add_parser(sub)
     return parser
 
 
-def _configure(args) -> tuple[experiments.Experiment, dict]:
-    experiment = experiments.get(args.name)
-    overrides = dict(parse_assignment(text) for text in args.assignments)
-    return experiment, experiment.configure(overrides, quick=args.quick)
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse any invalid argument before work starts (module docstring); normalizes ``args``
+    and adds ``args.experiment`` and ``args.config`` for a command naming one experiment."""
+    if args.command == "dashboard":
+        cli_dashboard.check_arguments(args)
+    if args.command == "store":
+        cli_store.check_arguments(args)
+    if args.command not in ("show", "run", "check", "report"):
+        return
+    if args.command == "check" and args.all:
+        if args.name:
+            raise InvalidParameter("name", args.name, "must be left out with --all")
+        if args.assignments:
+            raise InvalidParameter("--set", args.assignments,
+                                   "applies to one experiment; use it without --all")
+    elif args.command == "check" and not args.name:
+        raise InvalidParameter("name", None, "name an experiment or pass --all")
+    if args.command == "report":
+        _selected(args.names)
+    elif not getattr(args, "all", False):
+        args.experiment = experiments.get(args.name)
+        overrides = dict(parse_assignment(text) for text in args.assignments)
+        args.config = args.experiment.configure(overrides, quick=args.quick)
+    if args.command == "show":
+        return
+    args.seed = integer("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    args.executor = check_options(args.processes, args.scheduler, args.dask_local,
+                                  args.connect_timeout)
+    args.out = require_writable("--out", args.out)
 
 
 def _workers(args):
-    return open_workers(processes=args.processes, scheduler=args.scheduler,
-                        dask_local=args.dask_local)
+    return open_workers(**args.executor)
 
 
 def _run(args, stream):
-    experiment, config = _configure(args)
+    experiment, config = args.experiment, args.config
     with _workers(args) as workers:
         outcome = run_one(experiment, config, args.seed, args.out, workers,
                           recompute=args.recompute, show_progress=not args.quiet,
@@ -124,11 +163,6 @@ def _run_all(args, names: list[str]):
 
 
 def _check_all(args) -> int:
-    if args.name:
-        raise InvalidParameter("name", args.name, "must be left out with --all")
-    if args.assignments:
-        raise InvalidParameter("--set", args.assignments,
-                               "applies to one experiment; use it without --all")
     outcomes = _run_all(args, [])
     verdicts = [v for o in outcomes for v in o.verdicts]
     if args.json:
@@ -188,38 +222,50 @@ def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
           f"{counts[INCONCLUSIVE]} inconclusive")
 
 
+def run_command(args: argparse.Namespace) -> int:
+    """Do what the checked ``args`` ask; returns the exit status."""
+    if args.command == "list":
+        for experiment in experiments.EXPERIMENTS.values():
+            print(f"{experiment.name:<20} {experiment.summary}")
+        return 0
+    if args.command == "show":
+        experiment = args.experiment
+        print(f"# {experiment.name}: {experiment.summary}\n# source: {experiment.source}\n")
+        print(to_toml(args.config, experiment.parameters), end="")
+        return 0
+    if args.command == "bounds":
+        return cli_bounds.main(args)
+    if args.command == "dashboard":
+        return cli_dashboard.main(args)
+    if args.command == "store":
+        return cli_store.main(args)
+    if args.command == "run":
+        _run(args, sys.stdout)
+        return 0
+    if args.command == "report":
+        return _report(args)
+    if args.all:
+        return _check_all(args)
+    # check: results and figures are written as by `run`; verdicts go to stdout.
+    outcome = _run(args, sys.stderr)
+    _print_verdicts(outcome.verdicts, args.json)
+    return EXIT_VIOLATED if any(v.verdict == VIOLATED for v in outcome.verdicts) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "list":
-            for experiment in experiments.EXPERIMENTS.values():
-                print(f"{experiment.name:<20} {experiment.summary}")
-            return 0
-        if args.command == "show":
-            experiment, config = _configure(args)
-            print(f"# {experiment.name}: {experiment.summary}\n# source: {experiment.source}\n")
-            print(to_toml(config, experiment.parameters), end="")
-            return 0
-        if args.command == "bounds":
-            return cli_bounds.main(args)
-        if args.command == "dashboard":
-            return cli_dashboard.main(args)
-        if args.command == "run":
-            _run(args, sys.stdout)
-            return 0
-        if args.command == "report":
-            return _report(args)
-        if args.all:
-            return _check_all(args)
-        if not args.name:
-            raise InvalidParameter("name", None, "name an experiment or pass --all")
-        # check: results and figures are written as by `run`; verdicts go to stdout.
-        outcome = _run(args, sys.stderr)
-        _print_verdicts(outcome.verdicts, args.json)
-        return EXIT_VIOLATED if any(v.verdict == VIOLATED for v in outcome.verdicts) else 0
+        check_arguments(args)
+        return run_command(args)
     except InvalidParameter as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return EXIT_INVALID
+    except (WriteFailed, PointsLost) as error:
+        print(f"workbench: error: {error} (the run failed; rerun to resume)", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """``workbench dashboard``: start the Streamlit dashboard (``app/dashboard.py``).
 
 Runs Streamlit's ``streamlit run`` in this process on the installed app's entry file (so
-stopping it stops the server, with no orphan left), bound to 127.0.0.1 by default, headless
+stopping it stops the server, with no orphan left), bound to 127.0.0.1 by default (another
+``--address`` is served with a warning that anyone who can reach it can start runs), headless
 (no browser is opened, no first-run prompt) and with Streamlit's usage statistics off: the
 workbench makes no network calls at run time. The served dashboard does not watch its source
 files (``server.fileWatcherType none``): Streamlit's watcher rescans every imported module
@@ -22,7 +23,9 @@ later visit costs.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -31,6 +34,7 @@ from simulators.validation import InvalidParameter, integer
 
 RESULTS_ENV = "WORKBENCH_RESULTS"
 DEFAULT_PORT = 8501
+_HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})")
 
 
 def entry_file() -> Path:
@@ -63,9 +67,35 @@ def streamlit_arguments(options: dict[str, object]) -> list[str]:
     return ["run", str(entry_file()), *(part for flag in flags for part in flag)]
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse a port outside [1, 65535], an address that is not one, a --results path with a
+    NUL character (exit status 2)."""
+    integer("--port", args.port, minimum=1, maximum=65535)
+    if "\x00" in str(args.results):
+        raise InvalidParameter("--results", str(args.results),
+                               "must be a path without NUL characters")
+    args.exposure = exposure_warning(args.address)
+
+
+def exposure_warning(address: str) -> str:
+    """The warning for serving on ``address`` ("" for this machine only); raises
+    :class:`InvalidParameter` for something that is neither an IP address nor a host name."""
+    try:
+        loopback = ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        if not _HOSTNAME.fullmatch(address):
+            raise InvalidParameter("--address", address, "must be an IP address or a host "
+                                   "name (letters, digits, '.', '-')") from None
+        loopback = address == "localhost"
+    if loopback:
+        return ""
+    return (f"workbench dashboard: warning: serving on {address}, not on this machine only: "
+            "anyone who can reach that address can browse the results and start runs")
+
+
 def main(args: argparse.Namespace) -> int:
-    if integer("--port", args.port, minimum=1) > 65535:
-        raise InvalidParameter("--port", args.port, "must be <= 65535")
+    if args.exposure:
+        print(args.exposure, file=sys.stderr, flush=True)
     os.environ[RESULTS_ENV] = str(Path(args.results).resolve())
     print(f"workbench dashboard on http://{args.address}:{args.port} "
           f"(results from {args.results}); Ctrl-C stops it", file=sys.stderr, flush=True)

@@ -7,6 +7,7 @@ show``) and is stored verbatim in every result file.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,14 +49,22 @@ def _coerce_like(name: str, default: Any, value: Any) -> Any:
             return value
         raise InvalidParameter(name, value, "must be true or false")
     if isinstance(default, int):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
         if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise InvalidParameter(name, value, "must be an integer")
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidParameter(name, value, "must be an integer")
+        if not -2**63 <= value < 2**63:  # TOML's range, and numpy's int64
+            raise InvalidParameter(name, value, "must be an integer in [-2**63, 2**63 - 1]")
+        return value
     if isinstance(default, float):
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            try:
+                number = float(value)
+            except OverflowError:  # an integer beyond the float range
+                number = math.inf
+            if not math.isfinite(number):
+                raise InvalidParameter(name, value, "must be a finite number")
+            return number
         raise InvalidParameter(name, value, "must be a number")
     if isinstance(default, str):
         if isinstance(value, str):

@@ -2,33 +2,45 @@
 
 - one process (``--processes 1``): :class:`SerialExecutor` runs each task when submitted;
 - a process pool (``--processes N``, the default with N = the usable cores):
-  ``concurrent.futures.ProcessPoolExecutor``;
-- a Dask distributed cluster: ``--scheduler tcp://host:port`` connects to a running scheduler,
-  ``--dask-local N`` starts a ``LocalCluster`` of N single-threaded worker processes on this
-  machine. Tasks go through ``Client.get_executor()``, distributed's concurrent.futures
-  interface, so the runner is the same code for all three. Workers of a remote cluster need
-  this package installed (same version: it is part of every stored point's key).
+  :class:`workbench.pool.WorkerPool`, a ``concurrent.futures.ProcessPoolExecutor`` that names
+  the task a dying worker took with it;
+- a Dask distributed cluster: ``--scheduler tcp://host:port`` (or ``host:port``) connects to
+  a running scheduler, waiting at most ``--connect-timeout`` seconds (default
+  :data:`CONNECT_TIMEOUT`); ``--dask-local N`` starts a ``LocalCluster`` of N single-threaded
+  worker processes on this machine. Tasks go through ``Client.get_executor()``,
+  distributed's concurrent.futures interface, so the runner is the same code for all three.
+  Workers of a remote cluster need this package installed (same version: it is part of every
+  stored point's key).
 
 Each kind also provides a progress *sink* (see :mod:`workbench.progress`): a picklable callable
 that tasks call with replicate-update counts and that lands in the parent's bar — directly in
 one process, through a ``multiprocessing.Manager`` queue from a pool, through distributed's
 event topics (``log_event``/``subscribe_topic``) from a cluster.
+
+No process outlives the run: pool workers (:class:`workbench.pool.WorkerPool`) and the
+progress queue's manager ask the kernel to kill them when their parent dies (Linux
+``prctl(PR_SET_PDEATHSIG)``), so a SIGKILLed run leaves no orphan blocked on a pipe, and on
+Ctrl-C the pool's workers are terminated rather than waited for.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-import sys
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing.managers import SyncManager
 
 from simulators import validation
+from workbench.pool import WorkerPool, context, die_with_parent
+
+CONNECT_TIMEOUT = 10.0
+_ADDRESS = re.compile(r"(?:tcp://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]+)")
 
 
 def available_cores() -> int:
@@ -37,6 +49,20 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def max_local_workers() -> int:
+    """The most local worker processes accepted: four per usable core (more only thrash)."""
+    return 4 * available_cores()
+
+
+def scheduler_address(text: str) -> str:
+    """``host:port`` or ``tcp://host:port`` (port 1-65535) as ``tcp://host:port``."""
+    match = _ADDRESS.fullmatch(str(text))
+    if match is None or not 1 <= int(match["port"]) <= 65535:
+        raise validation.InvalidParameter(
+            "--scheduler", text, "must be host:port or tcp://host:port with a port in [1, 65535]")
+    return f"tcp://{match['host']}:{int(match['port'])}"
 
 
 class SerialExecutor(Executor):
@@ -72,7 +98,9 @@ class Workers:
         if self.kind == "serial":
             yield add
         elif self.kind == "processes":
-            with multiprocessing.Manager() as manager:
+            manager = SyncManager(ctx=context())
+            manager.start(die_with_parent, (os.getpid(),))
+            with manager:
                 queue = manager.Queue()
                 drain = threading.Thread(target=_drain, args=(queue, add), daemon=True)
                 drain.start()
@@ -117,38 +145,58 @@ class DaskSink:
         get_worker().log_event(self.topic, count)
 
 
-@contextmanager
-def open_workers(processes: int | None = None, scheduler: str | None = None,
-                 dask_local: int | None = None) -> Iterator[Workers]:
-    """Open the executor the options ask for (at most one of them), close it afterwards."""
+def check_options(processes: int | None = None, scheduler: str | None = None,
+                  dask_local: int | None = None,
+                  connect_timeout: float = CONNECT_TIMEOUT) -> dict[str, object]:
+    """The executor options validated (at most one executor), as :func:`open_workers` takes
+    them; raises :class:`~simulators.validation.InvalidParameter` naming the option."""
     options = {"processes": processes, "scheduler": scheduler, "dask_local": dask_local}
     chosen = [name for name, value in options.items() if value is not None]
     if len(chosen) > 1:
         raise validation.InvalidParameter(chosen[1], options[chosen[1]],
                                           f"cannot be combined with {chosen[0]}")
+    for name in ("processes", "dask_local"):
+        if options[name] is not None:
+            options[name] = validation.integer(name, options[name], minimum=1,
+                                               maximum=max_local_workers())
+    if scheduler is not None:
+        options["scheduler"] = scheduler_address(scheduler)
+    options["connect_timeout"] = validation.positive("connect_timeout", connect_timeout)
+    return options
+
+
+@contextmanager
+def open_workers(processes: int | None = None, scheduler: str | None = None,
+                 dask_local: int | None = None,
+                 connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Workers]:
+    """Open the executor the options ask for (at most one of them), close it afterwards."""
+    options = check_options(processes, scheduler, dask_local, connect_timeout)
+    processes, scheduler, dask_local = (options[k] for k in ("processes", "scheduler",
+                                                              "dask_local"))
     if scheduler is not None or dask_local is not None:
-        with _dask(scheduler, dask_local) as workers:
+        with _dask(scheduler, dask_local, options["connect_timeout"]) as workers:
             yield workers
         return
     processes = available_cores() if processes is None else processes
-    processes = validation.integer("processes", processes, minimum=1)
     if processes == 1:
         yield Workers(SerialExecutor(), 1, "serial", "this process")
         return
-    # fork (Linux) starts workers that already hold the imported modules; they are started
-    # here, before the caller starts threads (progress bars, queues).
-    context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-    pool = ProcessPoolExecutor(max_workers=processes, mp_context=context)
+    # the workers are started here, before the caller starts threads (progress bars, queues)
+    pool = WorkerPool(processes)
     try:
         pool.submit(int).result()
         yield Workers(pool, processes, "processes", f"a pool of {processes} processes")
+    except KeyboardInterrupt:
+        pool.terminate()  # Ctrl-C: stop now, do not wait for running tasks to end
+        raise
     finally:
-        # on an error or Ctrl-C, tasks not yet started are dropped rather than run
+        # on an error, tasks not yet started are dropped rather than run
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager
-def _dask(scheduler: str | None, dask_local: int | None) -> Iterator[Workers]:
+def _dask(scheduler: str | None, dask_local: int | None,
+          connect_timeout: float) -> Iterator[Workers]:
     try:
         from distributed import Client, LocalCluster
     except ImportError as error:  # pragma: no cover - distributed is a dependency
@@ -163,10 +211,12 @@ def _dask(scheduler: str | None, dask_local: int | None) -> Iterator[Workers]:
                           f"a Dask LocalCluster of {n} workers", client)
         return
     try:
-        client = Client(scheduler, timeout="20s")
-    except OSError as error:
+        client = Client(scheduler, timeout=connect_timeout)
+    except OSError as error:  # TimeoutError included
         raise validation.InvalidParameter(
-            "scheduler", scheduler, f"must be a reachable Dask scheduler ({error})") from error
+            "--scheduler", scheduler, f"must be a Dask scheduler reachable within "
+                                      f"--connect-timeout {connect_timeout:g} s ({error})"
+        ) from error
     with client:
         threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
         yield Workers(client.get_executor(pure=False), max(threads, 1), "dask",

@@ -20,7 +20,7 @@ import xarray as xr
 import workbench
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from workbench.config import to_toml
-from workbench.results import atomic_write
+from workbench.files import atomic_write
 from workbench.suite import Outcome, verdict_counts
 
 _STYLE = """
@@ -145,5 +145,5 @@ tolerance.</p>
 {"".join(_section(o) for o in outcomes)}
 </body></html>
 """
-    atomic_write(Path(path), lambda name: Path(name).write_text(page, encoding="utf-8"))
+    atomic_write(Path(path), page.encode("utf-8"))
     return Path(path)

@@ -3,15 +3,14 @@
 Attributes carry the experiment name, the full configuration (TOML), the seed and how seeds
 are derived, and the package versions, so a file alone says how to reproduce it. Files are
 written to a temporary name and renamed, so a crash never leaves a half-written result under
-the real name.
+the real name, and carry the SHA-256 of their arrays and the store format, which every reader
+checks (:func:`read_netcdf`): an altered or torn file is refused by name, never shown.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import hashlib
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,11 @@ import xarray as xr
 
 import workbench
 from workbench.config import to_toml
+from workbench.files import atomic_write
+from workbench.store import STORE_FORMAT
+
+CHECKSUM_ATTR = "arrays_sha256"
+FORMAT_ATTR = "store_format"
 
 SEED_SCHEME = (
     "numpy SeedSequence(seed) tree keyed by identity: data (seed, experiment, 'data'); "
@@ -27,6 +31,15 @@ SEED_SCHEME = (
     "'minibatch', replicate block); schedules (point, 'schedule', ...); "
     "string keys hashed with blake2b-64"
 )
+
+
+class CorruptResult(Exception):
+    """A result file that must not be shown; ``reason`` says why."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
 
 
 def with_provenance(dataset: xr.Dataset, experiment: str, config: dict, seed: int) -> xr.Dataset:
@@ -51,40 +64,71 @@ def config_of(dataset: xr.Dataset) -> dict:
     return tomllib.loads(dataset.attrs["config_toml"])
 
 
-def atomic_write(path: Path, write: Callable[[str], object]) -> bytes:
-    """Write through ``write(temporary_name)`` (same directory), rename onto ``path``.
+def array_checksum(dataset: xr.Dataset) -> str:
+    """SHA-256 of every variable's name, dims and values, as a reader decodes them.
 
-    Returns the bytes written. A crash leaves either the old file or the new one under
-    ``path``, never a partial one.
+    Strings are hashed as text (written as ``<U9``, read back as objects) and every NaN as the
+    one NaN netCDF's fill value decodes to, so a file's arrays hash the same before writing
+    and after reading back.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make results private to the writer
-        write(temporary)
-        content = Path(temporary).read_bytes()
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return content
+    digest = hashlib.sha256()
+    for name in sorted(dataset.variables, key=str):
+        variable = dataset.variables[name]
+        values = np.asarray(variable.values)
+        if values.dtype.kind in "OUS":
+            kind, data = "text", "\x1f".join(
+                v.decode() if isinstance(v, bytes) else str(v) for v in values.ravel()).encode()
+        else:
+            if values.dtype.kind in "fc":
+                values = np.where(np.isnan(values), np.nan, values).astype(values.dtype)
+            kind, data = values.dtype.str, np.ascontiguousarray(values).tobytes()
+        digest.update(f"{name}|{variable.dims}|{values.shape}|{kind}|".encode())
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def write_netcdf(dataset: xr.Dataset, path: Path) -> Path:
-    """Write atomically (temporary file in the same directory, then rename).
+    """Write atomically (:func:`workbench.files.atomic_write`), with the store format and the
+    checksum of the arrays in the attributes (:data:`FORMAT_ATTR`, :data:`CHECKSUM_ATTR`).
 
     Encodings carried over from files read earlier are dropped: a string coordinate read with
     width 9 and concatenated with longer labels would otherwise be written truncated to 9
     characters ("uncorrected" as "uncorrect")."""
     clean = dataset.drop_encoding()
-    atomic_write(path, lambda name: clean.to_netcdf(name, engine="h5netcdf",
-                                                    invalid_netcdf=False))
+    clean.attrs = {**dataset.attrs, FORMAT_ATTR: STORE_FORMAT,
+                   CHECKSUM_ATTR: array_checksum(dataset)}
+    atomic_write(path, bytes(clean.to_netcdf(engine="h5netcdf", invalid_netcdf=False)))
     return Path(path)
 
 
 def read_netcdf(path: Path) -> xr.Dataset:
-    """Load a result fully into memory and close the file."""
-    with xr.open_dataset(path, engine="h5netcdf") as dataset:
-        return dataset.load()
+    """Load a result written by :func:`write_netcdf`, verified, fully into memory.
+
+    Raises :class:`CorruptResult` naming the file when it is not netCDF, was written by
+    another store format, carries no checksum, or its arrays do not match the checksum; the
+    format and checksum attributes are removed from the returned Dataset.
+    """
+    path = Path(path)
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as opened:
+            dataset = opened.load()
+    except FileNotFoundError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any failure to decode means corrupt
+        raise CorruptResult(path, f"not readable as netCDF ({type(error).__name__}: {error})"
+                            ) from error
+    attrs = dict(dataset.attrs)
+    expected = attrs.pop(CHECKSUM_ATTR, None)
+    version = attrs.pop(FORMAT_ATTR, None)
+    if expected is None:
+        raise CorruptResult(path, f"carries no checksum (attribute {CHECKSUM_ATTR}): not a "
+                                  "workbench result, or one written before they had one")
+    if version != STORE_FORMAT:
+        raise CorruptResult(path, f"store format {version!r}, this workbench reads "
+                                  f"{STORE_FORMAT} (stale version: run it again)")
+    dataset.attrs = attrs
+    actual = array_checksum(dataset)
+    if actual != expected:
+        raise CorruptResult(path, f"arrays hash to {actual[:12]}…, the file records "
+                                  f"{str(expected)[:12]}… (altered or torn)")
+    return dataset

@@ -12,10 +12,14 @@ pool and a Dask cluster give identical Datasets. The runner
    (longest-processing-time order), a bounded number at a time;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
    is in, stores each point the moment it is complete, and
-4. combines the points in grid order, whatever order they finished in.
+4. waits for the points another process was computing into the same store, and reads them;
+5. combines the points in grid order, whatever order they finished in.
 
 If a task raises, no new task is started, the tasks already running are waited for and their
-points stored, and the error is raised: a rerun computes only what is missing.
+points stored, and the error is raised: a rerun computes only what is missing. A pool worker
+that dies (killed, out of memory) fails only the point it was computing, with the worker's
+exit reason (:class:`PointsLost`, raised once the other points are done). Ctrl-C says how
+many points were saved before it stops.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 
 import xarray as xr
+from filelock import FileLock
 
 from simulators import validation
 from workbench import progress
@@ -39,11 +45,22 @@ from workbench.experiments.base import Experiment, point_key
 from workbench.results import with_provenance
 from workbench.store import CorruptPoint, ResultStore, point_identity, store_key
 
+MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
 BALANCE_TOLERANCE = 0.1
 SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
 IN_FLIGHT_PER_WORKER = 2
 STORE_ATTRS = ("store_key", "store_identity")
 FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
+
+
+class PointsLost(Exception):
+    """Points whose worker process died while computing them (the others were stored)."""
+
+    def __init__(self, reasons: dict[str, str]):
+        self.reasons = reasons
+        listed = "; ".join(f"{point}: {reason}" for point, reason in reasons.items())
+        super().__init__(f"{len(reasons)} point(s) failed because {listed}; the other points "
+                         "are stored, and a rerun computes only the failed ones")
 
 
 @dataclass(frozen=True)
@@ -144,13 +161,15 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
     """All sweep points of ``experiment`` under ``config`` and ``seed``, combined.
 
     workers: an open executor (:func:`workbench.executors.open_workers`); default this process.
-    store: where points are looked up and saved; ``recompute`` ignores what it holds.
+    store: where points are looked up and saved; ``recompute`` ignores what it holds. A point
+        another process is computing into the same store (its lock is held) is waited for and
+        read, not computed twice (:meth:`workbench.store.ResultStore.claim`).
     show_progress: draw bars (only on a terminal; see :mod:`workbench.progress`).
     on_point: called as ``on_point(done, total)`` once the stored points are loaded and after
         every computed point (for a progress display other than the terminal's, such as the
         dashboard's).
     """
-    seed = validation.integer("seed", seed, minimum=0)
+    seed = validation.integer("seed", seed, minimum=0, maximum=MAX_SEED)
     started = time.perf_counter()
     points = experiment.points(config)
     n_points = len(points)
@@ -159,22 +178,52 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
     report = SweepResult(dataset=xr.Dataset())
     results: list[xr.Dataset | None] = [None] * n_points
     corrupt: dict[int, str] = {}
-    if store is not None and not recompute:
+    claims: dict[int, FileLock] = {}
+    waiting: list[int] = []  # points another process is computing
+
+    def load_stored(indices: list[int]) -> None:
         entries = store.manifest()
-        for i, key in enumerate(keys):
+        for i in indices:
             try:
-                results[i] = store.load(key, entries.get(key))
+                results[i] = store.load(keys[i], entries.get(keys[i]))
             except CorruptPoint as error:
+                if i not in claims:
+                    lock = store.claim(keys[i])
+                    if lock is None:  # being written by its owner: not corrupt, wait for it
+                        waiting.append(i)
+                        continue
+                    claims[i] = lock
                 corrupt[i] = error.reason
-                moved = store.quarantine(key)
+                moved = store.quarantine(keys[i])
                 print(f"workbench: stored point {point_key(points[i])} of {experiment.name} is "
                       f"corrupt ({error}); recomputing it"
                       + (f" (the file is kept as {moved})" if moved else ""), file=sys.stderr)
-    report.loaded = [points[i] for i in range(n_points) if results[i] is not None]
-    todo = [i for i in range(n_points) if results[i] is None]
-    work = {i: experiment.work(config, points[i]) for i in todo}
+
+    def release(i: int) -> None:
+        if i in claims:
+            claims.pop(i).release()
 
     with ExitStack() as stack:
+        stack.callback(lambda: [release(i) for i in list(claims)])
+        if store is not None:
+            if not recompute:
+                load_stored(list(range(n_points)))
+            for i in range(n_points):
+                if results[i] is not None or i in claims or i in waiting:
+                    continue
+                lock = store.claim(keys[i])
+                if lock is None:
+                    waiting.append(i)
+                else:
+                    claims[i] = lock
+            store.remove_orphaned_temporaries({keys[i] for i in claims})
+            if not recompute:  # stored by another process since the manifest was read
+                load_stored([i for i in claims if i not in corrupt])
+                for i in [i for i in claims if results[i] is not None]:
+                    release(i)
+        report.loaded = [points[i] for i in range(n_points) if results[i] is not None]
+        todo = [i for i in range(n_points) if results[i] is None and i not in waiting]
+        work = {i: experiment.work(config, points[i]) for i in todo}
         if workers is None:
             workers = stack.enter_context(open_workers(processes=1))
         bars = progress.SweepBars(experiment.name, n_points, sum(work.values()),
@@ -186,36 +235,11 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
             on_point(len(report.loaded), n_points)
         sink = stack.enter_context(workers.progress_sink(bars.add_updates)
                                    if bars.tracks_updates else nullcontext(None))
-        blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
-        costs = [float(work[i]) or 1.0 for i in todo]
-        tasks = deque(Task(todo[t.point], t.blocks, t.cost)
-                      for t in plan_tasks(costs, blocks, workers.n_workers))
-        report.tasks = len(tasks)
-        report.split = [points[i] for i in sorted({t.point for t in tasks if t.blocks})]
-        outstanding = {i: sum(1 for t in tasks if t.point == i) for i in todo}
-        partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
-        seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
-        in_flight: dict = {}
-        error: BaseException | None = None
-        limit = max(1, workers.n_workers * IN_FLIGHT_PER_WORKER)
-        if workers.kind == "serial":
-            limit = 1
 
-        def submit_more() -> None:
-            while tasks and len(in_flight) < limit and error is None:
-                task = tasks.popleft()
-                if task.blocks == FINISH:
-                    raws = [partial[task.point][b] for b in sorted(partial[task.point])]
-                    future = workers.executor.submit(_finish_task, experiment, config,
-                                                     points[task.point], seed, raws)
-                else:
-                    future = workers.executor.submit(_run_task, experiment, config,
-                                                     points[task.point], seed, task.blocks, sink)
-                in_flight[future] = task
-
-        def complete(i: int, dataset: xr.Dataset) -> None:
+        def complete(i: int, dataset: xr.Dataset, seconds: float) -> None:
             if store is not None:
-                dataset = store.save(keys[i], identities[i], dataset, seconds[i])
+                dataset = store.save(keys[i], identities[i], dataset, seconds)
+                release(i)
             results[i] = dataset
             report.computed.append(points[i])
             if i in corrupt:
@@ -224,30 +248,35 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
             if on_point is not None:
                 on_point(len(report.loaded) + len(report.computed), n_points)
 
-        submit_more()
-        while in_flight:
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in done:
-                task = in_flight.pop(future)
-                try:
-                    value, elapsed = future.result()
-                except CancelledError:
-                    continue
-                except Exception as failure:  # noqa: BLE001 - re-raised below
-                    error = error or failure
-                    continue
-                seconds[task.point] += elapsed
-                if task.blocks is None or task.blocks == FINISH:
-                    complete(task.point, value)
-                    continue
-                partial[task.point][task.blocks[0]] = value
-                outstanding[task.point] -= 1
-                if outstanding[task.point] == 0:
-                    # finish as soon as the last block is in: the point is stored sooner
-                    tasks.appendleft(Task(task.point, FINISH, 0.0))
-            submit_more()
-        if error is not None:
-            raise error
+        def compute(indices: list[int]) -> None:
+            tasks = _execute(experiment, config, seed, points, indices, workers, sink, complete)
+            report.tasks += len(tasks)
+            report.split += [points[i] for i in sorted({t.point for t in tasks if t.blocks})]
+
+        try:
+            compute(todo)
+            for i in waiting:  # points another process was computing when this one started
+                print(f"workbench: waiting for another process computing point "
+                      f"{point_key(points[i])} of {experiment.name}", file=sys.stderr)
+                claims[i] = store.lock(keys[i])
+                claims[i].acquire()
+                load_stored([i])
+                if results[i] is None:  # that process stopped before storing it
+                    compute([i])
+                else:
+                    release(i)
+                    report.loaded.append(points[i])
+                    bars.point_done(point_key(points[i]))
+        except KeyboardInterrupt:
+            if store is None:
+                saved = "nothing saved (no store)"
+            else:  # read back: the interrupt may have come between a save and its count
+                entries = store.manifest()
+                saved = (f"{sum(key in entries for key in keys)} of {n_points} points saved "
+                         f"in {store.directory}")
+            print(f"workbench: {experiment.name} interrupted; {saved}; a rerun resumes from "
+                  "there", file=sys.stderr)
+            raise
 
     for dataset in results:
         for name in STORE_ATTRS:
@@ -256,6 +285,86 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
     report.dataset = with_provenance(combined, experiment.name, config, seed)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _execute(experiment: Experiment, config: dict, seed: int, points: list[dict],
+             todo: list[int], workers: Workers, sink,
+             complete: Callable[[int, xr.Dataset, float], None]) -> list[Task]:
+    """Compute the points ``todo`` on ``workers``, calling ``complete(i, dataset, seconds)`` as
+    each one is done; returns the tasks it planned (module docstring, steps 2 and 3)."""
+    blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
+    costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
+    planned = [Task(todo[t.point], t.blocks, t.cost)
+               for t in plan_tasks(costs, blocks, workers.n_workers)]
+    tasks = deque(planned)
+    outstanding = {i: sum(1 for t in tasks if t.point == i) for i in todo}
+    partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
+    seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
+    in_flight: dict = {}
+    error: BaseException | None = None
+    limit = 1 if workers.kind == "serial" else max(1, workers.n_workers * IN_FLIGHT_PER_WORKER)
+
+    def submit_more() -> None:
+        while tasks and len(in_flight) < limit and error is None:
+            task = tasks.popleft()
+            if task.blocks == FINISH:
+                raws = [partial[task.point][b] for b in sorted(partial[task.point])]
+                future = workers.executor.submit(_finish_task, experiment, config,
+                                                 points[task.point], seed, raws)
+            else:
+                future = workers.executor.submit(_run_task, experiment, config,
+                                                 points[task.point], seed, task.blocks, sink)
+            in_flight[future] = task
+
+    def recover(broken: dict) -> None:
+        """A worker died: fail the points whose task it took, run the other tasks again."""
+        broken.update({future: in_flight.pop(future) for future in wait(in_flight).done})
+        reasons = workers.executor.lost(list(broken))
+        for future, task in broken.items():
+            if future in reasons:
+                lost[task.point] = reasons[future]
+        for task in broken.values():
+            if task.point not in lost:
+                tasks.appendleft(task)
+        for task in [t for t in tasks if t.point in lost]:
+            tasks.remove(task)
+
+    lost: dict[int, str] = {}
+    submit_more()
+    while in_flight:
+        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        broken = {}
+        for future in done:
+            task = in_flight.pop(future)
+            try:
+                value, elapsed = future.result()
+            except CancelledError:
+                continue
+            except BrokenProcessPool:
+                broken[future] = task
+                continue
+            except Exception as failure:  # noqa: BLE001 - re-raised below
+                error = error or failure
+                continue
+            if task.point in lost:
+                continue
+            seconds[task.point] += elapsed
+            if task.blocks is None or task.blocks == FINISH:
+                complete(task.point, value, seconds[task.point])
+                continue
+            partial[task.point][task.blocks[0]] = value
+            outstanding[task.point] -= 1
+            if outstanding[task.point] == 0:
+                # finish as soon as the last block is in: the point is stored sooner
+                tasks.appendleft(Task(task.point, FINISH, 0.0))
+        if broken:
+            recover(broken)
+        submit_more()
+    if error is not None:
+        raise error
+    if lost:
+        raise PointsLost({point_key(points[i]): reason for i, reason in lost.items()})
+    return planned
 
 
 def run_experiment(experiment: Experiment, config: dict, seed: int, processes: int = 1,

@@ -5,6 +5,8 @@ Layout under a root directory (``<out>/store`` for the CLI)::
     <root>/<experiment>/manifest.jsonl         index of the valid points (JSON lines)
     <root>/<experiment>/points/<key>.nc        one point's Dataset (netCDF via h5netcdf)
     <root>/<experiment>/points/<key>.nc.corrupt   the last file found corrupt under that key
+    <root>/<experiment>/points/<key>.lock      held while a process computes the point
+    <root>/<experiment>/manifest.jsonl.lock    held while a process writes the manifest
 
 **Key.** A point's key is the SHA-256 (first 24 hex digits, 96 bits) of the canonical JSON of
 its *identity*: the experiment name; the configuration the point depends on
@@ -27,8 +29,14 @@ Nothing is ever unpickled: points are netCDF and the manifest is JSON.
 line naming it appended to the manifest (one JSON object per line, the last line for a key
 wins, a removal is a line with ``"removed": true``); a crash between the two leaves an unlisted
 file that is recomputed and replaced, and a line cut short by a crash is ignored. Appending
-keeps the cost of recording a point independent of the sweep's size. The runner's parent
-process is the only writer.
+keeps the cost of recording a point independent of the sweep's size. Within a run the parent
+process is the only writer; files are written through :func:`workbench.files.atomic_write`.
+
+**Concurrency.** Several processes may share one store (two runs into one ``--out``). A point
+is computed under its lock (``points/<key>.lock``, an OS file lock from ``filelock``, which the
+kernel releases when its holder dies, so a killed run leaves no stale lock): a second process
+finding the lock held waits for it and then reads the first one's result
+(:meth:`ResultStore.claim`). Manifest lines are appended under ``manifest.jsonl.lock``.
 """
 
 from __future__ import annotations
@@ -45,9 +53,10 @@ from typing import Any
 import numpy as np
 import scipy
 import xarray as xr
+from filelock import FileLock, Timeout
 
 import workbench
-from workbench.results import atomic_write
+from workbench.files import WriteFailed, atomic_write, remove_orphaned_temporaries
 
 STORE_FORMAT = 2  # 2: calibrated intervals, exact Var φ̂(θ²)
 KEY_DIGITS = 24
@@ -66,6 +75,12 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def code_versions() -> dict[str, str]:
+    """The versions of the code that produces the numbers (part of every point's key)."""
+    return {"workbench": workbench.__version__, "numpy": np.__version__,
+            "scipy": scipy.__version__}
+
+
 def point_identity(experiment, config: dict, point: dict, seed: int) -> dict[str, Any]:
     """Everything a stored point's key is computed from (module docstring)."""
     return {
@@ -74,8 +89,7 @@ def point_identity(experiment, config: dict, point: dict, seed: int) -> dict[str
         "config": experiment.point_identity(config, point),
         "point": point,
         "seed": int(seed),
-        "versions": {"workbench": workbench.__version__, "numpy": np.__version__,
-                     "scipy": scipy.__version__},
+        "versions": code_versions(),
     }
 
 
@@ -98,8 +112,34 @@ class ResultStore:
     def manifest_path(self) -> Path:
         return self.directory / "manifest.jsonl"
 
+    @property
+    def points_directory(self) -> Path:
+        return self.directory / "points"
+
     def path(self, key: str) -> Path:
-        return self.directory / "points" / f"{key}.nc"
+        return self.points_directory / f"{key}.nc"
+
+    def lock(self, key: str) -> FileLock:
+        """The lock a process holds while it computes and stores the point ``key``."""
+        self.points_directory.mkdir(parents=True, exist_ok=True)
+        return FileLock(self.points_directory / f"{key}.lock", thread_local=False)
+
+    def claim(self, key: str) -> FileLock | None:
+        """The point's lock, acquired, or ``None`` if another process holds it."""
+        lock = self.lock(key)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return None
+        return lock
+
+    def remove_orphaned_temporaries(self, claimed: set[str]) -> list[Path]:
+        """Delete the temporary files that crashed writers left: older than this process, or
+        of a point in ``claimed`` (whose lock this process holds, so no one else writes it)."""
+        def of_a_claimed_point(path: Path) -> bool:
+            return path.name[1:].split(".", 1)[0] in claimed  # .<key>.nc.<random>.tmp
+
+        return remove_orphaned_temporaries(self.points_directory, of_a_claimed_point)
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         """The valid points' entries by key (an unreadable line counts as absent)."""
@@ -169,7 +209,7 @@ class ResultStore:
         dataset = dataset.copy()
         dataset.attrs["store_key"] = key
         dataset.attrs["store_identity"] = canonical_json(identity)
-        content = atomic_write(path, lambda name: dataset.to_netcdf(name, engine="h5netcdf"))
+        content = atomic_write(path, bytes(dataset.to_netcdf(engine="h5netcdf")))
         self._record({
             "key": key,
             "file": str(path.relative_to(self.directory)),
@@ -183,15 +223,23 @@ class ResultStore:
         with xr.open_dataset(io.BytesIO(content), engine="h5netcdf") as stored:
             return stored.load()
 
+    def manifest_lock(self) -> FileLock:
+        """Held while the manifest is appended to or rewritten."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return FileLock(self.manifest_path.with_name(self.manifest_path.name + ".lock"),
+                        thread_local=False)
+
     def _record(self, record: dict[str, Any]) -> None:
         """Append one manifest line (on a fresh line if a crash cut the last one short)."""
-        self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, sort_keys=True, ensure_ascii=True) + "\n"
-        with open(self.manifest_path, "a+b") as manifest:
-            if manifest.tell() > 0:
-                manifest.seek(-1, os.SEEK_END)
-                if manifest.read(1) != b"\n":
-                    line = "\n" + line
-            manifest.write(line.encode())
-            manifest.flush()
-            os.fsync(manifest.fileno())
+        try:
+            with self.manifest_lock(), open(self.manifest_path, "a+b") as manifest:
+                if manifest.tell() > 0:
+                    manifest.seek(-1, os.SEEK_END)
+                    if manifest.read(1) != b"\n":
+                        line = "\n" + line
+                manifest.write(line.encode())
+                manifest.flush()
+                os.fsync(manifest.fileno())
+        except OSError as error:
+            raise WriteFailed(self.manifest_path, error) from error

@@ -1,5 +1,9 @@
 """The main job: run experiments through the store, write their results, judge their checks.
 
+The combined ``<out>/<name>.nc`` is always rebuilt from the (verified) store, so a corrupt one
+is replaced, and said to have been; temporary files crashed writers left in ``<out>`` are
+removed first.
+
 :func:`run_one` is what ``workbench run`` and ``workbench check`` do for one experiment;
 :func:`run_all` does it for several (``workbench check --all``, ``workbench report``) and
 keeps going when one of them fails, so a broken experiment shows up as an error row instead of
@@ -20,8 +24,9 @@ import xarray as xr
 from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from workbench.executors import Workers
 from workbench.experiments.base import Experiment
-from workbench.results import write_netcdf
-from workbench.runner import SweepResult, run_sweep
+from workbench.files import WriteFailed, remove_orphaned_temporaries
+from workbench.results import CorruptResult, read_netcdf, write_netcdf
+from workbench.runner import PointsLost, SweepResult, run_sweep
 from workbench.store import ResultStore
 
 STORE_DIR = "store"
@@ -52,16 +57,29 @@ def run_one(experiment: Experiment, config: dict, seed: int, out: Path, workers:
     """Sweep (resuming from ``out/store``), write ``out/<name>.nc`` and figures, check."""
     started = time.perf_counter()
     out = Path(out)
+    remove_orphaned_temporaries(out)
     store = ResultStore(out / STORE_DIR, experiment.name)
     sweep = run_sweep(experiment, config, seed, workers=workers, store=store,
                       recompute=recompute, show_progress=show_progress, on_point=on_point)
     outcome = Outcome(experiment, config, seed, sweep.dataset, sweep)
-    outcome.paths = [write_netcdf(sweep.dataset, out / f"{experiment.name}.nc")]
+    combined = out / f"{experiment.name}.nc"
+    _report_corrupt(combined)
+    outcome.paths = [write_netcdf(sweep.dataset, combined)]
     outcome.paths += experiment.figures(sweep.dataset, out)
     if judge:
         outcome.verdicts = experiment.checks(sweep.dataset)
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _report_corrupt(path: Path) -> None:
+    """Say so if the combined file about to be rebuilt from the store was corrupt."""
+    try:
+        read_netcdf(path)
+    except FileNotFoundError:
+        return
+    except CorruptResult as error:
+        print(f"workbench: {error}; rebuilt from the store", file=sys.stderr)
 
 
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
@@ -75,6 +93,9 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
         try:
             outcome = run_one(experiment, config, seed, out, workers, recompute=recompute,
                               show_progress=show_progress, judge=True)
+        except (WriteFailed, PointsLost) as error:  # one line says it all
+            outcome = Outcome(experiment, config, seed, error=str(error))
+            print(f"workbench: {experiment.name} failed: {error}", file=log)
         except Exception:  # noqa: BLE001 - reported as an error row; the others still run
             outcome = Outcome(experiment, config, seed, error=traceback.format_exc())
             print(f"workbench: {experiment.name} failed:\n{outcome.error}", file=log)

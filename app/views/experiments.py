@@ -20,7 +20,9 @@ with st.sidebar:
     st.header("Run a quick version")
     name = st.selectbox("experiment", list(experiments.EXPERIMENTS), key="experiment")
     st.caption(experiments.get(name).summary)
-    seed = st.number_input("seed", min_value=0, value=DEFAULT_SEED, key="seed")
+    # the browser's largest exact integer, below the CLI's --seed limit
+    seed = st.number_input("seed", min_value=0, max_value=2**53 - 1, value=DEFAULT_SEED,
+                           key="seed")
     start = st.button(f"Run {name} --quick", type="primary", key="run_quick")
 
 if start:
@@ -29,7 +31,8 @@ if start:
     def advance(done: int, total: int) -> None:
         bar.progress(done / total, text=f"{name} --quick: {done} of {total} sweep points")
 
-    quick = results_browser.run_quick(name, directory, int(seed), advance)
+    with ui.user_errors():
+        quick = results_browser.run_quick(name, directory, int(seed), advance)
     bar.progress(1.0, text=f"{name} --quick: done in {quick.seconds:.1f} s")
     counts = verdict_counts(quick.verdicts)
     st.success(f"wrote {quick.path} and {len(quick.figures)} figures; "
@@ -42,7 +45,7 @@ if not results:
             f"`workbench run NAME --out {directory}`.")
     st.stop()
 for broken in (r for r in results if r.problem):
-    st.warning(f"{broken.path} cannot be read: {broken.problem}")
+    st.error(f"{broken.path} is not shown: {broken.problem}")
 readable = [r for r in results if not r.problem]
 if not readable:
     st.stop()

@@ -249,6 +249,22 @@ def test_experiment_browser_runs_a_quick_version_with_progress(tmp_path, monkeyp
     assert metrics(at)["configuration"] == "quick"
 
 
+def test_experiment_browser_shows_a_corrupt_file_as_an_error_and_loads_the_rest(
+        default_results, tmp_path, monkeypatch):
+    import shutil
+
+    shutil.copy(default_results / "stale-gaussian.nc", tmp_path / "stale-gaussian.nc")
+    damaged = bytearray((default_results / "stale-gaussian.nc").read_bytes())
+    damaged[-8192:-4096] = bytes(4096)  # array data overwritten, same size
+    (tmp_path / "damaged.nc").write_bytes(bytes(damaged))
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    at = open_page("views/experiments.py")
+    no_exception(at)
+    [error] = at.error
+    assert "damaged.nc is not shown" in error.value
+    assert metrics(at)["configuration"] == "default"  # the intact file is browsed
+
+
 def test_experiment_browser_missing_directory_is_a_message(tmp_path, monkeypatch):
     monkeypatch.setenv(RESULTS_ENV, str(tmp_path / "nowhere"))
     at = open_page("views/experiments.py")

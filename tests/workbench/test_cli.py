@@ -116,10 +116,16 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     assert status == (1 if violated else 0)
     assert ("exit status 1" if violated else "exit status 0") in out.splitlines()[-1]
 
+    combined = tmp_path / "stale-gaussian.nc"
+    garbled = bytearray(combined.read_bytes())
+    garbled[-8192:-4096] = bytes(4096)  # the combined file damaged: report rebuilds it
+    combined.write_bytes(bytes(garbled))
     assert main(["report", "--quick", "--processes", "1", "--out", str(tmp_path),
                  "--quiet"]) == 0
     captured = capsys.readouterr()
+    assert f"workbench: {combined}: " in captured.err and "rebuilt from the store" in captured.err
     assert f"{n_points} from the store, 0 computed" in captured.err  # nothing recomputed
+    read_netcdf(combined)  # verified again
     page = (tmp_path / "report.html").read_text()
     assert page.count('src="data:image/png;base64,') == 2  # both figures, embedded
     assert "src=\"http" not in page and "<link" not in page  # self-contained
@@ -133,6 +139,20 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     (["check", "stale-gaussian", "--all"], "name"),
     (["check"], "name"),
     (["run", "stale-gaussian", "--processes", "0"], "processes"),
+    (["run", "stale-gaussian", "--processes", "100000"], "processes"),
+    (["run", "stale-gaussian", "--seed", "99999999999999999999999999"], "--seed"),
+    (["run", "stale-gaussian", "--seed", "-1"], "--seed"),
+    (["run", "stale-gaussian", "--scheduler", "garbage"], "--scheduler"),
+    (["run", "stale-gaussian", "--scheduler", "tcp://host:99999"], "--scheduler"),
+    (["run", "stale-gaussian", "--connect-timeout", "0"], "connect_timeout"),
+    (["run", "stale-gaussian", "--set", "true_mean=nan"], "true_mean"),
+    (["run", "stale-gaussian", "--set", "n_replicates=1e30"], "n_replicates"),
+    (["dashboard", "--port", "70000"], "--port"),
+    (["dashboard", "--address", "not an address"], "--address"),
+    (["store", "verify", "--out", "no-such-directory"], "--out"),
+    (["run", "stale-gaussian", "--out", "a\x00b"], "--out"),
+    (["store", "verify", "--out", "a\x00b"], "--out"),
+    (["dashboard", "--results", "a\x00b"], "--results"),
 ])
 def test_bad_check_all_and_executor_options_are_refused(argv, field, capsys):
     assert main(argv) == 2
@@ -198,3 +218,31 @@ def test_a_sampler_that_diverges_everywhere_is_a_violated_finding(tmp_path, caps
                 if line.startswith("violated") and "oracle/divergence/staleness=" in line]
     assert len(findings) == 2
     assert "100 of 100 replicates diverged, the first at sample" in out
+
+
+def test_scheduler_addresses_are_read_as_tcp_host_port():
+    from workbench.executors import scheduler_address
+
+    assert scheduler_address("localhost:8786") == "tcp://localhost:8786"
+    assert scheduler_address("tcp://10.0.0.2:8786") == "tcp://10.0.0.2:8786"
+    assert scheduler_address("tcp://[::1]:8786") == "tcp://[::1]:8786"
+
+
+def test_an_unreachable_scheduler_is_named_within_the_connect_timeout(tmp_path, capsys):
+    import time
+
+    started = time.monotonic()
+    assert main(["run", "stale-gaussian", "--scheduler", "127.0.0.1:1", "--connect-timeout",
+                 "0.5", "--out", str(tmp_path)]) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert "--scheduler = 'tcp://127.0.0.1:1'" in err and "0.5 s" in err
+
+
+def test_the_dashboard_warns_when_it_is_not_on_this_machine_only():
+    from workbench.cli_dashboard import exposure_warning
+
+    for address in ("127.0.0.1", "::1", "localhost"):
+        assert exposure_warning(address) == ""
+    for address in ("0.0.0.0", "192.168.1.5", "example.org"):
+        assert "anyone who can reach that address" in exposure_warning(address)

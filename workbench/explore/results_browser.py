@@ -5,8 +5,9 @@ browser at another store is a change here only:
 
 - :func:`list_results` lists the combined result files ``<directory>/<experiment>.nc`` that
   ``workbench run``/``check`` write (with the experiment, seed and configuration kind read from
-  their attributes), and reports unreadable files instead of failing;
-- :func:`load_result` opens one with :func:`workbench.results.read_netcdf`;
+  their attributes), and reports unreadable, foreign or corrupt files (arrays not matching
+  their recorded checksum) instead of failing or showing them;
+- :func:`load_result` opens one with :func:`workbench.results.read_netcdf`, which verifies it;
 - :func:`along` slices a variable for plotting: one dim on the horizontal axis, optionally one
   dim as separate curves, one coordinate chosen for every other dim;
 - :func:`run_quick` runs an experiment's ``--quick`` configuration through the same runner and
@@ -61,14 +62,16 @@ def _configuration_kind(experiment: str, config: dict) -> str:
 
 
 def describe_file(path: Path) -> StoredResult:
-    """What a result file is, from its attributes alone (the data are not read)."""
+    """What a result file is, from its attributes, once its arrays are verified against the
+    checksum it records (:func:`workbench.results.read_netcdf`): a foreign, altered or torn
+    file is listed with its problem and never shown."""
     path = Path(path)
     stat = path.stat()
     try:
-        with xr.open_dataset(path, engine="h5netcdf") as dataset:
-            attrs = dict(dataset.attrs)
-            experiment = str(attrs["experiment"])
-            config = config_of(dataset)
+        dataset = read_netcdf(path)
+        attrs = dict(dataset.attrs)
+        experiment = str(attrs["experiment"])
+        config = config_of(dataset)
     except Exception as error:  # noqa: BLE001 - any unreadable file is listed with its reason
         return StoredResult(path, "", None, "", stat.st_size, stat.st_mtime,
                             f"{type(error).__name__}: {error}")

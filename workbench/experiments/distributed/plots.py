@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.patches import Ellipse  # noqa: E402
 
+from workbench.files import save_figure  # noqa: E402
+
 plt.rcParams.setdefault("figure.max_open_warning", 0)
 
 
@@ -46,7 +48,7 @@ def cloud(ax, draws: np.ndarray, colour: str = "k", size: float = 3, alpha: floa
 
 
 def finish(fig, path) -> object:
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 

@@ -24,6 +24,7 @@ from workbench.experiments.stale_gaussian.bound_design import (  # noqa: E402
     INTEGRATOR_ORDER,
     optimal_design,
 )
+from workbench.files import save_figure  # noqa: E402
 from workbench.results import config_of  # noqa: E402
 
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}
@@ -110,6 +111,6 @@ def figure_bounds(dataset: xr.Dataset, path: Path) -> Path:
     _rate_panel(axes[0], dataset, function, config)
     _envelope_panel(axes[1], dataset, function, config)
     _variance_panel(axes[2], dataset, function, config)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path

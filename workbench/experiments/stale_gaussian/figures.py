@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
+from workbench.files import save_figure  # noqa: E402
 from workbench.results import config_of  # noqa: E402
 
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}
@@ -73,6 +74,6 @@ def figure_mse(dataset: xr.Dataset, path: Path) -> Path:
     bx.set_ylabel(f"MSE of φ̂ at L = L0·τ (φ = {label})")
     bx.set_title("(b) seed 001 predicts a flat line")
     bx.legend(fontsize=8)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path

@@ -1,0 +1,122 @@
+"""Damaged files are detected and named, recomputed or refused, never shown."""
+
+import os
+
+import pytest
+import xarray as xr
+
+from workbench.cli import main
+from workbench.explore import results_browser
+from workbench.results import CorruptResult, read_netcdf
+from workbench.store import ResultStore
+
+from .conftest import N_POINTS, QUICK
+
+RUN = ["run", "stale-gaussian", *QUICK, "--processes", "1"]
+
+
+def _points(out):
+    return sorted((out / "store" / "stale-gaussian" / "points").glob("*.nc"))
+
+
+def _garbage(path, offset=None, size=4096):
+    """``size`` random bytes over the file's middle (or at ``offset``): same length."""
+    content = bytearray(path.read_bytes())
+    start = len(content) // 2 - size // 2 if offset is None else offset
+    content[start:start + size] = os.urandom(size)
+    path.write_bytes(bytes(content))
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+
+
+def _empty(path):
+    path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("damage", [_truncate, _empty, _garbage],
+                         ids=["truncated", "zero-length", "garbage"])
+def test_damaged_point_is_named_kept_aside_and_recomputed(tmp_path, reference, damage, capsys):
+    out = tmp_path / "out"
+    assert main([*RUN, "--out", str(out)]) == 0
+    victim = _points(out)[0]
+    damage(victim)
+    capsys.readouterr()
+    assert main([*RUN, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{victim}" in err and "corrupt" in err
+    assert f"{N_POINTS - 1} from the store, 1 computed" in err
+    assert victim.with_name(victim.name + ".corrupt").exists()
+    xr.testing.assert_identical(read_netcdf(out / "stale-gaussian.nc"), reference)
+
+
+def test_garbage_combined_file_is_refused_by_every_reader_and_rebuilt(tmp_path, reference,
+                                                                       capsys):
+    out = tmp_path / "out"
+    assert main([*RUN, "--out", str(out)]) == 0
+    combined = out / "stale-gaussian.nc"
+    size = combined.stat().st_size
+    _garbage(combined, offset=size - 8192)  # the arrays' data, as in the report of issue 18
+    assert combined.stat().st_size == size
+    with pytest.raises(CorruptResult, match="stale-gaussian.nc"):
+        read_netcdf(combined)
+    [listed] = results_browser.list_results(out)  # the dashboard's loader
+    assert listed.problem and "unreadable" in listed.label
+    with pytest.raises(CorruptResult):
+        results_browser.load_result(combined)
+    capsys.readouterr()
+    assert main([*RUN, "--out", str(out)]) == 0  # run, check and report rebuild it alike
+    assert f"{combined}" in capsys.readouterr().err
+    xr.testing.assert_identical(read_netcdf(combined), reference)
+
+
+def test_a_foreign_file_beside_results_is_an_error_and_the_rest_load(tmp_path):
+    out = tmp_path / "out"
+    assert main([*RUN, "--out", str(out)]) == 0
+    ours = read_netcdf(out / "stale-gaussian.nc")
+    foreign = xr.Dataset({"x": ("i", [1.0, 2.0])}, attrs={"experiment": "stale-gaussian"})
+    foreign.to_netcdf(out / "foreign.nc", engine="h5netcdf")
+    listed = {r.path.name: r for r in results_browser.list_results(out)}
+    assert "checksum" in listed["foreign.nc"].problem
+    assert not listed["stale-gaussian.nc"].problem
+    xr.testing.assert_identical(results_browser.load_result(out / "stale-gaussian.nc"), ours)
+
+
+def test_store_verify_lists_exactly_the_bad_files_and_repair_then_run_restores(tmp_path,
+                                                                              capsys):
+    out = tmp_path / "out"
+    assert main([*RUN, "--out", str(out)]) == 0
+    truncated, garbage, _ = _points(out)
+    _truncate(truncated)
+    _garbage(garbage)
+    orphan = truncated.with_name(f".{truncated.name}.x1y2z3.tmp")
+    orphan.write_bytes(b"half a point")
+    os.utime(orphan, (1, 1))  # left by a process that died long ago
+    capsys.readouterr()
+    assert main(["store", "verify", "--out", str(out)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    bad = sorted(line.split()[-1] if "(" not in line else line.split("  (")[0].split()[-1]
+                 for line in lines if line.startswith(("corrupt", "orphaned temporary")))
+    assert bad == sorted(str(p) for p in (truncated, garbage, orphan))
+    assert main(["store", "verify", "--out", str(out), "--repair"]) == 0
+    assert not orphan.exists() and orphan.with_name(orphan.name + ".orphaned").exists()
+    assert main([*RUN, "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["store", "verify", "--out", str(out)]) == 0
+    states = [line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]]
+    assert states.count("complete") == N_POINTS + 1 and "corrupt" not in states
+
+
+def test_duplicate_manifest_lines_are_listed_and_compacted(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([*RUN, "--out", str(out)]) == 0
+    assert main([*RUN, "--out", str(out), "--recompute"]) == 0
+    store = ResultStore(out / "store", "stale-gaussian")
+    capsys.readouterr()
+    assert main(["store", "verify", "--out", str(out)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("duplicate manifest line") for line in lines) == N_POINTS
+    assert main(["store", "verify", "--out", str(out), "--repair"]) == 0
+    assert len(store.manifest_path.read_text().splitlines()) == N_POINTS
+    assert main(["store", "verify", "--out", str(out)]) == 0

@@ -1,0 +1,129 @@
+"""Writing files safely: atomic replacement, named failures, and the leftovers of a crash.
+
+Every file the workbench writes (a store point, the manifest's rewrite, the combined
+``<out>/<name>.nc``, a figure, the report) is first produced as bytes in memory, then written
+to a temporary name in the same directory (``.<name>.<random>.tmp``), flushed to disk and
+renamed onto its real name: a crash leaves the old file or the new one, never a partial one.
+
+Producing the bytes in memory is also what keeps a full disk from crashing the process: HDF5,
+when a write to its own file fails (``ENOSPC``), raises from inside its flush and can then
+segfault while closing; written here with plain ``os.write``, the same failure is an
+``OSError`` like any other. Every such failure (disk full, file-size limit, read-only or
+immutable directory, permission) becomes :class:`WriteFailed`, which names the path and the
+reason, and the temporary file is removed.
+
+A crash (SIGKILL, power loss) in the middle of a write can still leave a temporary file:
+:func:`remove_orphaned_temporaries` deletes those older than the running process.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from simulators.validation import InvalidParameter
+
+TEMPORARY_GLOB = ".*.tmp"
+
+
+class WriteFailed(Exception):
+    """A file could not be written; ``path`` and ``reason`` say which and why."""
+
+    def __init__(self, path: Path, error: OSError):
+        self.path = Path(path)
+        code = errno.errorcode.get(error.errno, "") if error.errno else ""
+        self.reason = f"{error.strerror or error}" + (f" ({code})" if code else "")
+        super().__init__(f"cannot write {self.path}: {self.reason}")
+
+
+def atomic_write(path: Path, content: bytes) -> bytes:
+    """Write ``content`` to ``path`` through a flushed temporary file and a rename.
+
+    Returns ``content``; raises :class:`WriteFailed` (no file left behind) if any step fails.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                             dir=path.parent)
+    except OSError as error:
+        raise WriteFailed(path, error) from error
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            os.fchmod(stream.fileno(), 0o644)  # mkstemp's 0600 would make results private
+            stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise WriteFailed(path, error) from error
+        raise
+    return content
+
+
+def require_writable(field: str, directory: Path) -> Path:
+    """``directory``, created if missing, after proving a file can be created in it.
+
+    Permission bits are not enough to tell (root ignores them, a read-only mount or an
+    immutable directory does not show in them), so a temporary file is created and removed.
+    """
+    if "\x00" in str(directory):
+        raise InvalidParameter(field, str(directory), "must be a path without NUL characters")
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        reason = WriteFailed(directory, error).reason
+        raise InvalidParameter(field, str(directory), f"must be a directory where files can be "
+                                                      f"created ({reason})") from error
+    return directory
+
+
+def process_started() -> float:
+    """When this process started (seconds since the epoch), to the clock tick on Linux
+    (psutil's ``create_time`` rounds the boot time to the second)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except OSError:  # not Linux
+        return psutil.Process().create_time()
+    age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+    return time.time() - age
+
+
+def remove_orphaned_temporaries(directory: Path,
+                                orphaned: Callable[[Path], bool] | None = None) -> list[Path]:
+    """Delete the temporary files (``.*.tmp``) in ``directory`` that no live writer can own,
+    and return them: those last written before this process started (a writer holds its
+    temporary for one ``write`` call, so such a file belongs to a crashed one), and those
+    ``orphaned(path)`` says are (the store knows whose point it is)."""
+    started = process_started()
+    removed = []
+    for path in Path(directory).glob(TEMPORARY_GLOB):
+        try:
+            if path.is_file() and (path.stat().st_mtime < started
+                                   or (orphaned is not None and orphaned(path))):
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:  # removed by another process meanwhile
+            continue
+    return removed
+
+
+def save_figure(figure, path: Path, **options) -> Path:
+    """Save a matplotlib ``figure`` to ``path`` atomically (format from the suffix)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=Path(path).suffix.lstrip("."), **options)
+    atomic_write(path, buffer.getvalue())
+    return Path(path)
