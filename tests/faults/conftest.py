@@ -60,8 +60,10 @@ def _main(argv: list[str], log: Path, before: Callable[[], None] | None) -> None
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
     sys.stdout = sys.stderr = open(descriptor, "w", buffering=1)  # noqa: SIM115 - until exit
-    # as in a fresh `workbench` process, whatever earlier tests installed in this one
+    # as in a fresh `workbench` process, whatever earlier tests installed or blocked in this
+    # one (a fork inherits the forking thread's signal mask)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     if before is not None:
         before()
     status = cli.main(argv)
