@@ -127,3 +127,17 @@ def save_figure(figure, path: Path, **options) -> Path:
     figure.savefig(buffer, format=Path(path).suffix.lstrip("."), **options)
     atomic_write(path, buffer.getvalue())
     return Path(path)
+
+
+def netcdf_bytes(dataset, **options) -> bytes:
+    """A Dataset as netCDF bytes (h5netcdf), produced in memory for :func:`atomic_write`.
+
+    xarray takes a write lock from the active Dask scheduler; with a distributed client open
+    (``--dask-local``, ``--scheduler``) that is a cluster-wide lock keyed by the target, which
+    an in-memory buffer cannot be (the scheduler refuses it as unknown). The arrays here are
+    in memory already, so the write runs under Dask's synchronous scheduler and a local lock.
+    """
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        return bytes(dataset.to_netcdf(engine="h5netcdf", **options))

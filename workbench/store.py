@@ -56,7 +56,7 @@ import xarray as xr
 from filelock import FileLock, Timeout
 
 import workbench
-from workbench.files import WriteFailed, atomic_write, remove_orphaned_temporaries
+from workbench.files import WriteFailed, atomic_write, netcdf_bytes, remove_orphaned_temporaries
 
 STORE_FORMAT = 2  # 2: calibrated intervals, exact Var φ̂(θ²)
 KEY_DIGITS = 24
@@ -209,7 +209,7 @@ class ResultStore:
         dataset = dataset.copy()
         dataset.attrs["store_key"] = key
         dataset.attrs["store_identity"] = canonical_json(identity)
-        content = atomic_write(path, bytes(dataset.to_netcdf(engine="h5netcdf")))
+        content = atomic_write(path, netcdf_bytes(dataset))
         self._record({
             "key": key,
             "file": str(path.relative_to(self.directory)),

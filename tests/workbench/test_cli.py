@@ -246,3 +246,13 @@ def test_the_dashboard_warns_when_it_is_not_on_this_machine_only():
         assert exposure_warning(address) == ""
     for address in ("0.0.0.0", "192.168.1.5", "example.org"):
         assert "anyone who can reach that address" in exposure_warning(address)
+
+
+def test_a_dask_local_run_writes_its_store_and_result_like_one_process(tmp_path):
+    """With a distributed client open, xarray would take a cluster lock for each netCDF
+    write; the store's in-memory writes must not (workbench.files.netcdf_bytes)."""
+    argv = ["run", "stale-gaussian", "--seed", "3", "--quiet", *SMALL]
+    assert main([*argv, "--dask-local", "1", "--out", str(tmp_path / "dask")]) == 0
+    assert main([*argv, "--processes", "1", "--out", str(tmp_path / "one")]) == 0
+    dask, one = (read_netcdf(tmp_path / name / "stale-gaussian.nc") for name in ("dask", "one"))
+    assert dask.drop_attrs().identical(one.drop_attrs())
