@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.reference.mala import ChainState, PotentialModel, Step, evaluate
+from workbench.reference.mala import ChainState, PotentialModel, Step, evaluate, metropolis
 
 
 def hamiltonian(state: ChainState, momentum: np.ndarray, inverse_metric: np.ndarray):
@@ -48,11 +48,4 @@ def hmc_step(model: PotentialModel, state: ChainState, step_size: float | np.nda
             current = evaluate(model, current.position + step_size * inverse_metric * momentum)
             momentum = momentum - 0.5 * step_size * current.gradient
         log_ratio = start_energy - hamiltonian(current, momentum, inverse_metric)
-        finite = np.isfinite(current.potential) & np.all(np.isfinite(current.gradient), -1)
-        log_ratio = np.where(finite & ~np.isnan(log_ratio), log_ratio, -np.inf)
-        accepted = log_uniform < log_ratio
-        probability = np.exp(np.minimum(log_ratio, 0.0))
-    new = ChainState(np.where(accepted[:, None], current.position, state.position),
-                     np.where(accepted, current.potential, state.potential),
-                     np.where(accepted[:, None], current.gradient, state.gradient))
-    return Step(new, accepted, probability, ~finite)
+    return metropolis(state, current, log_ratio, log_uniform)

@@ -90,6 +90,15 @@ def mala_step(model: PotentialModel, state: ChainState, step_size: float,
                                             step_size, inverse_metric)
                      - log_proposal_density(proposal, state.position, state.gradient, step_size,
                                             inverse_metric))
+        return metropolis(state, candidate, log_ratio, log_uniform)
+
+
+def metropolis(state: ChainState, candidate: ChainState, log_ratio: np.ndarray,
+               log_uniform: np.ndarray) -> Step:
+    """Accept ``candidate`` per chain where log u < log α; a candidate whose potential or
+    gradient is not finite (or whose log α is NaN) is divergent and rejected. Shared by MALA
+    and HMC (:mod:`workbench.reference.hmc`)."""
+    with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(candidate.potential) & np.all(np.isfinite(candidate.gradient), -1)
         log_ratio = np.where(finite & ~np.isnan(log_ratio), log_ratio, -np.inf)
         accepted = log_uniform < log_ratio
