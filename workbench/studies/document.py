@@ -55,6 +55,7 @@ class Document:
     source: str
     data: dict[str, Any]
     lines: dict[KeyPath, int] = field(default_factory=dict)
+    text: str = ""
 
     @classmethod
     def parse(cls, text: str, source: str = "<study>") -> Document:
@@ -64,7 +65,7 @@ class Document:
             match = re.search(r"line (\d+)", str(error))
             raise StudyError(source, int(match.group(1)) if match else None, "",
                              f"not valid TOML: {error}") from None
-        return cls(source, data, _locate(text))
+        return cls(source, data, _locate(text), text)
 
     @classmethod
     def read(cls, path: str | Path) -> Document:

@@ -29,7 +29,7 @@ from workbench.results import config_of
 from workbench.studies import figures as default_figures
 from workbench.studies import gaussian_point, grid
 from workbench.studies.checks import KINDS, Context
-from workbench.studies.study import Study
+from workbench.studies.study import Study, loads
 
 
 class Plugin:
@@ -73,6 +73,11 @@ class StudyExperiment(Experiment):
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
 
+    def __reduce__(self):
+        # Validators built per study (grids, constants) are closures that do not pickle; a
+        # worker process rebuilds the experiment from the study's text instead.
+        return (_rebuild, (type(self), self.study.text, self.study.origin, self.plugin))
+
     # ------------------------------------------------------------------------- the sweep
     def points(self, config):
         own = grid.points(config, self.study.product, self.study.zipped)
@@ -115,18 +120,23 @@ class StudyExperiment(Experiment):
         return dataset
 
     def combine(self, config, datasets):
+        """The sweep points along the sweep dims (the plug-in's own merged in); the result
+        carries the study's text, so a stored result can always be judged again."""
+        return self.plugin.combine(self._combine_sweep(config, datasets), [
+            d for d in datasets if not set(self.sweep_dims) <= set(d.dims)]).assign_attrs(
+                study_toml=self.study.text)
+
+    def _combine_sweep(self, config, datasets):
         own = [d for d in datasets if set(self.sweep_dims) <= set(d.dims)]
-        others = [d for d in datasets if not set(self.sweep_dims) <= set(d.dims)]
         if not self.sweep_dims:
-            return self.plugin.combine(own[0], others)
+            return own[0]
         shape = [len(config[d]) for d in self.sweep_dims]
         nested = np.empty(shape, dtype=object)
         for index, dataset in zip(np.ndindex(*shape), own, strict=True):
             nested[index] = dataset
-        combined = xr.combine_nested(nested.tolist(), concat_dim=list(self.sweep_dims),
-                                     data_vars="minimal", coords="minimal", compat="equals",
-                                     join="exact", combine_attrs="override")
-        return self.plugin.combine(combined, others)
+        return xr.combine_nested(nested.tolist(), concat_dim=list(self.sweep_dims),
+                                 data_vars="minimal", coords="minimal", compat="equals",
+                                 join="exact", combine_attrs="override")
 
     # ------------------------------------------------------------------------ judgements
     def context(self, dataset: xr.Dataset) -> Context:
@@ -145,3 +155,9 @@ class StudyExperiment(Experiment):
                                       dataset, Path(out_dir))
                  if self.plugin.default_figures else [])
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+
+
+def _rebuild(cls: type, text: str, origin: str, plugin: Plugin) -> StudyExperiment:
+    if cls is StudyExperiment:
+        return StudyExperiment(loads(text, origin), plugin)
+    return cls()  # a built-in experiment: its study file and plug-in are fixed

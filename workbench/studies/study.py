@@ -69,6 +69,7 @@ class Study:
     bounds: dict[str, BoundSpec]
     origin: str = "<study>"
     parameters: tuple[Parameter, ...] = field(default=())
+    text: str = ""  # the file as written (a study is sent to worker processes as its text)
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -108,13 +109,15 @@ class _SweepParameter(Parameter):
         return grid
 
 
+def _finite_number(key: str, number):
+    if isinstance(number, bool) or not isinstance(number, int | float) or \
+            number != number or abs(number) == float("inf"):
+        raise InvalidParameter(key, number, "must be a finite number")
+    return number
+
+
 def _constant_parameter(name: str, value) -> Parameter:
-    def finite(key, number):
-        if isinstance(number, bool) or not isinstance(number, int | float) or \
-                number != number or abs(number) == float("inf"):
-            raise InvalidParameter(key, number, "must be a finite number")
-        return number
-    return Parameter(name, value, "constant of the study's expressions", finite)
+    return Parameter(name, value, "constant of the study's expressions", _finite_number)
 
 
 def _table(doc: Document, path: KeyPath, value) -> dict:
@@ -203,7 +206,7 @@ def from_document(doc: Document) -> Study:
     checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds)
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters)
+                 parameters, doc.text)
 
 
 def _base(spec: Field) -> Parameter:
