@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from simulators.validation import InvalidParameter
 from workbench.experiments.base import Experiment
+from workbench.experiments.downpour_period import DownpourPeriod
 from workbench.experiments.dsgld_coupling import DsgldCoupling
 from workbench.experiments.dsgld_imbalance import DsgldImbalance
 from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
@@ -17,7 +18,7 @@ from workbench.experiments.stale_nn_workers import StaleNnWorkers
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
-    StaleNnWorkers(), MultiServer())}
+    StaleNnWorkers(), MultiServer(), DownpourPeriod())}
 
 
 def get(name: str) -> Experiment:
