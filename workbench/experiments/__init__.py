@@ -9,6 +9,7 @@ from workbench.experiments.dsgld_coupling import DsgldCoupling
 from workbench.experiments.dsgld_imbalance import DsgldImbalance
 from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
 from workbench.experiments.dsgld_trajectory import DsgldTrajectory
+from workbench.experiments.elastic_vs_downpour import ElasticVsDownpour
 from workbench.experiments.fsgld_gaussian import FsgldGaussian
 from workbench.experiments.multi_server import MultiServer
 from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
@@ -18,7 +19,8 @@ from workbench.experiments.stale_nn_workers import StaleNnWorkers
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
-    StaleNnWorkers(), MultiServer(), DownpourPeriod())}
+    StaleNnWorkers(), MultiServer(), DownpourPeriod(),
+    ElasticVsDownpour())}
 
 
 def get(name: str) -> Experiment:
