@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from simulators.validation import InvalidParameter
 from workbench.experiments.base import Experiment
+from workbench.experiments.downpour_period import DownpourPeriod
 from workbench.experiments.dsgld_coupling import DsgldCoupling
 from workbench.experiments.dsgld_imbalance import DsgldImbalance
 from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
 from workbench.experiments.dsgld_trajectory import DsgldTrajectory
+from workbench.experiments.elastic_vs_downpour import ElasticVsDownpour
 from workbench.experiments.fsgld_gaussian import FsgldGaussian
 from workbench.experiments.multi_server import MultiServer
 from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
@@ -19,7 +21,8 @@ from workbench.studies.study import load, loads
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
-    StaleNnWorkers(), MultiServer())}
+    StaleNnWorkers(), MultiServer(), DownpourPeriod(),
+    ElasticVsDownpour())}
 
 
 def get(name: str) -> Experiment:
