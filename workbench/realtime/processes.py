@@ -196,6 +196,7 @@ def run_processes(model, sampler: Sampler, settings: RealRunSettings, seed: Seed
                     if pipe in readers:
                         _drain(pipe, core)
                         del readers[pipe]
+                    workers[worker].join(JOIN_TIMEOUT)  # reap it, so that its exit code is known
                     lost[worker] = exit_reason(workers[worker].exitcode)
                     _recover(worker, sequencer, core, lock)
                     last_news = clock()
