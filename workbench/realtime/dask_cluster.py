@@ -6,8 +6,9 @@ messages instead of shared memory: a worker asks the server for the parameter (`
 its injected delay, announces its gradient (``announce``; the server's sequencer gives it a slot
 or drops it, :mod:`workbench.realtime.sequencer`), evaluates the slot's minibatch gradient
 (:mod:`workbench.realtime.streams`) and sends it (``gradient``). The server answers each worker
-on the worker's own queue and applies slots in order (:class:`ServerCore`), so the recorded
-schedule replays bit for bit like a one-machine run.
+on the worker's own queue, answers its next read once its update is applied, and applies slots
+in order (:class:`ServerCore`), so the recorded schedule replays bit for bit like a one-machine
+run.
 
 Clocks: a cluster's machines do not share a clock, so every time is the server's: a
 gradient's ``start_time`` is when the server answered its read, ``finish_time`` when its
@@ -86,17 +87,14 @@ def run_dask(model, sampler: Sampler, settings: RealRunSettings, seed: SeedLike,
     sequencer = Sequencer(np.empty(state_size(settings.n_workers), np.int64),
                           settings.n_workers, settings.n_updates, settings.staleness_bound)
     sequencer.reset()
-    published: dict[str, object] = {}
     start = time.monotonic()
 
     def clock() -> float:
         return time.monotonic() - start
 
-    def publish(version: int, point: np.ndarray) -> None:
-        sequencer.publish(version)
-        published["point"] = point.tolist()
-
-    core = ServerCore(settings, sampler, dim, seed, publish, clock)
+    conversation = _Conversation(sequencer, replies, clock)
+    core = ServerCore(settings, sampler, dim, seed, conversation.publish, clock)
+    conversation.core = core
     core.start()
     addresses = sorted(client.scheduler_info()["workers"])
     tasks = {worker: client.submit(_work, worker, settings, gradient, seed, requests.name,
@@ -104,8 +102,6 @@ def run_dask(model, sampler: Sampler, settings: RealRunSettings, seed: SeedLike,
                                    workers=[addresses[worker % len(addresses)]],
                                    key=f"realtime-worker-{worker}-{token}")
              for worker in range(settings.n_workers)}
-    read_at: dict[int, tuple[int, float]] = {}
-    announced_at: dict[int, float] = {}
     lost: dict[int, str] = {}
     stopped_because = "every update applied"
     last_news = clock()
@@ -126,10 +122,11 @@ def run_dask(model, sampler: Sampler, settings: RealRunSettings, seed: SeedLike,
             if messages:
                 last_news = clock()
             for message in messages:
-                _serve(message, sequencer, core, replies, published, read_at, announced_at,
-                       clock)
+                conversation.serve(message)
+            conversation.answer_parked()
     finally:
         sequencer.stop()
+        conversation.answer_parked()
         _release(requests, replies, tasks, settings.stall_timeout)
     return core.result(lost, stopped_because, clock(), seed)
 
@@ -143,31 +140,72 @@ def _waiting(requests) -> list:
     return messages
 
 
-def _serve(message, sequencer: Sequencer, core: ServerCore, replies, published: dict,
-           read_at: dict, announced_at: dict, clock) -> None:
-    """Answer one worker message (module docstring)."""
-    kind, worker = message[0], message[1]
-    if kind == "read":
-        read_at[worker] = (sequencer.version, clock())
-        replies[worker].put(("parameter", sequencer.version, published["point"]))
-    elif kind == "announce":
-        version, read_time = read_at[worker]
-        claim = sequencer.announce(worker, version)
-        arrival = clock()
-        if claim is None:
-            replies[worker].put(("none",))
+class _Conversation:
+    """The server's side of the messages (module docstring).
+
+    A worker's read is answered once its previous update is applied
+    (:meth:`Sequencer.answered`); until then it is parked.
+    """
+
+    def __init__(self, sequencer: Sequencer, replies, clock):
+        self.sequencer = sequencer
+        self.replies = replies
+        self.clock = clock
+        self.core: ServerCore | None = None
+        self.point: list[float] = []
+        self.read_at: dict[int, tuple[int, float]] = {}
+        self.announced_at: dict[int, float] = {}
+        self.last_slot: dict[int, int] = {}
+        self.parked: set[int] = set()
+
+    def publish(self, version: int, point: np.ndarray) -> None:
+        self.sequencer.publish(version)
+        self.point = point.tolist()
+
+    def _answer_read(self, worker: int) -> None:
+        if self.sequencer.stopped:
+            self.replies[worker].put(STOP)
             return
-        slot, applied = claim
-        announced_at[worker] = arrival
-        replies[worker].put(("slot", slot, applied))
-        if not applied:
-            core.receive(worker, slot, version, False, read_time, arrival, arrival, None)
-    else:
-        slot, value = message[2], message[3]
-        version, read_time = read_at[worker]
-        arrival = announced_at[worker]
-        core.receive(worker, slot, version, True, read_time, arrival, arrival,
-                     np.asarray(value, dtype=float))
+        version = self.sequencer.version
+        self.read_at[worker] = (version, self.clock())
+        self.replies[worker].put(("parameter", version, self.point))
+
+    def answer_parked(self) -> None:
+        for worker in [w for w in self.parked if self.sequencer.answered(self.last_slot[w])]:
+            self.parked.discard(worker)
+            self._answer_read(worker)
+
+    def serve(self, message) -> None:
+        kind, worker = message[0], message[1]
+        sequencer, core = self.sequencer, self.core
+        if kind == "read":
+            slot = self.last_slot.get(worker)
+            if slot is None or sequencer.answered(slot):
+                self._answer_read(worker)
+            else:
+                self.parked.add(worker)
+        elif kind == "announce":
+            version, read_time = self.read_at[worker]
+            claim = sequencer.announce(worker, version)
+            arrival = self.clock()
+            if claim is None:
+                self.last_slot.pop(worker, None)
+                self.replies[worker].put(("none",))
+                return
+            slot, applied = claim
+            self.replies[worker].put(("slot", slot, applied))
+            if applied:
+                self.announced_at[worker] = arrival
+                self.last_slot[worker] = slot
+            else:
+                self.last_slot.pop(worker, None)
+                core.receive(worker, slot, version, False, read_time, arrival, arrival, None)
+        else:
+            slot, value = message[2], message[3]
+            version, read_time = self.read_at[worker]
+            arrival = self.announced_at[worker]
+            core.receive(worker, slot, version, True, read_time, arrival, arrival,
+                         np.asarray(value, dtype=float))
 
 
 def _check_tasks(tasks, lost: dict[int, str], sequencer: Sequencer, core: ServerCore) -> None:

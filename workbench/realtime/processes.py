@@ -5,8 +5,9 @@ The parameter, its version and the sequencer (:mod:`workbench.realtime.sequencer
 parameter and its version under the lock; wait its injected compute delay (seconds drawn from
 the simulator's latency model on worker p's stream, :class:`simulators.latency.LatencyStreams`);
 announce itself to the sequencer, which gives it a slot or drops the gradient; evaluate the
-minibatch gradient for that slot at the parameter it read; send it on its own pipe. The server
-(:class:`workbench.realtime.server.ServerCore`) applies the slots in order.
+minibatch gradient for that slot at the parameter it read; send it on its own pipe; wait until
+the server has applied it (seed 001 Algorithm 2: the reply carries the new version). The
+server (:class:`workbench.realtime.server.ServerCore`) applies the slots in order.
 
 Faults and waits:
 
@@ -51,6 +52,7 @@ from workbench.samplers.base import Sampler
 SEGMENT_PREFIX = "wb-realtime-"  # shared-memory names, so that tests can look for leftovers
 JOIN_TIMEOUT = 5.0  # seconds a finished worker is given to exit before it is killed
 IDLE_PAUSE = 0.001  # seconds a worker rests when every slot is taken
+REPLY_PAUSE = 0.0002  # seconds between a worker's looks at the version it waits for
 
 
 class _Shared:
@@ -120,8 +122,19 @@ def _work(worker: int, settings: RealRunSettings, gradient, seed: SeedLike, star
                 value = gradient(point[None, None], minibatches(slot))[0, 0]
             pipe.send((worker, slot, version, applied, read_time, finish_time, arrival_time,
                        value))
+            if applied:
+                _await_answer(sequencer, slot, wait)
     except (BrokenPipeError, TimeoutError):
         os._exit(3)
+
+
+def _await_answer(sequencer: Sequencer, slot: int, timeout: float) -> None:
+    """Wait until the server has applied ``slot`` (:meth:`Sequencer.answered`)."""
+    deadline = time.monotonic() + timeout
+    while not sequencer.answered(slot):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"slot {slot} was not applied within {timeout} s")
+        time.sleep(REPLY_PAUSE)
 
 
 def run_processes(model, sampler: Sampler, settings: RealRunSettings, seed: SeedLike) -> RealRun:

@@ -12,7 +12,8 @@ A gradient whose staleness would exceed the bound is dropped at announcement (se
 Algorithm 1) and takes no slot. A slot claimed by a worker that then died is *orphaned*: the
 server puts it back and the next announcing worker takes it before any new slot, so the
 applied updates stay contiguous and the schedule replays. (The orphan's reader has version
-v <= l: the server cannot have applied past a missing slot.)
+v <= l: the server cannot have applied past a missing slot.) A worker reads the parameter
+again only once its own update is applied (:meth:`Sequencer.answered`), as in the simulator.
 
 The state lives in one int64 array so that the same code runs on a shared-memory view under a
 process lock (:mod:`workbench.realtime.processes`) and on a plain array in a Dask client
@@ -89,6 +90,17 @@ class Sequencer:
             self.state[NEXT_SLOT] = slot + 1
         self._claims[worker] = slot
         return slot, True
+
+    def answered(self, slot: int) -> bool:
+        """Whether a worker whose gradient took ``slot`` may read the parameter again.
+
+        As in seed 001's Algorithm 2 (and :class:`simulators.async_server.AsyncServerSystem`),
+        the server answers a gradient with the version that includes it, so a worker waits for
+        its own update before reading; it does not wait once the run is stopping, nor while a
+        slot is put back (every worker could otherwise be waiting behind the missing one).
+        """
+        return (self.state[VERSION] > slot or bool(self.state[STOP])
+                or bool((self._orphans >= 0).any()))
 
     def claim_of(self, worker: int) -> int:
         """The last slot ``worker`` was given (EMPTY if none)."""
