@@ -13,6 +13,7 @@ gradient the later of its arrival and the previous update). The record becomes a
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,9 @@ class RealRunSettings:
         stragglers), drawn by worker p from the stream the simulator gives worker p of
         server 0. ``None`` injects nothing (workers run as fast as they can).
     staleness_bound: drop gradients staler than this (None: never).
+    server_delay: seconds the server spends on each applied update beyond the step itself
+        (an injected expensive update; with it the server saturates and the time speed-up
+        bends at P* = c/u, :mod:`workbench.experiments.asynchronous.system`).
     timeout: seconds the whole run may take; stall_timeout: seconds without any message.
     kill_after: fault injection, ``{worker: k}``: the worker kills itself with SIGKILL right
         after it is given its k-th slot, before sending the gradient (processes only).
@@ -47,6 +51,7 @@ class RealRunSettings:
     replacement: bool = True
     timing: WorkerTiming | None = None
     staleness_bound: int | None = None
+    server_delay: float = 0.0
     timeout: float = 120.0
     stall_timeout: float = 30.0
     kill_after: dict = field(default_factory=dict)
@@ -57,6 +62,7 @@ class RealRunSettings:
         validation.integer("batch_size", self.batch_size, minimum=1)
         if self.staleness_bound is not None:
             validation.integer("staleness_bound", self.staleness_bound, minimum=0)
+        validation.non_negative("server_delay", self.server_delay)
         validation.positive("timeout", self.timeout)
         validation.positive("stall_timeout", self.stall_timeout)
         if self.timing is not None and self.timing.speed_factors is not None \
@@ -77,6 +83,7 @@ class RealRunSettings:
             "n_servers": 1,
             **timing,
             "staleness_bound": -1 if self.staleness_bound is None else self.staleness_bound,
+            "server_delay": self.server_delay,
             "batch_size": self.batch_size,
             "replacement": int(self.replacement),
         }
@@ -87,7 +94,9 @@ class RealRun:
     """What a real run returns.
 
     trajectory: ``(n_applied, d)`` positions after each applied update.
-    apply_times: wall-clock seconds at which each update was applied.
+    apply_times: wall-clock seconds at which each update was applied (published);
+    update_starts: when the server began applying it (``apply_times - update_starts`` is the
+        server's time per update).
     lost_workers: ``{worker: reason}`` for workers that died during the run.
     complete: every requested update was applied; otherwise ``stopped_because`` says why.
     streams: the seed-tree keys of the random streams the run drew (the replay draws them).
@@ -96,6 +105,7 @@ class RealRun:
     schedule: Schedule
     trajectory: np.ndarray
     apply_times: np.ndarray
+    update_starts: np.ndarray
     lost_workers: dict[int, str]
     complete: bool
     stopped_because: str
@@ -150,6 +160,7 @@ class ServerCore:
         self._noise = noise_draws(seed, dim)
         self.trajectory = np.empty((settings.n_updates, dim))
         self.apply_times = np.empty(settings.n_updates)
+        self.update_starts = np.empty(settings.n_updates)
         self.applied = 0
         self._pending: dict[int, tuple[np.ndarray, _Event]] = {}
         self._events: list[_Event] = []
@@ -176,8 +187,11 @@ class ServerCore:
         step, position = self.sampler.step, self.sampler.position
         while self.applied in self._pending:
             update = self.applied
+            self.update_starts[update] = self._clock()
             gradient, _ = self._pending.pop(update)
             self.state = step(self.state, gradient, self._noise(update))
+            if self.settings.server_delay:
+                time.sleep(self.settings.server_delay)
             self.trajectory[update] = position(self.state)[0, 0]
             self.applied = update + 1
             self._publish(self.applied, self.sampler.gradient_point(self.state)[0, 0])
@@ -209,6 +223,7 @@ class ServerCore:
             schedule=schedule,
             trajectory=self.trajectory[:n_applied].copy(),
             apply_times=applied_times.copy(),
+            update_starts=self.update_starts[:n_applied].copy(),
             lost_workers=dict(lost_workers),
             complete=n_applied == settings.n_updates,
             stopped_because=stopped_because,
