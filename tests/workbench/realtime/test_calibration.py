@@ -95,3 +95,29 @@ def test_throughput_and_iteration_speedup_of_simulated_systems():
     bounded = AsyncServerSystem(4, timing, server_update_time=0.25,
                                 staleness_bound=1).simulate(400, seed=1)
     assert updates_per_worker_iteration(bounded) < 4.0
+
+
+def test_real_against_simulated_comparison_structure(gaussian_model):
+    """A small real comparison (P = 1, 2): every field present and consistent. Agreement itself
+    is measured in benchmarks/real_vs_simulated.py, never asserted on timing here."""
+    from workbench.realtime.comparison import compare_real_and_simulated
+    from workbench.realtime.server import RealRunSettings
+    from workbench.samplers import SGLD
+
+    settings = RealRunSettings(n_workers=1, n_updates=120, batch_size=10,
+                               timing=WorkerTiming(LatencyModel("exponential", 0.002)),
+                               server_delay=0.0005)
+    result = compare_real_and_simulated(gaussian_model, SGLD(1e-4), settings, [1, 2], seed=4,
+                                        simulated_factor=5)
+    assert list(result["workers"].values) == [1, 2]
+    assert result["complete"].values.tolist() == [1, 1]
+    assert result["real_staleness_count"].sum("staleness").values.tolist() == [120, 120]
+    assert result["simulated_staleness_count"].sum("staleness").values.tolist() == [600, 600]
+    # one worker waits for its own update: never stale, in the real run and the simulation
+    assert result["real_staleness_count"].sel(workers=1).values[1:].sum() == 0
+    assert result["simulated_staleness_count"].sel(workers=1).values[1:].sum() == 0
+    assert float(result["real_time_speedup"].sel(workers=1)) == 1.0
+    assert np.all(result["server_update_time"].values >= 0.0005)
+    assert result["staleness_p_value"].sel(workers=1).item() == 1.0
+    with pytest.raises(InvalidParameter, match="workers"):
+        compare_real_and_simulated(gaussian_model, SGLD(1e-4), settings, [2, 4], seed=4)
