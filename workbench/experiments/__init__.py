@@ -10,6 +10,7 @@ from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
 from workbench.experiments.dsgld_trajectory import DsgldTrajectory
 from workbench.experiments.fsgld_gaussian import FsgldGaussian
 from workbench.experiments.multi_server import MultiServer
+from workbench.experiments.real_vs_simulated import RealVsSimulated
 from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
 from workbench.experiments.stale_gaussian import StaleGaussian
 from workbench.experiments.stale_nn_workers import StaleNnWorkers
@@ -17,7 +18,7 @@ from workbench.experiments.stale_nn_workers import StaleNnWorkers
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
-    StaleNnWorkers(), MultiServer())}
+    StaleNnWorkers(), MultiServer(), RealVsSimulated())}
 
 
 def get(name: str) -> Experiment:

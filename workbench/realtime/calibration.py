@@ -40,6 +40,7 @@ from simulators.schedule import Schedule
 from simulators.seeding import SeedLike
 from workbench.realtime.server import RealRun
 
+BATCHES = 20  # batches of the batch-means standard errors
 CONSTANT_VARIATION = 0.02  # coefficient of variation below which compute times are constant
 MIN_EXPECTED = 5.0  # smallest expected count of a chi-square cell
 
@@ -188,6 +189,31 @@ def throughput(schedule: Schedule) -> float:
     if times.size < 2 or times[-1] <= times[0]:
         return math.nan
     return (times.size - 1) / float(times[-1] - times[0])
+
+
+def batch_means(values: np.ndarray, batches: int = BATCHES) -> tuple[float, float]:
+    """Mean of a serially correlated sequence and its standard error by batch means (the
+    sequence cut into ``batches`` consecutive batches of equal length; any remainder at the
+    start is left out)."""
+    values = np.asarray(values, dtype=float)
+    size = values.size // batches
+    if size < 1:
+        return float(values.mean()) if values.size else math.nan, math.nan
+    means = values[values.size - size * batches:].reshape(batches, size).mean(axis=1)
+    return float(means.mean()), float(means.std(ddof=1) / math.sqrt(batches))
+
+
+def mean_staleness(schedule: Schedule) -> tuple[float, float]:
+    """Mean staleness of the applied updates and its batch-means standard error."""
+    return batch_means(schedule.staleness[schedule.applied])
+
+
+def log_throughput_error(schedule: Schedule) -> float:
+    """Standard error of log :func:`throughput`: the batch-means relative error of the mean
+    time between applied updates."""
+    gaps = np.diff(schedule.time[schedule.applied])
+    mean, error = batch_means(gaps)
+    return error / mean if mean > 0 else math.nan
 
 
 def updates_per_worker_iteration(schedule: Schedule) -> float:

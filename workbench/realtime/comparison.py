@@ -4,7 +4,8 @@ For each P: a real run (:func:`workbench.realtime.processes.run_processes`), the
 calibrated on it (:func:`workbench.realtime.calibration.calibrate`), a simulated schedule of
 that calibrated system ``simulated_factor`` times as long (so that the comparison's error is
 mostly the real run's), and between them: the chi-square test of their staleness counts, the
-throughput (applied updates per second) and, relative to P = 1, the time speed-up T_P and the
+throughput (applied updates per second, with the batch-means error of its log), the mean
+staleness (with its batch-means error) and, relative to P = 1, the time speed-up T_P and the
 schedule's iteration speed-up (updates per worker iteration). The worker counts run one after
 the other, never together, so that each real run has the machine to itself.
 
@@ -24,6 +25,8 @@ from simulators import validation
 from simulators.seeding import SeedLike, derive
 from workbench.realtime.calibration import (
     calibrate,
+    log_throughput_error,
+    mean_staleness,
     staleness_test,
     throughput,
     updates_per_worker_iteration,
@@ -78,6 +81,12 @@ def _dataset(rows, settings: RealRunSettings, simulated_factor: int) -> xr.Datas
                                for _, run, _, _, _ in rows])
     simulated_iteration = np.array([updates_per_worker_iteration(simulated)
                                     for _, _, _, simulated, _ in rows])
+    staleness = {kind: np.array([mean_staleness(schedule) for schedule in schedules])
+                 for kind, schedules in (("real", [row[1].schedule for row in rows]),
+                                         ("simulated", [row[3] for row in rows]))}
+    log_errors = {kind: np.array([log_throughput_error(schedule) for schedule in schedules])
+                  for kind, schedules in (("real", [row[1].schedule for row in rows]),
+                                          ("simulated", [row[3] for row in rows]))}
     base = workers.index(1)
     fitted = {name: [] for name in FITTED}
     for _, _, calibration, _, _ in rows:
@@ -95,6 +104,12 @@ def _dataset(rows, settings: RealRunSettings, simulated_factor: int) -> xr.Datas
         "simulated_time_speedup": (dims, simulated_rate / simulated_rate[base]),
         "real_iteration_speedup": (dims, real_iteration / real_iteration[base]),
         "simulated_iteration_speedup": (dims, simulated_iteration / simulated_iteration[base]),
+        "real_mean_staleness": (dims, staleness["real"][:, 0]),
+        "real_mean_staleness_se": (dims, staleness["real"][:, 1]),
+        "simulated_mean_staleness": (dims, staleness["simulated"][:, 0]),
+        "simulated_mean_staleness_se": (dims, staleness["simulated"][:, 1]),
+        "real_log_throughput_se": (dims, log_errors["real"]),
+        "simulated_log_throughput_se": (dims, log_errors["simulated"]),
         "staleness_chi2": (dims, [row[4].statistic for row in rows]),
         "staleness_chi2_dof": (dims, [row[4].dof for row in rows]),
         "staleness_p_value": (dims, [row[4].p_value for row in rows]),
