@@ -29,7 +29,13 @@ import numpy as np
 from simulators.latency import LatencyStreams
 from simulators.seeding import SeedLike
 from workbench.realtime.sequencer import Sequencer, state_size
-from workbench.realtime.server import RealRun, RealRunSettings, ServerCore
+from workbench.realtime.server import (
+    COMPLETE,
+    RealRun,
+    RealRunSettings,
+    ServerCore,
+    stop_reason,
+)
 from workbench.realtime.streams import minibatch_draws
 from workbench.samplers.base import Sampler
 
@@ -92,7 +98,7 @@ def run_dask(model, sampler: Sampler, settings: RealRunSettings, seed: SeedLike,
     def clock() -> float:
         return time.monotonic() - start
 
-    conversation = _Conversation(sequencer, replies, clock)
+    conversation = _Conversation(sequencer, replies, clock, settings.stall_timeout)
     core = ServerCore(settings, sampler, dim, seed, conversation.publish, clock)
     conversation.core = core
     core.start()
@@ -103,20 +109,14 @@ def run_dask(model, sampler: Sampler, settings: RealRunSettings, seed: SeedLike,
                                    key=f"realtime-worker-{worker}-{token}")
              for worker in range(settings.n_workers)}
     lost: dict[int, str] = {}
-    stopped_because = "every update applied"
+    stopped_because = COMPLETE
     last_news = clock()
     try:
         while core.applied < settings.n_updates:
-            now = clock()
-            if now >= settings.timeout:
-                stopped_because = f"timeout: {settings.timeout} s elapsed"
-                break
-            if now - last_news >= settings.stall_timeout:
-                stopped_because = f"stalled: no message for {settings.stall_timeout} s"
-                break
             _check_tasks(tasks, lost, sequencer, core)
-            if len(lost) == settings.n_workers:
-                stopped_because = "every worker was lost"
+            reason = stop_reason(settings, clock(), last_news, settings.n_workers - len(lost))
+            if reason is not None:
+                stopped_because = reason
                 break
             messages = _waiting(requests)
             if messages:
@@ -147,8 +147,9 @@ class _Conversation:
     (:meth:`Sequencer.answered`); until then it is parked.
     """
 
-    def __init__(self, sequencer: Sequencer, replies, clock):
+    def __init__(self, sequencer: Sequencer, replies, clock, timeout: float):
         self.sequencer = sequencer
+        self.timeout = timeout
         self.replies = replies
         self.clock = clock
         self.core: ServerCore | None = None
@@ -164,11 +165,11 @@ class _Conversation:
 
     def _answer_read(self, worker: int) -> None:
         if self.sequencer.stopped:
-            self.replies[worker].put(STOP)
+            self.replies[worker].put(STOP, timeout=self.timeout)
             return
         version = self.sequencer.version
         self.read_at[worker] = (version, self.clock())
-        self.replies[worker].put(("parameter", version, self.point))
+        self.replies[worker].put(("parameter", version, self.point), timeout=self.timeout)
 
     def answer_parked(self) -> None:
         for worker in [w for w in self.parked if self.sequencer.answered(self.last_slot[w])]:
@@ -190,10 +191,10 @@ class _Conversation:
             arrival = self.clock()
             if claim is None:
                 self.last_slot.pop(worker, None)
-                self.replies[worker].put(("none",))
+                self.replies[worker].put(("none",), timeout=self.timeout)
                 return
             slot, applied = claim
-            self.replies[worker].put(("slot", slot, applied))
+            self.replies[worker].put(("slot", slot, applied), timeout=self.timeout)
             if applied:
                 self.announced_at[worker] = arrival
                 self.last_slot[worker] = slot
@@ -226,7 +227,7 @@ def _release(requests, replies, tasks, timeout: float) -> None:
     while not all(task.done() for task in tasks.values()) and time.monotonic() < deadline:
         for message in _waiting(requests):
             if message[0] != "gradient":
-                replies[message[1]].put(STOP)
+                replies[message[1]].put(STOP, timeout=timeout)
     for task in tasks.values():
         if not task.done():
             task.cancel()

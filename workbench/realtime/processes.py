@@ -45,7 +45,13 @@ from simulators.latency import LatencyStreams
 from simulators.seeding import SeedLike
 from workbench.pool import context, die_with_parent, exit_reason
 from workbench.realtime.sequencer import HOLDER, NO_WORKER, Sequencer, state_size
-from workbench.realtime.server import RealRun, RealRunSettings, ServerCore
+from workbench.realtime.server import (
+    COMPLETE,
+    RealRun,
+    RealRunSettings,
+    ServerCore,
+    stop_reason,
+)
 from workbench.realtime.streams import minibatch_draws
 from workbench.samplers.base import Sampler
 
@@ -168,7 +174,7 @@ def run_processes(model, sampler: Sampler, settings: RealRunSettings, seed: Seed
     core = ServerCore(settings, sampler, dim, seed, publish, clock)
     core.start()
     workers, pipes, lost = {}, {}, {}
-    stopped_because = "every update applied"
+    stopped_because = COMPLETE
     try:
         for worker in range(settings.n_workers):
             reader, writer = ctx.Pipe(duplex=False)
@@ -184,14 +190,9 @@ def run_processes(model, sampler: Sampler, settings: RealRunSettings, seed: Seed
         last_news = clock()
         while core.applied < settings.n_updates:
             now = clock()
-            if now >= settings.timeout:
-                stopped_because = f"timeout: {settings.timeout} s elapsed"
-                break
-            if now - last_news >= settings.stall_timeout:
-                stopped_because = f"stalled: no message for {settings.stall_timeout} s"
-                break
-            if not sentinels:
-                stopped_because = "every worker was lost"
+            reason = stop_reason(settings, now, last_news, len(sentinels))
+            if reason is not None:
+                stopped_because = reason
                 break
             ready = connection.wait([*readers, *sentinels],
                                     timeout=min(settings.timeout - now,

@@ -235,6 +235,22 @@ class ServerCore:
         )
 
 
+COMPLETE = "every update applied"
+
+
+def stop_reason(settings: RealRunSettings, now: float, last_news: float,
+                workers_left: int) -> str | None:
+    """Why a server must stop waiting now (None: carry on): the run's timeout, no message
+    for ``stall_timeout``, or no worker left."""
+    if now >= settings.timeout:
+        return f"timeout: {settings.timeout} s elapsed"
+    if now - last_news >= settings.stall_timeout:
+        return f"stalled: no message for {settings.stall_timeout} s"
+    if workers_left == 0:
+        return "every worker was lost"
+    return None
+
+
 def replay_run(run: RealRun, sampler: Sampler, gradient) -> np.ndarray:
     """Replay a real run's schedule in the engine with the same seed: ``(n_applied, d)``
     positions, to be compared with ``run.trajectory`` (bit for bit).

@@ -121,3 +121,14 @@ def test_real_against_simulated_comparison_structure(gaussian_model):
     assert result["staleness_p_value"].sel(workers=1).item() == 1.0
     with pytest.raises(InvalidParameter, match="workers"):
         compare_real_and_simulated(gaussian_model, SGLD(1e-4), settings, [2, 4], seed=4)
+
+
+def test_batch_means_exact_values():
+    from workbench.realtime.calibration import batch_means
+
+    mean, error = batch_means(np.tile([0.0, 1.0], 100))  # batches of 10: every mean 0.5
+    assert (mean, error) == (0.5, 0.0)
+    mean, error = batch_means(np.repeat([0.0, 1.0], 100))  # half the batches 0, half 1
+    assert mean == 0.5
+    assert error == pytest.approx(np.std([0.0] * 10 + [1.0] * 10, ddof=1) / np.sqrt(20))
+    assert math.isnan(batch_means(np.ones(5))[1])  # too short for 20 batches
