@@ -40,3 +40,46 @@ def test_fault_injection_is_refused_on_dask(client, gaussian_model):
     settings = RealRunSettings(n_workers=2, n_updates=10, batch_size=5, kill_after={0: 1})
     with pytest.raises(InvalidParameter, match="kill_after"):
         run_dask(gaussian_model, SGLD(1e-4), settings, seed=1, client=client)
+
+
+class _FailsOnce:
+    """A Gaussian-mean estimator that raises at its 8th evaluation on Dask worker "1" (each
+    task has its own copy: task arguments are pickled)."""
+
+    def __init__(self, inner):
+        self.inner, self.n_data, self.dim = inner, inner.n_data, inner.dim
+        self.calls = 0
+
+    def prepare(self, indices):
+        return self.inner.prepare(indices)
+
+    def __call__(self, position, minibatch):
+        from distributed import get_worker
+
+        self.calls += 1
+        if self.calls == 8 and str(get_worker().name) == "1":
+            raise RuntimeError("injected failure")
+        return self.inner(position, minibatch)
+
+
+class _FaultyModel:
+    def __init__(self, model):
+        self.estimator = _FailsOnce(model.minibatch_gradient())
+
+    def minibatch_gradient(self):
+        return self.estimator
+
+
+def test_a_failed_dask_worker_is_survived_and_reported(client, gaussian_model):
+    """The worker task that fails holds a slot; the slot is put back, the other worker takes
+    it, the run completes, names the loss, and replays bit for bit with the plain model."""
+    sampler = SGLD(1e-4)
+    settings = RealRunSettings(n_workers=2, n_updates=80, batch_size=10, timeout=60.0,
+                               timing=WorkerTiming(LatencyModel("exponential", 0.002)))
+    run = run_dask(_FaultyModel(gaussian_model), sampler, settings, seed=2, client=client)
+    assert run.complete, run.summary()
+    assert len(run.lost_workers) == 1
+    (reason,) = run.lost_workers.values()
+    assert "injected failure" in reason
+    replayed = replay_run(run, sampler, gaussian_model.minibatch_gradient())
+    assert np.array_equal(replayed, run.trajectory)
