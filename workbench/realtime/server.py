@@ -21,7 +21,7 @@ import numpy as np
 from simulators import validation
 from simulators.latency import WorkerTiming
 from simulators.schedule import Schedule
-from simulators.seeding import SeedLike
+from simulators.seeding import SeedLike, seed_sequence
 from workbench import engine
 from workbench.realtime.streams import REAL_BLOCK, noise_draws
 from workbench.samplers.base import Sampler
@@ -99,7 +99,9 @@ class RealRun:
         server's time per update).
     lost_workers: ``{worker: reason}`` for workers that died during the run.
     complete: every requested update was applied; otherwise ``stopped_because`` says why.
-    streams: the seed-tree keys of the random streams the run drew (the replay draws them).
+    streams: the seed-tree keys of the random streams the run drew (the replay draws them);
+        the schedule's attributes carry them too, with the seed (``seed_entropy``,
+        ``seed_spawn_key``), so that a stored schedule says how to replay it.
     """
 
     schedule: Schedule
@@ -162,7 +164,7 @@ class ServerCore:
         self.apply_times = np.empty(settings.n_updates)
         self.update_starts = np.empty(settings.n_updates)
         self.applied = 0
-        self._pending: dict[int, tuple[np.ndarray, _Event]] = {}
+        self._pending: dict[int, np.ndarray] = {}
         self._events: list[_Event] = []
         self._received: set[int] = set()
 
@@ -183,12 +185,12 @@ class ServerCore:
         if not applied:
             return
         self._received.add(slot)
-        self._pending[slot] = (np.asarray(gradient, dtype=float).reshape(1, 1, -1), event)
+        self._pending[slot] = np.asarray(gradient, dtype=float).reshape(1, 1, -1)
         step, position = self.sampler.step, self.sampler.position
         while self.applied in self._pending:
             update = self.applied
             self.update_starts[update] = self._clock()
-            gradient, _ = self._pending.pop(update)
+            gradient = self._pending.pop(update)
             self.state = step(self.state, gradient, self._noise(update))
             if self.settings.server_delay:
                 time.sleep(self.settings.server_delay)
@@ -218,7 +220,13 @@ class ServerCore:
                           event.slot - event.version_read, event.applied, event.start_time,
                           event.finish_time, time)))
         rows.sort(key=lambda row: row[0])
-        schedule = Schedule.from_rows([row for _, row in rows], settings.describe())
+        streams = (f"noise/{REAL_BLOCK}", f"minibatch/{REAL_BLOCK}",
+                   *(f"latency/0/{w}" for w in range(settings.n_workers)))
+        sequence = seed_sequence(seed)
+        attrs = {**settings.describe(), "seed_entropy": str(sequence.entropy),
+                 "seed_spawn_key": ",".join(map(str, sequence.spawn_key)),
+                 "streams": ",".join(streams)}
+        schedule = Schedule.from_rows([row for _, row in rows], attrs)
         return RealRun(
             schedule=schedule,
             trajectory=self.trajectory[:n_applied].copy(),
@@ -229,8 +237,7 @@ class ServerCore:
             stopped_because=stopped_because,
             wall_time=wall_time,
             seed=seed,
-            streams=(f"noise/{REAL_BLOCK}", f"minibatch/{REAL_BLOCK}",
-                     *(f"latency/0/{w}" for w in range(settings.n_workers))),
+            streams=streams,
             initial_position=self._start[0, 0].copy(),
         )
 
