@@ -12,6 +12,7 @@ from workbench.experiments.dsgld_trajectory import DsgldTrajectory
 from workbench.experiments.elastic_vs_downpour import ElasticVsDownpour
 from workbench.experiments.fsgld_gaussian import FsgldGaussian
 from workbench.experiments.multi_server import MultiServer
+from workbench.experiments.real_vs_simulated import RealVsSimulated
 from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
 from workbench.experiments.stale_gaussian import StaleGaussian
 from workbench.experiments.stale_nn_workers import StaleNnWorkers
@@ -22,7 +23,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
     StaleNnWorkers(), MultiServer(), DownpourPeriod(),
-    ElasticVsDownpour())}
+    ElasticVsDownpour(), RealVsSimulated())}
 
 
 def get(name: str) -> Experiment:
