@@ -47,6 +47,8 @@ IMQ_EXPONENT = -0.5
 """β of the IMQ kernel (Gorham & Mackey 2017, Theorem 8: β ∈ (−1, 0); they use −1/2)."""
 KSD_DRAWS = 200
 """Most draws per chain entering the KSD V-statistic (evenly spaced, the last one kept)."""
+DIAGNOSTIC_DRAWS = 200
+"""Thinned draws per chain kept for the diagnostics when a run keeps none of its own."""
 TAIL_PROBABILITIES = (0.05, 0.95)
 """Quantiles whose indicator ESS makes ``ess_tail`` (Vehtari et al. 2021, §4.3)."""
 DIAGNOSTIC_VARIABLES = ("ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd")
@@ -99,6 +101,12 @@ def spaced(n_draws: int, count: int) -> np.ndarray:
     """Indices of at most ``count`` evenly spaced draws out of ``n_draws``, the last one kept."""
     count = min(count, n_draws)
     return np.unique(np.round(np.linspace(n_draws - 1, 0, count)).astype(np.int64))
+
+
+def draws_kept(n_iterations: int, n_draws: int) -> int:
+    """Equally spaced draws per chain a run keeps: its own ``n_draws`` if it asks for some,
+    else :data:`DIAGNOSTIC_DRAWS` (at most one per update) for the diagnostics."""
+    return min(n_draws or DIAGNOSTIC_DRAWS, n_iterations)
 
 
 def chain_diagnostics(values: Mapping[str, np.ndarray]) -> xr.Dataset:

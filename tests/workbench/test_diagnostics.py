@@ -164,3 +164,31 @@ def test_diagnose_leaves_out_diverged_chains_and_names_bad_input():
 def test_spaced_keeps_the_last_draw():
     assert spaced(10, 3).tolist() == [0, 4, 9]
     assert spaced(5, 10).tolist() == [0, 1, 2, 3, 4]
+
+
+STORED = {"staleness": [1, 2], "base_iterations": 2000, "n_replicates": 40,
+          "replicate_block": 20, "n_checkpoints": 5, "bound_designs": False,
+          "initial_position": 0.0, "step_size_constant": 0.0005}
+
+
+def test_stale_gaussian_stores_diagnostics_with_named_dims(tmp_path):
+    from workbench import experiments
+    from workbench.results import read_netcdf, write_netcdf
+    from workbench.runner import run_experiment
+
+    experiment = experiments.get("stale-gaussian")
+    dataset = run_experiment(experiment, experiment.configure(STORED), seed=5)
+    stored = read_netcdf(write_netcdf(dataset, tmp_path / "result.nc"))
+    for name in ("ess_bulk", "ess_tail", "rhat", "mcse_mean"):
+        assert stored[name].dims == ("staleness", "test_function", "component"), name
+    assert stored["ksd"].dims == ("staleness", "chain")
+    assert stored["diagnostic_chains"].values.tolist() == [40, 40]
+    assert "Gorham & Mackey 2017" in stored.attrs["diagnostics"]
+    assert "draws" not in stored  # n_draws = 0: draws feed the diagnostics, are not stored
+    assert np.isfinite(stored["ksd"]).all() and (stored["ess_bulk"] > 0).all()
+    # a step 10 times larger (a more biased sampler: its exact stationary variance is 3.5
+    # times larger at τ = 1) has a larger Stein discrepancy (negative control for the KSD)
+    biased = run_experiment(experiment, experiment.configure(
+        {**STORED, "step_size_constant": 0.005}), seed=5)
+    assert (biased["exact_stationary_variance"] > 3 * stored["exact_stationary_variance"]).all()
+    assert (biased["ksd"].median("chain") > 2 * stored["ksd"].median("chain")).all()
