@@ -51,6 +51,9 @@ DIAGNOSTIC_DRAWS = 200
 """Thinned draws per chain kept for the diagnostics when a run keeps none of its own."""
 TAIL_PROBABILITIES = (0.05, 0.95)
 """Quantiles whose indicator ESS makes ``ess_tail`` (Vehtari et al. 2021, §4.3)."""
+RHAT_LIMIT = 1.01
+"""R-hat above which chains disagree and a reference is not trusted (the threshold Vehtari
+et al. 2021 recommend)."""
 DIAGNOSTIC_VARIABLES = ("ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd")
 """The variables :func:`diagnose` adds to a dataset (what the Experiment browser shows)."""
 

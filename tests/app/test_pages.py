@@ -199,7 +199,8 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
                            "seed": str(result.seed),
                            "file size": f"{result.size_bytes / 1e6:.2f} MB"}
-    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Configuration"]
+    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Diagnostics",
+                                          "Configuration"]
     assert len(at.get("image")) == 1 and not at.dataframe  # only the open tab is drawn
     at.session_state["tab"] = "Verdicts"
     at.run()
@@ -223,6 +224,25 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     against.set_value("staleness").run()
     no_exception(at)
     assert at.selectbox(key="select-component").value == 0
+
+
+def test_experiment_browser_shows_the_run_diagnostics(results_env):
+    at = AppTest.from_file(str(ENTRY), default_timeout=TIMEOUT)
+    at.query_params["tab"] = "Diagnostics"
+    at.switch_page("views/experiments.py").run()
+    no_exception(at)
+    [result] = results_browser.list_results(results_env)
+    dataset = results_browser.load_result(result.path)
+    rows = results_browser.diagnostics_rows(dataset)
+    # one row per staleness and test function (d = 1), every column from the stored arrays
+    assert len(rows) == dataset.sizes["staleness"] * dataset.sizes["test_function"]
+    table = at.dataframe[0].value
+    assert table["rhat"].tolist() == pytest.approx(dataset["rhat"].values.ravel())
+    assert table["ksd_median"].tolist() == pytest.approx(
+        dataset["ksd"].median("chain").values.repeat(dataset.sizes["test_function"]))
+    failing = int((dataset["rhat"] > results_browser.RHAT_LIMIT).sum())
+    assert at.markdown[-1].value.startswith(f"**{failing} of {len(rows)} rows")
+    assert any("Gorham & Mackey" in c.value for c in at.caption)
 
 
 def test_experiment_browser_opens_the_tab_named_in_the_address(results_env):
