@@ -35,7 +35,7 @@ assumptions = st.text_input("assumptions", "", key="assumptions",
 try:
     found = analysed(text, assumptions)
 except BoundSyntaxError as error:
-    st.error(f"Invalid bound — {error}")
+    st.error(f"Invalid bound — {ui.literal(str(error))}")
     st.stop()
 bound = found.bound
 st.latex(found.latex)
@@ -75,6 +75,8 @@ with ui.user_errors():
     fit = fitted(text, assumptions, str(result.path), result.modified, function, split)
 
 st.metric("verdict", fit.verdict.verdict)
+st.caption(f"Constants fitted on {fit.envelope.n_calibration} calibration points of the "
+           f"({', '.join(fit.measured.dims)}) grid, the bound judged on the held-out points.")
 ui.verdict_table(results_browser.verdict_rows([fit.verdict]))
 st.dataframe([{"term": term, "fitted constant": constant} for term, constant
               in zip(fit.envelope.terms, fit.envelope.coefficients, strict=True)],
