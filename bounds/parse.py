@@ -162,6 +162,18 @@ class _Builder:
         raise self.refuse(node, "not allowed in a bound")
 
 
+def parse_assumptions(items) -> dict[str, str]:
+    """``NAME=ASSUMPTION`` items (``n_chains=positive integer``) as a mapping for
+    :func:`user_bound`; an item without ``=`` is a BoundSyntaxError naming it."""
+    assumptions = {}
+    for item in items:
+        name, equals, assumption = item.partition("=")
+        if not equals:
+            raise BoundSyntaxError(f"{item!r} must read NAME=ASSUMPTION")
+        assumptions[name.strip()] = assumption.strip()
+    return assumptions
+
+
 def _tree(text: str, what: str = "a bound") -> tuple[str, ast.Expression]:
     """The normalised text and its :mod:`ast` tree, within the size limits (nothing is run)."""
     if not isinstance(text, str) or not text.strip():

@@ -25,6 +25,7 @@ import xarray as xr
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
 from workbench import progress
+from workbench.diagnostics import diagnose, draws_kept
 from workbench.engine import log_checkpoints, replay, replicate_blocks
 from workbench.estimators import summarize
 from workbench.experiments.asynchronous.system import make_system
@@ -109,7 +110,9 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
 
     Dims ``(test_function, checkpoint, replicate, component)`` for ``estimate`` (diverged
     replicates not yet masked), ``replicate`` for ``diverged_at``; ``draws`` is
-    ``(replicate, draw, component)``. The ``replicate`` coordinate holds global indices.
+    ``(replicate, draw, component)``, ``n_draws`` of them or, if that is 0, the diagnostics'
+    own (:func:`workbench.diagnostics.draws_kept`). The ``replicate`` coordinate holds
+    global indices.
     """
     seed_point = derive(seed, experiment, point_key(point))
     seed_streams = seed_point if streams is None else derive(seed, experiment, point_key(streams))
@@ -117,7 +120,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     n_iterations, h, checkpoints = point_design(config, design)
     schedule = _schedule(experiment, config, point, seed, n_iterations)
     sampler = make_sampler(config["sampler"], h, config["friction"])
-    n_draws = min(config["n_draws"], n_iterations)
+    n_draws = draws_kept(n_iterations, config["n_draws"])
     ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
     replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
     run = replay(
@@ -126,7 +129,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
         initial_position=np.full(model.dim, config["initial_position"]),
         seed=derive(seed_streams, "engine"), batch_size=config["batch_size"],
         replacement=config["replacement"], test_functions=TEST_FUNCTIONS,
-        checkpoints=checkpoints, thin=n_iterations // n_draws if n_draws else 0,
+        checkpoints=checkpoints, thin=n_iterations // n_draws,
         replicate_block=config["replicate_block"], blocks=blocks,
         divergence_threshold=config["divergence_threshold"],
         progress=progress.reporter(replicates.size),
@@ -136,16 +139,17 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
         "estimate": (("test_function", "checkpoint", "replicate", "component"),
                      np.stack([run.averages[n][:, :, 0, :] for n in names])),
         "diverged_at": ("replicate", run.diverged_at[:, 0]),
+        "draws": (("replicate", "draw", "component"), run.draws[:, 0, :n_draws]),
+        "draw_iterations": ("draw", run.draw_iterations[:n_draws]),
     }
-    if run.draws is not None:
-        data["draws"] = (("replicate", "draw", "component"), run.draws[:, 0, :n_draws])
-        data["draw_iterations"] = ("draw", run.draw_iterations[:n_draws])
     return xr.Dataset(data, coords={"test_function": names, "replicate": replicates})
 
 
 def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
                  design: Design | None = None, dims: Sequence[str] | None = None) -> xr.Dataset:
-    """The point's Dataset: summaries over all replicates of ``raw``, the exact oracle.
+    """The point's Dataset: summaries over all replicates of ``raw``, the exact oracle, and
+    (seed design only) the diagnostics of the thinned draws (:mod:`workbench.diagnostics`,
+    with the exact score -∇U).
 
     Every variable that depends on the point gets the point's ``dims`` (by default all its
     keys) as leading size-1 dims, so a sweep's points concatenate along them; a swept value
@@ -223,8 +227,18 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
     if n_draws:
         data["draws"] = (("chain", "draw", "component"), raw["draws"].values)
         data["draw_iterations"] = (("draw",), raw["draw_iterations"].values)
+    if design is None:
+        draws = raw["draws"].values
+        with np.errstate(over="ignore", invalid="ignore"):  # diverged chains: left out
+            values = {f.name: f(draws) for f in TEST_FUNCTIONS}
+        diagnostics = diagnose(draws, values,
+                               lambda theta: -model.potential_gradient(theta),
+                               valid=diverged_at < 0)
+        data.update({name: diagnostics[name] for name in diagnostics.data_vars})
     coords["error_source"] = list(ERROR_SOURCES)
     dataset = xr.Dataset({k: v for k, v in data.items() if k not in point}, coords=coords)
+    if design is None:
+        dataset.attrs["diagnostics"] = diagnostics.attrs["diagnostics"]
     dataset["exact_bias"] = dataset["exact_mean"] - posterior_value
     dataset["exact_mse"] = dataset["exact_bias"] ** 2 + dataset["exact_variance"]
     dataset = dataset.expand_dims({d: [point[d]] for d in dims})
