@@ -275,11 +275,16 @@ def test_a_rate_faster_than_the_sampler_achieves_is_violated(quick_runs):
     assert verdicts["rate/mse/theta_squared/first-order-sgld"].verdict == VIOLATED
 
 
-def test_an_envelope_without_its_variance_term_is_violated(quick_runs):
-    """Negative control: the user bound without C1/(L·h) cannot cover the MSE at short runs."""
+def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
+    """Negative control: a bound claiming MSE = O(1/(L²h)), fitted on the shorter half of the
+    checkpoints, falls below the measured MSE (which decays like 1/L) on the longer half."""
     experiment, dataset = quick_runs["my-staleness-bound"]
     text = experiment.study.text.replace('"C1/(L*h) + C2*tau**2*h**2 + C3*h**2"',
-                                         '"C2*tau**2*h**2 + C3*h**2"')
+                                         '"C1/(L**2*h)"')
+    text = text.replace('split = "checkerboard"', 'split = "extrapolate"')
+    with pytest.raises(StudyError, match="gives no rate in L"):  # no optimal step: its rate
+        loads(text, experiment.study.origin)                     # check is refused when read
+    text = text[:text.rindex("[[check]]")]                       # so keep the envelope only
     wrong = StudyExperiment(loads(text, experiment.study.origin))
     verdicts = {v.check: v for v in wrong.checks(dataset)}
     assert verdicts["envelope/my-bound/theta_squared"].verdict == VIOLATED

@@ -451,6 +451,13 @@ class Kind:
         if self.name == "rate":
             if "expected" in entry:
                 options["expected"] = float(entry["expected"])
+            else:
+                spec = bounds[options["bound"]]
+                try:
+                    bound_rate(spec.bound, spec.fixed)
+                except ValueError as error:
+                    raise CheckOptionError("bound", f"{options['bound']!r} gives no rate in L "
+                                                    f"({error}); give expected") from None
             options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
         if self.name == "envelope":
             split = entry.get("split", "checkerboard")
