@@ -7,6 +7,7 @@ EXPLORE = [
     ("views/system.py", "System", ":material/lan:"),
     ("views/playground.py", "Sampler playground", ":material/science:"),
     ("views/bounds_explorer.py", "Bounds explorer", ":material/functions:"),
+    ("views/bound_lab.py", "Bound lab", ":material/edit_note:"),
     ("views/experiments.py", "Experiment browser", ":material/folder_open:"),
 ]
 LESSONS = [

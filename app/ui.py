@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,6 +45,12 @@ def user_errors():
     except WriteFailed as error:
         st.error(f"The run failed — {error}")
         st.stop()
+
+
+def literal(text: str) -> str:
+    """``text`` with Markdown's (and Streamlit's LaTeX) special characters escaped, so a
+    message quoting user input shows it as typed (``__import__`` is not bold ``import``)."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~$])", r"\\\1", text)
 
 
 def subplots(*args, **kwargs):

@@ -16,7 +16,7 @@ import json
 import sys
 
 from bounds import analysis, registry
-from bounds.parse import user_bound
+from bounds.parse import parse_assumptions, user_bound
 from bounds.record import PROVENANCE, QUANTITIES, RELATIONS, Bound
 
 INDENT = " " * 14
@@ -145,12 +145,10 @@ def main(args: argparse.Namespace) -> int:
 def _user_bound(args: argparse.Namespace) -> Bound:
     if args.names:
         raise ValueError("give bound names or --expression, not both")
-    assumptions = {}
-    for item in args.assume:
-        name, equals, assumption = item.partition("=")
-        if not equals:
-            raise ValueError(f"--assume {item!r} must read NAME=ASSUMPTION")
-        assumptions[name.strip()] = assumption.strip()
+    try:
+        assumptions = parse_assumptions(args.assume)
+    except ValueError as error:
+        raise ValueError(f"--assume {error}") from None
     return user_bound(args.expression, quantity=args.quantity, assumptions=assumptions)
 
 

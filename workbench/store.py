@@ -58,7 +58,7 @@ from filelock import FileLock, Timeout
 import workbench
 from workbench.files import WriteFailed, atomic_write, netcdf_bytes, remove_orphaned_temporaries
 
-STORE_FORMAT = 2  # 2: calibrated intervals, exact Var φ̂(θ²)
+STORE_FORMAT = 3  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics
 KEY_DIGITS = 24
 
 

@@ -126,6 +126,18 @@ def verdicts_view() -> None:
     ui.verdict_table(results_browser.verdict_rows(found))
 
 
+def diagnostics_view() -> None:
+    rows = results_browser.diagnostics_rows(dataset)
+    if not rows:
+        st.info("This result has no convergence diagnostics (its runs keep no draws).")
+        return
+    failing = sum(not row["rhat_ok"] for row in rows)
+    st.markdown(f"**{failing} of {len(rows)} rows with R-hat above "
+                f"{results_browser.RHAT_LIMIT}**")
+    st.caption(dataset.attrs.get("diagnostics", ""))
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
 def configuration_view() -> None:
     st.code(dataset.attrs.get("config_toml", ""), language="toml")
     st.json({k: str(v) for k, v in dataset.attrs.items() if k != "config_toml"},
@@ -136,7 +148,7 @@ def configuration_view() -> None:
 # laying out the hidden tabs' code block, JSON viewer, table and images costs a new browser
 # tab about as long as the whole visible page. ``?tab=Verdicts`` in the address opens a tab.
 VIEWS = {"Plot": plot_view, "Figures": figures_view, "Verdicts": verdicts_view,
-         "Configuration": configuration_view}
+         "Diagnostics": diagnostics_view, "Configuration": configuration_view}
 for tab, view in zip(st.tabs(list(VIEWS), key="tab", bind="query-params"), VIEWS.values(),
                      strict=True):
     if tab.open:

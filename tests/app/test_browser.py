@@ -1,7 +1,8 @@
 """The real dashboard in a real browser: ``workbench dashboard`` serves on 127.0.0.1, headless
 Chromium (Debian's ``chromium``, driven by Playwright, which never downloads a browser of its
 own here) opens every page, a page showing a Streamlit error or exception fails the test,
-screenshots are saved, the Experiment browser's Verdicts tab is opened (only the open tab is
+screenshots are saved, the Bound lab is given a hostile string, the Experiment browser's
+Verdicts tab is opened (only the open tab is
 drawn), and each page's load time is measured and printed with a stored
 ``stale-gaussian`` result of the default size in the results directory: a full load in a new
 tab, cold (first visit after the server starts) and warm (a second visit), and a warm switch
@@ -38,6 +39,7 @@ PAGES = [  # name, url path, sidebar link, title, text showing the page has draw
      "At the last checkpoint"),
     ("bounds_explorer", "bounds_explorer", "Bounds explorer", "Bounds explorer",
      "Verdicts of the experiment's checks on this bound"),
+    ("bound_lab", "bound_lab", "Bound lab", "Bound lab", "calibration points"),
     ("experiments", "experiments", "Experiment browser", "Experiment browser", " MB"),
     ("staleness_step", "staleness_step", "Staleness vs step size",
      "Staleness versus step size", "slope of log h*"),
@@ -153,6 +155,13 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
             page.get_by_text("Invalid input — n_workers = 0").wait_for(
                 timeout=PAGE_SECONDS * 1000)
             assert any("n_workers" in text for text in _errors(page))
+            # the Bound lab refuses a string outside its whitelist, by piece and column
+            _load(page, f"{server}/bound_lab", "Bound lab", "calibration points")
+            bound = page.get_by_label("bound", exact=True)
+            bound.fill("__import__('os')")
+            bound.press("Enter")
+            page.get_by_text("Invalid bound — ").wait_for(timeout=PAGE_SECONDS * 1000)
+            assert any("__import__" in text for text in _errors(page))
             # the Experiment browser draws only the open tab: a click on another draws it
             _load(page, f"{server}/experiments", "Experiment browser", " MB")
             page.get_by_role("tab", name="Verdicts").click()

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.ui import RESULTS_ENV
-from workbench.explore import bounds_view, playground, results_browser, system
+from workbench.explore import bound_lab, bounds_view, playground, results_browser, system
 from workbench.explore.lessons import local_updates, speedup, staleness_step
 from workbench.explore.overlays import overlays_of
 
@@ -191,6 +191,72 @@ def test_bounds_page_opens_records_of_every_kind(name, tmp_path, monkeypatch):
         assert shown["optimal step h*"] == "none"
 
 
+# ---------------------------------------------------------------------------- Bound lab
+def _lab_fit(directory, text: str, split: str | None = None):
+    """The fit the page must show: the stored result's default test function and split."""
+    [result] = results_browser.list_results(directory)
+    dataset = results_browser.load_result(result.path)
+    config = results_browser.config_of(dataset)
+    return bound_lab.fit(bound_lab.parse(text), dataset, config["test_function"],
+                         split or config["envelope_split"])
+
+
+def test_bound_lab_shows_the_analysis_and_the_fit_of_the_typed_bound(results_env):
+    at = open_page("views/bound_lab.py")
+    no_exception(at)
+    found = bound_lab.analyse(bound_lab.parse(bound_lab.EXAMPLE))
+    assert at.latex[0].value.strip("$\n") == found.latex
+    assert at.latex[1].value.strip("$\n") == r"h^{*} = " + found.optimal_step_latex
+    shown = metrics(at)
+    assert shown["rate in L"] == "L^(-2/3)" and shown["h* found by"] == "exact"
+    assert shown["constants to fit"] == "3"
+    fit = _lab_fit(results_env, bound_lab.EXAMPLE)
+    assert shown["verdict"] == fit.verdict.verdict == "holds"
+    table = at.dataframe[0].value
+    assert table["check"].tolist() == [fit.verdict.check]
+    assert table["observed"].tolist() == pytest.approx([fit.verdict.observed])
+    constants = at.dataframe[1].value
+    assert constants["fitted constant"].tolist() == pytest.approx(
+        fit.envelope.coefficients.tolist())
+    assert len(at.get("image")) == 1
+
+    # negative control: a rate in L too fast for the data, extrapolated to the longer runs
+    wrong = "C1/(L**2*h)"
+    at.text_input(key="bound").set_value(wrong).run()
+    at.selectbox(key="envelope_split").set_value("extrapolate").run()
+    no_exception(at)
+    assert metrics(at)["rate in L"] == "none"  # decreasing in h: no optimal step
+    assert at.info[0].value.startswith("Optimal step: ")
+    assert metrics(at)["verdict"] == _lab_fit(results_env, wrong, "extrapolate").verdict.verdict
+    assert metrics(at)["verdict"] == "violated"
+
+
+@pytest.mark.parametrize("text", ["__import__('os').system('true')", "h.__class__", "C1/(L*q)",
+                                  "eval('1')", "lambda: 1", "[h for h in (1,)]"])
+def test_bound_lab_refuses_hostile_or_unknown_strings_with_a_message(text, results_env):
+    at = open_page("views/bound_lab.py")
+    at.text_input(key="bound").set_value(text).run()
+    no_exception(at)
+    assert at.error[0].value.startswith("Invalid bound — ")
+    assert not at.latex
+
+
+def test_bound_lab_names_a_symbol_the_result_does_not_vary(results_env):
+    at = open_page("views/bound_lab.py")
+    at.text_input(key="bound").set_value("C1/(n_chains*L*h)").run()
+    at.text_input(key="assumptions").set_value("n_chains=positive integer").run()
+    no_exception(at)
+    assert at.latex  # the bound itself is fine
+    assert "n_chains" in at.error[0].value and "does not vary" in at.error[0].value
+
+
+def test_bound_lab_without_results_says_how_to_get_some(tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    at = open_page("views/bound_lab.py")
+    no_exception(at)
+    assert "workbench run stale-gaussian" in at.info[-1].value
+
+
 # ---------------------------------------------------------------------------- Experiments
 def test_experiment_browser_shows_the_stored_result(results_env):
     at = open_page("views/experiments.py")
@@ -199,7 +265,8 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
                            "seed": str(result.seed),
                            "file size": f"{result.size_bytes / 1e6:.2f} MB"}
-    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Configuration"]
+    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Diagnostics",
+                                          "Configuration"]
     assert len(at.get("image")) == 1 and not at.dataframe  # only the open tab is drawn
     at.session_state["tab"] = "Verdicts"
     at.run()
@@ -223,6 +290,25 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     against.set_value("staleness").run()
     no_exception(at)
     assert at.selectbox(key="select-component").value == 0
+
+
+def test_experiment_browser_shows_the_run_diagnostics(results_env):
+    at = AppTest.from_file(str(ENTRY), default_timeout=TIMEOUT)
+    at.query_params["tab"] = "Diagnostics"
+    at.switch_page("views/experiments.py").run()
+    no_exception(at)
+    [result] = results_browser.list_results(results_env)
+    dataset = results_browser.load_result(result.path)
+    rows = results_browser.diagnostics_rows(dataset)
+    # one row per staleness and test function (d = 1), every column from the stored arrays
+    assert len(rows) == dataset.sizes["staleness"] * dataset.sizes["test_function"]
+    table = at.dataframe[0].value
+    assert table["rhat"].tolist() == pytest.approx(dataset["rhat"].values.ravel())
+    assert table["ksd_median"].tolist() == pytest.approx(
+        dataset["ksd"].median("chain").values.repeat(dataset.sizes["test_function"]))
+    failing = int((dataset["rhat"] > results_browser.RHAT_LIMIT).sum())
+    assert at.markdown[-1].value.startswith(f"**{failing} of {len(rows)} rows")
+    assert any("Gorham & Mackey" in c.value for c in at.caption)
 
 
 def test_experiment_browser_opens_the_tab_named_in_the_address(results_env):

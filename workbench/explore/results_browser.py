@@ -10,6 +10,8 @@ browser at another store is a change here only:
 - :func:`load_result` opens one with :func:`workbench.results.read_netcdf`, which verifies it;
 - :func:`along` slices a variable for plotting: one dim on the horizontal axis, optionally one
   dim as separate curves, one coordinate chosen for every other dim;
+- :func:`diagnostics_rows` tabulates a result's convergence diagnostics
+  (:mod:`workbench.diagnostics`), one row per sweep point, test function and component;
 - :func:`run_quick` runs an experiment's ``--quick`` configuration through the same runner and
   result store as ``workbench check NAME --quick`` (:func:`workbench.suite.run_one`), with the
   runner's point callback driving the page's progress bar.
@@ -27,6 +29,7 @@ import xarray as xr
 
 from bounds.verdict import Verdict
 from workbench import experiments
+from workbench.diagnostics import DIAGNOSTIC_VARIABLES, RHAT_LIMIT
 from workbench.executors import open_workers
 from workbench.results import config_of, read_netcdf
 from workbench.suite import run_one
@@ -100,7 +103,7 @@ def figure_files(result: StoredResult) -> list[Path]:
 
 def checks(dataset: xr.Dataset) -> list[Verdict]:
     """The experiment's verdicts on a stored result, as ``workbench check`` prints them."""
-    return experiments.get(dataset.attrs["experiment"]).checks(dataset)
+    return experiments.for_dataset(dataset).checks(dataset)
 
 
 # A stored result, its verdicts and its bound overlays, cached per file version (path and
@@ -140,6 +143,24 @@ def verdict_rows(verdicts: list[Verdict]) -> list[dict]:
              "detail": v.detail} for v in verdicts]
 
 
+def diagnostics_rows(dataset: xr.Dataset) -> list[dict]:
+    """One row per sweep point, test function and component: ESS (bulk, tail), R-hat and
+    MCSE across the point's chains, the median and largest KSD over its chains, the chains
+    used, and whether R-hat passes the 1.01 rule. Empty when the result has no diagnostics
+    (an experiment whose runs keep no draws)."""
+    if not set(DIAGNOSTIC_VARIABLES) <= set(dataset.data_vars):
+        return []
+    ksd = dataset["ksd"]
+    table = xr.Dataset({
+        **{name: dataset[name] for name in ("ess_bulk", "ess_tail", "rhat", "mcse_mean")},
+        "ksd_median": ksd.median("chain"), "ksd_max": ksd.max("chain"),
+        "diagnostic_chains": dataset["diagnostic_chains"],
+    }).to_dataframe().reset_index()
+    table = table.dropna(subset=["ess_bulk", "rhat"], how="all")
+    table["rhat_ok"] = table["rhat"] <= RHAT_LIMIT
+    return table.to_dict("records")
+
+
 def plottable(dataset: xr.Dataset) -> list[str]:
     """Numeric data variables with at least one dim."""
     return [name for name, array in dataset.data_vars.items()
@@ -169,13 +190,14 @@ class QuickRun:
     seconds: float
 
 
-def run_quick(name: str, directory: Path, seed: int,
+def run_quick(name: str | experiments.Experiment, directory: Path, seed: int,
               progress: Callable[[int, int], None] | None = None,
               overrides: dict | None = None) -> QuickRun:
     """``workbench check NAME --quick --out DIRECTORY --seed SEED [--set K=V ...]`` in this
     process (the same runner and result store: points already stored are reused), reporting
-    progress(done, total) once the stored points are loaded and after each computed one."""
-    experiment = experiments.get(name)
+    progress(done, total) once the stored points are loaded and after each computed one.
+    ``name`` may also be an experiment itself (a study being edited)."""
+    experiment = experiments.get(name) if isinstance(name, str) else name
     config = experiment.configure(overrides, quick=True)
     with open_workers(processes=1) as workers:
         outcome = run_one(experiment, config, seed, Path(directory), workers, judge=True,

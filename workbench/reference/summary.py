@@ -26,13 +26,12 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
+from workbench.diagnostics import RHAT_LIMIT
 from workbench.reference.chain import ChainRun
 from workbench.reference.settings import ReferenceSettings
 
 METHOD_NAMES = {"mala": "MALA (Roberts & Tweedie 1996)",
                 "hmc": "HMC with a fixed number of leapfrog steps (Neal 2011)"}
-RHAT_LIMIT = 1.01
-"""R-hat above which a reference is not trusted (the threshold Vehtari et al. 2021 recommend)."""
 
 
 def batch_means_error(values: np.ndarray) -> np.ndarray:

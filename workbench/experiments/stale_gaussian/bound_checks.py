@@ -156,6 +156,14 @@ def calibration_mask(dataset: xr.Dataset, split: str) -> xr.DataArray:
     raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
 
 
+def count_held_out(dataset: xr.Dataset, held_out: xr.DataArray) -> int:
+    """Held-out points of the envelope grid (the number of comparisons an envelope check of
+    one test function makes)."""
+    grid = dataset["envelope_estimate"].isel(replicate=0, component=0,
+                                              test_function=0).notnull()
+    return int((held_out.broadcast_like(grid)).sum())
+
+
 def envelope_data(dataset: xr.Dataset, function: str) -> tuple[xr.DataArray, xr.DataArray]:
     """MSE of φ̂(function) on the envelope grid and its Monte Carlo standard error."""
     squared = squared_errors(dataset, "envelope", function)
@@ -178,9 +186,7 @@ def fit_theorem_3(dataset: xr.Dataset, function: str, config: dict) -> Envelope:
 def envelope_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
     functions = dataset["test_function"].values.tolist()
     held_out = ~calibration_mask(dataset, config["envelope_split"])
-    grid = dataset["envelope_estimate"].isel(replicate=0, component=0,
-                                              test_function=0).notnull()
-    n_held_out = int((held_out.broadcast_like(grid)).sum())
+    n_held_out = count_held_out(dataset, held_out)
     z = one_sided_z_for_family(config["false_failure_rate"], max(1, n_held_out * len(functions)))
     verdicts = []
     for function in functions:

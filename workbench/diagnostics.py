@@ -1,0 +1,175 @@
+"""Convergence diagnostics of a run's thinned draws: ESS, split R-hat, MCSE and the kernel
+Stein discrepancy.
+
+What "across replicates" means here. The replicates of a sweep point are independent chains
+started from the same point (or the same dispersed points) and driven by independent noise and
+minibatches; the engine (:func:`workbench.engine.replay` with ``thin``) keeps each chain's
+state every ``thin`` updates. So a chain is one replicate (one replicate-server pair where a
+point runs several servers) and its draws are its thinned states, in iteration order — the
+ArviZ ``(chain, draw)`` layout. Nothing is discarded as warm-up: the estimators φ̂_L average
+from the first sample on, and the diagnostics describe exactly the draws those averages are
+made of (a chain still in its transient shows up as a large R-hat and a small ESS, which is the
+point). Diverged chains (any non-finite or flagged draw) are left out and counted.
+
+Per test function φ and component, through ``arviz-stats`` (never hand-written):
+
+- ``ess_bulk``: the bulk effective sample size of the rank-normalised split chains, and
+  ``ess_tail``: the smaller of the ESS of the 5% and 95% quantile indicators (Vehtari, Gelman,
+  Simpson, Carpenter & Bürkner 2021, "Rank-normalization, folding, and localization: an
+  improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2), §3-§4);
+- ``rhat``: the rank-normalised split R-hat, the larger of the bulk and folded R-hat (ibid.
+  §4.2; above 1.01 the chains disagree);
+- ``mcse_mean``: the Monte Carlo standard error of the mean of φ over all draws, sd/√ESS_mean.
+
+Per chain, the kernel Stein discrepancy of its draws (thinned further to at most
+``ksd_draws`` evenly spaced ones, because the V-statistic costs O(n² d)): ``ksd`` =
+√(n⁻² Σ_ij k₀(x_i, x_j)) with the Langevin Stein kernel of the inverse multiquadric base kernel
+k(x, y) = (c² + ‖x − y‖²)^β, β = −1/2 (Gorham & Mackey 2017, "Measuring sample quality with
+kernels", ICML, eq. (7) and Theorem 8: for β ∈ (−1, 0) the KSD detects non-convergence for
+distantly dissipative targets). It needs the score ∇log π = −∇U; the experiments pass their
+model's exact full-data gradient. For draws of π, E[KSD²] = E[k₀(x, x)]/n → 0; a biased sampler
+leaves KSD² at a positive limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import xarray as xr
+from arviz_stats.base import array_stats
+
+from simulators import validation
+
+IMQ_SCALE = 1.0
+"""c of the IMQ kernel (Gorham & Mackey 2017 use c = 1)."""
+IMQ_EXPONENT = -0.5
+"""β of the IMQ kernel (Gorham & Mackey 2017, Theorem 8: β ∈ (−1, 0); they use −1/2)."""
+KSD_DRAWS = 200
+"""Most draws per chain entering the KSD V-statistic (evenly spaced, the last one kept)."""
+DIAGNOSTIC_DRAWS = 200
+"""Thinned draws per chain kept for the diagnostics when a run keeps none of its own."""
+TAIL_PROBABILITIES = (0.05, 0.95)
+"""Quantiles whose indicator ESS makes ``ess_tail`` (Vehtari et al. 2021, §4.3)."""
+RHAT_LIMIT = 1.01
+"""R-hat above which chains disagree and a reference is not trusted (the threshold Vehtari
+et al. 2021 recommend)."""
+DIAGNOSTIC_VARIABLES = ("ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd")
+"""The variables :func:`diagnose` adds to a dataset (what the Experiment browser shows)."""
+
+_AXES = {"chain_axis": 0, "draw_axis": 1}
+
+
+def imq_stein_kernel(x: np.ndarray, y: np.ndarray, score_x: np.ndarray, score_y: np.ndarray,
+                     scale: float = IMQ_SCALE, exponent: float = IMQ_EXPONENT) -> np.ndarray:
+    """k₀(x_i, y_j) for every pair: x ``(n, d)``, y ``(m, d)`` with their scores → ``(n, m)``.
+
+    k₀(x, y) = s(x)·s(y) k + s(x)·∇_y k + s(y)·∇_x k + ∇_x·∇_y k with k = u^β,
+    u = c² + ‖r‖², r = x − y: ∇_x k = 2β u^(β−1) r = −∇_y k and
+    ∇_x·∇_y k = −2β d u^(β−1) − 4β(β−1) ‖r‖² u^(β−2) (Gorham & Mackey 2017, eq. (7)).
+    """
+    difference = x[:, None, :] - y[None, :, :]
+    squared = np.einsum("ijk,ijk->ij", difference, difference)
+    u = scale**2 + squared
+    base = u**exponent
+    slope = 2 * exponent * u ** (exponent - 1)
+    score_dot = score_x @ score_y.T
+    cross = (np.einsum("jk,ijk->ij", score_y, difference)
+             - np.einsum("ik,ijk->ij", score_x, difference))
+    dim = x.shape[1]
+    trace = (-2 * exponent * dim * u ** (exponent - 1)
+             - 4 * exponent * (exponent - 1) * squared * u ** (exponent - 2))
+    return score_dot * base + slope * cross + trace
+
+
+def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,
+                             scale: float = IMQ_SCALE,
+                             exponent: float = IMQ_EXPONENT) -> float:
+    """The IMQ kernel Stein discrepancy √(n⁻² Σ_ij k₀(x_i, x_j)) of draws ``(n, d)`` with
+    their scores ∇log π ``(n, d)`` (a V-statistic, so it is never negative)."""
+    draws = np.asarray(draws, dtype=float)
+    scores = np.asarray(scores, dtype=float)
+    if draws.ndim != 2 or scores.shape != draws.shape:
+        raise validation.InvalidParameter(
+            "draws", draws.shape, f"must be (draw, d) with scores of the same shape, "
+                                  f"got scores {scores.shape}")
+    validation.positive("scale", scale)
+    if not -1 < exponent < 0:
+        raise validation.InvalidParameter("exponent", exponent, "must lie in (-1, 0)")
+    gram = imq_stein_kernel(draws, draws, scores, scores, scale, exponent)
+    return float(np.sqrt(max(gram.mean(), 0.0)))
+
+
+def spaced(n_draws: int, count: int) -> np.ndarray:
+    """Indices of at most ``count`` evenly spaced draws out of ``n_draws``, the last one kept."""
+    count = min(count, n_draws)
+    return np.unique(np.round(np.linspace(n_draws - 1, 0, count)).astype(np.int64))
+
+
+def draws_kept(n_iterations: int, n_draws: int) -> int:
+    """Equally spaced draws per chain a run keeps: its own ``n_draws`` if it asks for some,
+    else :data:`DIAGNOSTIC_DRAWS` (at most one per update) for the diagnostics."""
+    return min(n_draws or DIAGNOSTIC_DRAWS, n_iterations)
+
+
+def chain_diagnostics(values: Mapping[str, np.ndarray]) -> xr.Dataset:
+    """ESS (bulk, tail), split R-hat and MCSE of the mean per test function and component.
+
+    values[name]: ``(chain, draw, component)``; functions with fewer components than the widest
+    are padded with NaN along ``component``. Fewer than 4 draws give NaN (arviz-stats).
+    """
+    names = list(values)
+    width = max(np.shape(v)[2] for v in values.values())
+    tables = {key: np.full((len(names), width), np.nan)
+              for key in ("ess_bulk", "ess_tail", "rhat", "mcse_mean")}
+    for row, name in enumerate(names):
+        array = np.asarray(values[name], dtype=float)
+        if array.shape[0] == 0:
+            continue
+        m = array.shape[2]
+        tables["ess_bulk"][row, :m] = array_stats.ess(array, method="bulk", **_AXES)
+        tables["ess_tail"][row, :m] = array_stats.ess(array, method="tail",
+                                                      prob=TAIL_PROBABILITIES, **_AXES)
+        tables["rhat"][row, :m] = array_stats.rhat(array, method="rank", **_AXES)
+        tables["mcse_mean"][row, :m] = array_stats.mcse(array, method="mean", **_AXES)
+    return xr.Dataset({key: (("test_function", "component"), table)
+                       for key, table in tables.items()},
+                      coords={"test_function": names, "component": np.arange(width)})
+
+
+def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],
+             score: Callable[[np.ndarray], np.ndarray] | None,
+             valid: np.ndarray | None = None, ksd_draws: int = KSD_DRAWS) -> xr.Dataset:
+    """Every diagnostic of a point's thinned draws (module docstring).
+
+    draws: ``(chain, draw, d)`` positions; values: test function name → ``(chain, draw, m)``
+    φ at those draws; score: θ ``(..., d)`` → ∇log π(θ), or None when the experiment has no
+    exact gradient (``ksd`` is then NaN); valid: ``(chain,)`` chains to use (default: those
+    whose draws and values are all finite). Returns ``ess_bulk``, ``ess_tail``, ``rhat``,
+    ``mcse_mean`` over ``(test_function, component)``, ``ksd`` over ``chain`` (NaN for a
+    chain left out) and ``diagnostic_chains``, the number of chains used.
+    """
+    draws = np.asarray(draws, dtype=float)
+    if draws.ndim != 3:
+        raise validation.InvalidParameter("draws", draws.shape, "must be (chain, draw, d)")
+    ksd_draws = validation.integer("ksd_draws", ksd_draws, minimum=2)
+    finite = np.isfinite(draws).all(axis=(1, 2))
+    for array in values.values():
+        finite &= np.isfinite(np.asarray(array, dtype=float)).all(axis=(1, 2))
+    chains = finite if valid is None else finite & np.asarray(valid, dtype=bool)
+    dataset = chain_diagnostics({name: np.asarray(array, dtype=float)[chains]
+                                 for name, array in values.items()})
+    ksd = np.full(draws.shape[0], np.nan)
+    if score is not None:
+        kept = draws[:, spaced(draws.shape[1], ksd_draws)]
+        for chain in np.flatnonzero(chains):
+            ksd[chain] = kernel_stein_discrepancy(kept[chain], score(kept[chain]))
+    dataset["ksd"] = ("chain", ksd)
+    dataset["diagnostic_chains"] = ((), int(chains.sum()))
+    dataset.attrs["diagnostics"] = (
+        "chains = replicates, draws = their thinned states from the first update on; "
+        "ess_bulk, ess_tail, rhat (rank-normalised split R-hat) and mcse_mean by arviz-stats "
+        "(Vehtari et al. 2021); ksd: IMQ kernel Stein discrepancy (Gorham & Mackey 2017), "
+        f"c = {IMQ_SCALE}, beta = {IMQ_EXPONENT}, at most {ksd_draws} evenly spaced draws per "
+        "chain, exact score; diverged chains left out")
+    return dataset
