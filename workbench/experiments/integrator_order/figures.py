@@ -21,8 +21,8 @@ def figure_order(dataset: xr.Dataset, path):
         color = line[0].get_color()
         ax.plot(lengths, at["exact_mse"], "--", color=color, linewidth=0.8)
         exponent = bound_rate(ORDER[integrator])
-        ax.plot(lengths, float(at["exact_mse"][0]) * (lengths / lengths[0]) ** exponent, ":",
-                color=color, label=f"L^({exponent:.3g})")
+        ax.plot(lengths, float(at["exact_mse"][0]) * (lengths / lengths[0]) ** float(exponent),
+                ":", color=color, label=f"L^({exponent})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("samples L")
