@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulators.validation import InvalidParameter
+
 
 class PhaseSpace:
     """``sampler`` with ``position(state)`` = (θ, p) along the last axis (module docstring)."""
@@ -20,7 +22,8 @@ class PhaseSpace:
     def __init__(self, sampler):
         if not hasattr(sampler, "init") or "momentum" not in type(
                 sampler.init(np.zeros(1)))._fields:
-            raise TypeError(f"{type(sampler).__name__} has no momentum to record")
+            raise InvalidParameter("sampler", getattr(sampler, "name", type(sampler).__name__),
+                                   "has no momentum to record (SGHMC or SGNHT)")
         self.sampler = sampler
         self.name = f"{sampler.name}-phase-space"
         self.order = sampler.order
