@@ -27,10 +27,8 @@ measured one, and each rate verdict carries the exact slope as evidence.
 
 from __future__ import annotations
 
-import xarray as xr
-
 from workbench.config import Parameter
-from workbench.experiments.asynchronous.run import at_point
+from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.integrator_order.checks import integrator_order_checks
 from workbench.experiments.integrator_order.figures import figure_order
@@ -82,12 +80,8 @@ class IntegratorOrder(Experiment):
         return at_point(run_integrator(self.name, config, point, seed), point, self.sweep_dims)
 
     def combine(self, config, datasets):
-        size = len(config["iterations"])
-        rows = [xr.concat(datasets[i:i + size], dim="iterations", data_vars="minimal",
-                          coords="minimal", compat="equals", join="exact")
-                for i in range(0, len(datasets), size)]
-        return xr.concat(rows, dim="integrator", data_vars="minimal", coords="minimal",
-                         compat="equals", join="exact")
+        return combine_grid(datasets, {"integrator": len(INTEGRATORS),
+                                       "iterations": len(config["iterations"])})
 
     def checks(self, dataset):
         return integrator_order_checks(dataset)

@@ -10,6 +10,14 @@ from workbench.experiments.distributed.plots import finish, new
 from workbench.experiments.integrator_order.checks import ORDER, bound_rate
 
 
+def _log_log(ax, title: str) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("samples L")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
 def figure_order(dataset: xr.Dataset, path):
     fig, axes = new(1, 2, 11, 4.2)
     lengths = dataset["iterations"].values
@@ -23,20 +31,12 @@ def figure_order(dataset: xr.Dataset, path):
         exponent = bound_rate(ORDER[integrator])
         ax.plot(lengths, float(at["exact_mse"][0]) * (lengths / lengths[0]) ** float(exponent),
                 ":", color=color, label=f"L^({exponent})")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("samples L")
-    ax.set_title("MSE of φ̂_L(p²) at the optimal step (exact dashed)", fontsize=9)
-    ax.legend(fontsize=7)
+    _log_log(ax, "MSE of φ̂_L(p²) at the optimal step (exact dashed)")
     ax = axes[0, 1]
     for integrator in dataset["integrator"].values:
         ax.plot(lengths, dataset["step_size"].sel(integrator=integrator), marker="o",
                 label=integrator)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("samples L")
-    ax.set_title("optimal step h*(L)", fontsize=9)
-    ax.legend(fontsize=7)
+    _log_log(ax, "optimal step h*(L)")
     fig.suptitle("SGHMC: Euler against symmetric splitting, full gradients (Chen et al. 2015)",
                  fontsize=10)
     return finish(fig, path)
