@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from bounds.verdict import Verdict
+from simulators.validation import InvalidParameter
 from workbench.config import Parameter
 from workbench.engine import replicate_blocks
 from workbench.experiments.base import Experiment
@@ -77,6 +78,24 @@ class StudyExperiment(Experiment):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
         return (_rebuild, (type(self), self.study.text, self.study.origin, self.plugin))
+
+    def configure(self, overrides=None, quick=False):
+        """The run's configuration; every sweep point is resolved once so that a derived
+        value out of range (``step_size`` ≤ 0 from a zero constant, say) is refused before
+        anything runs, naming the derived field, the point and the expression."""
+        config = super().configure(overrides, quick)
+        for point in grid.points(config, self.study.product, self.study.zipped):
+            try:
+                self.resolve(config, point)
+            except InvalidParameter as error:
+                at = ", ".join(f"{k} = {v}" for k, v in point.items())
+                written = config.get(error.field, error.value)
+                if written == error.value:
+                    raise
+                raise InvalidParameter(error.field, written,
+                                       f"evaluates to {error.value!r} at "
+                                       f"{at or 'the only point'}, but {error.allowed}") from None
+        return config
 
     # ------------------------------------------------------------------------- the sweep
     def points(self, config):
