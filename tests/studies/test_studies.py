@@ -7,6 +7,8 @@ import hashlib
 import json
 import math
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +109,21 @@ def test_a_study_experiment_pickles_through_its_text():
     config = experiment.configure(quick=True)
     assert again.configure(quick=True) == config
     assert again.points(config) == experiment.points(config)
+
+
+@pytest.mark.parametrize("name", ["stale-gaussian", str(EXAMPLES / "async-stragglers.toml")])
+def test_a_study_experiment_unpickles_in_a_fresh_interpreter(name, tmp_path):
+    """What a Dask worker does: its first import is the pickled reference's module."""
+    path = tmp_path / "experiment.pickle"
+    path.write_bytes(pickle.dumps(experiments.get(name)))
+    code = (f"import pickle; e = pickle.loads(open({str(path)!r}, 'rb').read()); "
+            "print(e.name, len(e.points(e.configure(quick=True))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = experiments.get(name)
+    assert done.stdout.split() == [expected.name,
+                                   str(len(expected.points(expected.configure(quick=True))))]
 
 
 # --------------------------------------------------------------------------------- refusals

@@ -47,3 +47,12 @@ def for_dataset(dataset) -> Experiment:
 
 
 __all__ = ["EXPERIMENTS", "Experiment", "for_dataset", "get"]
+
+
+def rebuild_study(cls: type, text: str, origin: str, plugin) -> Experiment:
+    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): a
+    built-in one is made afresh (its study file and plug-in are fixed), any other is parsed
+    again from its text."""
+    if cls is StudyExperiment:
+        return StudyExperiment(loads(text, origin), plugin)
+    return cls()

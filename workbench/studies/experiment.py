@@ -30,7 +30,7 @@ from workbench.results import config_of
 from workbench.studies import figures as default_figures
 from workbench.studies import gaussian_point, grid
 from workbench.studies.checks import KINDS, Context
-from workbench.studies.study import Study, loads
+from workbench.studies.study import Study
 
 
 class Plugin:
@@ -77,7 +77,10 @@ class StudyExperiment(Experiment):
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
-        return (_rebuild, (type(self), self.study.text, self.study.origin, self.plugin))
+        # The function lives in workbench.experiments so that unpickling in a fresh process
+        # imports the registry first, in the order the package imports itself.
+        from workbench.experiments import rebuild_study
+        return (rebuild_study, (type(self), self.study.text, self.study.origin, self.plugin))
 
     def configure(self, overrides=None, quick=False):
         """The run's configuration; every sweep point is resolved once so that a derived
@@ -174,9 +177,3 @@ class StudyExperiment(Experiment):
                                       dataset, Path(out_dir))
                  if self.plugin.default_figures else [])
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
-
-
-def _rebuild(cls: type, text: str, origin: str, plugin: Plugin) -> StudyExperiment:
-    if cls is StudyExperiment:
-        return StudyExperiment(loads(text, origin), plugin)
-    return cls()  # a built-in experiment: its study file and plug-in are fixed
