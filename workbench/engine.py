@@ -26,6 +26,11 @@ fixed, so neither the engine's chunk size (chosen for memory) nor the set of blo
 changes any replicate's path: replicates 0-49 are the same run alone or inside a 200-replicate
 run, and in one process or spread over many.
 
+Groups: a large run steps its replicate blocks in groups of about ``GROUP_ELEMENTS`` state
+elements, each group through all updates before the next, so that the arrays of one update
+stay in cache instead of streaming through memory (issue 15); each block keeps its streams, so
+the grouping, like the chunk size, changes no replicate's path.
+
 Output: test-function averages φ̂_L at the requested checkpoints L, per replicate and server;
 thinned draws on request (ArviZ-style dims ``chain``, ``draw``); and, per replicate, the update
 at which its position first became non-finite or exceeded ``divergence_threshold`` in absolute
@@ -49,6 +54,10 @@ from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 _CHUNK_BUDGET = 1 << 22  # float64 elements per chunk array (32 MiB)
 DRAW_STEPS = 64  # every random-number call covers this many updates of one replicate block
 WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once
+# Replicate blocks are stepped in groups of about this many float64 state elements
+# (replicate × server × d: 256 KiB, the size of a core's L2 cache), each group through the
+# whole run before the next; results do not depend on it (module docstring, *Groups*).
+GROUP_ELEMENTS = 1 << 15
 
 
 def log_checkpoints(n_updates: int, count: int) -> np.ndarray:
@@ -134,6 +143,43 @@ def replay(
     shards = _ShardDraws.for_schedule(schedule, gradient, n_updates, batch_size, replacement)
     staleness = schedule.update_staleness(n_updates)  # (L, S)
     n_servers = staleness.shape[1]
+    all_blocks = replicate_blocks(n_replicates, replicate_block)
+    n_blocks = len(all_blocks)
+    selected = list(range(n_blocks)) if blocks is None else list(blocks)
+    per_group = max(1, GROUP_ELEMENTS // (replicate_block * n_servers * gradient.dim))
+    groups = [selected[i:i + per_group] for i in range(0, len(selected), per_group)]
+    options = dict(n_replicates=n_replicates, seed=seed, batch_size=batch_size,
+                   replacement=replacement, test_functions=test_functions,
+                   checkpoints=checkpoints, thin=thin, replicate_block=replicate_block,
+                   divergence_threshold=divergence_threshold, chunk_size=chunk_size)
+    start = np.asarray(initial_position, dtype=float)
+    rows = np.cumsum([0] + [len(all_blocks[b]) if 0 <= b < n_blocks else 0 for b in selected])
+    per_replicate = start.ndim == 3 and start.shape[0] > 1
+    if len(groups) <= 1 or (per_replicate and start.shape[0] != rows[-1]):
+        # one group; or starting positions that do not fit, which build() reports
+        return _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_position,
+                              blocks=blocks, progress=progress, **options)
+    # Blocks draw from their own streams, so a group of blocks run on its own gives its
+    # replicates exactly as the whole run would (module docstring, *Randomness*).
+    parts, first = [], 0
+    scaled = _GroupProgress(progress, rows[-1])
+    for group in groups:
+        last = first + len(group)
+        group_start = start[rows[first]:rows[last]] if per_replicate else start
+        parts.append(_replay_blocks(staleness, shards, sampler, gradient, n_updates,
+                                    group_start, blocks=group,
+                                    progress=scaled.for_rows(rows[last] - rows[first]),
+                                    **options))
+        first = last
+    return _joined(parts)
+
+
+def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_position, *,
+                   n_replicates, seed, batch_size, replacement, test_functions, checkpoints,
+                   thin, replicate_block, blocks, divergence_threshold, chunk_size,
+                   progress) -> Replay:
+    """:func:`replay` of the listed blocks, stepped together (one group)."""
+    n_servers = staleness.shape[1]
     run = ReplaySetup.build(
         n_updates, n_servers, gradient, n_replicates=n_replicates,
         initial_position=initial_position, seed=seed, batch_size=batch_size,
@@ -196,6 +242,40 @@ def replay(
             if progress is not None:
                 progress(length)
     return accumulator.result(np.array(sampler.position(state)))
+
+
+class _GroupProgress:
+    """A replay's progress callback shared by its groups: each group reports its updates,
+    and the caller is told whole updates of the full run (all replicates)."""
+
+    def __init__(self, progress: Callable[[int], None] | None, n_rows: int):
+        self.progress, self.n_rows, self.done = progress, int(n_rows), 0
+
+    def for_rows(self, rows: int) -> Callable[[int], None] | None:
+        if self.progress is None:
+            return None
+
+        def report(updates: int) -> None:
+            before = self.done // self.n_rows
+            self.done += int(updates) * int(rows)
+            if self.done // self.n_rows > before:
+                self.progress(self.done // self.n_rows - before)
+
+        return report
+
+
+def _joined(parts: list[Replay]) -> Replay:
+    """The replays of consecutive replicate groups as one replay (replicate-first arrays)."""
+    first = parts[0]
+    return Replay(
+        checkpoints=first.checkpoints,
+        averages={name: np.concatenate([p.averages[name] for p in parts], axis=1)
+                  for name in first.averages},
+        diverged_at=np.concatenate([p.diverged_at for p in parts]),
+        draws=None if first.draws is None else np.concatenate([p.draws for p in parts]),
+        draw_iterations=first.draw_iterations,
+        final_position=np.concatenate([p.final_position for p in parts]),
+    )
 
 
 @dataclass(frozen=True)
