@@ -31,6 +31,13 @@ elements, each group through all updates before the next, so that the arrays of 
 stay in cache instead of streaming through memory (issue 15); each block keeps its streams, so
 the grouping, like the chunk size, changes no replicate's path.
 
+Memory: ``memory_budget`` (bytes, default 1 GiB) bounds what a replay holds at once: its
+results (kept for every replicate: averages at each checkpoint, thinned draws, final
+positions; counted twice, as joining the groups copies them) plus one group's working arrays
+(the chunk's noise, minibatches and positions, the ring buffer). Groups are made smaller
+until that fits; a run whose results alone, or with a single block, cannot fit is refused
+before it starts, saying how much it needs (:func:`memory_need`).
+
 Output: test-function averages φ̂_L at the requested checkpoints L, per replicate and server;
 thinned draws on request (ArviZ-style dims ``chain``, ``draw``); and, per replicate, the update
 at which its position first became non-finite or exceeded ``divergence_threshold`` in absolute
@@ -58,6 +65,7 @@ WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once
 # (replicate × server × d: 256 KiB, the size of a core's L2 cache), each group through the
 # whole run before the next; results do not depend on it (module docstring, *Groups*).
 GROUP_ELEMENTS = 1 << 15
+MEMORY_BUDGET = 1 << 30  # bytes: what one replay may hold at once, by default (*Memory*)
 
 
 def log_checkpoints(n_updates: int, count: int) -> np.ndarray:
@@ -119,6 +127,7 @@ def replay(
     divergence_threshold: float = 1e100,
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Replay:
     """Replay the first ``n_updates`` applied updates of every server of ``schedule``.
 
@@ -146,7 +155,13 @@ def replay(
     all_blocks = replicate_blocks(n_replicates, replicate_block)
     n_blocks = len(all_blocks)
     selected = list(range(n_blocks)) if blocks is None else list(blocks)
-    per_group = max(1, GROUP_ELEMENTS // (replicate_block * n_servers * gradient.dim))
+    per_group = _blocks_per_group(
+        memory_budget, selected_rows=sum(len(all_blocks[b]) for b in selected
+                                         if 0 <= b < n_blocks),
+        block_rows=len(all_blocks[0]), n_servers=n_servers, dim=gradient.dim,
+        n_updates=n_updates, batch_size=batch_size, tau_max=int(staleness.max()),
+        test_functions=test_functions, checkpoints=checkpoints, thin=thin,
+        chunk_size=chunk_size)
     groups = [selected[i:i + per_group] for i in range(0, len(selected), per_group)]
     options = dict(n_replicates=n_replicates, seed=seed, batch_size=batch_size,
                    replacement=replacement, test_functions=test_functions,
@@ -244,6 +259,45 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
     return accumulator.result(np.array(sampler.position(state)))
 
 
+def memory_need(rows: int, group_rows: int, *, n_servers: int, dim: int, n_updates: int,
+                batch_size: int, tau_max: int, test_functions: Sequence[TestFunction],
+                checkpoints: Sequence[int] | None, thin: int,
+                chunk_size: int | None) -> tuple[int, int]:
+    """(results, working) bytes of a replay of ``rows`` replicates stepped ``group_rows`` at
+    a time (module docstring, *Memory*): results for all rows, working arrays for one group."""
+    widths = sum(int(np.shape(f(np.zeros((1, 1, dim))))[-1]) for f in test_functions)
+    n_checkpoints = 1 if checkpoints is None else len(np.unique(np.asarray(checkpoints)))
+    n_draws = n_updates // thin if thin else 0
+    per_row = n_servers * (n_checkpoints * widths + n_draws * dim + dim + 1)
+    results = 2 * 8 * rows * per_row
+    elements = group_rows * n_servers * dim
+    chunk = chunk_size or _default_chunk(group_rows, n_servers, dim, batch_size)
+    working = 8 * elements * (chunk * (batch_size + 3) + tau_max + 2)
+    return results, working
+
+
+def _blocks_per_group(budget: int, *, selected_rows: int, block_rows: int, n_servers: int,
+                      dim: int, **sizes) -> int:
+    """The most blocks a group may hold within GROUP_ELEMENTS and the memory budget."""
+    budget = validation.integer("memory_budget", budget, minimum=1)
+    per_group = max(1, GROUP_ELEMENTS // (block_rows * n_servers * dim))
+    while True:
+        results, working = memory_need(selected_rows, per_group * block_rows,
+                                       n_servers=n_servers, dim=dim, **sizes)
+        if results + working <= budget or per_group == 1:
+            break
+        per_group = max(1, per_group // 2)
+    if results + working > budget:
+        mib = 1 << 20
+        raise validation.InvalidParameter(
+            "memory_budget", budget,
+            f"is too small for this run: it needs about {(results + working) / mib:.0f} MiB "
+            f"({results / mib:.0f} MiB of results for {selected_rows} replicates, "
+            f"{working / mib:.0f} MiB to step one block); raise memory_budget, or run fewer "
+            "replicates, checkpoints or thinned draws")
+    return per_group
+
+
 class _GroupProgress:
     """A replay's progress callback shared by its groups: each group reports its updates,
     and the caller is told whole updates of the full run (all replicates)."""
@@ -330,10 +384,7 @@ class ReplaySetup:
                 f"must broadcast to (replicate, server, d) = {(n_rows, n_servers, dim)}"
             ) from error
         if chunk_size is None:
-            per_step = n_rows * n_servers * dim * (batch_size + 3)
-            chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
-            chunk_size //= steps_per_update
-            chunk_size = max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
+            chunk_size = _default_chunk(n_rows, n_servers, dim, batch_size, steps_per_update)
         chunk_size = validation.integer("chunk_size", chunk_size, minimum=1)
         if (chunk_size * steps_per_update) % DRAW_STEPS:
             raise validation.InvalidParameter(
@@ -412,6 +463,15 @@ class Accumulator:
             draw_iterations=np.concatenate(self.draw_iterations) if thin else None,
             final_position=final_position,
         )
+
+
+def _default_chunk(n_rows: int, n_servers: int, dim: int, batch_size: int,
+                   steps_per_update: int = 1) -> int:
+    """Updates per chunk: arrays of about _CHUNK_BUDGET elements, whole DRAW_STEPS calls."""
+    per_step = n_rows * n_servers * dim * (batch_size + 3)
+    chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
+    chunk_size //= steps_per_update
+    return max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
 
 
 def _draw(noise_rngs, batch_rngs, sizes, first: int, length: int, n_servers: int, dim: int,
