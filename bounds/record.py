@@ -25,31 +25,7 @@ import sympy as sp
 
 from bounds import numeric
 from bounds.symbols import SYMBOLS, info
-
-PROVENANCE = {
-    "seed": "stated in a seed paper",
-    "recon": "reconstructed form of a theorem whose symbols were lost in the seed text: a "
-             "hypothesis the workbench tests",
-    "derived": "derived here and checked by simulation",
-    "code": "read in the authors' public code",
-    "user": "written by the user in a study file or the Bound lab: a hypothesis under test",
-}
-QUANTITIES = {
-    "bias": "bias |E φ̂_L − φ̄|",
-    "mse": "mean squared error E(φ̂_L − φ̄)²",
-    "variance": "estimation variance E(φ̂_L − E φ̂_L)²",
-    "stationary_variance": "stationary variance of θ",
-    "normalised_stationary_variance": "stationary variance of θ in units of q/(2c)",
-    "stability_limit": "largest stable relative step c = h/s²",
-    "round_factor": "round factor Φ(a, T) of the between-shard variance",
-    "mean": "exact E φ̂_L",
-}
-RELATIONS = {
-    "upper bound": "upper bound up to its hidden constants (an O(·) statement)",
-    "optimal rate": "the best rate the bound allows, after optimising the step size",
-    "exact": "exact closed form",
-    "expansion": "series expansion, exact to the stated order",
-}
+from bounds.vocabulary import PROVENANCE, QUANTITIES, RELATIONS
 
 
 @dataclass(frozen=True)
@@ -88,7 +64,6 @@ class Aggregate:
         items = {symbol: sp.sympify(replacements[symbol]).xreplace({first: index})
                  for symbol, _, index in self.items}
         return self.as_sum(items).doit()
-
 
 @dataclass(frozen=True)
 class Bound:
@@ -241,13 +216,11 @@ class Bound:
             "notes": self.notes,
         }
 
-
 def display_names(overrides: Mapping | None = None) -> dict[sp.Symbol, tuple[str, str]]:
     """(plain text, LaTeX) of every declared symbol, with per-record overrides."""
     names = {s: (i.display, i.latex) for s, i in SYMBOLS.items()}
     names.update(overrides or {})
     return names
-
 
 def text(expression: sp.Expr, overrides: Mapping | None = None) -> str:
     """Plain-text rendering of any expression with the papers' letters (h, L, τ, ...)."""
@@ -256,11 +229,9 @@ def text(expression: sp.Expr, overrides: Mapping | None = None) -> str:
              for s in sp.sympify(expression).free_symbols if s in names}
     return sp.sstr(sp.sympify(expression).xreplace(plain))
 
-
 def latex(expression: sp.Expr, overrides: Mapping | None = None) -> str:
     names = {s: _braced(tex) for s, (_, tex) in display_names(overrides).items()}
     return sp.latex(sp.sympify(expression), symbol_names=names)
-
 
 def _distribute(expression: sp.Expr) -> sp.Expr:
     """Multiply products out over sums, recursively, without expanding powers of sums."""
@@ -270,7 +241,6 @@ def _distribute(expression: sp.Expr) -> sp.Expr:
         factors = [_distribute(a) for a in expression.args]
         return sp.expand_mul(sp.Mul(*factors), deep=False)
     return expression
-
 
 def _braced(tex: str) -> str:
     return f"{{{tex}}}" if ("^" in tex or "_" in tex) else tex

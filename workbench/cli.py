@@ -21,17 +21,21 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict
 from simulators.validation import InvalidParameter, integer
 from workbench import cli_bounds, cli_dashboard, cli_store, experiments
 from workbench.config import parse_assignment, to_toml
 from workbench.executors import CONNECT_TIMEOUT, available_cores, check_options, open_workers
 from workbench.files import WriteFailed, require_writable
-from workbench.report import write_report
-from workbench.runner import MAX_SEED, PointsLost
 from workbench.studies.document import StudyError
-from workbench.suite import run_all, run_one, verdict_counts, verdict_table
+
+if TYPE_CHECKING:
+    from bounds.verdict import Verdict
+
+# Verdicts, the runner, the suite and the report import scipy.stats, sympy, xarray and
+# matplotlib (seconds): the commands that run experiments import them where they need them,
+# so that --help, list and argument errors answer at once (issue 15).
 
 DEFAULT_SEED = 2016
 DEFAULT_OUT = Path("results")
@@ -133,6 +137,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         args.config = args.experiment.configure(overrides, quick=args.quick)
     if args.command == "show":
         return
+    from workbench.runner import MAX_SEED
+
     args.seed = integer("--seed", args.seed, minimum=0, maximum=MAX_SEED)
     args.executor = check_options(args.processes, args.scheduler, args.dask_local,
                                   args.connect_timeout)
@@ -144,6 +150,8 @@ def _workers(args):
 
 
 def _run(args, stream):
+    from workbench.suite import run_one
+
     experiment, config = args.experiment, args.config
     with _workers(args) as workers:
         outcome = run_one(experiment, config, args.seed, args.out, workers,
@@ -160,12 +168,17 @@ def _selected(names: list[str]) -> list[experiments.Experiment]:
 
 
 def _run_all(args, names: list[str]):
+    from workbench.suite import run_all
+
     with _workers(args) as workers:
         return run_all(_selected(names), args.quick, args.seed, args.out, workers,
                        recompute=args.recompute, show_progress=not args.quiet)
 
 
 def _check_all(args) -> int:
+    from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
+    from workbench.suite import verdict_counts, verdict_table
+
     outcomes = _run_all(args, [])
     verdicts = [v for o in outcomes for v in o.verdicts]
     if args.json:
@@ -197,6 +210,8 @@ def _check_all(args) -> int:
 
 
 def _report(args) -> int:
+    from workbench.report import write_report
+
     outcomes = _run_all(args, args.names)
     command = "workbench " + " ".join(sys.argv[1:]) if sys.argv[1:] else "workbench report"
     path = write_report(outcomes, Path(args.out) / "report.html", command)
@@ -218,6 +233,9 @@ def _format_verdict(v: Verdict) -> str:
 
 
 def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
+    from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
+    from workbench.suite import verdict_counts
+
     if as_json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=2, ensure_ascii=False))
         return
@@ -233,8 +251,8 @@ def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Do what the checked ``args`` ask; returns the exit status."""
     if args.command == "list":
-        for experiment in experiments.EXPERIMENTS.values():
-            print(f"{experiment.name:<20} {experiment.summary}")
+        for name, summary in experiments.summaries():
+            print(f"{name:<20} {summary}")
         return 0
     if args.command == "show":
         experiment = args.experiment
@@ -255,9 +273,18 @@ def run_command(args: argparse.Namespace) -> int:
     if args.all:
         return _check_all(args)
     # check: results and figures are written as by `run`; verdicts go to stdout.
+    from bounds.verdict import VIOLATED
+
     outcome = _run(args, sys.stderr)
     _print_verdicts(outcome.verdicts, args.json)
     return EXIT_VIOLATED if any(v.verdict == VIOLATED for v in outcome.verdicts) else 0
+
+
+def _run_failures() -> tuple[type[Exception], ...]:
+    """PointsLost, if the runner (which alone raises it) was imported: evaluated only once an
+    exception is being matched, so `main` never imports the runner itself."""
+    runner = sys.modules.get("workbench.runner")
+    return (runner.PointsLost,) if runner is not None else ()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InvalidParameter, StudyError) as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return EXIT_INVALID
-    except (WriteFailed, PointsLost) as error:
+    except (WriteFailed, *_run_failures()) as error:
         print(f"workbench: error: {error} (the run failed; rerun to resume)", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -14,10 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from bounds import analysis, registry
-from bounds.parse import parse_assumptions, user_bound
-from bounds.record import PROVENANCE, QUANTITIES, RELATIONS, Bound
+from bounds.vocabulary import PROVENANCE, QUANTITIES, RELATIONS
+
+if TYPE_CHECKING:
+    from bounds.record import Bound
+
+# The bound registry, its analysis and the parser import sympy (seconds): they are imported by
+# the functions that use them, so that `workbench --help` does not pay for them (issue 15).
 
 INDENT = " " * 14
 
@@ -46,6 +51,8 @@ def _tag(bound: Bound) -> str:
 
 
 def _list() -> None:
+    from bounds import registry
+
     width = max(len(n) for n in registry.names())
     for bound in registry.BOUNDS.values():
         print(f"{bound.name:<{width}}  {_tag(bound):<32} {bound.quantity:<20} {bound.title}")
@@ -67,6 +74,8 @@ def _optimum_lines(label: str, optimum: dict) -> list[str]:
 
 
 def _show(bound: Bound) -> list[str]:
+    from bounds import analysis
+
     data = analysis.report(bound)
     lines = [bound.name, f"  {bound.title}"]
 
@@ -136,6 +145,8 @@ def main(args: argparse.Namespace) -> int:
         if bounds is None:
             return 2
     if args.json:
+        from bounds import analysis
+
         print(json.dumps([analysis.report(b) for b in bounds], indent=2, ensure_ascii=False))
         return 0
     print("\n\n".join("\n".join(_show(b)) for b in bounds))
@@ -145,6 +156,8 @@ def main(args: argparse.Namespace) -> int:
 def _user_bound(args: argparse.Namespace) -> Bound:
     if args.names:
         raise ValueError("give bound names or --expression, not both")
+    from bounds.parse import parse_assumptions, user_bound
+
     try:
         assumptions = parse_assumptions(args.assume)
     except ValueError as error:
@@ -153,6 +166,8 @@ def _user_bound(args: argparse.Namespace) -> Bound:
 
 
 def _registered(names: list[str]) -> list[Bound] | None:
+    from bounds import registry
+
     names = names or registry.names()
     unknown = [name for name in names if name not in registry.BOUNDS]
     if unknown:

@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 from simulators.validation import InvalidParameter
-from workbench import store_audit
 
 
 def add_parser(sub) -> None:
@@ -33,6 +32,8 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from workbench import store_audit  # reads netCDF (xarray): not imported for --help
+
     findings = store_audit.verify(args.out)
     for finding in findings:
         print(finding.describe())

@@ -26,6 +26,18 @@ fixed, so neither the engine's chunk size (chosen for memory) nor the set of blo
 changes any replicate's path: replicates 0-49 are the same run alone or inside a 200-replicate
 run, and in one process or spread over many.
 
+Groups: a large run steps its replicate blocks in groups of about ``GROUP_ELEMENTS`` state
+elements, each group through all updates before the next, so that the arrays of one update
+stay in cache instead of streaming through memory (issue 15); each block keeps its streams, so
+the grouping, like the chunk size, changes no replicate's path.
+
+Memory: ``memory_budget`` (bytes, default 1 GiB) bounds what a replay holds at once: its
+results (kept for every replicate: averages at each checkpoint, thinned draws, final
+positions; counted twice, as joining the groups copies them) plus one group's working arrays
+(the chunk's noise, minibatches and positions, the ring buffer). Groups are made smaller
+until that fits; a run whose results alone, or with a single block, cannot fit is refused
+before it starts, saying how much it needs (:func:`memory_need`).
+
 Output: test-function averages φ̂_L at the requested checkpoints L, per replicate and server;
 thinned draws on request (ArviZ-style dims ``chain``, ``draw``); and, per replicate, the update
 at which its position first became non-finite or exceeded ``divergence_threshold`` in absolute
@@ -49,6 +61,11 @@ from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 _CHUNK_BUDGET = 1 << 22  # float64 elements per chunk array (32 MiB)
 DRAW_STEPS = 64  # every random-number call covers this many updates of one replicate block
 WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once
+# Replicate blocks are stepped in groups of about this many float64 state elements
+# (replicate × server × d: 256 KiB, the size of a core's L2 cache), each group through the
+# whole run before the next; results do not depend on it (module docstring, *Groups*).
+GROUP_ELEMENTS = 1 << 15
+MEMORY_BUDGET = 1 << 30  # bytes: what one replay may hold at once, by default (*Memory*)
 
 
 def log_checkpoints(n_updates: int, count: int) -> np.ndarray:
@@ -110,6 +127,7 @@ def replay(
     divergence_threshold: float = 1e100,
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Replay:
     """Replay the first ``n_updates`` applied updates of every server of ``schedule``.
 
@@ -133,6 +151,49 @@ def replay(
             progress=progress)
     shards = _ShardDraws.for_schedule(schedule, gradient, n_updates, batch_size, replacement)
     staleness = schedule.update_staleness(n_updates)  # (L, S)
+    n_servers = staleness.shape[1]
+    all_blocks = replicate_blocks(n_replicates, replicate_block)
+    n_blocks = len(all_blocks)
+    selected = list(range(n_blocks)) if blocks is None else list(blocks)
+    per_group = _blocks_per_group(
+        memory_budget, selected_rows=sum(len(all_blocks[b]) for b in selected
+                                         if 0 <= b < n_blocks),
+        block_rows=len(all_blocks[0]), n_servers=n_servers, dim=gradient.dim,
+        n_updates=n_updates, batch_size=batch_size, tau_max=int(staleness.max()),
+        test_functions=test_functions, checkpoints=checkpoints, thin=thin,
+        chunk_size=chunk_size)
+    groups = [selected[i:i + per_group] for i in range(0, len(selected), per_group)]
+    options = dict(n_replicates=n_replicates, seed=seed, batch_size=batch_size,
+                   replacement=replacement, test_functions=test_functions,
+                   checkpoints=checkpoints, thin=thin, replicate_block=replicate_block,
+                   divergence_threshold=divergence_threshold, chunk_size=chunk_size)
+    start = np.asarray(initial_position, dtype=float)
+    rows = np.cumsum([0] + [len(all_blocks[b]) if 0 <= b < n_blocks else 0 for b in selected])
+    per_replicate = start.ndim == 3 and start.shape[0] > 1
+    if len(groups) <= 1 or (per_replicate and start.shape[0] != rows[-1]):
+        # one group; or starting positions that do not fit, which build() reports
+        return _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_position,
+                              blocks=blocks, progress=progress, **options)
+    # Blocks draw from their own streams, so a group of blocks run on its own gives its
+    # replicates exactly as the whole run would (module docstring, *Randomness*).
+    parts, first = [], 0
+    scaled = _GroupProgress(progress, rows[-1])
+    for group in groups:
+        last = first + len(group)
+        group_start = start[rows[first]:rows[last]] if per_replicate else start
+        parts.append(_replay_blocks(staleness, shards, sampler, gradient, n_updates,
+                                    group_start, blocks=group,
+                                    progress=scaled.for_rows(rows[last] - rows[first]),
+                                    **options))
+        first = last
+    return _joined(parts)
+
+
+def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_position, *,
+                   n_replicates, seed, batch_size, replacement, test_functions, checkpoints,
+                   thin, replicate_block, blocks, divergence_threshold, chunk_size,
+                   progress) -> Replay:
+    """:func:`replay` of the listed blocks, stepped together (one group)."""
     n_servers = staleness.shape[1]
     run = ReplaySetup.build(
         n_updates, n_servers, gradient, n_replicates=n_replicates,
@@ -199,6 +260,79 @@ def replay(
     return accumulator.result(np.array(sampler.position(state)))
 
 
+def memory_need(rows: int, group_rows: int, *, n_servers: int, dim: int, n_updates: int,
+                batch_size: int, tau_max: int, test_functions: Sequence[TestFunction],
+                checkpoints: Sequence[int] | None, thin: int,
+                chunk_size: int | None) -> tuple[int, int]:
+    """(results, working) bytes of a replay of ``rows`` replicates stepped ``group_rows`` at
+    a time (module docstring, *Memory*): results for all rows, working arrays for one group."""
+    widths = sum(int(np.shape(f(np.zeros((1, 1, dim))))[-1]) for f in test_functions)
+    n_checkpoints = 1 if checkpoints is None else len(np.unique(np.asarray(checkpoints)))
+    n_draws = n_updates // thin if thin else 0
+    per_row = n_servers * (n_checkpoints * widths + n_draws * dim + dim + 1)
+    results = 2 * 8 * rows * per_row
+    elements = group_rows * n_servers * dim
+    chunk = chunk_size or _default_chunk(group_rows, n_servers, dim, batch_size)
+    working = 8 * elements * (chunk * (batch_size + 3) + tau_max + 2)
+    return results, working
+
+
+def _blocks_per_group(budget: int, *, selected_rows: int, block_rows: int, n_servers: int,
+                      dim: int, **sizes) -> int:
+    """The most blocks a group may hold within GROUP_ELEMENTS and the memory budget."""
+    budget = validation.integer("memory_budget", budget, minimum=1)
+    per_group = max(1, GROUP_ELEMENTS // (block_rows * n_servers * dim))
+    while True:
+        results, working = memory_need(selected_rows, per_group * block_rows,
+                                       n_servers=n_servers, dim=dim, **sizes)
+        if results + working <= budget or per_group == 1:
+            break
+        per_group = max(1, per_group // 2)
+    if results + working > budget:
+        mib = 1 << 20
+        raise validation.InvalidParameter(
+            "memory_budget", budget,
+            f"is too small for this run: it needs about {(results + working) / mib:.0f} MiB "
+            f"({results / mib:.0f} MiB of results for {selected_rows} replicates, "
+            f"{working / mib:.0f} MiB to step one block); raise memory_budget, or run fewer "
+            "replicates, checkpoints or thinned draws")
+    return per_group
+
+
+class _GroupProgress:
+    """A replay's progress callback shared by its groups: each group reports its updates,
+    and the caller is told whole updates of the full run (all replicates)."""
+
+    def __init__(self, progress: Callable[[int], None] | None, n_rows: int):
+        self.progress, self.n_rows, self.done = progress, int(n_rows), 0
+
+    def for_rows(self, rows: int) -> Callable[[int], None] | None:
+        if self.progress is None:
+            return None
+
+        def report(updates: int) -> None:
+            before = self.done // self.n_rows
+            self.done += int(updates) * int(rows)
+            if self.done // self.n_rows > before:
+                self.progress(self.done // self.n_rows - before)
+
+        return report
+
+
+def _joined(parts: list[Replay]) -> Replay:
+    """The replays of consecutive replicate groups as one replay (replicate-first arrays)."""
+    first = parts[0]
+    return Replay(
+        checkpoints=first.checkpoints,
+        averages={name: np.concatenate([p.averages[name] for p in parts], axis=1)
+                  for name in first.averages},
+        diverged_at=np.concatenate([p.diverged_at for p in parts]),
+        draws=None if first.draws is None else np.concatenate([p.draws for p in parts]),
+        draw_iterations=first.draw_iterations,
+        final_position=np.concatenate([p.final_position for p in parts]),
+    )
+
+
 @dataclass(frozen=True)
 class ReplaySetup:
     """What every replay (plain or protocol) validates and prepares in the same way: the
@@ -251,10 +385,7 @@ class ReplaySetup:
                 f"must broadcast to (replicate, server, d) = {(n_rows, n_servers, dim)}"
             ) from error
         if chunk_size is None:
-            per_step = n_rows * n_servers * dim * (batch_size + 3)
-            chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
-            chunk_size //= steps_per_update
-            chunk_size = max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
+            chunk_size = _default_chunk(n_rows, n_servers, dim, batch_size, steps_per_update)
         chunk_size = validation.integer("chunk_size", chunk_size, minimum=1)
         if (chunk_size * steps_per_update) % DRAW_STEPS:
             raise validation.InvalidParameter(
@@ -333,6 +464,15 @@ class Accumulator:
             draw_iterations=np.concatenate(self.draw_iterations) if thin else None,
             final_position=final_position,
         )
+
+
+def _default_chunk(n_rows: int, n_servers: int, dim: int, batch_size: int,
+                   steps_per_update: int = 1) -> int:
+    """Updates per chunk: arrays of about _CHUNK_BUDGET elements, whole DRAW_STEPS calls."""
+    per_step = n_rows * n_servers * dim * (batch_size + 3)
+    chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
+    chunk_size //= steps_per_update
+    return max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
 
 
 def _draw(noise_rngs, batch_rngs, sizes, first: int, length: int, n_servers: int, dim: int,

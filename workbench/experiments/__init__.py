@@ -1,30 +1,50 @@
-"""The registry of experiments, in a stable order."""
+"""The registry of experiments, in a stable order.
+
+``EXPERIMENTS`` maps each built-in experiment's name to its instance. It is built from the
+metadata in :mod:`workbench.experiments.catalog` and imports an experiment's module only when
+that experiment is first looked up, so listing names and summaries (``workbench list``) stays
+cheap; iterating over ``values()`` imports them all.
+"""
 
 from __future__ import annotations
 
-from simulators.validation import InvalidParameter
-from workbench.experiments.base import Experiment
-from workbench.experiments.downpour_period import DownpourPeriod
-from workbench.experiments.dsgld_coupling import DsgldCoupling
-from workbench.experiments.dsgld_imbalance import DsgldImbalance
-from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
-from workbench.experiments.dsgld_trajectory import DsgldTrajectory
-from workbench.experiments.elastic_vs_downpour import ElasticVsDownpour
-from workbench.experiments.fsgld_gaussian import FsgldGaussian
-from workbench.experiments.integrator_order import IntegratorOrder
-from workbench.experiments.multi_server import MultiServer
-from workbench.experiments.real_vs_simulated import RealVsSimulated
-from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
-from workbench.experiments.stale_gaussian import StaleGaussian
-from workbench.experiments.stale_nn_workers import StaleNnWorkers
-from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import load, loads
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
-    StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
-    DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
-    StaleNnWorkers(), MultiServer(), DownpourPeriod(),
-    ElasticVsDownpour(), RealVsSimulated(), IntegratorOrder())}
+from simulators.validation import InvalidParameter
+from workbench.experiments.catalog import ENTRIES, Entry
+
+if TYPE_CHECKING:
+    from workbench.experiments.base import Experiment
+
+
+class Registry(Mapping):
+    """Name -> experiment, each instantiated on first access (module docstring)."""
+
+    def __init__(self, entries: tuple[Entry, ...]):
+        self.entries = {entry.name: entry for entry in entries}
+        self._loaded: dict[str, Experiment] = {}
+
+    def __getitem__(self, name: str) -> Experiment:
+        if name not in self._loaded:
+            self._loaded[name] = self.entries[name].load()
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+EXPERIMENTS: Mapping[str, Experiment] = Registry(ENTRIES)
+
+
+def summaries() -> list[tuple[str, str]]:
+    """(name, summary) of every registered experiment, without importing the built-in ones."""
+    if isinstance(EXPERIMENTS, Registry):
+        return [(name, entry.summary) for name, entry in EXPERIMENTS.entries.items()]
+    return [(name, experiment.summary) for name, experiment in EXPERIMENTS.items()]
 
 
 def get(name: str) -> Experiment:
@@ -32,6 +52,9 @@ def get(name: str) -> Experiment:
     if name in EXPERIMENTS:
         return EXPERIMENTS[name]
     if str(name).endswith(".toml"):
+        from workbench.studies.experiment import StudyExperiment
+        from workbench.studies.study import load
+
         return StudyExperiment(load(name))
     raise InvalidParameter("experiment", name, f"must be one of {', '.join(EXPERIMENTS)} "
                                                "or a study file (.toml)")
@@ -42,17 +65,32 @@ def for_dataset(dataset) -> Experiment:
     whose text the result carries (attribute ``study_toml``)."""
     name = dataset.attrs["experiment"]
     if name not in EXPERIMENTS and "study_toml" in dataset.attrs:
+        from workbench.studies.experiment import StudyExperiment
+        from workbench.studies.study import loads
+
         return StudyExperiment(loads(dataset.attrs["study_toml"], f"<study {name}>"))
     return get(name)
-
-
-__all__ = ["EXPERIMENTS", "Experiment", "for_dataset", "get"]
 
 
 def rebuild_study(cls: type, text: str, origin: str, plugin) -> Experiment:
     """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): a
     built-in one is made afresh (its study file and plug-in are fixed), any other is parsed
     again from its text."""
+    from workbench.studies.experiment import StudyExperiment
+    from workbench.studies.study import loads
+
     if cls is StudyExperiment:
         return StudyExperiment(loads(text, origin), plugin)
     return cls()
+
+
+def __getattr__(name: str):
+    # ``Experiment`` (the base class) imports xarray: resolved on first use only
+    if name == "Experiment":
+        from workbench.experiments.base import Experiment
+
+        return Experiment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["EXPERIMENTS", "Experiment", "for_dataset", "get", "rebuild_study", "summaries"]

@@ -45,6 +45,7 @@ import numpy as np
 import scipy.linalg
 
 from simulators import validation
+from workbench.oracles import shift_register
 from workbench.oracles.square_variance import cumulant_weights
 
 
@@ -163,6 +164,14 @@ class StackedSystem:
         self._cache[staleness] = a
         return a
 
+    def kernel_arguments(self) -> tuple:
+        """(F, b, G, precision, H): what the shift-register kernels need to apply A_τ."""
+        dyn = self.dynamics
+        return (np.ascontiguousarray(dyn.transition, dtype=float),
+                np.ascontiguousarray(dyn.gradient_gain, dtype=float),
+                np.ascontiguousarray(dyn.gradient_point, dtype=float),
+                float(self.precision), self.history)
+
     def initial_mean(self) -> np.ndarray:
         """State mean for unit e₀ with the auxiliary variables at rest."""
         k = self.dynamics.size
@@ -221,55 +230,24 @@ def finite_moments(dynamics: LinearDynamics, precision: float, staleness: np.nda
     """Propagate mean, covariance and the fourth-moment recursions through ``staleness[l]``.
 
     One forward pass (mean, covariance P, the W and u recursions of the module docstring)
-    and one backward pass for the cumulant terms, O(L·S³) time and O(K·S²) memory for K
-    checkpoints and stacked size S. ``fourth_moments=False`` skips the W and u recursions and
-    the backward pass (about 6 times cheaper) for callers that need only means and Var φ̂(θ);
-    the fourth-moment fields are then NaN, and so is the variance of φ̂(θ²).
+    and one backward pass for the cumulant terms, both on the shift-register structure of
+    the stacked state (:mod:`workbench.oracles.shift_register`): O(L·S) for means and
+    covariances, O(L·S²) with the fourth moments (the W recursions), O(L·K·S) for the
+    backward pass, and O(K·S²) memory, for K checkpoints and stacked size S.
+    ``fourth_moments=False`` skips the W and u recursions and the backward pass for callers
+    that need only means and Var φ̂(θ); the fourth-moment fields are then NaN, and so is the
+    variance of φ̂(θ²).
     """
     staleness, checkpoints = _validated_sequence(staleness, checkpoints)
     system = StackedSystem(dynamics, precision, int(staleness.max()))
-    n = system.size
-    mean = system.initial_mean()
-    # P_ζ, P_ξ, W_ζζ, W_ζξ, W_ξξ propagate by the same A·Aᵀ: one batched product
-    stack = np.zeros((5 if fourth_moments else 2, n, n))
-    noise = np.stack([system.gradient_noise, system.thermal_noise])
-    # u vectors: (ζ, 1), (ζ, a), (ξ, 1), (ξ, a)
-    forms = np.zeros((4, n))
-    wanted = set(checkpoints.tolist())
-    # running sums: Σ m_e, Σ m_e², Σ Pζ_ee, Σ Pξ_ee; then tr(C_ζ²), tr(C_ζC_ξ), tr(C_ξ²); then
-    # 1ᵀC1, 1ᵀCa, aᵀCa for C_ζ and for C_ξ
-    totals = np.zeros(13)
-    if not fourth_moments:
-        totals[4:] = np.nan
-    left, right = [0, 0, 1], [0, 1, 1]  # the noise pairs of W_ζζ, W_ζξ, W_ξξ
-    per_form = [0, 0, 1, 1]  # the noise of each u vector
-    unit_means = np.empty(staleness.size)
-    rows = []
-    with np.errstate(over="ignore", invalid="ignore"):
-        for count, tau in enumerate(staleness.tolist(), start=1):
-            a = system.transition(tau)
-            mean = a @ mean
-            stack = a @ stack @ a.T
-            stack[:2] += noise
-            x = mean[0]
-            unit_means[count - 1] = x
-            diagonal = stack[:2, 0, 0]  # Var e_l parts
-            totals[:4] += (x, x * x, diagonal[0], diagonal[1])
-            if fourth_moments:
-                v = stack[:2, :, 0].copy()  # Cov(z_l, e_l): ζ and ξ parts
-                stack[2:] += v[left, :, None] * v[right, None, :]
-                weights = np.array([1.0, x, 1.0, x])
-                forms = forms @ a.T + v[per_form] * weights[:, None]
-                u = forms[:, 0]
-                totals[4:] += np.concatenate((
-                    2 * stack[2:, 0, 0] - v[left, 0] * v[right, 0],
-                    [2 * u[0] - v[0, 0], u[1] + u[0] * x - v[0, 0] * x,
-                     (2 * u[1] - v[0, 0] * x) * x,
-                     2 * u[2] - v[1, 0], u[3] + u[2] * x - v[1, 0] * x,
-                     (2 * u[3] - v[1, 0] * x) * x]))
-            if count in wanted:
-                rows.append((mean[-1], stack[0, -1, -1], stack[1, -1, -1], *totals))
-    values = np.array(rows).T
+    wanted = np.zeros(staleness.size, dtype=np.bool_)
+    wanted[checkpoints - 1] = True
+    rows, unit_means = shift_register.forward_pass(
+        *system.kernel_arguments(), staleness, system.gradient_vector, system.thermal_vector,
+        system.initial_mean(), wanted, fourth_moments)
+    # rows come in update order; checkpoints may be in any order and repeat
+    order = np.searchsorted(np.flatnonzero(wanted), checkpoints - 1)
+    values = rows[order].T
     weights = (cumulant_weights(system, staleness, unit_means, checkpoints) if fourth_moments
                else np.full((checkpoints.size, 3), np.nan))
     return FiniteMoments(checkpoints, *values[:7], values[7:10].T, values[10:13].T,

@@ -12,13 +12,16 @@ q_j = Σ_{l=j}^{L} c_{lj}², r_j = Σ_{l=j}^{L} c_{lj} and s_j = Σ_{l=j}^{L} c_
 the mean of e_l per unit e₀. These sums look forward in time, so they are built backward:
 Y_j = e₁e₁ᵀ + A_{j+1}ᵀ Y_{j+1} A_{j+1} gives q_j = gᵀ Y_j g, and y_j = e₁ x_j + A_{j+1}ᵀ y_{j+1}
 gives r_j (x = 1) and s_j (x = a). Every checkpoint L_k has its own sums (they stop at L_k);
-the pass carries one Y per checkpoint, the ones with L_k >= j active at step j, so the work
-is Σ_k L_k products of S×S matrices.
+the pass carries one Y per checkpoint, the ones with L_k >= j active at step j. On the
+shift-register structure of the stacked state (:mod:`workbench.oracles.shift_register`)
+Aᵀ Y A changes O(S) entries, so the work is O(S·Σ_k L_k), compiled.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from workbench.oracles.shift_register import backward_pass
 
 
 def cumulant_weights(system, staleness: np.ndarray, unit_means: np.ndarray,
@@ -30,29 +33,8 @@ def cumulant_weights(system, staleness: np.ndarray, unit_means: np.ndarray,
     update l = 1..L.
     """
     order = np.argsort(-checkpoints, kind="stable")  # longest first: active ones a prefix
-    lengths = checkpoints[order]
-    n = system.size
-    g = system.gradient_vector
-    quadratic = np.zeros((lengths.size, n, n))
-    linear = np.zeros((lengths.size, 2, n))  # y for x = 1 and x = a
-    sums = np.zeros((lengths.size, 3))
-    active = 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        for j in range(int(lengths[0]), 0, -1):
-            if active:
-                a = system.transition(int(staleness[j]))  # update j + 1
-                quadratic[:active] = a.T @ quadratic[:active] @ a
-                linear[:active] = linear[:active] @ a
-            while active < lengths.size and lengths[active] >= j:
-                active += 1
-            quadratic[:active, 0, 0] += 1.0
-            linear[:active, 0, 0] += 1.0
-            linear[:active, 1, 0] += unit_means[j - 1]
-            q = np.einsum("i,kij,j->k", g, quadratic[:active], g)
-            r = linear[:active] @ g
-            sums[:active, 0] += q * q
-            sums[:active, 1] += q * r[:, 0]
-            sums[:active, 2] += q * r[:, 1]
+    sums = backward_pass(*system.kernel_arguments(), staleness, system.gradient_vector,
+                         np.asarray(unit_means, dtype=float), checkpoints[order])
     out = np.empty_like(sums)
     out[order] = sums
     return out

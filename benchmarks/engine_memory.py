@@ -1,0 +1,82 @@
+"""Peak memory of one replay against R·d: replicate groups under the memory budget, against
+one group (the engine before issue 15).
+
+Each cell runs in a fresh interpreter and reports its peak resident set size
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``) and the interpreter's own baseline (the same
+imports, no replay), so the difference is the replay's. Workload: the Gaussian mean with
+N = 1000 points, stale SGLD τ = 10, minibatch 10, ``--updates`` updates, averages of θ and θ² at
+one checkpoint. A run that the budget refuses says so (it needs more for its results alone).
+
+Run from the repository root: ``python benchmarks/engine_memory.py [--updates 128]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+CELLS = ((1_000, 10), (10_000, 10), (100_000, 10), (10_000, 100), (100_000, 100))
+
+CHILD = """
+import json, resource, sys
+import numpy as np
+from simulators.seeding import generator
+from simulators.static import constant_staleness
+from simulators.validation import InvalidParameter
+from workbench import engine
+from workbench.models.gaussian import GaussianMeanModel
+from workbench.samplers import SGLD
+replicates, dim, updates, mode = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+model = GaussianMeanModel.generate(generator(0, "benchmark"), 1000, dim)
+gradient = model.minibatch_gradient()
+schedule = constant_staleness(updates, 10)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+outcome = "ran"
+if mode == "one group":
+    engine.GROUP_ELEMENTS = 1 << 62
+budget = 1 << 50 if mode == "one group" else engine.MEMORY_BUDGET
+if mode != "baseline":
+    try:
+        engine.replay(schedule, SGLD(1e-5), gradient, n_updates=updates,
+                      n_replicates=replicates, initial_position=0.0, seed=1, batch_size=10,
+                      memory_budget=budget)
+    except InvalidParameter as error:
+        outcome = "refused: " + str(error)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"before_mib": before / 1024, "peak_mib": peak / 1024, "outcome": outcome}))
+"""
+
+
+def _cell(replicates: int, dim: int, updates: int, mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(replicates), str(dim), str(updates),
+                           mode], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--updates", type=int, default=128)
+    parser.add_argument("--one-group-max", type=float, default=2e6,
+                        help="run the one-group variant only up to this R·d")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; L = {args.updates}; peak RSS MiB "
+          f"(interpreter with imports: {_cell(1, 1, 64, 'baseline')['peak_mib']:.0f} MiB)")
+    print(f"{'R':>7} {'d':>4} {'R·d':>9} {'grouped, 1 GiB budget':>22} {'one group':>10}")
+    for replicates, dim in CELLS:
+        grouped = _cell(replicates, dim, args.updates, "grouped")
+        text = (f"{grouped['peak_mib']:.0f}" if grouped["outcome"] == "ran"
+                else "refused")
+        single = "-"
+        if replicates * dim <= args.one_group_max:
+            single = f"{_cell(replicates, dim, args.updates, 'one group')['peak_mib']:.0f}"
+        print(f"{replicates:>7} {dim:>4} {replicates * dim:>9} {text:>22} {single:>10}",
+              flush=True)
+        if grouped["outcome"] != "ran":
+            print(f"        {grouped['outcome']}")
+
+
+if __name__ == "__main__":
+    main()
