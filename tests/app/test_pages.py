@@ -305,7 +305,7 @@ def test_experiment_browser_shows_the_run_diagnostics(results_env):
     table = at.dataframe[0].value
     assert table["rhat"].tolist() == pytest.approx(dataset["rhat"].values.ravel())
     assert table["ksd_median"].tolist() == pytest.approx(
-        dataset["ksd"].median("chain").values.repeat(dataset.sizes["test_function"]))
+        dataset["ksd"].median("replicate").values.repeat(dataset.sizes["test_function"]))
     failing = int((dataset["rhat"] > results_browser.RHAT_LIMIT).sum())
     assert at.markdown[-1].value.startswith(f"**{failing} of {len(rows)} rows")
     assert any("Gorham & Mackey" in c.value for c in at.caption)

@@ -145,7 +145,7 @@ def verdict_rows(verdicts: list[Verdict]) -> list[dict]:
 
 def diagnostics_rows(dataset: xr.Dataset) -> list[dict]:
     """One row per sweep point, test function and component: ESS (bulk, tail), R-hat and
-    MCSE across the point's chains, the median and largest KSD over its chains, the chains
+    MCSE across the point's chains, the median and largest KSD over its replicates, the chains
     used, and whether R-hat passes the 1.01 rule. Empty when the result has no diagnostics
     (an experiment whose runs keep no draws)."""
     if not set(DIAGNOSTIC_VARIABLES) <= set(dataset.data_vars):
@@ -153,7 +153,7 @@ def diagnostics_rows(dataset: xr.Dataset) -> list[dict]:
     ksd = dataset["ksd"]
     table = xr.Dataset({
         **{name: dataset[name] for name in ("ess_bulk", "ess_tail", "rhat", "mcse_mean")},
-        "ksd_median": ksd.median("chain"), "ksd_max": ksd.max("chain"),
+        "ksd_median": ksd.median("replicate"), "ksd_max": ksd.max("replicate"),
         "diagnostic_chains": dataset["diagnostic_chains"],
     }).to_dataframe().reset_index()
     table = table.dropna(subset=["ess_bulk", "rhat"], how="all")

@@ -211,7 +211,7 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
                          raw["draws"].values[None])
         data["draw_iterations"] = (("staleness", "draw"), raw["draw_iterations"].values[None])
     if design is None:
-        draws = raw["draws"].values
+        draws = raw["draws"].values[:, None]  # one server
         with np.errstate(over="ignore", invalid="ignore"):  # diverged chains: left out
             values = {f.name: f(draws) for f in TEST_FUNCTIONS}
         diagnostics = diagnose(draws, values,
