@@ -7,29 +7,31 @@ Prints every verdict that is not ``holds`` and how many are violated.
 
 import xarray as xr
 
-from workbench.engine import log_checkpoints
 from workbench.experiments import get
-from workbench.experiments.stale_gaussian import point
-from workbench.experiments.stale_gaussian.checks import oracle_checks
+from workbench.studies import gaussian_point
+from workbench.studies.checks import oracle_checks
 
 NAME, SEED, STEP_ERROR = "stale-gaussian", 2016, 1.03
 
 
 def main() -> None:
-    config = get(NAME).configure({})
+    experiment = get(NAME)
+    config = experiment.configure({})
     parts = []
-    for tau in config["staleness"]:
-        length, h = point.step_size(config, tau)
-        checkpoints = log_checkpoints(length, config["n_checkpoints"])
-        at = {"staleness": tau}
-        blocks = range(len(point.replicate_blocks(config["n_replicates"],
-                                                  config["replicate_block"])))
-        raw = point.run_blocks(NAME, config, at, SEED, blocks,
-                               (length, h * STEP_ERROR, checkpoints))
-        finished = point.finish_point(NAME, config, at, SEED, raw, (length, h, checkpoints))
+    for at in experiment.points(config):
+        if experiment.plugin.owns(at):
+            continue
+        resolved = experiment.resolve(config, at)
+        length, h, checkpoints = gaussian_point.point_design(resolved, None)
+        blocks = range(len(gaussian_point.replicate_blocks(resolved["n_replicates"],
+                                                           resolved["replicate_block"])))
+        raw = gaussian_point.run_blocks(NAME, resolved, at, SEED, blocks,
+                                        (length, h * STEP_ERROR, checkpoints))
+        finished = gaussian_point.finish_point(NAME, resolved, at, SEED, raw,
+                                               (length, h, checkpoints), dims=("staleness",))
         parts.append(finished.isel(checkpoint=[-1]).assign_coords(checkpoint=[0])
                      .drop_vars(["iterations"]))
-    verdicts = oracle_checks(xr.concat(parts, "staleness", data_vars="all"),
+    verdicts = oracle_checks(xr.concat(parts, "staleness", data_vars="all"), ("staleness",),
                              config["false_failure_rate"])
     for v in verdicts:
         if v.verdict != "holds":

@@ -174,12 +174,12 @@ def parse_assumptions(items) -> dict[str, str]:
     return assumptions
 
 
-def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) -> sp.Expr:
-    """The sympy expression of a bound string (module docstring), or BoundSyntaxError."""
+def _tree(text: str, what: str = "a bound") -> tuple[str, ast.Expression]:
+    """The normalised text and its :mod:`ast` tree, within the size limits (nothing is run)."""
     if not isinstance(text, str) or not text.strip():
-        raise BoundSyntaxError("a bound must be a non-empty string")
+        raise BoundSyntaxError(f"{what} must be a non-empty string")
     if len(text) > MAX_LENGTH:
-        raise BoundSyntaxError(f"a bound has at most {MAX_LENGTH} characters, got {len(text)}")
+        raise BoundSyntaxError(f"{what} has at most {MAX_LENGTH} characters, got {len(text)}")
     text = text.strip().replace("^", "**")
     try:
         tree = ast.parse(text, mode="eval")
@@ -187,7 +187,76 @@ def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) ->
         raise BoundSyntaxError(f"not an expression: {error.msg} at column "
                                f"{error.offset or 0}") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
-        raise BoundSyntaxError(f"a bound has at most {MAX_NODES} parts")
+        raise BoundSyntaxError(f"{what} has at most {MAX_NODES} parts")
+    return text, tree
+
+
+def free_names(text: str) -> set[str]:
+    """The names an expression string refers to (functions excluded); BoundSyntaxError if the
+    string is not a bounded expression."""
+    _, tree = _tree(text, "an expression")
+    calls = {n.func.id for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls
+
+
+class _Evaluator(_Builder):
+    """The same whitelist as :class:`_Builder`, evaluated in floating point in the order
+    written (``a * b * c`` is ``(a*b)*c``, as Python would compute it), for the derived
+    values of a study (``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"``)."""
+
+    _OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+                  ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
+                  ast.Pow: lambda a, b: a ** b}
+    _FUNCTIONS = {"sqrt": math.sqrt, "log": math.log, "exp": math.exp, "abs": abs,
+                  "min": min, "max": max}
+
+    def build(self, node: ast.AST):
+        if isinstance(node, ast.Name):
+            if node.id not in self.symbols:
+                raise self.refuse(node, "unknown name")
+            return self.symbols[node.id]
+        if isinstance(node, ast.Constant):
+            super().build(node)  # the literal checks: a finite number, nothing else
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            operand = self.build(node.operand)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.BinOp) and type(node.op) in self._OPERATORS:
+            left, right = self.build(node.left), self.build(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
+                raise self.refuse(node, f"exponents must lie within ±{MAX_EXPONENT}")
+            try:
+                value = self._OPERATORS[type(node.op)](left, right)
+            except (ZeroDivisionError, OverflowError, ValueError) as error:
+                raise self.refuse(node, f"cannot be computed ({error})") from None
+            if isinstance(value, complex) or not math.isfinite(value):
+                raise self.refuse(node, "is not a finite real number")
+            return value
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in self._FUNCTIONS:
+                raise self.refuse(node, f"only the functions {', '.join(FUNCTIONS)} are allowed")
+            if node.keywords or not node.args:
+                raise self.refuse(node, "functions take positional arguments only")
+            try:
+                return self._FUNCTIONS[node.func.id](*(self.build(a) for a in node.args))
+            except (ValueError, OverflowError, TypeError) as error:
+                raise self.refuse(node, f"cannot be computed ({error})") from None
+        if isinstance(node, ast.BinOp):
+            raise self.refuse(node, "operator not allowed (use + - * / ** or ^)")
+        raise self.refuse(node, "not allowed in an expression")
+
+
+def evaluate(text: str, values: Mapping[str, int | float]) -> int | float:
+    """The value of an expression string over ``values`` (names to numbers), through the
+    bound whitelist and in the order written; BoundSyntaxError naming the offending piece."""
+    text, tree = _tree(text, "an expression")
+    return _Evaluator(text, dict(values)).build(tree.body)
+
+
+def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) -> sp.Expr:
+    """The sympy expression of a bound string (module docstring), or BoundSyntaxError."""
+    text, tree = _tree(text)
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     calls = {n.func.id for n in ast.walk(tree)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

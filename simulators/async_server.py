@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from simulators import validation
 from simulators.events import EventQueue
 from simulators.latency import LatencyStreams, WorkerTiming
-from simulators.schedule import Schedule
+from simulators.schedule import GRADIENT, PULL, PUSH, Schedule
 from simulators.seeding import SeedLike
 
 
@@ -68,6 +68,16 @@ class AsyncServerSystem:
 
     def simulate(self, n_updates: int, seed: SeedLike) -> Schedule:
         """Run until every server has applied ``n_updates`` gradients."""
+        return self._run(n_updates, seed, period=1, protocol=False)
+
+    def _run(self, n_updates: int, seed: SeedLike, period: int, protocol: bool) -> Schedule:
+        """The event loop shared with :class:`simulators.downpour.DownpourSystem`.
+
+        A worker's computation is ``period`` latency draws in a row (one per local step; one
+        gradient when ``period`` is 1). With ``protocol`` the message it sends is recorded as a
+        ``push`` and the server's reply as a ``pull`` row; otherwise as a ``gradient``. The
+        latency draws, and so every time, are the same either way.
+        """
         n_updates = validation.integer("n_updates", n_updates, minimum=1)
         per_server = self.n_workers
         n_total = per_server * self.n_servers
@@ -85,7 +95,12 @@ class AsyncServerSystem:
         remaining = self.n_servers
         rows: list[tuple] = []
         queue = EventQueue()
-        next_latency = streams.next
+        kind = PUSH if protocol else GRADIENT
+        if period == 1:
+            next_latency = streams.next
+        else:
+            def next_latency(worker: int) -> float:
+                return float(streams.take(worker, period).sum())
         for worker in range(n_total):
             start = network
             finish = start + next_latency(worker)
@@ -107,7 +122,11 @@ class AsyncServerSystem:
                     remaining -= 1
             else:
                 processed = begin
-            rows.append((server, worker, 0, 0, read, staleness, applied, start, finish, processed))
+            rows.append((server, worker, 0, kind, read, staleness, applied, start, finish,
+                         processed))
+            if protocol:
+                rows.append((server, worker, 0, PULL, version[server], 0, False, processed,
+                             processed, processed))
             start = processed + network
             finish = start + next_latency(worker)
             queue.push(finish + network, (worker, version[server], start, finish))

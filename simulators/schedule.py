@@ -16,7 +16,23 @@ Event kinds (:data:`EVENT_KINDS`):
   Algorithm 1). Its ``worker`` and ``shard`` are the destination, ``start_time`` =
   ``finish_time`` the departure and ``time`` the arrival; it is never applied and reads the
   current version (staleness 0). A chain that then waits for a busy worker shows as the gap
-  between the hop's ``time`` and the next gradient's ``start_time``.
+  between the hop's ``time`` and the next gradient's ``start_time``;
+- ``push`` (downpour, seed 003 Algorithm 1 lines 15-19): a worker's accumulated moves over
+  ``period`` local steps, started from the master version it read, reach the master and are
+  added to it. Applied (or dropped beyond the staleness bound) like a gradient: the master's
+  versions count pushes. ``start_time`` is when the worker began its first local step,
+  ``finish_time`` when it finished the last, ``time`` when the master processed the push;
+- ``pull`` (downpour): the master sends its current version back to the worker that pushed.
+  Never applied; reads the current version (staleness 0); ``start_time`` = ``finish_time`` =
+  ``time`` = when the master sent it;
+- ``coupling`` (elastic averaging, seed 003 Appendix B): worker chain ``server`` is pulled
+  towards the centre variable and the centre towards it. Never applied; ``version_read`` is
+  the number of local steps the chain has taken (staleness 0); ``start_time`` = ``finish_time``
+  when the chain sent its state, ``time`` when the centre processed it.
+
+Schedules of the downpour and elastic protocols name their protocol in ``attrs["protocol"]``
+(with its ``period`` and, for elastic, ``coupling_strength``); the engine replays them with
+:mod:`workbench.protocol_replay`.
 
 A schedule depends only on the system and its seed, never on parameter values: the engine
 replays it over any number of replicates. It round-trips through an xarray Dataset (and so
@@ -30,8 +46,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-EVENT_KINDS = ("gradient", "hop")
-GRADIENT, HOP = 0, 1
+EVENT_KINDS = ("gradient", "hop", "push", "pull", "coupling")
+GRADIENT, HOP, PUSH, PULL, COUPLING = 0, 1, 2, 3, 4
+UPDATE_KINDS = (GRADIENT, PUSH)  # the kinds that change their server's version when applied
 
 _COLUMNS = {
     "server": np.int32,
@@ -106,9 +123,9 @@ class Schedule:
             raise ScheduleError("shard indices must be >= 0")
         if not np.all((self.shard_frequency > 0) & (self.shard_frequency <= 1)):
             raise ScheduleError("shard_frequency must lie in (0, 1]")
-        moves = self.kind != GRADIENT
+        moves = ~np.isin(self.kind, UPDATE_KINDS)
         if np.any(self.applied[moves]):
-            raise ScheduleError("only gradient events can be applied")
+            raise ScheduleError("only gradient and push events can be applied")
         if self.version_read.min() < 0:
             raise ScheduleError("version_read must be >= 0")
         if self.staleness.min() < 0:
@@ -179,7 +196,7 @@ class Schedule:
 
     def staleness_histogram(self, applied_only: bool = True) -> xr.DataArray:
         """Counts of each staleness value, as a DataArray over dim ``staleness``."""
-        kept = self.applied if applied_only else self.kind == GRADIENT
+        kept = self.applied if applied_only else np.isin(self.kind, UPDATE_KINDS)
         values = self.staleness[kept]
         counts = np.bincount(values) if values.size else np.zeros(1, dtype=np.int64)
         return xr.DataArray(

@@ -30,6 +30,7 @@ from workbench.executors import CONNECT_TIMEOUT, available_cores, check_options,
 from workbench.files import WriteFailed, require_writable
 from workbench.report import write_report
 from workbench.runner import MAX_SEED, PointsLost
+from workbench.studies.document import StudyError
 from workbench.suite import run_all, run_one, verdict_counts, verdict_table
 
 DEFAULT_SEED = 2016
@@ -80,15 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the experiments, one line each")
     show = sub.add_parser("show", help="an experiment's parameters and defaults, as TOML")
-    show.add_argument("name")
+    show.add_argument("name", help="experiment name or a study file (FILE.toml)")
     show.add_argument("--quick", action="store_true", help="show the quick configuration")
     _add_set_option(show)
     run = sub.add_parser("run", help="run an experiment; write its Dataset and figures")
-    run.add_argument("name", help="experiment name (see `workbench list`)")
+    run.add_argument("name", help="experiment name (see `workbench list`) or a study file "
+                                  "(FILE.toml)")
     _add_sweep_options(run)
     _add_set_option(run)
     check = sub.add_parser("check", help="run an experiment (or --all) and print its verdicts")
-    check.add_argument("name", nargs="?", help="experiment name (see `workbench list`)")
+    check.add_argument("name", nargs="?", help="experiment name (see `workbench list`) or a "
+                                               "study file (FILE.toml)")
     check.add_argument("--all", action="store_true",
                        help="every registered experiment, with a summary table of verdicts")
     _add_sweep_options(check)
@@ -257,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_arguments(args)
         return run_command(args)
-    except InvalidParameter as error:
+    except (InvalidParameter, StudyError) as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return EXIT_INVALID
     except (WriteFailed, PointsLost) as error:

@@ -120,34 +120,28 @@ def replay(
     blocks: which replicate blocks to run (default all); see the module docstring.
     """
     n_updates = validation.integer("n_updates", n_updates, minimum=1)
+    protocol = schedule.attrs.get("protocol")
+    if protocol is not None:
+        from workbench.protocol_replay import replay_protocol  # it builds on this module
+
+        return replay_protocol(
+            schedule, sampler, gradient, n_updates=n_updates, n_replicates=n_replicates,
+            initial_position=initial_position, seed=seed, batch_size=batch_size,
+            replacement=replacement, test_functions=test_functions, checkpoints=checkpoints,
+            thin=thin, replicate_block=replicate_block, blocks=blocks,
+            divergence_threshold=divergence_threshold, chunk_size=chunk_size,
+            progress=progress)
     shards = _ShardDraws.for_schedule(schedule, gradient, n_updates, batch_size, replacement)
-    thin = validation.integer("thin", thin, minimum=0)
-    validation.positive("divergence_threshold", divergence_threshold)
     staleness = schedule.update_staleness(n_updates)  # (L, S)
     n_servers = staleness.shape[1]
-    all_blocks = replicate_blocks(n_replicates, replicate_block)
-    blocks = range(len(all_blocks)) if blocks is None else list(blocks)
-    for b in blocks:
-        if not 0 <= b < len(all_blocks):
-            raise validation.InvalidParameter("blocks", b, f"must lie in [0, {len(all_blocks)})")
-    block_sizes = [len(all_blocks[b]) for b in blocks]
-    n_rows = sum(block_sizes)
-    checkpoints = (np.array([n_updates]) if checkpoints is None
-                   else np.unique(np.asarray(checkpoints, dtype=np.int64)))
-    if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > n_updates:
-        raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
-                                          f"must lie in [1, {n_updates}]")
-
-    dim = gradient.dim
-    try:
-        start = np.broadcast_to(np.asarray(initial_position, dtype=float),
-                                (n_rows, n_servers, dim)).copy()
-    except ValueError as error:
-        raise validation.InvalidParameter(
-            "initial_position", np.shape(initial_position),
-            f"must broadcast to (replicate, server, d) = {(n_rows, n_servers, dim)}") from error
-    state = sampler.init(start)
-    shape = (n_rows, n_servers, dim)
+    run = ReplaySetup.build(
+        n_updates, n_servers, gradient, n_replicates=n_replicates,
+        initial_position=initial_position, seed=seed, batch_size=batch_size,
+        test_functions=test_functions, checkpoints=checkpoints, thin=thin,
+        replicate_block=replicate_block, blocks=blocks,
+        divergence_threshold=divergence_threshold, chunk_size=chunk_size)
+    state = sampler.init(run.start)
+    shape = run.start.shape
 
     tau_max = int(staleness.max())
     ring_size = tau_max + 1
@@ -162,30 +156,12 @@ def replay(
     server_index = np.arange(n_servers)
     advance = _advance_of(sampler)
     windows = _windows(staleness.min(axis=1), WINDOW_MAX if advance else 1)
-
-    noise_rngs = [generator(seed, "noise", b) for b in blocks]
-    batch_rngs = [generator(seed, "minibatch", b) for b in blocks]
-    if chunk_size is None:
-        per_step = n_rows * n_servers * dim * (batch_size + 3)
-        chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
-        chunk_size = max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
-    chunk_size = validation.integer("chunk_size", chunk_size, minimum=1)
-    if chunk_size % DRAW_STEPS:
-        raise validation.InvalidParameter("chunk_size", chunk_size,
-                                          f"must be a multiple of DRAW_STEPS = {DRAW_STEPS}")
-
-    sums = {f.name: None for f in test_functions}
-    averages: dict[str, list[np.ndarray]] = {f.name: [] for f in test_functions}
-    diverged_at = np.full((n_rows, n_servers), -1, dtype=np.int64)
-    draws: list[np.ndarray] = []
-    draw_iterations: list[np.ndarray] = []
+    accumulator = run.accumulator()
 
     with np.errstate(over="ignore", invalid="ignore"):
-        for first in range(0, n_updates, chunk_size):
-            length = min(chunk_size, n_updates - first)
-            noise, minibatches = _draw(noise_rngs, batch_rngs, block_sizes, first, length,
-                                       n_servers, dim, gradient, batch_size, replacement,
-                                       shards)
+        for first in range(0, n_updates, run.chunk_size):
+            length = min(run.chunk_size, n_updates - first)
+            noise, minibatches = run.draw(first, length, gradient, replacement, shards)
             positions = np.empty((length,) + shape)
             step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
             j = 0
@@ -216,39 +192,146 @@ def replay(
                 positions[j] = position(state)
                 ring[write_slot[update]] = gradient_point(state)
                 j += 1
+            accumulator.add(positions, first)
+            if progress is not None:
+                progress(length)
+    return accumulator.result(np.array(sampler.position(state)))
 
-            _mark_divergence(positions, first, divergence_threshold, diverged_at)
+
+@dataclass(frozen=True)
+class ReplaySetup:
+    """What every replay (plain or protocol) validates and prepares in the same way: the
+    replicate blocks and their random streams, the starting positions, the checkpoints and
+    the chunk size (module docstring, *Randomness*)."""
+
+    n_updates: int
+    start: np.ndarray  # (replicate, server, d)
+    block_sizes: list[int]
+    noise_rngs: list
+    batch_rngs: list
+    batch_size: int
+    checkpoints: np.ndarray
+    test_functions: Sequence[TestFunction]
+    thin: int
+    divergence_threshold: float
+    chunk_size: int
+
+    @classmethod
+    def build(cls, n_updates: int, n_servers: int, gradient, *, n_replicates: int,
+              initial_position, seed: SeedLike, batch_size: int,
+              test_functions: Sequence[TestFunction], checkpoints: Sequence[int] | None,
+              thin: int, replicate_block: int, blocks: Sequence[int] | None,
+              divergence_threshold: float, chunk_size: int | None,
+              steps_per_update: int = 1) -> ReplaySetup:
+        """``steps_per_update``: gradient evaluations per recorded update (π for downpour);
+        the chunk size counts gradient evaluations and stays a multiple of DRAW_STEPS."""
+        thin = validation.integer("thin", thin, minimum=0)
+        validation.positive("divergence_threshold", divergence_threshold)
+        all_blocks = replicate_blocks(n_replicates, replicate_block)
+        blocks = range(len(all_blocks)) if blocks is None else list(blocks)
+        for b in blocks:
+            if not 0 <= b < len(all_blocks):
+                raise validation.InvalidParameter("blocks", b,
+                                                  f"must lie in [0, {len(all_blocks)})")
+        block_sizes = [len(all_blocks[b]) for b in blocks]
+        n_rows = sum(block_sizes)
+        checkpoints = (np.array([n_updates]) if checkpoints is None
+                       else np.unique(np.asarray(checkpoints, dtype=np.int64)))
+        if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > n_updates:
+            raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
+                                              f"must lie in [1, {n_updates}]")
+        dim = gradient.dim
+        try:
+            start = np.broadcast_to(np.asarray(initial_position, dtype=float),
+                                    (n_rows, n_servers, dim)).copy()
+        except ValueError as error:
+            raise validation.InvalidParameter(
+                "initial_position", np.shape(initial_position),
+                f"must broadcast to (replicate, server, d) = {(n_rows, n_servers, dim)}"
+            ) from error
+        if chunk_size is None:
+            per_step = n_rows * n_servers * dim * (batch_size + 3)
+            chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
+            chunk_size //= steps_per_update
+            chunk_size = max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)
+        chunk_size = validation.integer("chunk_size", chunk_size, minimum=1)
+        if (chunk_size * steps_per_update) % DRAW_STEPS:
+            raise validation.InvalidParameter(
+                "chunk_size", chunk_size,
+                f"times {steps_per_update} must be a multiple of DRAW_STEPS = {DRAW_STEPS}")
+        return cls(n_updates, start, block_sizes,
+                   [generator(seed, "noise", b) for b in blocks],
+                   [generator(seed, "minibatch", b) for b in blocks],
+                   batch_size, checkpoints, tuple(test_functions), thin, divergence_threshold,
+                   chunk_size)
+
+    def draw(self, first: int, length: int, gradient, replacement: bool,
+             shards: _ShardDraws | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Noise and minibatches for ``length`` gradient evaluations from evaluation ``first``."""
+        return _draw(self.noise_rngs, self.batch_rngs, self.block_sizes, first, length,
+                     self.start.shape[1], self.start.shape[2], gradient, self.batch_size,
+                     replacement, shards)
+
+    def accumulator(self) -> Accumulator:
+        return Accumulator(self.test_functions, self.checkpoints, self.start.shape[:2],
+                           self.thin, self.divergence_threshold)
+
+
+class Accumulator:
+    """Running test-function sums, checkpoint averages, divergence flags and thinned draws,
+    fed chunk by chunk with the recorded positions ``(update, replicate, server, d)``."""
+
+    def __init__(self, test_functions: Sequence[TestFunction], checkpoints: np.ndarray,
+                 shape: tuple[int, int], thin: int, divergence_threshold: float):
+        self.test_functions = test_functions
+        self.checkpoints = checkpoints
+        self.thin = thin
+        self.threshold = divergence_threshold
+        self.sums = {f.name: None for f in test_functions}
+        self.averages: dict[str, list[np.ndarray]] = {f.name: [] for f in test_functions}
+        self.diverged_at = np.full(shape, -1, dtype=np.int64)
+        self.draws: list[np.ndarray] = []
+        self.draw_iterations: list[np.ndarray] = []
+
+    def add(self, positions: np.ndarray, first: int) -> None:
+        """Positions of updates ``first + 1 .. first + len(positions)``."""
+        length = positions.shape[0]
+        checkpoints = self.checkpoints
+        with np.errstate(over="ignore", invalid="ignore"):
+            _mark_divergence(positions, first, self.threshold, self.diverged_at)
             sample_counts = np.arange(first + 1, first + length + 1)
             inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
-            for f in test_functions:
+            for f in self.test_functions:
                 values = f(positions)
-                previous = sums[f.name] if sums[f.name] is not None else np.zeros_like(values[0])
+                previous = self.sums[f.name]
+                if previous is None:
+                    previous = np.zeros_like(values[0])
                 # cumsum is a sequential loop: starting it from the previous total makes the
                 # sums bit-identical for any chunking.
                 running = np.cumsum(np.concatenate([previous[None], values]), axis=0)[1:]
-                sums[f.name] = running[-1]
+                self.sums[f.name] = running[-1]
                 for count in inside:
-                    averages[f.name].append(running[count - first - 1] / count)
-            if thin:
-                keep = sample_counts % thin == 0
-                draws.append(positions[keep])
-                draw_iterations.append(sample_counts[keep])
-            if progress is not None:
-                progress(length)
+                    self.averages[f.name].append(running[count - first - 1] / count)
+        if self.thin:
+            keep = sample_counts % self.thin == 0
+            self.draws.append(positions[keep])
+            self.draw_iterations.append(sample_counts[keep])
 
-    result = {name: np.stack(values) for name, values in averages.items()}
-    for values in result.values():
-        too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
-        values[too_late] = np.nan
-    draw_array = np.concatenate(draws).transpose(1, 2, 0, 3) if thin else None
-    return Replay(
-        checkpoints=checkpoints,
-        averages=result,
-        diverged_at=diverged_at,
-        draws=draw_array,
-        draw_iterations=np.concatenate(draw_iterations) if thin else None,
-        final_position=np.array(sampler.position(state)),
-    )
+    def result(self, final_position: np.ndarray) -> Replay:
+        checkpoints, diverged_at = self.checkpoints, self.diverged_at
+        result = {name: np.stack(values) for name, values in self.averages.items()}
+        for values in result.values():
+            too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
+            values[too_late] = np.nan
+        thin = self.thin
+        return Replay(
+            checkpoints=checkpoints,
+            averages=result,
+            diverged_at=diverged_at,
+            draws=np.concatenate(self.draws).transpose(1, 2, 0, 3) if thin else None,
+            draw_iterations=np.concatenate(self.draw_iterations) if thin else None,
+            final_position=final_position,
+        )
 
 
 def _draw(noise_rngs, batch_rngs, sizes, first: int, length: int, n_servers: int, dim: int,

@@ -86,11 +86,13 @@ def _columns(schedule):
 
 
 @pytest.mark.parametrize("column, index, value, message", [
-    ("kind", 2, 1, "only gradient events can be applied"),
+    ("kind", 2, 1, "only gradient and push events can be applied"),
+    ("kind", 2, 3, "only gradient and push events can be applied"),
+    ("kind", 2, 4, "only gradient and push events can be applied"),
     ("shard_frequency", 0, 0.0, "shard_frequency"),
     ("shard_frequency", 1, 1.5, "shard_frequency"),
     ("shard", 3, -1, "shard indices"),
-    ("kind", 0, 2, "event kinds"),
+    ("kind", 0, 5, "event kinds"),
 ])
 def test_contradictory_distributed_columns_are_rejected(column, index, value, message):
     columns = _columns(constant_staleness(5, 0))

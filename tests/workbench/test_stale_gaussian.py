@@ -131,7 +131,7 @@ def test_some_diverged_replicates_are_left_out_not_silencing_the_rest(experiment
         finding.detail and "the first at sample 17" in finding.detail
     assert verdicts["oracle/theta/mean/staleness=1"].verdict == HOLDS
     assert verdicts["invariance/mse/theta_squared"].verdict != INCONCLUSIVE
-    assert "1 at τ = 5" in verdicts["invariance/mse/theta_squared"].detail
+    assert "1 at staleness = 5" in verdicts["invariance/mse/theta_squared"].detail
 
 
 @pytest.mark.parametrize("overrides, field", [

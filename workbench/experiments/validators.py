@@ -44,3 +44,21 @@ def distinct_positive_ints(name, value):
     if len(set(grid)) != len(grid):
         raise validation.InvalidParameter(name, value, "must not repeat a value")
     return sorted(grid)
+
+
+def positive_grid(minimum_length: int, integer: bool, lowest: float):
+    """A validator of a sorted grid without repeats, of at least ``minimum_length`` values:
+    integers >= ``lowest``, or positive reals."""
+
+    def validate(name, value):
+        check = validation.integer if integer else validation.positive
+        grid = [check(f"{name}[{i}]", v, **({"minimum": lowest} if integer else {}))
+                for i, v in enumerate(value)]
+        if len(set(grid)) != len(grid):
+            raise validation.InvalidParameter(name, value, "must not repeat a value")
+        if len(grid) < minimum_length:
+            raise validation.InvalidParameter(name, value,
+                                              f"needs at least {minimum_length} values")
+        return sorted(grid)
+
+    return validate

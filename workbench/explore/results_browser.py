@@ -103,7 +103,7 @@ def figure_files(result: StoredResult) -> list[Path]:
 
 def checks(dataset: xr.Dataset) -> list[Verdict]:
     """The experiment's verdicts on a stored result, as ``workbench check`` prints them."""
-    return experiments.get(dataset.attrs["experiment"]).checks(dataset)
+    return experiments.for_dataset(dataset).checks(dataset)
 
 
 # A stored result, its verdicts and its bound overlays, cached per file version (path and
@@ -190,13 +190,14 @@ class QuickRun:
     seconds: float
 
 
-def run_quick(name: str, directory: Path, seed: int,
+def run_quick(name: str | experiments.Experiment, directory: Path, seed: int,
               progress: Callable[[int, int], None] | None = None,
               overrides: dict | None = None) -> QuickRun:
     """``workbench check NAME --quick --out DIRECTORY --seed SEED [--set K=V ...]`` in this
     process (the same runner and result store: points already stored are reused), reporting
-    progress(done, total) once the stored points are loaded and after each computed one."""
-    experiment = experiments.get(name)
+    progress(done, total) once the stored points are loaded and after each computed one.
+    ``name`` may also be an experiment itself (a study being edited)."""
+    experiment = experiments.get(name) if isinstance(name, str) else name
     config = experiment.configure(overrides, quick=True)
     with open_workers(processes=1) as workers:
         outcome = run_one(experiment, config, seed, Path(directory), workers, judge=True,

@@ -50,12 +50,19 @@ from workbench.oracles.square_variance import cumulant_weights
 
 @dataclass(frozen=True)
 class LinearDynamics:
-    """x' = F x + b g + c ξ with gradient point u = G x (module docstring)."""
+    """x' = F x + b g + c ξ with gradient point u = G x (module docstring).
+
+    ``gradient_noise_gain``: how a unit of gradient noise enters when it is not b ζ, as when
+    one update sums several independent gradient evaluations (a downpour push,
+    :mod:`workbench.oracles.protocols`); None means b. Only means and covariances are then
+    exact: such a sum has other cumulants than ζ, so pass ``fourth_moments=False``.
+    """
 
     transition: np.ndarray  # F
     gradient_gain: np.ndarray  # b
     thermal_gain: np.ndarray  # c
     gradient_point: np.ndarray  # G
+    gradient_noise_gain: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -117,10 +124,12 @@ class StackedSystem:
         self._cache: dict[int, np.ndarray] = {}
         gradient_noise = np.zeros(self.size)
         thermal_noise = np.zeros(self.size)
-        gradient_noise[:k] = dynamics.gradient_gain
+        noise_gain = (dynamics.gradient_gain if dynamics.gradient_noise_gain is None
+                      else dynamics.gradient_noise_gain)
+        gradient_noise[:k] = noise_gain
         thermal_noise[:k] = dynamics.thermal_gain
         if running_sum:
-            gradient_noise[-1] = dynamics.gradient_gain[0]
+            gradient_noise[-1] = noise_gain[0]
             thermal_noise[-1] = dynamics.thermal_gain[0]
         #: how a unit gradient noise and a unit thermal noise enter the stacked state
         self.gradient_vector = gradient_noise

@@ -52,7 +52,9 @@ def count_grid(name, value):
 def make_system(config: dict, n_workers: int, n_servers: int = 1) -> AsyncServerSystem:
     """The system of a sweep point: ``n_servers`` servers with ``n_workers`` workers each."""
     latency = LatencyModel(config["latency"], config["latency_mean"], config["latency_shape"])
-    return AsyncServerSystem(n_workers, WorkerTiming(latency), n_servers,
+    timing = WorkerTiming(latency, straggler_probability=config.get("straggler_probability", 0.0),
+                          straggler_slowdown=config.get("straggler_slowdown", 1.0))
+    return AsyncServerSystem(n_workers, timing, n_servers,
                              config["server_update_time"], config["network_delay"])
 
 

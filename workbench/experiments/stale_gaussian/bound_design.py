@@ -16,7 +16,8 @@ and 4 to the test, beside the seed's own L = L0·τ design.
   across τ, and common random numbers measure their ratios far more precisely than
   independent runs would (a paired bootstrap carries the correlation into the check).
 
-Each point reuses the seed design's per-point run (same engine and oracle) and keeps what its
+Each point reuses the seed design's per-point run (:mod:`workbench.studies.gaussian_point`,
+the same engine and oracle) and keeps what its
 checks need: per-replicate estimates at the read-out L,
 the exact oracle's mean and variance there, and divergence flags. Both designs are
 independent runs of the seed design's points, whose results they leave unchanged.
@@ -32,7 +33,7 @@ import xarray as xr
 
 from bounds import registry, symbolic
 from bounds.symbols import integrator_order, n_iterations, staleness, step_size
-from workbench.experiments.stale_gaussian.point import make_model, run_point
+from workbench.studies.gaussian_point import make_model, run_point
 
 MSE_BOUND = "seed001-theorem-3-mse"
 VARIANCE_BOUND = "seed001-theorem-4-variance"
@@ -96,7 +97,7 @@ def run(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     streams = ({"design": ENVELOPE, "relative_step": point["relative_step"]}
                if point["design"] == ENVELOPE else None)
     result = run_point(experiment, config, point, seed, design=(length, h, np.array(read_out)),
-                       streams=streams)
+                       streams=streams, dims=("staleness",))
     # the run's checkpoints are exactly the read-out sample counts
     part = result[list(KEPT)].isel(staleness=0, drop=True).rename(checkpoint="iterations")
     part["diverged_at"] = result["diverged_at"].isel(staleness=0, drop=True)

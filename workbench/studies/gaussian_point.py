@@ -1,8 +1,18 @@
-"""One sweep point of ``stale-gaussian``: one staleness τ, its replicates, and its oracle.
+"""One sweep point of a study on the Gaussian mean: its replicates, and its exact oracle.
+
+The model of seed 001 §5.1 (math.md §7): data x_i ~ N(true_mean, σ_x²), a Gaussian prior, so
+the posterior and the stacked-state recursion of stale SGLD/SGHMC are exact. A point is a
+resolved configuration (:func:`workbench.studies.grid.resolve`): the system gives the
+staleness schedule (constant τ, i.i.d. uniform on {0..τ}, or a simulated asynchronous server,
+seed 001 Appendix A), ``n_iterations`` and ``step_size`` the run, ``n_checkpoints`` the
+log-spaced sample counts at which φ̂_L is kept.
 
 A point splits into replicate blocks (``run_blocks``, seeded per block by the engine) and a
 finishing step over all of them (``finish_point``: masking of diverged replicates, summaries,
-the exact oracle); see :mod:`workbench.experiments.base`.
+the exact oracle); see :mod:`workbench.experiments.base`. The exact oracle holds for any
+deterministic staleness sequence, so it judges the realised schedule of every system; the
+stationary variance of an asynchronous run treats its realised staleness as i.i.d. draws from
+their empirical distribution.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from workbench import progress
 from workbench.diagnostics import diagnose, draws_kept
 from workbench.engine import log_checkpoints, replay, replicate_blocks
 from workbench.estimators import summarize
+from workbench.experiments.asynchronous.system import make_system
 from workbench.experiments.base import point_key
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import (
@@ -41,48 +52,52 @@ def make_model(experiment: str, config: dict, seed) -> GaussianMeanModel:
         config["true_mean"], config["noise_scale"], config["prior_scale"], config["prior_mean"])
 
 
-def step_size(config: dict, staleness: int) -> tuple[int, float]:
-    """L = L0·τ and h = C τ^(-2/3) L^(-1/3) (seed 001 §5.1)."""
-    n_iterations = config["base_iterations"] * staleness
-    h = config["step_size_constant"] * staleness ** (-2 / 3) * n_iterations ** (-1 / 3)
-    return n_iterations, h
-
-
-def staleness_probabilities(config: dict, staleness: int) -> np.ndarray | None:
-    if config["schedule"] == "uniform":
-        return np.full(staleness + 1, 1.0 / (staleness + 1))
+def staleness_probabilities(config: dict, schedule=None, n_iterations: int = 0):
+    """The staleness distribution of the stationary variance: uniform on {0..τ} for the
+    uniform system, the empirical one of an asynchronous run, None (constant τ) otherwise."""
+    if config["system"] == "uniform":
+        return np.full(config["staleness"] + 1, 1.0 / (config["staleness"] + 1))
+    if config["system"] == "asynchronous":
+        realised = schedule.update_staleness(n_iterations)[:, 0]
+        return np.bincount(realised) / realised.size
     return None
 
 
 Design = tuple[int, float, np.ndarray]  # (L, h, checkpoints)
 
 
-def point_design(config: dict, point: dict, design: Design | None) -> Design:
-    """(L, h, checkpoints) of a point: the seed's L = L0·τ, h = C τ^(-2/3) L^(-1/3) with
-    log-spaced checkpoints, unless a bound design (:mod:`.bound_design`) gives its own."""
+def point_design(config: dict, design: Design | None) -> Design:
+    """(L, h, checkpoints) of a point: its ``n_iterations`` and ``step_size`` with
+    ``n_checkpoints`` log-spaced checkpoints, unless a bound design gives its own."""
     if design is not None:
         return design
-    n_iterations, h = step_size(config, int(point["staleness"]))
-    return n_iterations, h, log_checkpoints(n_iterations, config["n_checkpoints"])
+    n_iterations = config["n_iterations"]
+    return n_iterations, config["step_size"], log_checkpoints(n_iterations,
+                                                              config["n_checkpoints"])
 
 
 def _schedule(experiment: str, config: dict, point: dict, seed, n_iterations: int):
-    """The staleness schedule of a point: L updates, constant or i.i.d. uniform."""
-    tau = int(point["staleness"])
-    probabilities = staleness_probabilities(config, tau)
-    if probabilities is None:
-        return constant_staleness(n_iterations, tau)
+    """The staleness schedule of a point: L updates of its system (module docstring)."""
     seed_point = derive(seed, experiment, point_key(point))
-    return iid_staleness(n_iterations, probabilities, derive(seed_point, "schedule"))
+    if config["system"] == "asynchronous":
+        system = make_system(config, config["n_workers"])
+        return system.simulate(n_iterations, derive(seed_point, "schedule"))
+    tau = config["staleness"]
+    if config["system"] == "uniform":
+        probabilities = np.full(tau + 1, 1.0 / (tau + 1))
+        return iid_staleness(n_iterations, probabilities, derive(seed_point, "schedule"))
+    return constant_staleness(n_iterations, tau)
 
 
 def run_point(experiment: str, config: dict, point: dict, seed,
-              design: Design | None = None, streams: dict | None = None) -> xr.Dataset:
+              design: Design | None = None, streams: dict | None = None,
+              dims: Sequence[str] | None = None) -> xr.Dataset:
     """All replicate blocks of a point, finished (what the runner does for an unsplit point);
-    the bound designs call it with their own ``design`` and ``streams`` (see run_blocks)."""
+    the bound designs call it with their own ``design``, ``streams`` (see run_blocks) and
+    ``dims`` (see finish_point)."""
     blocks = range(len(replicate_blocks(config["n_replicates"], config["replicate_block"])))
     raw = run_blocks(experiment, config, point, seed, blocks, design, streams)
-    return finish_point(experiment, config, point, seed, raw, design)
+    return finish_point(experiment, config, point, seed, raw, design, dims)
 
 
 def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequence[int],
@@ -102,7 +117,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     seed_point = derive(seed, experiment, point_key(point))
     seed_streams = seed_point if streams is None else derive(seed, experiment, point_key(streams))
     model = make_model(experiment, config, seed)
-    n_iterations, h, checkpoints = point_design(config, point, design)
+    n_iterations, h, checkpoints = point_design(config, design)
     schedule = _schedule(experiment, config, point, seed, n_iterations)
     sampler = make_sampler(config["sampler"], h, config["friction"])
     n_draws = draws_kept(n_iterations, config["n_draws"])
@@ -131,14 +146,18 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
 
 
 def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
-                 design: Design | None = None) -> xr.Dataset:
+                 design: Design | None = None, dims: Sequence[str] | None = None) -> xr.Dataset:
     """The point's Dataset: summaries over all replicates of ``raw``, the exact oracle, and
     (seed design only) the diagnostics of the thinned draws (:mod:`workbench.diagnostics`,
-    with the exact score -∇U)."""
-    tau = int(point["staleness"])
+    with the exact score -∇U).
+
+    Every variable that depends on the point gets the point's ``dims`` (by default all its
+    keys) as leading size-1 dims, so a sweep's points concatenate along them; a swept value
+    (``step_size`` in a sweep over it, say) is a coordinate rather than a variable.
+    """
+    dims = list(point) if dims is None else list(dims)
     model = make_model(experiment, config, seed)
-    n_iterations, h, checkpoints = point_design(config, point, design)
-    probabilities = staleness_probabilities(config, tau)
+    n_iterations, h, checkpoints = point_design(config, design)
     schedule = _schedule(experiment, config, point, seed, n_iterations)
     sampler = make_sampler(config["sampler"], h, config["friction"])
     n_draws = min(config["n_draws"], n_iterations)
@@ -161,21 +180,21 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
     names = [f.name for f in TEST_FUNCTIONS]
     sources = error_sources(exact_moments, fresh_moments, mu, e0, vz,
                             dict(zip(names, truth, strict=True)), cumulants)
-    stationary = stationary_variance(dynamics, model.precision, vz, staleness=tau,
-                                     probabilities=probabilities)
+    probabilities = staleness_probabilities(config, schedule, n_iterations)
+    stationary = stationary_variance(
+        dynamics, model.precision, vz,
+        staleness=config["staleness"] if probabilities is None else probabilities.size - 1,
+        probabilities=probabilities)
 
     coords = {
-        "staleness": [tau],
         "test_function": names,
         "checkpoint": np.arange(checkpoints.size),
         "replicate": np.arange(config["n_replicates"]),
         "component": np.arange(dim),
     }
     estimate = xr.DataArray(
-        raw["estimate"].values[None],
-        dims=("staleness", "test_function", "checkpoint", "replicate", "component"),
+        raw["estimate"].values, dims=("test_function", "checkpoint", "replicate", "component"),
         coords=coords, name="estimate")
-    coords["error_source"] = list(ERROR_SOURCES)
     # A replicate that diverged is excluded from every estimate (n_valid counts the others);
     # diverged_at below records when it happened.
     estimate = estimate.where(xr.DataArray(diverged_at < 0, dims="replicate"))
@@ -183,33 +202,31 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
         truth, dims=("test_function", "component"),
         coords={"test_function": names, "component": coords["component"]})
     summary = summarize(estimate, posterior_value, confidence=config["confidence"])
-    exact_dims = ("staleness", "test_function", "checkpoint", "component")
+    exact_dims = ("test_function", "checkpoint", "component")
 
     def stack(source, key):
-        return (exact_dims, np.stack([source[n][key] for n in names])[None])
+        return (exact_dims, np.stack([source[n][key] for n in names]))
 
     data = {name: summary[name] for name in summary.data_vars}
     data.update({
         "estimate": estimate,
-        "posterior_value": posterior_value,
         "exact_mean": stack(exact, "mean"),
         "exact_variance": stack(exact, "variance"),
         "exact_bias_by_source": (exact_dims + ("error_source",),
-                                 np.stack([sources[n]["bias"] for n in names])[None]),
+                                 np.stack([sources[n]["bias"] for n in names])),
         "exact_variance_by_source": (exact_dims + ("error_source",),
-                                     np.stack([sources[n]["variance"] for n in names])[None]),
-        "exact_stationary_variance": (("staleness", "component"), stationary[None]),
-        "iterations": (("staleness", "checkpoint"), checkpoints[None]),
-        "n_iterations": ("staleness", [n_iterations]),
-        "step_size": ("staleness", [h]),
-        "mean_staleness": ("staleness", [float(realised.mean())]),
-        "stable": ("staleness", [bool(np.all(np.isfinite(stationary)))]),
-        "diverged_at": (("staleness", "replicate"), diverged_at[None]),
+                                     np.stack([sources[n]["variance"] for n in names])),
+        "exact_stationary_variance": (("component",), stationary),
+        "iterations": (("checkpoint",), checkpoints),
+        "n_iterations": n_iterations,
+        "step_size": h,
+        "mean_staleness": float(realised.mean()),
+        "stable": bool(np.all(np.isfinite(stationary))),
+        "diverged_at": (("replicate",), diverged_at),
     })
     if n_draws:
-        data["draws"] = (("staleness", "chain", "draw", "component"),
-                         raw["draws"].values[None])
-        data["draw_iterations"] = (("staleness", "draw"), raw["draw_iterations"].values[None])
+        data["draws"] = (("chain", "draw", "component"), raw["draws"].values)
+        data["draw_iterations"] = (("draw",), raw["draw_iterations"].values)
     if design is None:
         draws = raw["draws"].values[:, None]  # one server
         with np.errstate(over="ignore", invalid="ignore"):  # diverged chains: left out
@@ -217,13 +234,15 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
         diagnostics = diagnose(draws, values,
                                lambda theta: -model.potential_gradient(theta),
                                valid=diverged_at < 0)
-        data.update({name: diagnostics[name].expand_dims(staleness=[tau])
-                     for name in diagnostics.data_vars})
-    dataset = xr.Dataset(data, coords=coords)
+        data.update({name: diagnostics[name] for name in diagnostics.data_vars})
+    coords["error_source"] = list(ERROR_SOURCES)
+    dataset = xr.Dataset({k: v for k, v in data.items() if k not in point}, coords=coords)
     if design is None:
         dataset.attrs["diagnostics"] = diagnostics.attrs["diagnostics"]
-    dataset["exact_bias"] = dataset["exact_mean"] - dataset["posterior_value"]
+    dataset["exact_bias"] = dataset["exact_mean"] - posterior_value
     dataset["exact_mse"] = dataset["exact_bias"] ** 2 + dataset["exact_variance"]
+    dataset = dataset.expand_dims({d: [point[d]] for d in dims})
+    dataset["posterior_value"] = posterior_value
     dataset.attrs.update({f"data_{k}": str(v) for k, v in model.sufficient_statistics().items()})
     dataset.attrs["gradient_noise_variance"] = str(vz.tolist())
     return dataset

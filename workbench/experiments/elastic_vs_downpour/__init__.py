@@ -1,0 +1,91 @@
+"""Experiment ``elastic-vs-downpour``: the two protocols of seed 003 at one communication
+budget.
+
+P workers, communication period π. Downpour (:mod:`simulators.downpour`) runs L pushes: Lπ
+local steps in all and 2L messages (push and pull). Elastic (:mod:`simulators.elastic`) runs
+Lπ/P local steps on each of the P chains, coupling every π steps: the same Lπ local steps and
+the same 2L messages (state and reply). On the Gaussian mean (:mod:`..protocols.run`) every
+point is judged against its exact oracle, and so is the difference of the two protocols' MSE
+of φ̂(θ) at each π (:mod:`.checks`); the figure shows MSE against messages.
+"""
+
+from __future__ import annotations
+
+import xarray as xr
+
+from simulators import validation
+from workbench.config import Parameter
+from workbench.experiments.asynchronous.run import at_point
+from workbench.experiments.base import Experiment
+from workbench.experiments.elastic_vs_downpour.checks import elastic_vs_downpour_checks
+from workbench.experiments.elastic_vs_downpour.figures import figure_budget
+from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
+from workbench.experiments.validators import at_least_one, distinct_positive_ints
+
+PROTOCOLS = ("downpour", "elastic")
+
+
+def _strength(name, value):
+    return validation.probability(name, value)
+
+
+PARAMETERS = (
+    Parameter("period", [1, 2, 4, 8], "communication periods π: local steps per message",
+              distinct_positive_ints),
+    Parameter("workers", 4, "workers P (chains, for elastic)", at_least_one),
+    Parameter("coupling_strength", 1.0, "elastic coupling α in [0, 1] (seed 003 App. B: 1)",
+              _strength),
+    *RUN_PARAMETERS,
+)
+
+
+def local_steps(config: dict, protocol: str, period: int) -> int:
+    """Updates of a run: pushes for downpour, local steps per chain for elastic (docstring)."""
+    if protocol == "downpour":
+        return config["iterations"]
+    steps = config["iterations"] * period // config["workers"]
+    if steps < config["n_checkpoints"]:
+        raise validation.InvalidParameter(
+            "iterations", config["iterations"],
+            f"elastic chains get iterations·π/P = {steps} steps at π = {period}, fewer than "
+            f"n_checkpoints = {config['n_checkpoints']}")
+    return steps
+
+
+class ElasticVsDownpour(Experiment):
+    name = "elastic-vs-downpour"
+    summary = ("downpour and elastic SGLD at the same communication budget: MSE and message "
+               "count against π, exact oracle (seed 003)")
+    source = "seed 003 (Li et al. 2019) Algorithm 1, Appendix B; math.md §6, §7"
+    parameters = PARAMETERS
+    quick = {"iterations": 600, "n_replicates": 300}
+    sweep_dims = ("protocol", "period")
+
+    def points(self, config):
+        for period in config["period"]:
+            local_steps(config, "elastic", period)
+        return [{"protocol": p, "period": q} for p in PROTOCOLS for q in config["period"]]
+
+    def work(self, config, point):
+        return config["iterations"] * point["period"] * config["n_replicates"]
+
+    def run_point(self, config, point, seed):
+        protocol, period = point["protocol"], point["period"]
+        run_config = {**config, "iterations": local_steps(config, protocol, period)}
+        run = run_protocol(self.name, run_config, point, seed, protocol, config["workers"],
+                           period, config["coupling_strength"])
+        return at_point(run, point, self.sweep_dims)
+
+    def combine(self, config, datasets):
+        size = len(config["period"])
+        rows = [xr.concat(datasets[i:i + size], dim="period", data_vars="minimal",
+                          coords="minimal", compat="equals", join="exact")
+                for i in range(0, len(datasets), size)]
+        return xr.concat(rows, dim="protocol", data_vars="minimal", coords="minimal",
+                         compat="equals", join="exact")
+
+    def checks(self, dataset):
+        return elastic_vs_downpour_checks(dataset)
+
+    def figures(self, dataset, out_dir):
+        return [figure_budget(dataset, out_dir / f"{self.name}.png")]

@@ -1,0 +1,41 @@
+"""Figure of ``elastic-vs-downpour``: MSE of φ̂_L(θ) against the messages exchanged for each π
+(measured with 95 % error bars, exact dashed), and the MSE at the end against π."""
+
+from __future__ import annotations
+
+import xarray as xr
+
+from workbench.experiments.distributed.plots import finish, new
+
+
+def figure_budget(dataset: xr.Dataset, path):
+    fig, axes = new(1, 2, 11, 4.2)
+    theta = dataset.sel(test_function="theta")
+    ax = axes[0, 0]
+    for protocol, style in (("downpour", "-"), ("elastic", ":")):
+        for k, period in enumerate(dataset["period"].values):
+            at = theta.sel(protocol=protocol, period=period)
+            sent = at["messages"] > 0  # a log axis: the runs before their first message
+            ax.plot(at["messages"][sent], at["mse"][sent], style, marker="o", markersize=3,
+                    color=f"C{k}", label=f"{protocol}, π = {period}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("messages exchanged")
+    ax.set_title("MSE of φ̂(θ) against communication", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    ax = axes[0, 1]
+    final = theta.isel(checkpoint=-1)
+    periods = dataset["period"].values
+    for protocol in dataset["protocol"].values:
+        at = final.sel(protocol=protocol)
+        line = ax.errorbar(periods, at["mse"], yerr=1.96 * at["mse_se"], marker="o",
+                           label=protocol)
+        ax.plot(periods, at["exact_mse"], "--", color=line[0].get_color(), linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("communication period π (same local steps and messages)")
+    ax.set_title("MSE of φ̂_L(θ) (exact dashed)", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.suptitle("Elastic against downpour SGLD at one communication budget (seed 003)",
+                 fontsize=10)
+    return finish(fig, path)

@@ -1,0 +1,99 @@
+"""Experiment ``real-vs-simulated``: the simulator against real asynchronous runs (issue 17).
+
+For each worker count P, a real parameter server with P worker processes runs stale SGLD (or
+SGHMC) on the Gaussian mean on this machine, with injected compute times and an injected
+server update time (:mod:`workbench.realtime.processes`); the simulator of seed 001's
+asynchronous system (Appendix A) is calibrated on the recorded run and simulated
+(:mod:`workbench.realtime.comparison`). Judged: the mean staleness and the time speed-up T_P,
+real against simulated; the chi-square test of the staleness counts, the fitted bends of both
+speed-up curves and the calibrated P* travel as evidence. The figure shows both speed-up
+curves against P beside min(P, P*), and both staleness histograms for every P.
+
+The whole grid is one sweep point, run P after P so that no two real runs share the machine.
+A real run's timing is not reproducible: a stored result is a record of one run, and rerunning
+with ``--recompute`` measures afresh. The Gaussian mean stands in until the real-run path is
+given the logistic model (any model of the protocol runs; only the experiment fixes this one).
+"""
+
+from __future__ import annotations
+
+from simulators import validation
+from simulators.latency import LATENCY_KINDS, LatencyModel, WorkerTiming
+from simulators.seeding import derive, generator
+from workbench.config import Parameter
+from workbench.experiments.asynchronous.system import count_grid
+from workbench.experiments.base import Experiment
+from workbench.experiments.distributed.data import CHECK_PARAMETERS
+from workbench.experiments.real_vs_simulated.checks import real_vs_simulated_checks
+from workbench.experiments.real_vs_simulated.figures import figure_real_vs_simulated
+from workbench.experiments.validators import at_least_one, non_negative, positive
+from workbench.models.gaussian import GaussianMeanModel
+from workbench.realtime.comparison import compare_real_and_simulated
+from workbench.realtime.server import RealRunSettings
+from workbench.samplers import LINEAR_SAMPLER_NAMES, make_sampler
+
+PARAMETERS = (
+    Parameter("workers", [1, 2, 4], "worker counts P of the real runs (1, the baseline, and at "
+              "least two more)", count_grid),
+    Parameter("n_updates", 600, "applied updates of each real run", at_least_one),
+    Parameter("latency", "exponential", "distribution of the injected compute time",
+              choices=LATENCY_KINDS),
+    Parameter("latency_mean", 0.004, "mean injected compute time per gradient (seconds)",
+              positive),
+    Parameter("latency_shape", 1.0, "lognormal σ or gamma shape of the injected compute time",
+              positive),
+    Parameter("server_delay", 0.002, "injected server time per applied update (seconds); the "
+              "server saturates at P* = c/u", non_negative),
+    Parameter("staleness_bound", -1, "drop gradients staler than this (-1: never)",
+              lambda name, value: validation.integer(name, value, minimum=-1)),
+    Parameter("sampler", "sgld", "the server's sampler", choices=LINEAR_SAMPLER_NAMES),
+    Parameter("step_size", 1e-4, "h (Chen convention, math.md §1)", positive),
+    Parameter("friction", 1.0, "SGHMC friction D", positive),
+    Parameter("n_data", 1000, "Gaussian-mean data points", at_least_one),
+    Parameter("dim", 2, "dimension d", at_least_one),
+    Parameter("batch_size", 10, "minibatch size n", at_least_one),
+    Parameter("simulated_factor", 10, "simulated updates per real update", at_least_one),
+    Parameter("staleness_margin", 0.5, "margin of the mean-staleness check (updates)",
+              positive),
+    Parameter("speedup_margin", 0.15, "margin of the time speed-up check (relative)", positive),
+    Parameter("run_timeout", 300.0, "seconds a real run may take before it is stopped",
+              positive),
+    *CHECK_PARAMETERS,
+)
+
+
+class RealVsSimulated(Experiment):
+    name = "real-vs-simulated"
+    summary = ("Real multi-process parameter server against the simulator calibrated on it: "
+               "staleness and time speed-ups for P workers (issue 17)")
+    source = "seed 001 (Chen et al. 2016) Appendix A, §5.1 Fig. 2; workbench.realtime"
+    parameters = PARAMETERS
+    quick = {"n_updates": 200, "simulated_factor": 5}
+    sweep_dims = ("workers",)
+
+    def points(self, config):
+        return [{}]
+
+    def combine(self, config, datasets):
+        return datasets[0]
+
+    def run_point(self, config, point, seed):
+        model = GaussianMeanModel.generate(generator(seed, self.name, "data"), config["n_data"],
+                                           config["dim"])
+        sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
+        bound = config["staleness_bound"]
+        settings = RealRunSettings(
+            n_workers=1, n_updates=config["n_updates"], batch_size=config["batch_size"],
+            timing=WorkerTiming(LatencyModel(config["latency"], config["latency_mean"],
+                                             config["latency_shape"])),
+            staleness_bound=None if bound < 0 else bound,
+            server_delay=config["server_delay"], timeout=config["run_timeout"])
+        return compare_real_and_simulated(model, sampler, settings, config["workers"],
+                                          derive(seed, self.name),
+                                          config["simulated_factor"])
+
+    def checks(self, dataset):
+        return real_vs_simulated_checks(dataset)
+
+    def figures(self, dataset, out_dir):
+        return [figure_real_vs_simulated(dataset, out_dir / f"{self.name}.png")]

@@ -1,0 +1,79 @@
+"""Checks of ``real-vs-simulated``, one family (Bonferroni over all).
+
+- ``staleness/mean/P=p``: the real run's mean staleness against the calibrated simulation's,
+  within ``staleness_margin`` updates (errors by batch means, both runs); the chi-square test
+  of the staleness counts (:func:`workbench.realtime.calibration.staleness_test`) is evidence;
+- ``speedup/time/P=p`` (P > 1): log T_P real against simulated, within
+  log(1 + ``speedup_margin``); the evidence carries both fitted bends
+  (:func:`workbench.experiments.asynchronous.speedup.fitted_bend`) and the calibrated P*.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from bounds.equivalence import decide, verdict_from
+from bounds.verdict import Verdict, z_for_family
+from workbench.experiments.asynchronous.speedup import fitted_bend
+from workbench.experiments.asynchronous.system import saturation_workers
+from workbench.results import config_of
+
+
+def speedup_errors(dataset: xr.Dataset, kind: str) -> np.ndarray:
+    """Standard error of log T_P: the run's and the baseline's log-throughput errors (0 at
+    P = 1, where T_1 = 1 by definition)."""
+    errors = dataset[f"{kind}_log_throughput_se"]
+    combined = np.hypot(errors.values, float(errors.sel(workers=1)))
+    return np.where(dataset["workers"].values == 1, 0.0, combined)
+
+
+def calibrated_bend(dataset: xr.Dataset) -> float:
+    """P* = (μ + 2δ + u)/u of the system calibrated on the largest real run."""
+    largest = dataset.isel(workers=-1)
+    return saturation_workers({name: float(largest[name]) for name in
+                               ("latency_mean", "network_delay", "server_update_time")})
+
+
+def real_vs_simulated_checks(dataset: xr.Dataset) -> list[Verdict]:
+    config = config_of(dataset)
+    workers = dataset["workers"].values
+    z = z_for_family(config["false_failure_rate"], 2 * workers.size - 1)
+    verdicts = []
+    for p in workers:
+        at = dataset.sel(workers=p)
+        real, simulated = float(at["real_mean_staleness"]), float(at["simulated_mean_staleness"])
+        error = math.hypot(float(at["real_mean_staleness_se"]),
+                           float(at["simulated_mean_staleness_se"]))
+        if p == 1 and real == simulated:
+            error = 0.0  # both never stale: nothing random to compare
+        verdicts.append(verdict_from(
+            f"staleness/mean/P={p}", "real-vs-simulated",
+            decide(real - simulated, error, config["staleness_margin"], z), real, simulated, z,
+            "absolute", detail="Mean staleness of the real run against the calibrated "
+            "simulation.", evidence={
+                "chi_square": float(at["staleness_chi2"]),
+                "chi_square_dof": int(at["staleness_chi2_dof"]),
+                "chi_square_p_value": float(at["staleness_p_value"]),
+                "test": dataset.attrs.get("staleness_test", "")}))
+    real_errors, simulated_errors = (speedup_errors(dataset, kind)
+                                     for kind in ("real", "simulated"))
+    bends = {kind: fitted_bend(workers, dataset[f"{kind}_time_speedup"].values, errors)
+             for kind, errors in (("real", real_errors), ("simulated", simulated_errors))}
+    evidence = {"fitted_bend_real": bends["real"], "fitted_bend_simulated": bends["simulated"],
+                "calibrated_saturation_workers": calibrated_bend(dataset)}
+    for k, p in enumerate(workers):
+        if p == 1:
+            continue
+        real = float(dataset["real_time_speedup"].values[k])
+        simulated = float(dataset["simulated_time_speedup"].values[k])
+        difference = math.log(real / simulated) if real > 0 and simulated > 0 else math.nan
+        verdicts.append(verdict_from(
+            f"speedup/time/P={p}", "real-vs-simulated",
+            decide(difference, math.hypot(real_errors[k], simulated_errors[k]),
+                   math.log1p(config["speedup_margin"]), z),
+            real, simulated, z, "log-ratio", detail="Time speed-up T_P of the real runs "
+            "against the calibrated simulations.", evidence=evidence))
+    return verdicts

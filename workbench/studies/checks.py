@@ -1,0 +1,482 @@
+"""The check kinds of a study: what a ``[[check]]`` entry may ask, and how it is judged.
+
+- ``oracle``: every point's E φ̂ and Var φ̂ (and Var and MSE of φ̂(θ²) where finite) against the
+  exact stacked-state oracle (math.md §7), with ``oracle/divergence/<point>`` a ``violated``
+  finding where replicates diverged or the exact recursion is unstable;
+- ``invariance``: the MSE of φ̂ is the same at every value of the dim ``over`` (seed 001 §5.1:
+  h = C τ^(-2/3) L^(-1/3), L = L0·τ keeps the optimal MSE flat in τ);
+- ``slope``: the log-log slope of the variance of φ̂ against ``over`` equals ``expected``
+  (Theorem 4 of seed 001: zero against τ where L·h is fixed);
+- ``rate``: the MSE at the final checkpoint decays against ``over`` (a swept L) at least like
+  the rate a bound predicts at its optimal step (:func:`bound_rate`), or ``expected``;
+- ``envelope``: a bound's terms with non-negative constants, fitted on a calibration part of the
+  grid (``split``: checkerboard over the sweep points, or extrapolate from the shorter half of
+  the checkpoints), stay above the held-out MSE.
+
+All checks use the replicates that did not diverge and say how many were left out. Critical z
+values are Bonferroni corrections of the run's family-wise ``false_failure_rate``: the oracle
+family has one comparison per point, coordinate and oracle quantity; each invariance, slope,
+rate and envelope check is a family of its own (one-sided for rate and envelope, over every
+held-out point for the envelope). Means are judged on an absolute scale with a margin of half a
+replicate's standard deviation, variances and MSEs on a log-ratio scale (a factor 1.5).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bounds import symbolic
+from bounds.checks import (
+    Envelope,
+    envelope_check,
+    fit_envelope,
+    invariance_check,
+    oracle_check,
+    slope_check,
+)
+from bounds.rate import ols_slopes, rate_check
+from bounds.record import Bound
+from bounds.symbols import SYMBOLS, n_iterations, step_size
+from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
+from simulators.seeding import generator
+from workbench.test_functions import BUILTIN
+
+#: (test function, oracle moment, measured value, its standard error, judged relative)
+COMPARISONS = (("theta", "mean", "mean", "bias_se", False),
+               ("theta", "variance", "variance", "variance_se", True),
+               ("theta_squared", "mean", "mean", "bias_se", False),
+               ("theta_squared", "variance", "variance", "variance_se", True),
+               ("theta_squared", "mse", "mse", "mse_se", True))
+_SYMBOL = {"theta": "θ", "theta_squared": "θ²"}
+SPLITS = ("checkerboard", "extrapolate")
+
+
+class CheckOptionError(ValueError):
+    def __init__(self, key: str, reason: str):
+        super().__init__(f"{key}: {reason}")
+        self.key, self.reason = key, reason
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check needs besides the dataset: the run's settings, sweep dims, bounds, seed."""
+
+    name: str
+    config: dict
+    dims: tuple[str, ...]
+    bounds: Mapping[str, Any]
+    seed: int
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+def point_label(point: Mapping[str, Any]) -> str:
+    return "/".join(f"{k}={v}" for k, v in point.items())
+
+
+def sweep_points(dataset: xr.Dataset, dims: Sequence[str]) -> list[dict[str, Any]]:
+    return [dict(zip(dims, values, strict=True)) for values in
+            itertools.product(*(dataset[d].values.tolist() for d in dims))]
+
+
+def final(dataset: xr.Dataset) -> xr.Dataset:
+    return dataset.isel(checkpoint=-1)
+
+
+def squared_errors(data: xr.Dataset, function: str) -> xr.DataArray:
+    """Per-replicate (φ̂ − φ̄)² summed over coordinates, at every checkpoint kept in ``data``."""
+    at = data.sel(test_function=function)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return ((at["estimate"] - at["posterior_value"]) ** 2).sum("component", min_count=1)
+
+
+def _left_out(at: xr.Dataset, total: int) -> str:
+    missing = total - int(at["n_valid"])
+    return f" ({missing} diverged replicates left out)" if missing else ""
+
+
+def _left_out_note(data: xr.Dataset, over: str) -> str:
+    fin = final(data)
+    counts = {v: int((fin["diverged_at"].sel({over: v}) >= 0).sum())
+              for v in fin[over].values.tolist()}
+    parts = [f"{n} at {over} = {v}" for v, n in counts.items() if n]
+    return f" Diverged replicates left out: {', '.join(parts)}." if parts else ""
+
+
+def dominant_term(function: str) -> str:
+    """The error term that staleness moves for φ: the bias for θ², the variance for θ."""
+    return "bias" if function == "theta_squared" else "variance"
+
+
+def error_shares(fin: xr.Dataset, function: str) -> xr.DataArray:
+    """Fractions of the exact dominant term by source, dims ``(<sweep dims>, error_source)``."""
+    parts = fin[f"exact_{dominant_term(function)}_by_source"].sel(
+        test_function=function).sum("component")
+    return parts / parts.sum("error_source")
+
+
+def _describe_shares(shares: xr.DataArray, over: str, term: str, function: str) -> str:
+    values = shares[over].values.tolist()
+    lo, hi = values[0], values[-1]
+    pieces = []
+    for source in shares["error_source"].values.tolist():
+        at_lo = float(shares.sel({over: lo, "error_source": source}))
+        at_hi = float(shares.sel({over: hi, "error_source": source}))
+        pieces.append(f"{source.replace('_', ' ')} {at_lo:.0%} / {at_hi:.0%}")
+    return (f"Exact {term} of φ̂({function}) by source at {over} = {lo} / {over} = {hi}: "
+            + ", ".join(pieces) + ".")
+
+
+def _slices(dataset: xr.Dataset, dims: Sequence[str], over: str):
+    """(label suffix, the dataset at one value of every sweep dim but ``over``)."""
+    others = [d for d in dims if d != over]
+    for point in sweep_points(dataset, others):
+        yield (f"/{point_label(point)}" if point else ""), dataset.sel(point)
+
+
+# ---------------------------------------------------------------------------------- oracle
+
+def divergence_check(fin: xr.Dataset, point: dict, z: float) -> Verdict | None:
+    """``violated`` when replicates diverged at a point or its recursion is unstable there,
+    with the count, the first divergence time and why it contradicts the theory."""
+    at = fin.sel(point)
+    diverged_at = at["diverged_at"].values
+    diverged = diverged_at[diverged_at >= 0]
+    stable = bool(at["stable"])
+    if stable and diverged.size == 0:
+        return None
+    total = diverged_at.size
+    h = float(at["step_size"])
+    length = int(at["n_iterations"])
+    label = point_label(point)
+    first = f", the first at sample {int(diverged.min())} of {length}" if diverged.size else ""
+    if stable:
+        why = (f"{diverged.size} of {total} replicates diverged{first} although the exact "
+               f"recursion is stable at h = {h:.3g}: the sampler is wrong, or the divergence "
+               "threshold is too low.")
+    else:
+        why = (f"The exact recursion is unstable at {label}, h = {h:.3g} (stale SGLD with "
+               "constant τ needs h/s² < 2 sin(π/(2(2τ + 1)))): the design leaves the stable "
+               f"region, so the claim fails here; {diverged.size} of {total} replicates "
+               f"diverged{first}.")
+    evidence = {**point, "n_diverged": int(diverged.size), "n_replicates": total,
+                "first_divergence": int(diverged.min()) if diverged.size else None,
+                "stable_recursion": stable, "step_size": h}
+    return Verdict(f"oracle/divergence/{label}", "oracle", VIOLATED,
+                   float(diverged.size), 0.0, 0.0, 0.0, z, two_sided_rate(z), why, evidence,
+                   scale="count", difference=float(diverged.size))
+
+
+def oracle_checks(dataset: xr.Dataset, dims: Sequence[str],
+                  false_failure_rate: float) -> list[Verdict]:
+    fin = final(dataset)
+    points = sweep_points(fin, dims)
+    components = fin["component"].values.tolist()
+    exact_mse = fin["exact_variance"].sel(test_function="theta_squared")
+    comparisons = [c for c in COMPARISONS if c[0] == "theta" or c[1] == "mean"
+                   or bool(np.all(np.isfinite(exact_mse)))]
+    z = z_for_family(false_failure_rate, len(comparisons) * len(points) * len(components))
+    total = fin.sizes["replicate"]
+    verdicts = []
+    for point in points:
+        if finding := divergence_check(fin, point, z):
+            verdicts.append(finding)
+        for function, moment, measured, error, relative in comparisons:
+            for j in components:
+                at = fin.sel(point).sel(test_function=function, component=j)
+                suffix = f"/component={j}" if len(components) > 1 else ""
+                name = f"oracle/{function}/{moment}/{point_label(point)}{suffix}"
+                evidence = {**point, "n_iterations": int(at["n_iterations"]),
+                            "step_size": float(at["step_size"]), "n_valid": int(at["n_valid"])}
+                verdicts.append(oracle_check(
+                    name, at[measured], at[error], at[f"exact_{moment}"], z,
+                    detail=f"{moment} of φ̂_L({_SYMBOL[function]}) at L = "
+                           f"{int(at['n_iterations'])} vs the exact stacked-state oracle"
+                           f"{_left_out(at, total)}.",
+                    evidence=evidence, n_replicates=int(at["n_valid"]), relative=relative))
+    return verdicts
+
+
+# ---------------------------------------------------------------------- invariance and slope
+
+def mse_invariance_check(data: xr.Dataset, function: str, over: str, name: str,
+                         false_failure_rate: float) -> Verdict:
+    squared = squared_errors(final(data), function)
+    n_valid = squared.count("replicate")
+    mse = squared.mean("replicate")
+    with np.errstate(over="ignore", invalid="ignore"):
+        mse_se = squared.std("replicate", ddof=1) / np.sqrt(n_valid)
+    values = data[over].values.tolist()
+    fin = final(data)
+    shares = error_shares(fin, function)
+    variance = fin["variance"].sel(test_function=function).sum("component")
+    term = dominant_term(function)
+    evidence = {"test_function": function, "over": over, "mse": mse.values.tolist(),
+                "bias_squared_share_of_mse": (1 - variance / mse).values.tolist(),
+                f"exact_{term}_shares": {source: shares.sel(error_source=source).values.tolist()
+                                         for source in shares["error_source"].values.tolist()}}
+    lo, hi = 0, len(values) - 1
+    detail = (
+        f"MSE of φ̂({function}) is {float(mse[lo]):.3g} at {over} = {values[lo]} and "
+        f"{float(mse[hi]):.3g} at {over} = {values[hi]} (ratio {float(mse[lo] / mse[hi]):.3g}). "
+        + _describe_shares(shares, over, term, function)
+        + " A design that holds the staleness and 1/(Lh) terms fixed (seed 001 §5.1: "
+        "h = C τ^(-2/3) L^(-1/3), L = L0·τ) leaves the τ-free minibatch and discretisation "
+        "terms, which shrink with h, so the MSE is flat only where they are small."
+        + _left_out_note(data, over))
+    return invariance_check(name, mse.values, mse_se.values, [f"{over}={v}" for v in values],
+                            z_for_family(false_failure_rate, 1), detail=detail,
+                            evidence=evidence, n_replicates=int(n_valid.min()))
+
+
+def variance_slope_check(data: xr.Dataset, function: str, over: str, expected: float,
+                         name: str, false_failure_rate: float) -> Verdict:
+    fin = final(data).sel(test_function=function)
+    variance = fin["variance"].sum("component")
+    variance_se = np.sqrt((fin["variance_se"] ** 2).sum("component"))
+    x = data[over].values
+    evidence = {"test_function": function, "over": over}
+    detail = (f"The variance of φ̂ against {over} has log-log slope {expected:g} by the "
+              "study's claim (Theorem 4 of seed 001: O(1/(Lh) + h^(2K)), free of τ, so slope 0 "
+              "against τ where L·h is fixed).")
+    exact = fin["exact_variance"].sum("component", min_count=1)
+    if x.size >= 2 and np.all(np.isfinite(exact.values)) and np.all(exact.values > 0):
+        exact_slope = float(np.polyfit(np.log(x), np.log(exact.values), 1)[0])
+        shares = error_shares(final(data), function)
+        evidence.update({"exact_variance": exact.values.tolist(), "exact_slope": exact_slope})
+        detail += (f" The exact oracle's slope is {exact_slope:.3g}. "
+                   + _describe_shares(shares, over, "variance", function))
+    return slope_check(name, x, variance.values, variance_se.values, expected,
+                       z_for_family(false_failure_rate, 1),
+                       detail=detail + _left_out_note(data, over), evidence=evidence,
+                       n_replicates=int(fin["n_valid"].min()))
+
+
+# ----------------------------------------------------------------------------------- bounds
+
+def _fixed(bound: Bound, config: Mapping) -> dict:
+    """Values of the bound's symbols the study holds fixed (config scalars), by name."""
+    names = {s.name for s in bound.expression.free_symbols if not SYMBOLS[s].hidden_constant}
+    return {name: config[name] for name in names
+            if name in config and isinstance(config[name], int | float)
+            and not isinstance(config[name], bool)}
+
+
+@cache
+def bound_rate(bound: Bound) -> tuple[float, str]:
+    """The bound's rate in L at its optimal step (its exponent, and h* as text); with no step
+    size in the bound, its leading exponent in L."""
+    if step_size in bound.expression.free_symbols:
+        optimum = symbolic.minimise(bound.expression, step_size)
+        return float(optimum.exponent(n_iterations)), bound.text(optimum.argmin)
+    return float(symbolic.leading_exponent(bound.expression, n_iterations)), ""
+
+
+def _hypothesis(bound: Bound) -> str:
+    tag = "a hypothesis under test" if bound.is_hypothesis else bound.provenance
+    return f"{bound.title} ({bound.source}; {tag})"
+
+
+def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    bound = ctx.bounds[options["bound"]].bound
+    function, over = options["test_function"], options["over"]
+    expected, optimal_step = bound_rate(bound)
+    if "expected" in options:
+        expected = options["expected"]
+    verdicts = []
+    slices = list(_slices(dataset, ctx.dims, over))
+    z = one_sided_z_for_family(ctx.config["false_failure_rate"], len(slices))
+    for suffix, data in slices:
+        name = f"rate/mse/{function}/{options['bound']}{suffix}"
+        fin = final(data)
+        lengths = fin["n_iterations"].values
+        exact = (fin["exact_mse"].sel(test_function=function).sum("component"))
+        exact_slope = float(ols_slopes(np.log(lengths), np.log(exact.values)))
+        detail = (f"{_hypothesis(bound)}: at its optimal step"
+                  + (f" h* = {optimal_step}" if optimal_step else "")
+                  + f" the MSE is O(L^({expected:.3g})); the measured slope against {over} "
+                  f"must not be shallower. The exact oracle's MSE of φ̂({function}) has slope "
+                  f"{exact_slope:.3g} on this grid.")
+        evidence = {"test_function": function, "bound": options["bound"],
+                    "step_size": fin["step_size"].values.tolist(), "exact_slope": exact_slope,
+                    "exact_values": exact.values.tolist(), "optimal_step": optimal_step}
+        samples = squared_errors(fin, function).transpose(over, "replicate")
+        verdicts.append(rate_check(
+            name, lengths, samples.values, expected, z,
+            generator(ctx.seed, ctx.name, "check", name), statistic="mean",
+            n_resamples=options["bootstrap_resamples"], detail=detail, evidence=evidence))
+    return verdicts
+
+
+def grid_values(dataset: xr.Dataset, bound: Bound, config: Mapping) -> dict:
+    """The bound's symbols on the grid, by name: ``n_iterations`` is each checkpoint's sample
+    count, a sweep dim its coordinate, a per-point value its variable (step sizes)."""
+    values = {}
+    for symbol in bound.expression.free_symbols:
+        if SYMBOLS[symbol].hidden_constant:
+            continue
+        if symbol.name == "n_iterations":
+            values[symbol.name] = dataset["iterations"]
+        elif symbol.name in dataset.variables:
+            values[symbol.name] = dataset[symbol.name]
+    return values
+
+
+def calibration_mask(dataset: xr.Dataset, dims: Sequence[str], split: str) -> xr.DataArray:
+    """True where a grid point calibrates the envelope (the rest is held out): checkerboard
+    alternates the sweep points (calibration and validation are independent runs),
+    extrapolate calibrates on the shorter half of the checkpoints."""
+    if split == "checkerboard":
+        parity = sum(xr.DataArray(np.arange(dataset.sizes[d]), dims=d) for d in dims)
+        return parity % 2 == 0
+    iterations = dataset["iterations"]
+    return iterations <= float(np.median(iterations))
+
+
+@dataclass(frozen=True)
+class EnvelopeFit:
+    envelope: Envelope
+    values: dict          # the bound's symbols on the grid, and those held fixed
+    observed: xr.DataArray
+    errors: xr.DataArray
+    held_out: xr.DataArray
+
+
+def envelope_fit(dataset: xr.Dataset, ctx: Context, options: dict) -> EnvelopeFit:
+    """The bound's envelope fitted on the calibration part of the grid (module docstring)."""
+    bound, function = ctx.bounds[options["bound"]].bound, options["test_function"]
+    squared = squared_errors(dataset, function)
+    count = squared.count("replicate")
+    observed = squared.mean("replicate")
+    with np.errstate(over="ignore", invalid="ignore"):
+        errors = squared.std("replicate", ddof=1) / np.sqrt(count)
+    values = grid_values(dataset, bound, ctx.config)
+    fixed = {k: v for k, v in {**_fixed(bound, ctx.config), **options["fixed"]}.items()
+             if k not in values}
+    calibration = calibration_mask(dataset, ctx.dims, options["split"]).broadcast_like(observed)
+    envelope = fit_envelope(bound, values, observed, calibration, fixed=fixed,
+                            label=f"{ctx.name} {options['split']} calibration, φ = {function}")
+    return EnvelopeFit(envelope, {**values, **fixed}, observed, errors, ~calibration)
+
+
+def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    bound, function = ctx.bounds[options["bound"]].bound, options["test_function"]
+    fit = envelope_fit(dataset, ctx, options)
+    z = one_sided_z_for_family(ctx.config["false_failure_rate"], max(1, int(fit.held_out.sum())))
+    evidence = {"test_function": function, "split": options["split"], "bound": options["bound"],
+                "expression": bound.text()}
+    if np.all(np.isfinite(fit.envelope.coefficients)):
+        exact = dataset["exact_mse"].sel(test_function=function).sum("component")
+        evidence["exact_ratio_max"] = float((exact / fit.envelope(fit.values))
+                                            .where(fit.held_out).max())
+    detail = (f"{_hypothesis(bound)}: its terms {', '.join(fit.envelope.terms)} with "
+              f"non-negative constants fitted on the {options['split']} calibration part must "
+              "stay above the MSE of the held-out part.")
+    return [envelope_check(f"envelope/{options['bound']}/{function}", fit.envelope, fit.values,
+                           fit.observed, fit.errors, z, fit.held_out,
+                           n_replicates=ctx.config["n_replicates"], detail=detail,
+                           evidence=evidence)]
+
+
+# ------------------------------------------------------------------------------ the kinds
+
+def _function(entry: dict, key: str = "test_function", default=None):
+    value = entry.get(key, default)
+    if value is not None and value not in BUILTIN:
+        raise CheckOptionError(key, f"must be one of {', '.join(BUILTIN)}, got {value!r}")
+    return value
+
+
+def _over(entry: dict, dims: Sequence[str]) -> str:
+    over = entry.get("over", dims[0] if len(dims) == 1 else None)
+    if over not in dims:
+        raise CheckOptionError("over", f"must be a sweep dim ({', '.join(dims) or 'none'}), "
+                                       f"got {over!r}")
+    return over
+
+
+def _bound(entry: dict, bounds: Mapping) -> str:
+    name = entry.get("bound")
+    if name not in bounds:
+        raise CheckOptionError("bound", f"names no [[bound]] of the study "
+                                        f"({', '.join(bounds) or 'none'}), got {name!r}")
+    return name
+
+
+def _known_keys(entry: dict, allowed: Sequence[str]) -> None:
+    for key in entry:
+        if key not in allowed:
+            raise CheckOptionError(key, f"unknown key; known: kind, {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    keys: tuple[str, ...]
+
+    def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping) -> dict:
+        _known_keys(entry, self.keys)
+        if self.name == "oracle":
+            return {}
+        options: dict[str, Any] = {"test_function": _function(entry)}
+        if self.name in ("invariance", "slope", "rate"):
+            options["over"] = _over(entry, dims)
+        if self.name == "slope":
+            expected = entry.get("expected", 0.0)
+            if isinstance(expected, bool) or not isinstance(expected, int | float):
+                raise CheckOptionError("expected", "must be a number")
+            options["expected"] = float(expected)
+        if self.name in ("rate", "envelope"):
+            options["bound"] = _bound(entry, bounds)
+        if self.name == "rate":
+            if "expected" in entry:
+                options["expected"] = float(entry["expected"])
+            options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
+        if self.name == "envelope":
+            split = entry.get("split", "checkerboard")
+            if split not in SPLITS:
+                raise CheckOptionError("split", f"must be one of {', '.join(SPLITS)}")
+            options["split"] = split
+            fixed = entry.get("fixed", {})
+            if not isinstance(fixed, dict):
+                raise CheckOptionError("fixed", "must be a table of symbol = value")
+            options["fixed"] = dict(fixed)
+        return options
+
+    def run(self, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+        rate = ctx.config["false_failure_rate"]
+        given = options.get("test_function")
+        function = given or ctx.config["test_function"]
+        options = {**options, "test_function": function}
+        if self.name == "oracle":
+            return oracle_checks(dataset, ctx.dims, rate)
+        if self.name == "invariance":
+            over = options["over"]
+            return [mse_invariance_check(data, function, over,
+                                         f"invariance/mse/{function}{suffix}", rate)
+                    for suffix, data in _slices(dataset, ctx.dims, over)]
+        if self.name == "slope":
+            over = options["over"]
+            functions = [given] if given else dataset["test_function"].values.tolist()
+            return [variance_slope_check(data, f, over, options["expected"],
+                                         f"slope/variance-vs-{over}/{f}{suffix}", rate)
+                    for f in functions for suffix, data in _slices(dataset, ctx.dims, over)]
+        if self.name == "rate":
+            return rate_checks(dataset, ctx, options)
+        return envelope_checks(dataset, ctx, options)
+
+
+KINDS = {kind.name: kind for kind in (
+    Kind("oracle", ()),
+    Kind("invariance", ("test_function", "over")),
+    Kind("slope", ("test_function", "over", "expected")),
+    Kind("rate", ("test_function", "over", "bound", "expected", "bootstrap_resamples")),
+    Kind("envelope", ("test_function", "bound", "split", "fixed")),
+)}

@@ -1,0 +1,110 @@
+"""A study file as text: TOML parsed with :mod:`tomllib`, and where each key sits in the file.
+
+:mod:`tomllib` gives values but not positions, so :class:`Document` also scans the lines for
+table headers (``[run]``, ``[[check]]``, ``[sweep.zip]``) and ``key = value`` lines and keeps
+the line of every key path, e.g. ``("check", 2, "bound")`` for the ``bound`` key of the third
+``[[check]]``. A :class:`StudyError` names the key path and that line, so a researcher sees
+``my-study.toml:14: [sampler] step_size: unknown name 'stalenes'``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KeyPath = tuple[str | int, ...]
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=""")
+
+
+class StudyError(ValueError):
+    """A study the workbench refuses: the message names the file, line and key."""
+
+    def __init__(self, source: str, line: int | None, key: str, message: str):
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+        self.source, self.line, self.key, self.reason = source, line, key, message
+
+
+def _parts(dotted: str) -> list[str]:
+    if dotted[:1] in "\"'":
+        return [dotted[1:-1]]
+    return [part.strip() for part in dotted.split(".")]
+
+
+def key_text(path: KeyPath) -> str:
+    """``("check", 2, "bound")`` → ``[[check]] #3 bound``; ``("run", "x")`` → ``[run] x``."""
+    if not path:
+        return ""
+    if len(path) >= 2 and isinstance(path[1], int):
+        rest = ".".join(str(p) for p in path[2:])
+        return f"[[{path[0]}]] #{path[1] + 1}" + (f" {rest}" if rest else "")
+    if len(path) == 1:
+        return f"[{path[0]}]"
+    return f"[{'.'.join(str(p) for p in path[:-1])}] {path[-1]}"
+
+
+@dataclass
+class Document:
+    """A parsed study file: ``data`` (the TOML values) and ``lines`` (key path → line)."""
+
+    source: str
+    data: dict[str, Any]
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+    text: str = ""
+
+    @classmethod
+    def parse(cls, text: str, source: str = "<study>") -> Document:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            match = re.search(r"line (\d+)", str(error))
+            raise StudyError(source, int(match.group(1)) if match else None, "",
+                             f"not valid TOML: {error}") from None
+        return cls(source, data, _locate(text), text)
+
+    @classmethod
+    def read(cls, path: str | Path) -> Document:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise StudyError(str(path), None, "", f"cannot be read: {error.strerror}") from None
+        return cls.parse(text, str(path))
+
+    def line(self, path: KeyPath) -> int | None:
+        """The line of ``path``, or of its nearest enclosing table when it has none."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+    def error(self, path: KeyPath, message: str) -> StudyError:
+        return StudyError(self.source, self.line(path), key_text(path), message)
+
+
+def _locate(text: str) -> dict[KeyPath, int]:
+    lines: dict[KeyPath, int] = {}
+    table: KeyPath = ()
+    counts: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        if header := _HEADER.match(line):
+            names = tuple(_parts(header.group(2)))
+            if header.group(1) == "[[":
+                index = counts.get(names[0], 0)
+                counts[names[0]] = index + 1
+                table = (names[0], index, *names[1:])
+            else:
+                table = names
+            lines.setdefault(table, number)
+            continue
+        if key := _KEY.match(line):
+            lines.setdefault((*table, *_parts(key.group(1))), number)
+    return lines

@@ -1,0 +1,163 @@
+"""A study run as an experiment: the same runner, store, checks, report and dashboard.
+
+:class:`StudyExperiment` implements the experiment protocol of
+:mod:`workbench.experiments.base` for any :class:`~workbench.studies.study.Study`: the sweep
+points come from its grid (:mod:`workbench.studies.grid`), each point runs the shared
+Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks),
+the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
+(:mod:`workbench.studies.checks`) and each check kind its default figure
+(:mod:`workbench.studies.figures`).
+
+A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
+file cannot say: extra points with their own design, their checks and a bespoke figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bounds.verdict import Verdict
+from workbench.config import Parameter
+from workbench.engine import replicate_blocks
+from workbench.experiments.base import Experiment
+from workbench.results import config_of
+from workbench.studies import figures as default_figures
+from workbench.studies import gaussian_point, grid
+from workbench.studies.checks import KINDS, Context
+from workbench.studies.study import Study, loads
+
+
+class Plugin:
+    """What a built-in experiment adds to its study file (all optional)."""
+
+    parameters: tuple[Parameter, ...] = ()
+    quick: dict[str, Any] = {}
+    #: draw the study's default figure per check kind beside the plug-in's own
+    default_figures: bool = True
+
+    def points(self, config: dict) -> list[dict]:
+        return []
+
+    def owns(self, point: dict) -> bool:
+        return False
+
+    def run(self, experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
+        raise NotImplementedError
+
+    def point_identity(self, identity: dict, point: dict) -> dict:
+        return identity
+
+    def combine(self, combined: xr.Dataset, datasets: list[xr.Dataset]) -> xr.Dataset:
+        return combined
+
+    def checks(self, dataset: xr.Dataset) -> list[Verdict]:
+        return []
+
+    def figures(self, name: str, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
+        return []
+
+
+class StudyExperiment(Experiment):
+    def __init__(self, study: Study, plugin: Plugin | None = None):
+        self.study = study
+        self.plugin = plugin or Plugin()
+        self.name = study.name
+        self.summary = study.summary
+        self.source = study.source
+        self.parameters = study.parameters + self.plugin.parameters
+        self.quick = {**study.quick, **self.plugin.quick}
+        self.sweep_dims = study.sweep_dims
+
+    def __reduce__(self):
+        # Validators built per study (grids, constants) are closures that do not pickle; a
+        # worker process rebuilds the experiment from the study's text instead.
+        return (_rebuild, (type(self), self.study.text, self.study.origin, self.plugin))
+
+    # ------------------------------------------------------------------------- the sweep
+    def points(self, config):
+        own = grid.points(config, self.study.product, self.study.zipped)
+        return own + self.plugin.points(config)
+
+    def resolve(self, config: dict, point: dict) -> dict:
+        """The point's configuration (swept values in place, expressions evaluated)."""
+        swept = {k: point[k] for k in self.study.swept if k in point}
+        return grid.resolve(config, swept, self.study.swept)
+
+    def point_identity(self, config, point):
+        return self.plugin.point_identity(super().point_identity(config, point), point)
+
+    def work(self, config, point):
+        if self.plugin.owns(point):
+            return 0
+        resolved = self.resolve(config, point)
+        return resolved["n_iterations"] * resolved["n_replicates"]
+
+    def replicate_blocks(self, config, point):
+        if self.plugin.owns(point):
+            return 1
+        return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
+
+    def run_point(self, config, point, seed):
+        if self.plugin.owns(point):
+            return self.plugin.run(self.name, self.resolve(config, point), point, seed)
+        return super().run_point(config, point, seed)
+
+    def run_blocks(self, config, point, seed, blocks: Sequence[int]):
+        return gaussian_point.run_blocks(self.name, self.resolve(config, point), point, seed,
+                                         blocks)
+
+    def finish_point(self, config, point, seed, raw):
+        dataset = gaussian_point.finish_point(self.name, self.resolve(config, point), point,
+                                              seed, raw, dims=self.sweep_dims)
+        for group in self.study.zipped:
+            dataset = dataset.assign_coords({name: (group[0], [point[name]])
+                                             for name in group[1:]})
+        return dataset
+
+    def combine(self, config, datasets):
+        """The sweep points along the sweep dims (the plug-in's own merged in); the result
+        carries the study's text, so a stored result can always be judged again."""
+        return self.plugin.combine(self._combine_sweep(config, datasets), [
+            d for d in datasets if not set(self.sweep_dims) <= set(d.dims)]).assign_attrs(
+                study_toml=self.study.text)
+
+    def _combine_sweep(self, config, datasets):
+        own = [d for d in datasets if set(self.sweep_dims) <= set(d.dims)]
+        if not self.sweep_dims:
+            return own[0]
+        shape = [len(config[d]) for d in self.sweep_dims]
+        nested = np.empty(shape, dtype=object)
+        for index, dataset in zip(np.ndindex(*shape), own, strict=True):
+            nested[index] = dataset
+        return xr.combine_nested(nested.tolist(), concat_dim=list(self.sweep_dims),
+                                 data_vars="minimal", coords="minimal", compat="equals",
+                                 join="exact", combine_attrs="override")
+
+    # ------------------------------------------------------------------------ judgements
+    def context(self, dataset: xr.Dataset) -> Context:
+        return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
+                       int(dataset.attrs.get("seed", 0)))
+
+    def checks(self, dataset):
+        context = self.context(dataset)
+        verdicts = []
+        for spec in self.study.checks:
+            verdicts.extend(KINDS[spec.kind].run(dataset, context, spec.options))
+        return verdicts + self.plugin.checks(dataset)
+
+    def figures(self, dataset, out_dir):
+        paths = (default_figures.draw(self.name, self.study.checks, self.context(dataset),
+                                      dataset, Path(out_dir))
+                 if self.plugin.default_figures else [])
+        return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+
+
+def _rebuild(cls: type, text: str, origin: str, plugin: Plugin) -> StudyExperiment:
+    if cls is StudyExperiment:
+        return StudyExperiment(loads(text, origin), plugin)
+    return cls()  # a built-in experiment: its study file and plug-in are fixed

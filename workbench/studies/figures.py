@@ -1,0 +1,111 @@
+"""The default figure of each check kind of a study, one PNG per kind present.
+
+- ``oracle``: MSE of φ̂_L against L for every sweep point, with the exact MSE dashed;
+- ``invariance`` and ``slope``: the judged quantity at the final checkpoint against the dim
+  ``over``, with ±1.96 standard errors and the exact value;
+- ``rate``: the final MSE against ``over`` on log axes, the exact MSE, and the bound's rate
+  drawn through the first point;
+- ``envelope``: held-out MSE against the fitted envelope's value (the claim: every point
+  below the diagonal, up to its error bar).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import xarray as xr  # noqa: E402
+
+from workbench.files import save_figure  # noqa: E402
+from workbench.studies import checks as kinds  # noqa: E402
+
+
+def _positive(values) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(values) & (values > 0) & (values < 1e150), values, np.nan)
+
+
+def _oracle(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    function = ctx.config["test_function"]
+    points = kinds.sweep_points(dataset, ctx.dims)
+    colours = plt.cm.viridis(np.linspace(0, 0.9, max(1, len(points))))
+    for point, colour in zip(points, colours, strict=True):
+        at = dataset.sel(point).sel(test_function=function).sum("component", min_count=1)
+        iterations = dataset["iterations"].sel(point).values
+        ax.plot(iterations, _positive(at["mse"]), color=colour, label=kinds.point_label(point))
+        ax.plot(iterations, _positive(at["exact_mse"]), color=colour, linestyle="--")
+    ax.set(xscale="log", yscale="log", xlabel="samples L", ylabel=f"MSE of φ̂({function})",
+           title="measured (solid) and exact (dashed) MSE")
+    ax.legend(fontsize=7)
+
+
+def _against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: str) -> None:
+    function = options.get("test_function") or ctx.config["test_function"]
+    over = options["over"]
+    quantity, error, exact = (("variance", "variance_se", "exact_variance") if kind == "slope"
+                              else ("mse", "mse_se", "exact_mse"))
+    for suffix, data in kinds._slices(dataset, ctx.dims, over):
+        fin = kinds.final(data).sel(test_function=function)
+        x = data[over].values
+        y = fin[quantity].sum("component").values
+        e = np.sqrt((fin[error] ** 2).sum("component")).values
+        line = ax.errorbar(x, _positive(y), yerr=1.96 * e, marker="o", capsize=3,
+                           label=f"measured{suffix}")
+        ax.plot(x, _positive(fin[exact].sum("component")), linestyle="--",
+                color=line[0].get_color(), label=f"exact{suffix}")
+        if kind == "rate":
+            rate = options.get("expected", kinds.bound_rate(ctx.bounds[options["bound"]].bound)[0])
+            ax.plot(x, y[0] * (x / x[0]) ** rate, linestyle=":", color="grey",
+                    label=f"L^({rate:.3g})")
+    ax.set(xscale="log", yscale="log", xlabel=over,
+           ylabel=f"{quantity} of φ̂({function}) at the last checkpoint", title=kind)
+    ax.legend(fontsize=7)
+
+
+def _envelope(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    options = {**options, "test_function": options.get("test_function")
+               or ctx.config["test_function"]}
+    fit = kinds.envelope_fit(dataset, ctx, options)
+    if np.all(np.isfinite(fit.envelope.coefficients)):
+        predicted = fit.envelope(fit.values).broadcast_like(fit.observed)
+        for mask, label in ((~fit.held_out, "calibration"), (fit.held_out, "held out")):
+            ax.errorbar(predicted.where(mask).values.ravel(),
+                        fit.observed.where(mask).values.ravel(),
+                        yerr=1.96 * fit.errors.where(mask).values.ravel(), fmt="o",
+                        markersize=3, label=label)
+        low = float(np.nanmin(_positive(fit.observed)))
+        high = float(np.nanmax(_positive(predicted)))
+        ax.plot([low, high], [low, high], color="grey", linestyle="--", label="envelope")
+    ax.set(xscale="log", yscale="log", xlabel="fitted envelope",
+           ylabel=f"measured MSE of φ̂({options['test_function']})",
+           title=f"envelope of {options['bound']}")
+    ax.legend(fontsize=7)
+
+
+def draw(name: str, specs: Sequence, ctx: kinds.Context, dataset: xr.Dataset,
+         out_dir: Path) -> list[Path]:
+    """One figure per check kind of the study (module docstring)."""
+    by_kind: dict[str, list] = {}
+    for spec in specs:
+        by_kind.setdefault(spec.kind, []).append(spec.options)
+    paths = []
+    for kind, entries in by_kind.items():
+        fig, axes = plt.subplots(1, len(entries), figsize=(5.5 * len(entries), 4.2),
+                                 constrained_layout=True, squeeze=False)
+        for ax, options in zip(axes[0], entries, strict=True):
+            if kind == "oracle":
+                _oracle(ax, dataset, ctx, options)
+            elif kind == "envelope":
+                _envelope(ax, dataset, ctx, options)
+            else:
+                _against(ax, dataset, ctx, options, kind)
+        fig.suptitle(f"{name}: {kind} checks")
+        paths.append(save_figure(fig, out_dir / f"{name}-{kind}.png", dpi=110))
+        plt.close(fig)
+    return paths

@@ -1,0 +1,315 @@
+"""A study: one TOML file declaring a model, a system, a sampler, a run, a sweep, checks and bounds.
+
+:func:`load` reads and validates a study file completely before anything runs; every refusal
+is a :class:`~workbench.studies.document.StudyError` naming the key and its line: an unknown
+section or key, a value of the wrong type or range, a sweep over something that is not a
+parameter, an expression or bound naming an unknown symbol or using anything outside the
+whitelist of :mod:`bounds.parse` (strings are parsed, never executed), a check of an unknown
+kind or over a dim that is not swept.
+
+The validated study is a flat configuration (:mod:`workbench.config` parameters, one per field,
+constant and sweep list) plus its checks and bounds; :class:`workbench.studies.experiment.
+StudyExperiment` runs it like any built-in experiment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bounds.parse import BoundSyntaxError, free_names, user_bound
+from bounds.record import Bound
+from bounds.symbols import SYMBOLS
+from simulators.validation import InvalidParameter
+from workbench.config import Parameter
+from workbench.studies import checks as check_kinds
+from workbench.studies.document import Document, KeyPath, StudyError
+from workbench.studies.schema import (
+    FIELD_SECTIONS,
+    OTHER_SECTIONS,
+    SECTIONS,
+    STUDY_KEYS,
+    Field,
+    fields,
+)
+
+#: names every expression and bound may use besides the study's own: the sample count of a
+#: checkpoint (``iterations``), alongside ``n_iterations``
+BOUND_QUANTITIES = ("mse", "variance", "bias_squared")
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One ``[[check]]``: its kind and options, and where it is written."""
+
+    kind: str
+    options: dict[str, Any]
+    index: int
+
+
+@dataclass(frozen=True)
+class BoundSpec:
+    name: str
+    bound: Bound
+    test_function: str | None
+
+
+@dataclass
+class Study:
+    name: str
+    summary: str
+    source: str
+    values: dict[str, Any]            # field name → value (number, string expression or list)
+    constants: dict[str, float | int]
+    product: tuple[str, ...]          # product sweep dims, in file order
+    zipped: tuple[tuple[str, ...], ...]  # zipped groups: the first name is the dim
+    quick: dict[str, Any]
+    checks: tuple[CheckSpec, ...]
+    bounds: dict[str, BoundSpec]
+    origin: str = "<study>"
+    parameters: tuple[Parameter, ...] = field(default=())
+    text: str = ""  # the file as written (a study is sent to worker processes as its text)
+
+    @property
+    def sweep_dims(self) -> tuple[str, ...]:
+        return self.product + tuple(group[0] for group in self.zipped)
+
+    @property
+    def swept(self) -> tuple[str, ...]:
+        return self.product + tuple(name for group in self.zipped for name in group)
+
+
+class _ExpressionParameter(Parameter):
+    """A field that accepts a number or an expression string (checked, never executed)."""
+
+    def coerce(self, value):
+        if isinstance(value, str):
+            try:
+                free_names(value)
+            except BoundSyntaxError as error:
+                raise InvalidParameter(self.name, value, str(error)) from None
+            return value
+        return super().coerce(value)
+
+
+class _SweepParameter(Parameter):
+    """A swept field or constant: a non-empty list of distinct values, each validated."""
+
+    def __init__(self, element: Parameter, values: list):
+        super().__init__(element.name, values, f"sweep of {element.name}: {element.help}")
+        object.__setattr__(self, "element", element)
+
+    def coerce(self, value):
+        if not isinstance(value, list) or not value:
+            raise InvalidParameter(self.name, value, "a sweep is a non-empty list")
+        grid = [self.element.coerce(v) for v in value]
+        if len(set(map(repr, grid))) != len(grid):
+            raise InvalidParameter(self.name, value, "must not repeat a value")
+        return grid
+
+
+def _finite_number(key: str, number):
+    if isinstance(number, bool) or not isinstance(number, int | float) or \
+            number != number or abs(number) == float("inf"):
+        raise InvalidParameter(key, number, "must be a finite number")
+    return number
+
+
+def _constant_parameter(name: str, value) -> Parameter:
+    return Parameter(name, value, "constant of the study's expressions", _finite_number)
+
+
+def _table(doc: Document, path: KeyPath, value) -> dict:
+    if not isinstance(value, dict):
+        raise doc.error(path, "must be a table")
+    return value
+
+
+def _coerce(doc: Document, path: KeyPath, parameter: Parameter, value):
+    try:
+        return parameter.coerce(value)
+    except InvalidParameter as error:
+        raise doc.error(path, str(error)) from None
+
+
+def load(path: str | Path) -> Study:
+    return from_document(Document.read(path))
+
+
+def loads(text: str, source: str = "<study>") -> Study:
+    return from_document(Document.parse(text, source))
+
+
+def from_document(doc: Document) -> Study:
+    data = doc.data
+    for section in data:
+        if section not in FIELD_SECTIONS + OTHER_SECTIONS:
+            raise doc.error((section,), "unknown section; known: "
+                            + ", ".join(FIELD_SECTIONS + OTHER_SECTIONS))
+    head = _table(doc, ("study",), data.get("study", {}))
+    for key in head:
+        if key not in STUDY_KEYS:
+            raise doc.error(("study", key), f"unknown key; known: {', '.join(STUDY_KEYS)}")
+    name = head.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise doc.error(("study", "name"), "every study needs a name (a string)")
+
+    catalogue = fields()
+    values: dict[str, Any] = {}
+    for section, group in SECTIONS.items():
+        table = _table(doc, (section,), data.get(section, {}))
+        by_key = {f.key: f for f in group}
+        for key, value in table.items():
+            if key not in by_key:
+                raise doc.error((section, key),
+                                f"unknown key; known: {', '.join(by_key)}")
+            spec = by_key[key]
+            values[spec.name] = _coerce(doc, (section, key), _base(spec), value)
+
+    constants = {}
+    for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
+        if key in catalogue:
+            raise doc.error(("constants", key), "is a study field; set it in its section")
+        constants[key] = _coerce(doc, ("constants", key), _constant_parameter(key, value), value)
+
+    sweep = _table(doc, ("sweep",), data.get("sweep", {}))
+    zipped_table = _table(doc, ("sweep", "zip"), sweep.get("zip", {}))
+    product = tuple(k for k in sweep if k != "zip")
+    known = {name: _base(spec) for name, spec in catalogue.items()}
+    known.update({k: _constant_parameter(k, v) for k, v in constants.items()})
+    sweep_values: dict[str, list] = {}
+    for path, key, value in ([(("sweep", k), k, sweep[k]) for k in product]
+                             + [(("sweep", "zip", k), k, v) for k, v in zipped_table.items()]):
+        if key not in known:
+            raise doc.error(path, "is not a parameter of the study (a field of [model], "
+                                  "[system], [sampler], [run] or a [constants] name)")
+        if key in sweep_values:
+            raise doc.error(path, "is swept twice")
+        sweep_values[key] = _coerce(doc, path, _SweepParameter(known[key], value), value)
+    zipped = (tuple(zipped_table),) if zipped_table else ()
+    if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
+        raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
+
+    parameters = _parameters(values, constants, sweep_values)
+    quick = {}
+    by_name = {p.name: p for p in parameters}
+    for key, value in _table(doc, ("quick",), data.get("quick", {})).items():
+        if key not in by_name:
+            raise doc.error(("quick", key), "is not a parameter of the study")
+        quick[key] = _coerce(doc, ("quick", key), by_name[key], value)
+
+    names = set(by_name) | {"iterations"}
+    for parameter in parameters:
+        _check_names(doc, parameter, names)
+    bounds = _bounds(doc, data.get("bound", []), names)
+    checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds)
+    return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
+                 values, constants, product, zipped, quick, checks, bounds, doc.source,
+                 parameters, doc.text)
+
+
+def _base(spec: Field) -> Parameter:
+    """The field's parameter, accepting expression strings where the field allows them."""
+    if not spec.expression:
+        return spec.parameter
+    p = spec.parameter
+    return _ExpressionParameter(p.name, p.default, p.help, p.validate, p.choices)
+
+
+def _parameters(values: dict, constants: dict, sweep_values: dict) -> tuple[Parameter, ...]:
+    """One configuration parameter per field and constant, defaulting to the study's value
+    (a sweep list where swept); expression fields accept strings."""
+    out = []
+    for spec in fields().values():
+        base = _base(spec)
+        if spec.name in sweep_values:
+            out.append(_SweepParameter(base, sweep_values[spec.name]))
+        else:
+            default = values.get(spec.name, spec.parameter.default)
+            out.append(type(base)(base.name, default, base.help, base.validate, base.choices))
+    for key, value in constants.items():
+        element = _constant_parameter(key, value)
+        out.append(_SweepParameter(element, sweep_values[key]) if key in sweep_values
+                   else element)
+    return tuple(out)
+
+
+def _check_names(doc: Document, parameter: Parameter, names: set[str]) -> None:
+    values = parameter.default if isinstance(parameter.default, list) else [parameter.default]
+    for value in values:
+        if isinstance(value, str) and _is_expression_field(parameter.name):
+            unknown = free_names(value) - names
+            if unknown:
+                path = _path_of(parameter.name)
+                raise doc.error(path, f"unknown name {', '.join(sorted(map(repr, unknown)))} in "
+                                      f"{value!r}; known: {', '.join(sorted(names))}")
+
+
+def _is_expression_field(name: str) -> bool:
+    spec = fields().get(name)
+    return spec is not None and spec.expression
+
+
+def _path_of(name: str) -> KeyPath:
+    spec = fields()[name]
+    section = next(s for s, group in SECTIONS.items() if spec in group)
+    return (section, spec.key)
+
+
+def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
+    if not isinstance(entries, list):
+        raise doc.error(("bound",), "write bounds as [[bound]] tables")
+    allowed = ("name", "expression", "quantity", "assumptions", "test_function")
+    bounds = {}
+    for i, entry in enumerate(entries):
+        entry = _table(doc, ("bound", i), entry)
+        for key in entry:
+            if key not in allowed:
+                raise doc.error(("bound", i, key), f"unknown key; known: {', '.join(allowed)}")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise doc.error(("bound", i, "name"), "every bound needs a name")
+        if name in bounds:
+            raise doc.error(("bound", i, "name"), f"bound {name!r} is declared twice")
+        quantity = entry.get("quantity", "mse")
+        if quantity not in BOUND_QUANTITIES:
+            raise doc.error(("bound", i, "quantity"),
+                            f"must be one of {', '.join(BOUND_QUANTITIES)}")
+        assumptions = _table(doc, ("bound", i, "assumptions"), entry.get("assumptions", {}))
+        text = entry.get("expression")
+        try:
+            bound = user_bound(text, name=name, quantity=quantity, assumptions=assumptions,
+                               source=f"study {doc.source}")
+        except BoundSyntaxError as error:
+            raise doc.error(("bound", i, "expression"), str(error)) from None
+        for symbol in bound.expression.free_symbols:
+            if SYMBOLS[symbol].hidden_constant or symbol.name in names:
+                continue
+            raise doc.error(("bound", i, "expression"),
+                            f"symbol {symbol.name!r} is neither a constant to fit (C, C1, ...) "
+                            "nor a value of the study (a sweep dim, field or constant)")
+        function = entry.get("test_function")
+        bounds[name] = BoundSpec(name, bound, function)
+    return bounds
+
+
+def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict) -> tuple[CheckSpec, ...]:
+    if not isinstance(entries, list):
+        raise doc.error(("check",), "write checks as [[check]] tables")
+    out = []
+    for i, entry in enumerate(entries):
+        entry = dict(_table(doc, ("check", i), entry))
+        kind = entry.pop("kind", None)
+        if kind not in check_kinds.KINDS:
+            raise doc.error(("check", i, "kind"),
+                            f"must be one of {', '.join(check_kinds.KINDS)}, got {kind!r}")
+        try:
+            options = check_kinds.KINDS[kind].validate(entry, dims, bounds)
+        except check_kinds.CheckOptionError as error:
+            raise doc.error(("check", i, error.key), error.reason) from None
+        out.append(CheckSpec(kind, options, i))
+    return tuple(out)
+
+
+__all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "load", "loads"]
