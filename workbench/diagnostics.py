@@ -34,13 +34,14 @@ leaves KSD² at a positive limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
 from simulators import validation
+from workbench.test_functions import TestFunction
 
 IMQ_SCALE = 1.0
 """c of the IMQ kernel (Gorham & Mackey 2017 use c = 1)."""
@@ -136,6 +137,16 @@ def chain_diagnostics(values: Mapping[str, np.ndarray]) -> xr.Dataset:
     return xr.Dataset({key: (("test_function", "component"), table)
                        for key, table in tables.items()},
                       coords={"test_function": names, "component": np.arange(width)})
+
+
+def diagnose_draws(draws: np.ndarray, functions: Sequence[TestFunction],
+                   potential_gradient: Callable[[np.ndarray], np.ndarray],
+                   valid: np.ndarray | None = None) -> xr.Dataset:
+    """:func:`diagnose` of the test ``functions`` evaluated at ``draws`` ``(replicate, server,
+    draw, d)``, the KSD with the exact score −∇U of the model's ``potential_gradient``."""
+    with np.errstate(over="ignore", invalid="ignore"):  # diverged replicates: left out
+        values = {function.name: function(draws) for function in functions}
+    return diagnose(draws, values, lambda theta: -potential_gradient(theta), valid)
 
 
 def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],

@@ -9,6 +9,7 @@ import xarray as xr
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
+from workbench.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
 from workbench.experiments.distributed.windows import posterior_checks, window_oracle_checks
 from workbench.experiments.dsgld_coupling.checks import group_selection
 from workbench.experiments.dsgld_imbalance.checks import (
@@ -16,7 +17,6 @@ from workbench.experiments.dsgld_imbalance.checks import (
     relaxation_note,
     richardson_weights,
 )
-from workbench.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
 from workbench.experiments.fsgld_gaussian.checks import stationary_check
 from workbench.results import read_netcdf, write_netcdf
 from workbench.runner import run_experiment

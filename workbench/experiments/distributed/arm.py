@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from workbench.diagnostics import diagnose
+from workbench.diagnostics import diagnose_draws
 from workbench.engine import Replay, replay
 from workbench.experiments.distributed.windows import (
     TEST_FUNCTIONS,
@@ -69,10 +69,8 @@ def run_arm(schedule, sampler, estimator, oracle, config: dict, seed, *, burn_in
         member_group = np.repeat(np.arange(len(groups)), groups)
         exact_mean, exact_second = exact_mean[member_group], exact_second[member_group]
     after = run.draws[:, :, burn_in // thin:]  # (replicate, chain, draw, d)
-    with np.errstate(over="ignore", invalid="ignore"):  # diverged replicates: left out
-        values = {f.name: f(after) for f in DIAGNOSED_FUNCTIONS}
-    diagnostics = diagnose(after, values, lambda theta: -potential_gradient(theta),
-                           valid=(run.diverged_at < 0).all(axis=1))
+    diagnostics = diagnose_draws(after, DIAGNOSED_FUNCTIONS, potential_gradient,
+                                 valid=(run.diverged_at < 0).all(axis=1))
     return ArmResult(mean, second, exact_mean, exact_second, after[0], diagnostics, run, exact)
 
 
@@ -84,7 +82,7 @@ def with_diagnostics(dataset: xr.Dataset, arms: Sequence[ArmResult],
     their product in order (one arm per point: one value per dim)."""
     shape = tuple(len(values) for values in dims.values())
     if len(arms) != int(np.prod(shape)):
-        raise ValueError(f"{len(arms)} arms do not fill the dims {dict(zip(dims, shape))}")
+        raise ValueError(f"{len(arms)} arms do not fill the dims {list(dims)} of sizes {shape}")
     first = arms[0].diagnostics
     stacked = {name: (tuple(dims) + first[name].dims,
                       np.stack([arm.diagnostics[name].values for arm in arms]).reshape(
