@@ -109,7 +109,8 @@ def test_dims_and_verdicts(datasets, tmp_path):
 def test_held_out_runs_store_diagnostics_with_every_server_a_chain(datasets):
     """The shared held-out run gives every experiment on it ESS, R-hat, MCSE per held-out φ
     and the KSD per replicate; a replicate of S servers is S chains (multi-server: 4 replicates
-    give 4, 8, 12 chains, where pooling the servers first would give 4 every time)."""
+    give 4, 8, 12 chains, where pooling the servers first would give 4 every time); so does
+    multi-server's Gaussian part."""
     blr = datasets["stale-blr-speedup"]
     assert blr["rhat"].dims == ("workers", "test_function")
     assert blr["ksd"].dims == ("workers", "replicate")
@@ -123,11 +124,16 @@ def test_held_out_runs_store_diagnostics_with_every_server_a_chain(datasets):
     for dataset in datasets.values():
         ksd = [v for name, v in dataset.data_vars.items() if name.endswith("ksd")]
         assert ksd and all(bool((v > 0).all()) for v in ksd)
+    # the Gaussian part's draws are diagnosed too, 50 replicates x S servers
+    assert multi["diagnostic_chains"].values.tolist() == [50, 100, 150]
+    assert multi["rhat"].dims == ("servers", "test_function")
     # the Experiment browser shows a prefixed part's diagnostics under the part's name
     rows = diagnostics_rows(multi)
-    assert {row["part"] for row in rows} == {"logistic"}
-    assert len(rows) == 3 * 2  # servers x held-out test functions
-    assert [row["diagnostic_chains"] for row in rows[::2]] == [4, 8, 12]
+    logistic = [row for row in rows if row.get("part") == "logistic"]
+    assert len(logistic) == 3 * 2  # servers x held-out test functions
+    assert [row["diagnostic_chains"] for row in logistic[::2]] == [4, 8, 12]
+    gaussian = [row for row in rows if "part" not in row]
+    assert [row["diagnostic_chains"] for row in gaussian] == [50, 100, 150]
     assert len(diagnostics_rows(blr)) == 3 * 2 and "part" not in diagnostics_rows(blr)[0]
 
 
