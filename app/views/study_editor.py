@@ -59,21 +59,28 @@ if start:
         study, directory, int(seed), progress))
     st.session_state["study_run"] = (text, int(seed), quick)
 
+
+def show_run(ran_text: str, ran_seed: int, quick) -> None:
+    """The verdicts, figures and diagnostics of the last run."""
+    if ran_text != text:
+        st.warning("The study has changed since the run shown below: run it again to judge "
+                   "the edited version.")
+    st.header(f"Verdicts of the last run (seed {ran_seed})")
+    ui.verdicts_with_counts(quick.verdicts)
+    st.header("Figures")
+    for figure in quick.figures:
+        st.image(str(figure), caption=figure.name)
+    rows = results_browser.diagnostics_rows(ui.load(str(quick.path),
+                                                    quick.path.stat().st_mtime))
+    if rows:
+        st.header("Diagnostics")
+        st.dataframe(rows, hide_index=True, width="stretch")
+
+
+# (an if rather than st.stop: the warm-up draws pages without a session, where st.stop does
+# not stop)
 last = st.session_state.get("study_run")
 if last is None:
     st.info("Run the quick version from the sidebar to see its verdicts and figures.")
-    st.stop()
-ran_text, ran_seed, quick = last
-if ran_text != text:
-    st.warning("The study has changed since the run shown below: run it again to judge the "
-               "edited version.")
-
-st.header(f"Verdicts of the last run (seed {ran_seed})")
-ui.verdicts_with_counts(quick.verdicts)
-st.header("Figures")
-for figure in quick.figures:
-    st.image(str(figure), caption=figure.name)
-rows = results_browser.diagnostics_rows(ui.load(str(quick.path), quick.path.stat().st_mtime))
-if rows:
-    st.header("Diagnostics")
-    st.dataframe(rows, hide_index=True, width="stretch")
+else:
+    show_run(*last)
