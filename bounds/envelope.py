@@ -57,6 +57,11 @@ class Envelope:
                  if s.name == k}
         return [self.bound.text(t.xreplace(fixed)) for t in self.bound.terms()]
 
+    def text(self) -> str:
+        """The fitted envelope as one line: ``2e+05·h² + 0·h²τ² + 0.00061·1/(L·h)``."""
+        return " + ".join(f"{c:.3g}·({t})" for c, t in zip(self.coefficients, self.terms,
+                                                           strict=True))
+
     def term_values(self, values: Mapping) -> xr.DataArray:
         return self.bound.term_values(TERM_DIM, **{**dict(self.fixed), **dict(values)})
 

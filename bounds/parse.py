@@ -191,12 +191,32 @@ def _tree(text: str, what: str = "a bound") -> tuple[str, ast.Expression]:
     return text, tree
 
 
+_SHAPES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Call, ast.Load,
+           ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
+
+
 def free_names(text: str) -> set[str]:
     """The names an expression string refers to (functions excluded); BoundSyntaxError if the
-    string is not a bounded expression."""
-    _, tree = _tree(text, "an expression")
-    calls = {n.func.id for n in ast.walk(tree)
-             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    string is not an expression of the whitelist (numbers, names, + - * / **, the functions
+    :data:`FUNCTIONS` called by name with positional arguments): checked before any value is
+    known, so a study is refused when it is read, not when it runs."""
+    text, tree = _tree(text, "an expression")
+    checker = _Builder(text, {})
+    for node in ast.walk(tree):
+        if not isinstance(node, _SHAPES):
+            raise checker.refuse(node, "not allowed in an expression")
+        if isinstance(node, ast.Constant):
+            checker.build(node)  # a finite number, nothing else
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not any(
+                isinstance(n, ast.Name) for n in ast.walk(node.right)):
+            if abs(_Evaluator(text, {}).build(node.right)) > MAX_EXPONENT:
+                raise checker.refuse(node, f"exponents must lie within ±{MAX_EXPONENT}")
+        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name)
+                                           or node.func.id not in FUNCTIONS or node.keywords
+                                           or not node.args):
+            raise checker.refuse(node, f"only the functions {', '.join(FUNCTIONS)}, called "
+                                       "by name with positional arguments, are allowed")
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls
 
 

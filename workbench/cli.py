@@ -204,6 +204,11 @@ def _report(args) -> int:
     return EXIT_FAILED if any(o.error for o in outcomes) else 0
 
 
+#: check kinds whose explanation is worth reading even when they hold: a bound's fitted
+#: envelope and its rate at the optimal step
+EXPLAINED_WHEN_HOLDING = ("envelope", "rate")
+
+
 def _format_verdict(v: Verdict) -> str:
     return (f"{v.verdict:<12} {v.check}  [{v.kind}]\n"
             f"             observed {v.observed:.6g}  expected {v.expected:.6g}  "
@@ -218,7 +223,7 @@ def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
         return
     for v in verdicts:
         print(_format_verdict(v))
-        if v.verdict != HOLDS and v.detail:
+        if v.detail and (v.verdict != HOLDS or v.kind in EXPLAINED_WHEN_HOLDING):
             print(f"             {v.detail}")
     counts = verdict_counts(verdicts)
     print(f"{counts[HOLDS]} holds, {counts[VIOLATED]} violated, "

@@ -142,6 +142,7 @@ def replay(
         divergence_threshold=divergence_threshold, chunk_size=chunk_size)
     state = sampler.init(run.start)
     shape = run.start.shape
+    recorded = np.shape(sampler.position(state))  # (replicate, server, d), or more (phase space)
 
     tau_max = int(staleness.max())
     ring_size = tau_max + 1
@@ -162,7 +163,7 @@ def replay(
         for first in range(0, n_updates, run.chunk_size):
             length = min(run.chunk_size, n_updates - first)
             noise, minibatches = run.draw(first, length, gradient, replacement, shards)
-            positions = np.empty((length,) + shape)
+            positions = np.empty((length,) + recorded)
             step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
             j = 0
             while j < length:

@@ -1,4 +1,5 @@
-"""System: the simulated asynchronous parameter-server system (seed 001 Appendix A)."""
+"""System: the simulated asynchronous parameter-server system (seed 001 Appendix A), and the
+downpour and elastic protocols of seed 003 on the same workers."""
 
 import numpy as np
 import streamlit as st
@@ -45,6 +46,12 @@ with st.sidebar:
     n_updates = st.number_input("n_updates (per server)", min_value=0, max_value=20_000,
                                 value=defaults.n_updates, key="n_updates")
     seed = st.number_input("seed", min_value=0, value=defaults.seed, key="seed")
+    st.header("Protocols")
+    period = st.number_input("period π (local steps per message)", min_value=0, max_value=1000,
+                             value=defaults.period, key="period")
+    coupling_strength = st.number_input("coupling_strength α (elastic)", format="%g",
+                                        value=defaults.coupling_strength,
+                                        key="coupling_strength")
 
 
 @st.cache_data(show_spinner="Simulating the system…", max_entries=32)
@@ -52,32 +59,74 @@ def simulated(settings: system.SystemSettings) -> system.SystemView:
     return system.simulate(settings)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def timeline_plot(settings: system.SystemSettings) -> bytes:
-    """The Gantt chart of every gradient computation and server update."""
-    view = simulated(settings)
-    timeline = view.timeline
-    n_rows = view.schedule.n_workers
-    figure, axis = ui.subplots(figsize=(12, 0.35 * (n_rows + view.schedule.n_servers) + 1.5))
-    for applied, colour, label in ((True, "tab:blue", "gradient applied"),
-                                   (False, "tab:red", "gradient dropped (too stale)")):
+@st.cache_data(show_spinner="Simulating the protocols…", max_entries=32)
+def protocols(settings: system.SystemSettings) -> list[system.ProtocolView]:
+    return system.compare_protocols(settings)
+
+
+MESSAGE_COLOURS = {"push": "tab:orange", "pull": "tab:cyan", "coupling": "tab:olive"}
+
+
+def draw_timeline(axis, timeline: system.Timeline, n_workers: int, n_servers: int,
+                  server_kind: str, server_update_time: float) -> None:
+    """Bars per computation and per server update, arrows per message (module
+    :mod:`workbench.explore.system`)."""
+    for applied, colour, label in ((True, "tab:blue", "computation applied"),
+                                   (False, "tab:red", "dropped (too stale)")):
         keep = timeline.applied == applied
         if keep.any():
             axis.barh(timeline.worker[keep], timeline.worker_duration[keep],
                       left=timeline.worker_start[keep], height=0.6, color=colour, label=label)
-    server_rows = n_rows + timeline.server
-    if settings.server_update_time > 0:
+    server_rows = n_workers + timeline.server
+    if server_update_time > 0:
         axis.barh(server_rows, timeline.server_duration, left=timeline.server_start,
-                  height=0.6, color="tab:green", label="server update")
+                  height=0.6, color="tab:green", label=f"{server_kind} update")
     else:
         axis.scatter(timeline.server_start, server_rows, marker="|", color="tab:green", s=120,
-                     label="server update (instant)")
-    labels = [f"worker {w}" for w in range(n_rows)]
-    labels += [f"server {s}" for s in range(view.schedule.n_servers)]
+                     label=f"{server_kind} update (instant)")
+    for kind, colour in MESSAGE_COLOURS.items():
+        keep = timeline.message_kind == kind
+        if not keep.any():
+            continue
+        worker, server = timeline.message_worker[keep], n_workers + timeline.message_server[keep]
+        up = timeline.message_to_server[keep]
+        rows = np.where(up, worker, server), np.where(up, server, worker)
+        axis.plot(np.stack([timeline.message_sent[keep], timeline.message_received[keep]]),
+                  np.stack(rows), color=colour, linewidth=0.8)
+        axis.plot([], [], color=colour, label=kind)  # one legend entry per kind
+    labels = [f"worker {w}" for w in range(n_workers)]
+    labels += [f"{server_kind} {s}" for s in range(n_servers)] if n_servers > 1 else [server_kind]
     axis.set_yticks(np.arange(len(labels)), labels)
-    axis.invert_yaxis()
+    axis.set_ylim(len(labels) - 0.5, -0.5)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def timeline_plot(settings: system.SystemSettings) -> bytes:
+    """The Gantt chart of every gradient computation and server update."""
+    view = simulated(settings)
+    n_rows = view.schedule.n_workers
+    figure, axis = ui.subplots(figsize=(12, 0.35 * (n_rows + view.schedule.n_servers) + 1.5))
+    draw_timeline(axis, view.timeline, n_rows, view.schedule.n_servers, "server",
+                  settings.server_update_time)
     axis.set_xlabel("simulated time")
     axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4, fontsize=8)
+    return ui.png(figure)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def protocols_plot(settings: system.SystemSettings) -> bytes:
+    """The three protocols' timelines on one time axis."""
+    views = protocols(settings)
+    n_rows = settings.n_workers
+    figure, axes = ui.subplots(len(views), 1, sharex=True,
+                               figsize=(12, len(views) * (0.35 * (n_rows + 1) + 1.2)))
+    names = {"single-server": "server", "downpour": "master", "elastic": "centre"}
+    for axis, view in zip(axes, views, strict=True):
+        draw_timeline(axis, view.timeline, n_rows, 1, names[view.protocol],
+                      settings.server_update_time)
+        axis.set_title(view.protocol, fontsize=9, loc="left")
+        axis.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
+    axes[-1].set_xlabel("simulated time")
     return ui.png(figure)
 
 
@@ -105,8 +154,10 @@ with ui.user_errors():
         int(n_workers), int(n_servers), latency, float(latency_mean), float(latency_shape),
         parse_numbers("speed_factors", speed_text), float(straggler_probability),
         float(straggler_slowdown), float(server_update_time), float(network_delay),
-        int(staleness_bound) if bounded else None, int(n_updates), int(seed))
+        int(staleness_bound) if bounded else None, int(n_updates), int(seed), int(period),
+        float(coupling_strength))
     view = simulated(settings)
+    compared = protocols(settings)
 
 summary = view.summary()
 columns = st.columns(4)
@@ -129,3 +180,12 @@ st.dataframe([{"server": int(s), "wall-clock per update": float(v)}
               for s, v in zip(view.wall_clock_per_update["server"].values,
                               view.wall_clock_per_update.values, strict=True)],
              hide_index=True)
+
+st.subheader("Protocols at the same local steps")
+st.caption(f"The same workers and seed with one server: the single server applies every "
+           f"gradient (seed 001); downpour pushes every π = {settings.period} local steps and "
+           f"pulls the master back (seed 003 Algorithm 1); elastic runs {settings.n_workers} "
+           f"chains coupled to a centre with strength α = {settings.coupling_strength:g} every "
+           f"π steps (seed 003 Appendix B). Lines are messages, from sending to arrival.")
+st.dataframe([view.summary() for view in compared], hide_index=True)
+st.image(protocols_plot(settings))

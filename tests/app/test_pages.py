@@ -67,8 +67,36 @@ def test_system_page_shows_the_simulated_numbers_and_follows_its_controls():
         expected["wall-clock per update"])
 
 
+def same_protocol_rows(table, settings: system.SystemSettings) -> list[dict]:
+    """Assert that the page's protocol table is compare_protocols' (numbers to 1e-6)."""
+    expected = [view.summary() for view in system.compare_protocols(settings)]
+    shown = table.to_dict("records")
+    assert [row.pop("protocol") for row in shown] == [row["protocol"] for row in expected]
+    assert shown == [pytest.approx({k: v for k, v in row.items() if k != "protocol"})
+                     for row in expected]
+    return expected
+
+
+def test_system_page_sets_downpour_and_elastic_beside_the_single_server():
+    """The protocol table is :func:`system.compare_protocols`'s, and follows π and α."""
+    at = open_page("views/system.py")
+    no_exception(at)
+    table = at.dataframe[1].value
+    same_protocol_rows(table, system.SystemSettings())
+    assert table["protocol"].tolist() == list(system.PROTOCOLS)
+    at.number_input(key="period").set_value(8).run()
+    at.number_input(key="coupling_strength").set_value(0.5).run()
+    no_exception(at)
+    expected = same_protocol_rows(at.dataframe[1].value,
+                                  system.SystemSettings(period=8, coupling_strength=0.5))
+    assert expected[1]["pushes"] == 25  # 200 local steps in pushes of 8
+    assert len(at.image) == 4  # the timeline, two bar charts, the protocols' timelines
+
+
 @pytest.mark.parametrize("key, value, field", [("n_workers", 0, "n_workers"),
                                                 ("n_updates", 0, "n_updates"),
+                                                ("period", 0, "period"),
+                                                ("coupling_strength", 1.5, "coupling_strength"),
                                                 ("speed_factors", "1, 2", "speed_factors"),
                                                 ("speed_factors", "1, fast", "speed_factors[1]")])
 def test_system_page_bad_input_is_an_error_message(key, value, field):

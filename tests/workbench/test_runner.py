@@ -134,6 +134,7 @@ class FailsAt(StaleGaussian):
     """stale-gaussian that dies at one staleness (a crash in the middle of a sweep)."""
 
     def __init__(self, staleness):
+        super().__init__()
         self.fail_at = staleness
 
     def run_point(self, config, point, seed):
@@ -144,6 +145,7 @@ class FailsAt(StaleGaussian):
 
 class Counting(StaleGaussian):
     def __init__(self):
+        super().__init__()
         self.computed = []
 
     def run_point(self, config, point, seed):

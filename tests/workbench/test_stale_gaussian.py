@@ -135,8 +135,8 @@ def test_some_diverged_replicates_are_left_out_not_silencing_the_rest(experiment
 
 
 @pytest.mark.parametrize("overrides, field", [
-    ({"step_size_constant": 0.0}, "step_size_constant"),
-    ({"step_size_constant": -1.0}, "step_size_constant"),
+    ({"step_size_constant": 0.0}, "step_size"),  # the derived step, evaluated per point
+    ({"step_size_constant": -1.0}, "step_size"),
     ({"staleness": [1, -2]}, "staleness[1]"),
     ({"n_replicates": 1}, "n_replicates"),
     ({"sampler": "hmc"}, "sampler"),

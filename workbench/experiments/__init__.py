@@ -11,6 +11,7 @@ from workbench.experiments.dsgld_load_balancing import DsgldLoadBalancing
 from workbench.experiments.dsgld_trajectory import DsgldTrajectory
 from workbench.experiments.elastic_vs_downpour import ElasticVsDownpour
 from workbench.experiments.fsgld_gaussian import FsgldGaussian
+from workbench.experiments.integrator_order import IntegratorOrder
 from workbench.experiments.multi_server import MultiServer
 from workbench.experiments.real_vs_simulated import RealVsSimulated
 from workbench.experiments.stale_blr_speedup import StaleBlrSpeedup
@@ -23,7 +24,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     StaleGaussian(), FsgldGaussian(), DsgldImbalance(), DsgldTrajectory(),
     DsgldLoadBalancing(), DsgldCoupling(), StaleBlrSpeedup(),
     StaleNnWorkers(), MultiServer(), DownpourPeriod(),
-    ElasticVsDownpour(), RealVsSimulated())}
+    ElasticVsDownpour(), RealVsSimulated(), IntegratorOrder())}
 
 
 def get(name: str) -> Experiment:
@@ -46,3 +47,12 @@ def for_dataset(dataset) -> Experiment:
 
 
 __all__ = ["EXPERIMENTS", "Experiment", "for_dataset", "get"]
+
+
+def rebuild_study(cls: type, text: str, origin: str, plugin) -> Experiment:
+    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): a
+    built-in one is made afresh (its study file and plug-in are fixed), any other is parsed
+    again from its text."""
+    if cls is StudyExperiment:
+        return StudyExperiment(loads(text, origin), plugin)
+    return cls()

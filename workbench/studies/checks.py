@@ -269,14 +269,22 @@ def _fixed(bound: Bound, config: Mapping) -> dict:
             and not isinstance(config[name], bool)}
 
 
-@cache
-def bound_rate(bound: Bound) -> tuple[float, str]:
+def bound_rate(bound: Bound, fixed: Mapping | None = None) -> tuple[float, str]:
     """The bound's rate in L at its optimal step (its exponent, and h* as text); with no step
-    size in the bound, its leading exponent in L."""
-    if step_size in bound.expression.free_symbols:
-        optimum = symbolic.minimise(bound.expression, step_size)
-        return float(optimum.exponent(n_iterations)), bound.text(optimum.argmin)
-    return float(symbolic.leading_exponent(bound.expression, n_iterations)), ""
+    size in the bound, its leading exponent in L. ``fixed``: values of symbols put in first
+    (``integrator_order = 1``)."""
+    fixed = fixed or {}
+    exponent, argmin = _rate(bound.expression.xreplace(
+        {s: fixed[s.name] for s in bound.expression.free_symbols if s.name in fixed}))
+    return exponent, "" if argmin is None else bound.text(argmin)
+
+
+@cache
+def _rate(expression) -> tuple[float, Any]:
+    if step_size in expression.free_symbols:
+        optimum = symbolic.minimise(expression, step_size)
+        return float(optimum.exponent(n_iterations)), optimum.argmin
+    return float(symbolic.leading_exponent(expression, n_iterations)), None
 
 
 def _hypothesis(bound: Bound) -> str:
@@ -285,9 +293,9 @@ def _hypothesis(bound: Bound) -> str:
 
 
 def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-    bound = ctx.bounds[options["bound"]].bound
-    function, over = options["test_function"], options["over"]
-    expected, optimal_step = bound_rate(bound)
+    spec = ctx.bounds[options["bound"]]
+    bound, function, over = spec.bound, options["test_function"], options["over"]
+    expected, optimal_step = bound_rate(bound, spec.fixed)
     if "expected" in options:
         expected = options["expected"]
     verdicts = []
@@ -358,8 +366,9 @@ def envelope_fit(dataset: xr.Dataset, ctx: Context, options: dict) -> EnvelopeFi
     with np.errstate(over="ignore", invalid="ignore"):
         errors = squared.std("replicate", ddof=1) / np.sqrt(count)
     values = grid_values(dataset, bound, ctx.config)
-    fixed = {k: v for k, v in {**_fixed(bound, ctx.config), **options["fixed"]}.items()
-             if k not in values}
+    declared = ctx.bounds[options["bound"]].fixed
+    fixed = {k: v for k, v in {**_fixed(bound, ctx.config), **declared,
+                               **options["fixed"]}.items() if k not in values}
     calibration = calibration_mask(dataset, ctx.dims, options["split"]).broadcast_like(observed)
     envelope = fit_envelope(bound, values, observed, calibration, fixed=fixed,
                             label=f"{ctx.name} {options['split']} calibration, φ = {function}")
@@ -379,6 +388,10 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
     detail = (f"{_hypothesis(bound)}: its terms {', '.join(fit.envelope.terms)} with "
               f"non-negative constants fitted on the {options['split']} calibration part must "
               "stay above the MSE of the held-out part.")
+    if np.all(np.isfinite(fit.envelope.coefficients)):
+        detail += (f" Fitted on {fit.envelope.n_calibration} points: {fit.envelope.text()};"
+                   f" held-out MSE / envelope at most {evidence['exact_ratio_max']:.3g} for "
+                   "the exact oracle's MSE.")
     return [envelope_check(f"envelope/{options['bound']}/{function}", fit.envelope, fit.values,
                            fit.observed, fit.errors, z, fit.held_out,
                            n_replicates=ctx.config["n_replicates"], detail=detail,
@@ -438,6 +451,13 @@ class Kind:
         if self.name == "rate":
             if "expected" in entry:
                 options["expected"] = float(entry["expected"])
+            else:
+                spec = bounds[options["bound"]]
+                try:
+                    bound_rate(spec.bound, spec.fixed)
+                except ValueError as error:
+                    raise CheckOptionError("bound", f"{options['bound']!r} gives no rate in L "
+                                                    f"({error}); give expected") from None
             options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
         if self.name == "envelope":
             split = entry.get("split", "checkerboard")

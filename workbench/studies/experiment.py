@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from bounds.verdict import Verdict
+from simulators.validation import InvalidParameter
 from workbench.config import Parameter
 from workbench.engine import replicate_blocks
 from workbench.experiments.base import Experiment
@@ -29,7 +30,7 @@ from workbench.results import config_of
 from workbench.studies import figures as default_figures
 from workbench.studies import gaussian_point, grid
 from workbench.studies.checks import KINDS, Context
-from workbench.studies.study import Study, loads
+from workbench.studies.study import Study
 
 
 class Plugin:
@@ -76,7 +77,28 @@ class StudyExperiment(Experiment):
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
-        return (_rebuild, (type(self), self.study.text, self.study.origin, self.plugin))
+        # The function lives in workbench.experiments so that unpickling in a fresh process
+        # imports the registry first, in the order the package imports itself.
+        from workbench.experiments import rebuild_study
+        return (rebuild_study, (type(self), self.study.text, self.study.origin, self.plugin))
+
+    def configure(self, overrides=None, quick=False):
+        """The run's configuration; every sweep point is resolved once so that a derived
+        value out of range (``step_size`` ≤ 0 from a zero constant, say) is refused before
+        anything runs, naming the derived field, the point and the expression."""
+        config = super().configure(overrides, quick)
+        for point in grid.points(config, self.study.product, self.study.zipped):
+            try:
+                self.resolve(config, point)
+            except InvalidParameter as error:
+                at = ", ".join(f"{k} = {v}" for k, v in point.items())
+                written = config.get(error.field, error.value)
+                if written == error.value:
+                    raise
+                raise InvalidParameter(error.field, written,
+                                       f"evaluates to {error.value!r} at "
+                                       f"{at or 'the only point'}, but {error.allowed}") from None
+        return config
 
     # ------------------------------------------------------------------------- the sweep
     def points(self, config):
@@ -155,9 +177,3 @@ class StudyExperiment(Experiment):
                                       dataset, Path(out_dir))
                  if self.plugin.default_figures else [])
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
-
-
-def _rebuild(cls: type, text: str, origin: str, plugin: Plugin) -> StudyExperiment:
-    if cls is StudyExperiment:
-        return StudyExperiment(loads(text, origin), plugin)
-    return cls()  # a built-in experiment: its study file and plug-in are fixed

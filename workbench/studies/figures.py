@@ -60,7 +60,8 @@ def _against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: s
         ax.plot(x, _positive(fin[exact].sum("component")), linestyle="--",
                 color=line[0].get_color(), label=f"exact{suffix}")
         if kind == "rate":
-            rate = options.get("expected", kinds.bound_rate(ctx.bounds[options["bound"]].bound)[0])
+            spec = ctx.bounds[options["bound"]]
+            rate = options.get("expected", kinds.bound_rate(spec.bound, spec.fixed)[0])
             ax.plot(x, y[0] * (x / x[0]) ** rate, linestyle=":", color="grey",
                     label=f"L^({rate:.3g})")
     ax.set(xscale="log", yscale="log", xlabel=over,

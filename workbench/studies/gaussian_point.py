@@ -221,7 +221,7 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
         "n_iterations": n_iterations,
         "step_size": h,
         "mean_staleness": float(realised.mean()),
-        "stable": bool(np.all(np.isfinite(stationary))),
+        "stable": not bool(np.any(np.isinf(stationary))),  # nan: not computed (too large)
         "diverged_at": (("replicate",), diverged_at),
     })
     if n_draws:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bounds import registry
 from bounds.parse import BoundSyntaxError, free_names, user_bound
 from bounds.record import Bound
 from bounds.symbols import SYMBOLS
@@ -50,9 +51,13 @@ class CheckSpec:
 
 @dataclass(frozen=True)
 class BoundSpec:
+    """One ``[[bound]]``: a typed expression or a registered bound by name, and the values of
+    its symbols that are not values of the study (``fixed``, e.g. ``integrator_order = 1``)."""
+
     name: str
     bound: Bound
     test_function: str | None
+    fixed: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -103,7 +108,12 @@ class _SweepParameter(Parameter):
     def coerce(self, value):
         if not isinstance(value, list) or not value:
             raise InvalidParameter(self.name, value, "a sweep is a non-empty list")
-        grid = [self.element.coerce(v) for v in value]
+        grid = []
+        for i, v in enumerate(value):
+            try:
+                grid.append(self.element.coerce(v))
+            except InvalidParameter as error:
+                raise InvalidParameter(f"{self.name}[{i}]", v, error.allowed) from None
         if len(set(map(repr, grid))) != len(grid):
             raise InvalidParameter(self.name, value, "must not repeat a value")
         return grid
@@ -239,9 +249,12 @@ def _check_names(doc: Document, parameter: Parameter, names: set[str]) -> None:
     values = parameter.default if isinstance(parameter.default, list) else [parameter.default]
     for value in values:
         if isinstance(value, str) and _is_expression_field(parameter.name):
-            unknown = free_names(value) - names
+            path = _path_of(parameter.name)
+            try:
+                unknown = free_names(value) - names
+            except BoundSyntaxError as error:
+                raise doc.error(path, str(error)) from None
             if unknown:
-                path = _path_of(parameter.name)
                 raise doc.error(path, f"unknown name {', '.join(sorted(map(repr, unknown)))} in "
                                       f"{value!r}; known: {', '.join(sorted(names))}")
 
@@ -260,7 +273,8 @@ def _path_of(name: str) -> KeyPath:
 def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
     if not isinstance(entries, list):
         raise doc.error(("bound",), "write bounds as [[bound]] tables")
-    allowed = ("name", "expression", "quantity", "assumptions", "test_function")
+    allowed = ("name", "expression", "registered", "quantity", "assumptions", "fixed",
+               "test_function")
     bounds = {}
     for i, entry in enumerate(entries):
         entry = _table(doc, ("bound", i), entry)
@@ -272,26 +286,51 @@ def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
             raise doc.error(("bound", i, "name"), "every bound needs a name")
         if name in bounds:
             raise doc.error(("bound", i, "name"), f"bound {name!r} is declared twice")
-        quantity = entry.get("quantity", "mse")
-        if quantity not in BOUND_QUANTITIES:
-            raise doc.error(("bound", i, "quantity"),
-                            f"must be one of {', '.join(BOUND_QUANTITIES)}")
-        assumptions = _table(doc, ("bound", i, "assumptions"), entry.get("assumptions", {}))
-        text = entry.get("expression")
-        try:
-            bound = user_bound(text, name=name, quantity=quantity, assumptions=assumptions,
-                               source=f"study {doc.source}")
-        except BoundSyntaxError as error:
-            raise doc.error(("bound", i, "expression"), str(error)) from None
+        if "registered" in entry:
+            bound = _registered(doc, i, entry)
+        else:
+            bound = _typed(doc, i, entry, name)
+        fixed = _table(doc, ("bound", i, "fixed"), entry.get("fixed", {}))
+        for key, value in fixed.items():
+            _coerce(doc, ("bound", i, "fixed", key), _constant_parameter(key, value), value)
+        where = "registered" if "registered" in entry else "expression"
         for symbol in bound.expression.free_symbols:
-            if SYMBOLS[symbol].hidden_constant or symbol.name in names:
+            if SYMBOLS[symbol].hidden_constant or symbol.name in names | set(fixed):
                 continue
-            raise doc.error(("bound", i, "expression"),
+            raise doc.error(("bound", i, where),
                             f"symbol {symbol.name!r} is neither a constant to fit (C, C1, ...) "
-                            "nor a value of the study (a sweep dim, field or constant)")
+                            "nor a value of the study (a sweep dim, field or constant) nor "
+                            "given in the bound's fixed table")
         function = entry.get("test_function")
-        bounds[name] = BoundSpec(name, bound, function)
+        bounds[name] = BoundSpec(name, bound, function, dict(fixed))
     return bounds
+
+
+def _typed(doc: Document, i: int, entry: dict, name: str) -> Bound:
+    """A bound typed in the study: parsed through the whitelist of :mod:`bounds.parse`."""
+    quantity = entry.get("quantity", "mse")
+    if quantity not in BOUND_QUANTITIES:
+        raise doc.error(("bound", i, "quantity"),
+                        f"must be one of {', '.join(BOUND_QUANTITIES)}")
+    assumptions = _table(doc, ("bound", i, "assumptions"), entry.get("assumptions", {}))
+    try:
+        return user_bound(entry.get("expression"), name=name, quantity=quantity,
+                          assumptions=assumptions, source=f"study {doc.source}")
+    except BoundSyntaxError as error:
+        raise doc.error(("bound", i, "expression"), str(error)) from None
+
+
+def _registered(doc: Document, i: int, entry: dict) -> Bound:
+    """A bound of the registry (``workbench bounds list``), referenced by its name."""
+    for key in ("expression", "quantity", "assumptions"):
+        if key in entry:
+            raise doc.error(("bound", i, key), "a registered bound brings its own; "
+                                               "write either registered or expression")
+    name = entry["registered"]
+    if not isinstance(name, str) or name not in registry.BOUNDS:
+        raise doc.error(("bound", i, "registered"),
+                        f"no registered bound {name!r}; see `workbench bounds list`")
+    return registry.get(name)
 
 
 def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict) -> tuple[CheckSpec, ...]:

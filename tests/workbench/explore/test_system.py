@@ -1,12 +1,21 @@
-"""The System page's numbers: what the schedule says, and a hand-checkable round robin."""
+"""The System page's numbers: what the schedule says, a hand-checkable round robin, and the
+downpour and elastic protocols beside the single server (counts, reduction, timelines)."""
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from simulators.schedule import COUPLING, PULL, PUSH
 from simulators.static import round_robin
 from simulators.validation import InvalidParameter
 from workbench.explore.inputs import parse_numbers
-from workbench.explore.system import SystemSettings, simulate
+from workbench.explore.system import (
+    SystemSettings,
+    compare_protocols,
+    simulate,
+    simulate_protocol,
+)
 
 
 def test_constant_latency_without_server_time_is_the_round_robin():
@@ -76,3 +85,89 @@ def test_number_lists_parse_or_name_the_bad_entry():
     with pytest.raises(InvalidParameter) as error:
         parse_numbers("speed_factors", "1, fast")
     assert error.value.field == "speed_factors[1]"
+
+
+# ------------------------------------------------------------------ protocols (issue 16)
+
+def test_protocols_run_the_same_local_steps_and_count_their_messages():
+    """L = 200 local steps, P = 4, π = 4: the single server exchanges a gradient and a reply
+    per step; downpour 50 pushes and their 50 pulls; elastic 50 steps per chain in 13 rounds,
+    coupled after each but the last: 12 × 4 couplings, each a state and a reply."""
+    views = {v.protocol: v.summary()
+             for v in compare_protocols(SystemSettings(n_updates=200, period=4))}
+    assert [v["local steps"] for v in views.values()] == [200, 200, 200]
+    assert views["single-server"] | {"makespan": 0, "time per local step": 0} == {
+        "protocol": "single-server", "local steps": 200, "pushes": 0, "pulls": 0,
+        "couplings": 0, "messages": 400, "makespan": 0, "time per local step": 0}
+    assert (views["downpour"]["pushes"], views["downpour"]["pulls"],
+            views["downpour"]["messages"]) == (50, 50, 100)
+    assert (views["elastic"]["couplings"], views["elastic"]["messages"]) == (48, 96)
+    for summary in views.values():
+        assert summary["time per local step"] == pytest.approx(summary["makespan"] / 200)
+
+
+def test_downpour_with_period_one_is_the_single_server_timeline():
+    """Reduction: π = 1 pushes are the single server's gradients (same latency draws)."""
+    settings = SystemSettings(n_workers=3, n_updates=60, period=1, network_delay=0.1,
+                              server_update_time=0.02, latency="lognormal")
+    single, downpour = (simulate_protocol(settings, p) for p in ("single-server", "downpour"))
+    for field in ("worker", "worker_start", "worker_duration", "applied", "server",
+                  "server_start"):
+        np.testing.assert_array_equal(getattr(downpour.timeline, field),
+                                      getattr(single.timeline, field))
+    assert single.timeline.message_kind.size == 0
+    assert downpour.makespan == single.makespan
+    # negative control: with π = 2 a push is two latency draws, not one gradient
+    two = simulate_protocol(replace(settings, period=2), "downpour").timeline
+    assert not np.array_equal(two.worker_duration[:10], single.timeline.worker_duration[:10])
+
+
+def test_protocol_timelines_follow_their_schedules():
+    settings = SystemSettings(n_workers=3, n_updates=90, period=3, network_delay=0.2,
+                              server_update_time=0.05, staleness_bound=1)
+    downpour = simulate_protocol(settings, "downpour")
+    schedule, line = downpour.schedule, downpour.timeline
+    pushes = schedule.kind == PUSH
+    np.testing.assert_array_equal(line.worker_start + line.worker_duration,
+                                  schedule.finish_time[pushes])
+    assert (~line.applied).any()  # the bound drops some pushes; they are still answered
+    up = line.message_to_server
+    assert set(line.message_kind[up]) == {"push"} and set(line.message_kind[~up]) == {"pull"}
+    assert up.sum() == (~up).sum() == pushes.sum()
+    np.testing.assert_allclose(line.message_received - line.message_sent, 0.2)
+    # a push arrives before the master processes it (an applied one takes 0.05, a dropped
+    # one none); a pull leaves when it has
+    processing = np.where(schedule.applied[pushes], 0.05, 0.0)
+    np.testing.assert_array_less(line.message_received[up] - 1e-9,
+                                 schedule.time[pushes] - processing)
+    np.testing.assert_array_equal(line.message_sent[~up], schedule.time[schedule.kind == PULL])
+
+    elastic = simulate_protocol(settings, "elastic")
+    schedule, line = elastic.schedule, elastic.timeline
+    couplings = schedule.kind == COUPLING
+    assert line.worker.size == 3 * 30 and np.all(line.applied)  # 30 local steps per chain
+    np.testing.assert_array_equal(line.server, 0)  # the centre
+    np.testing.assert_allclose(line.server_start + 0.05, schedule.time[couplings])
+    assert set(line.message_kind) == {"coupling"} and line.message_to_server.sum() == 27
+    np.testing.assert_array_less(line.message_received[line.message_to_server] - 1e-9,
+                                 schedule.time[couplings] - 0.05)
+
+
+def test_elastic_without_a_coupling_round_sends_no_message():
+    view = simulate_protocol(SystemSettings(n_workers=2, n_updates=20, period=10), "elastic")
+    assert view.summary()["couplings"] == 0 and view.messages == 0
+
+
+@pytest.mark.parametrize("settings, protocol, field", [
+    (SystemSettings(period=0), "downpour", "period"),
+    (SystemSettings(period=0), "elastic", "period"),
+    (SystemSettings(coupling_strength=1.5), "elastic", "coupling_strength"),
+    (SystemSettings(coupling_strength=-0.1), "elastic", "coupling_strength"),
+    (SystemSettings(n_workers=0), "elastic", "n_workers"),
+    (SystemSettings(n_updates=0), "downpour", "n_updates"),
+    (SystemSettings(), "ring", "protocol"),
+])
+def test_bad_protocol_settings_name_their_field(settings, protocol, field):
+    with pytest.raises(InvalidParameter) as error:
+        simulate_protocol(settings, protocol)
+    assert error.value.field == field

@@ -155,3 +155,14 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
 def at_point(dataset: xr.Dataset, point: dict, dims: tuple[str, ...]) -> xr.Dataset:
     """``dataset`` with the point's sweep ``dims`` as length-1 leading dims (for ``combine``)."""
     return dataset.expand_dims({dim: [point[dim]] for dim in dims})
+
+
+def combine_grid(datasets: list[xr.Dataset], sizes: dict[str, int]) -> xr.Dataset:
+    """The points of a full grid (each from :func:`at_point`, in row-major order over
+    ``sizes``, outer dim first) as one Dataset with those dims."""
+    for dim, size in reversed(sizes.items()):
+        datasets = [xr.concat(datasets[i:i + size], dim=dim, data_vars="minimal",
+                              coords="minimal", compat="equals", join="exact")
+                    for i in range(0, len(datasets), size)]
+    [combined] = datasets
+    return combined

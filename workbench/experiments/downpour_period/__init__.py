@@ -12,10 +12,8 @@ The logistic-regression half of the issue's experiment is not built yet.
 
 from __future__ import annotations
 
-import xarray as xr
-
 from workbench.config import Parameter
-from workbench.experiments.asynchronous.run import at_point
+from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.asynchronous.system import count_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.downpour_period.checks import downpour_period_checks
@@ -59,12 +57,8 @@ class DownpourPeriod(Experiment):
         return at_point(run, point, self.sweep_dims)
 
     def combine(self, config, datasets):
-        size = len(config["workers"])
-        rows = [xr.concat(datasets[i:i + size], dim="workers", data_vars="minimal",
-                          coords="minimal", compat="equals", join="exact")
-                for i in range(0, len(datasets), size)]
-        return xr.concat(rows, dim="period", data_vars="minimal", coords="minimal",
-                         compat="equals", join="exact")
+        return combine_grid(datasets, {"period": len(config["period"]),
+                                       "workers": len(config["workers"])})
 
     def checks(self, dataset):
         return downpour_period_checks(dataset)

@@ -11,11 +11,9 @@ of φ̂(θ) at each π (:mod:`.checks`); the figure shows MSE against messages.
 
 from __future__ import annotations
 
-import xarray as xr
-
 from simulators import validation
 from workbench.config import Parameter
-from workbench.experiments.asynchronous.run import at_point
+from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.elastic_vs_downpour.checks import elastic_vs_downpour_checks
 from workbench.experiments.elastic_vs_downpour.figures import figure_budget
@@ -77,12 +75,8 @@ class ElasticVsDownpour(Experiment):
         return at_point(run, point, self.sweep_dims)
 
     def combine(self, config, datasets):
-        size = len(config["period"])
-        rows = [xr.concat(datasets[i:i + size], dim="period", data_vars="minimal",
-                          coords="minimal", compat="equals", join="exact")
-                for i in range(0, len(datasets), size)]
-        return xr.concat(rows, dim="protocol", data_vars="minimal", coords="minimal",
-                         compat="equals", join="exact")
+        return combine_grid(datasets, {"protocol": len(PROTOCOLS),
+                                       "period": len(config["period"])})
 
     def checks(self, dataset):
         return elastic_vs_downpour_checks(dataset)

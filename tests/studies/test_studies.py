@@ -1,0 +1,328 @@
+"""Studies (issue 14): ported experiments bit for bit, refusals with key and line, the examples
+in their quick form, user bounds judged like registered ones, and their negative controls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bounds.verdict import HOLDS, VIOLATED
+from simulators.validation import InvalidParameter
+from workbench import cli, experiments
+from workbench.runner import run_experiment
+from workbench.studies.document import StudyError
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.study import load, loads
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+FIXTURE = Path(__file__).parent / "fixtures" / "stale_gaussian_seed_design.json"
+
+#: a small valid study; the refusal tests break one line of it at a time
+BASE = """\
+[study]
+name = "tiny"
+
+[model]
+kind = "gaussian-mean"
+n_data = 200
+
+[system]
+kind = "constant"
+
+[sampler]
+kind = "sgld"
+step_size = "c * staleness**(-2/3) * n_iterations**(-1/3)"
+
+[run]
+n_iterations = 200
+n_replicates = 20
+replicate_block = 10
+n_checkpoints = 5
+
+[constants]
+c = 0.004
+
+[sweep]
+staleness = [1, 3]
+
+[[bound]]
+name = "mine"
+expression = "C1/(L*h) + C2*tau**2*h**2"
+
+[[check]]
+kind = "oracle"
+"""
+
+
+def digests(dataset) -> dict:
+    """sha256 of every variable's bytes, with its dims and dtype (how the fixture was made)."""
+    out = {}
+    for name in sorted(dataset.variables, key=str):
+        variable = dataset.variables[name]
+        values = np.asarray(variable.values)
+        if values.dtype.kind in "OUS":
+            data = "\x1f".join(map(str, values.ravel())).encode()
+        else:
+            data = np.ascontiguousarray(values).tobytes()
+        out[str(name)] = [list(variable.dims), str(values.dtype),
+                          hashlib.sha256(data).hexdigest()]
+    return out
+
+
+# ------------------------------------------------------------------------ ported, bit for bit
+
+CASES = json.loads(FIXTURE.read_text())
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_shipped_stale_gaussian_study_reproduces_the_removed_code_bit_for_bit(case):
+    """The fixture holds per-variable digests and verdicts of datasets made by the
+    stale-gaussian module before it became a study file (commit 006ce87); the only rename is
+    the configuration key ``schedule``, now ``system`` as in the study's [system] section."""
+    recorded = CASES[case]
+    overrides = {("system" if k == "schedule" else k): v
+                 for k, v in recorded["overrides"].items()}
+    experiment = experiments.get("stale-gaussian")
+    dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
+    now = digests(dataset)
+    mismatched = [name for name, digest in recorded["digests"].items() if now.get(name) != digest]
+    assert mismatched == []
+    verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
+    assert [v[:2] for v in verdicts] == [v[:2] for v in recorded["verdicts"]]
+    for (_, _, new), (_, _, old) in zip(verdicts, recorded["verdicts"], strict=True):
+        assert new == old or (math.isnan(new) and math.isnan(old))
+
+
+def test_a_study_experiment_pickles_through_its_text():
+    experiment = experiments.get(str(EXAMPLES / "my-staleness-bound.toml"))
+    again = pickle.loads(pickle.dumps(experiment))
+    assert isinstance(again, StudyExperiment)
+    config = experiment.configure(quick=True)
+    assert again.configure(quick=True) == config
+    assert again.points(config) == experiment.points(config)
+
+
+@pytest.mark.parametrize("name", ["stale-gaussian", str(EXAMPLES / "async-stragglers.toml")])
+def test_a_study_experiment_unpickles_in_a_fresh_interpreter(name, tmp_path):
+    """What a Dask worker does: its first import is the pickled reference's module."""
+    path = tmp_path / "experiment.pickle"
+    path.write_bytes(pickle.dumps(experiments.get(name)))
+    code = (f"import pickle; e = pickle.loads(open({str(path)!r}, 'rb').read()); "
+            "print(e.name, len(e.points(e.configure(quick=True))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = experiments.get(name)
+    assert done.stdout.split() == [expected.name,
+                                   str(len(expected.points(expected.configure(quick=True))))]
+
+
+# --------------------------------------------------------------------------------- refusals
+
+def _broken(old: str, new: str) -> str:
+    assert old in BASE
+    return BASE.replace(old, new, 1)
+
+
+def _line_of(text: str, fragment: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if fragment in line)
+
+
+REFUSALS = [
+    # (replace, with, key named, line fragment)
+    ("[constants]", "[constant]", "[constant]", "[constant]"),
+    ("n_data = 200", "n_data = 200\nn_datum = 3", "[model] n_datum", "n_datum = 3"),
+    ("n_data = 200", "n_data = -5", "[model] n_data", "n_data = -5"),
+    ("staleness = [1, 3]", "staleness = [1, 3]\nfriction_factor = [1, 2]",
+     "[sweep] friction_factor", "friction_factor = [1, 2]"),
+    ('kind = "sgld"', 'kind = "langevin-magic"', "[sampler] kind", 'kind = "langevin-magic"'),
+    ('expression = "C1/(L*h) + C2*tau**2*h**2"', 'expression = "C1/(L*h) + kappa*h**2"',
+     "[[bound]] #1 expression", 'expression = "C1/(L*h) + kappa*h**2"'),
+    ('expression = "C1/(L*h) + C2*tau**2*h**2"', 'expression = "C1/(L*h) + gamma(h)"',
+     "[[bound]] #1 expression", 'expression = "C1/(L*h) + gamma(h)"'),
+    ('step_size = "c * staleness**(-2/3) * n_iterations**(-1/3)"',
+     'step_size = "c * unknown_thing"', "[sampler] step_size", 'step_size = "c * unknown'),
+    ('kind = "oracle"', 'kind = "oracle"\n\n[[check]]\nkind = "rate"\nbound = "theirs"',
+     "[[check]] #2 bound", 'bound = "theirs"'),
+    ('kind = "oracle"', 'kind = "oracle"\n\n[[check]]\nkind = "invariance"\nover = "n_data"',
+     "[[check]] #2 over", 'over = "n_data"'),
+    ('kind = "oracle"', 'kind = "telepathy"', "[[check]] #1 kind", 'kind = "telepathy"'),
+    ('name = "mine"', 'name = "mine"\nregistered = "seed001-theorem-99"',
+     "[[bound]] #1 expression", 'expression = "C1'),
+]
+
+
+@pytest.mark.parametrize("old, new, key, fragment", REFUSALS,
+                         ids=[r[2] + ":" + r[1].splitlines()[-1][:24] for r in REFUSALS])
+def test_a_malformed_study_is_refused_naming_the_key_and_its_line(old, new, key, fragment):
+    text = _broken(old, new)
+    with pytest.raises(StudyError) as caught:
+        loads(text, "broken.toml")
+    error = caught.value
+    assert error.key == key
+    assert error.line == _line_of(text, fragment)
+    assert f"broken.toml:{error.line}" in str(error) and key in str(error)
+
+
+def test_the_base_study_itself_is_valid():
+    study = loads(BASE, "tiny.toml")
+    assert study.swept == ("staleness",) and list(study.bounds) == ["mine"]
+
+
+SENTINEL = "STUDY_SENTINEL_WAS_CREATED"
+
+HOSTILE = [
+    f"__import__('os').system('touch {SENTINEL}')",
+    "().__class__.__bases__[0].__subclasses__()",
+    f"open('{SENTINEL}', 'w')",
+    "exec('x = 1')",
+    "eval('1 + 1')",
+    "C1.__class__",
+    "lambda: 1",
+    "[h for h in (1, 2)]",
+    "h if L else C1",
+    "(h := 3)",
+    "getattr(h, 'real')",
+    "C1/(L*h) + 'text'",
+    "h; import os",
+    "C1/(L*h) + globals()",
+    "f'{C1}'",
+    "9**9**9**9",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+@pytest.mark.parametrize("where", ["bound", "step_size"])
+def test_hostile_strings_are_refused_and_nothing_is_executed(text, where, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    quoted = json.dumps(text)  # a TOML basic string is a JSON string
+    if where == "bound":
+        study = _broken('expression = "C1/(L*h) + C2*tau**2*h**2"', f"expression = {quoted}")
+        key = "[[bound]] #1 expression"
+    else:
+        study = _broken('step_size = "c * staleness**(-2/3) * n_iterations**(-1/3)"',
+                        f"step_size = {quoted}")
+        key = "[sampler] step_size"
+    with pytest.raises(StudyError) as caught:
+        loads(study, "hostile.toml")
+    assert caught.value.key == key
+    assert not (tmp_path / SENTINEL).exists()
+
+
+def test_a_derived_value_out_of_range_is_refused_before_anything_runs():
+    experiment = StudyExperiment(loads(BASE, "tiny.toml"))
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure({"c": 0.0})
+    assert caught.value.field == "step_size"
+    assert "evaluates to 0.0 at staleness = 1" in str(caught.value)
+
+
+def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed():
+    text = _broken('name = "mine"\nexpression = "C1/(L*h) + C2*tau**2*h**2"',
+                   'name = "theorem-3"\nregistered = "seed001-theorem-3-mse"\n'
+                   'fixed = { M = 1, integrator_order = 1 }')
+    study = loads(text, "registered.toml")
+    spec = study.bounds["theorem-3"]
+    assert spec.bound.name == "seed001-theorem-3-mse"
+    assert spec.fixed == {"M": 1, "integrator_order": 1}
+    missing = text.replace("fixed = { M = 1, integrator_order = 1 }", "")
+    with pytest.raises(StudyError, match="integrator_order|'M'"):
+        loads(missing, "registered.toml")
+
+
+# ---------------------------------------------------------------------------------- examples
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """Each example run once in its quick form, kept for the tests below."""
+    out = {}
+    for path in sorted(EXAMPLES.glob("*.toml")):
+        experiment = experiments.get(str(path))
+        dataset = run_experiment(experiment, experiment.configure(quick=True), seed=2016)
+        out[path.stem] = (experiment, dataset)
+    return out
+
+
+def test_every_example_is_a_valid_study_with_checks():
+    paths = sorted(EXAMPLES.glob("*.toml"))
+    assert len(paths) >= 3
+    for path in paths:
+        study = load(path)
+        assert study.checks, path
+        assert study.name == path.stem
+
+
+@pytest.mark.parametrize("name, decisive", [
+    ("my-staleness-bound", ("envelope/my-bound/theta_squared",
+                            "rate/mse/theta_squared/my-bound/staleness=1")),
+    ("decreasing-step-rate", ("rate/mse/theta_squared/first-order-sgld",)),
+    ("async-stragglers", ("slope/variance-vs-n_workers/theta", "invariance/mse/theta")),
+])
+def test_examples_in_their_quick_form_hold_where_the_theory_says(quick_runs, name, decisive):
+    experiment, dataset = quick_runs[name]
+    verdicts = {v.check: v for v in experiment.checks(dataset)}
+    assert not [c for c, v in verdicts.items() if v.verdict == VIOLATED]
+    for check in decisive:
+        assert verdicts[check].verdict == HOLDS, verdicts[check].detail
+    oracle = [v for c, v in verdicts.items() if c.startswith("oracle/")]
+    assert sum(v.verdict == HOLDS for v in oracle) > 0.8 * len(oracle)
+    assert {"ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd"} <= set(dataset.data_vars)
+
+
+def _with_rate_expected(experiment, expected: float) -> StudyExperiment:
+    text = experiment.study.text.replace('bound = "first-order-sgld"',
+                                         f'bound = "first-order-sgld"\nexpected = {expected}')
+    return StudyExperiment(loads(text, experiment.study.origin))
+
+
+def test_a_rate_faster_than_the_sampler_achieves_is_violated(quick_runs):
+    """Negative control: the same runs judged against O(1/L) instead of the bound's L^(-2/3)."""
+    experiment, dataset = quick_runs["decreasing-step-rate"]
+    wrong = _with_rate_expected(experiment, -1.0)
+    verdicts = {v.check: v for v in wrong.checks(dataset)}
+    assert verdicts["rate/mse/theta_squared/first-order-sgld"].verdict == VIOLATED
+
+
+def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
+    """Negative control: a bound claiming MSE = O(1/(L²h)), fitted on the shorter half of the
+    checkpoints, falls below the measured MSE (which decays like 1/L) on the longer half."""
+    experiment, dataset = quick_runs["my-staleness-bound"]
+    text = experiment.study.text.replace('"C1/(L*h) + C2*tau**2*h**2 + C3*h**2"',
+                                         '"C1/(L**2*h)"')
+    text = text.replace('split = "checkerboard"', 'split = "extrapolate"')
+    with pytest.raises(StudyError, match="gives no rate in L"):  # no optimal step: its rate
+        loads(text, experiment.study.origin)                     # check is refused when read
+    text = text[:text.rindex("[[check]]")]                       # so keep the envelope only
+    wrong = StudyExperiment(loads(text, experiment.study.origin))
+    verdicts = {v.check: v for v in wrong.checks(dataset)}
+    assert verdicts["envelope/my-bound/theta_squared"].verdict == VIOLATED
+
+
+def test_check_of_a_study_file_prints_the_fitted_envelope_and_the_rate(tmp_path, capsys):
+    status = cli.main(["check", str(EXAMPLES / "decreasing-step-rate.toml"), "--quick",
+                       "--out", str(tmp_path), "--set", "n_iterations=[500, 1000, 2000]",
+                       "--set", "n_replicates=400"])
+    printed = capsys.readouterr().out
+    assert status in (0, 1)
+    assert "rate/mse/theta_squared/first-order-sgld" in printed
+    assert "the MSE is O(L^(-0.667))" in printed
+    assert (tmp_path / "decreasing-step-rate.nc").exists()
+    assert (tmp_path / "decreasing-step-rate-rate.png").exists()
+
+
+def test_a_malformed_study_file_is_an_invalid_configuration_on_the_command_line(tmp_path,
+                                                                               capsys):
+    path = tmp_path / "broken.toml"
+    path.write_text(_broken("n_data = 200", "n_data = 200\nn_datum = 3"))
+    status = cli.main(["check", str(path), "--quick", "--out", str(tmp_path)])
+    assert status == cli.EXIT_INVALID
+    assert f"broken.toml:{_line_of(path.read_text(), 'n_datum')}" in capsys.readouterr().err

@@ -1,0 +1,42 @@
+"""Figure of ``integrator-order``: MSE of φ̂_L(p²) at the optimal step against L for both
+integrators (measured with 95 % error bars, exact dashed, the bounds' slopes dotted), and the
+optimal steps h*(L)."""
+
+from __future__ import annotations
+
+import xarray as xr
+
+from workbench.experiments.distributed.plots import finish, new
+from workbench.experiments.integrator_order.checks import ORDER, bound_rate
+
+
+def _log_log(ax, title: str) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("samples L")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def figure_order(dataset: xr.Dataset, path):
+    fig, axes = new(1, 2, 11, 4.2)
+    lengths = dataset["iterations"].values
+    ax = axes[0, 0]
+    for integrator in dataset["integrator"].values:
+        at = dataset.sel(integrator=integrator, test_function="momentum_squared")
+        line = ax.errorbar(lengths, at["mse"], yerr=1.96 * at["mse_se"], marker="o",
+                           label=f"{integrator} (K = {ORDER[integrator]})")
+        color = line[0].get_color()
+        ax.plot(lengths, at["exact_mse"], "--", color=color, linewidth=0.8)
+        exponent = bound_rate(ORDER[integrator])
+        ax.plot(lengths, float(at["exact_mse"][0]) * (lengths / lengths[0]) ** float(exponent),
+                ":", color=color, label=f"L^({exponent})")
+    _log_log(ax, "MSE of φ̂_L(p²) at the optimal step (exact dashed)")
+    ax = axes[0, 1]
+    for integrator in dataset["integrator"].values:
+        ax.plot(lengths, dataset["step_size"].sel(integrator=integrator), marker="o",
+                label=integrator)
+    _log_log(ax, "optimal step h*(L)")
+    fig.suptitle("SGHMC: Euler against symmetric splitting, full gradients (Chen et al. 2015)",
+                 fontsize=10)
+    return finish(fig, path)
