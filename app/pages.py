@@ -8,6 +8,7 @@ EXPLORE = [
     ("views/playground.py", "Sampler playground", ":material/science:"),
     ("views/bounds_explorer.py", "Bounds explorer", ":material/functions:"),
     ("views/bound_lab.py", "Bound lab", ":material/edit_note:"),
+    ("views/study_editor.py", "Study editor", ":material/edit_document:"),
     ("views/experiments.py", "Experiment browser", ":material/folder_open:"),
 ]
 LESSONS = [

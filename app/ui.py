@@ -47,6 +47,27 @@ def user_errors():
         st.stop()
 
 
+def quick_run(label: str, start) -> object:
+    """Run ``start(progress)`` (a :func:`workbench.explore.results_browser.run_quick` call
+    taking the progress callback) under a progress bar over sweep points, say what it wrote
+    and how its verdicts came out, and return its ``QuickRun``."""
+    from workbench.suite import verdict_counts
+
+    bar = st.progress(0.0, text=f"{label} --quick: starting")
+
+    def advance(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"{label} --quick: {done} of {total} sweep points")
+
+    with user_errors():
+        quick = start(advance)
+    bar.progress(1.0, text=f"{label} --quick: done in {quick.seconds:.1f} s")
+    counts = verdict_counts(quick.verdicts)
+    st.success(f"wrote {quick.path} and {len(quick.figures)} figures; "
+               f"{counts['holds']} holds, {counts['violated']} violated, "
+               f"{counts['inconclusive']} inconclusive")
+    return quick
+
+
 def literal(text: str) -> str:
     """``text`` with Markdown's (and Streamlit's LaTeX) special characters escaped, so a
     message quoting user input shows it as typed (``__import__`` is not bold ``import``)."""
@@ -115,3 +136,14 @@ def overlays_of(path: str, modified: float):
 def verdict_table(rows: list) -> None:
     """One row per verdict, with the fields ``workbench check`` prints."""
     st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def verdicts_with_counts(found: list) -> None:
+    """How many verdicts hold, are violated, are inconclusive, then their table."""
+    from workbench.explore import results_browser
+    from workbench.suite import verdict_counts
+
+    counts = verdict_counts(found)
+    st.markdown(f"**{counts['holds']} holds, {counts['violated']} violated, "
+                f"{counts['inconclusive']} inconclusive**")
+    verdict_table(results_browser.verdict_rows(found))

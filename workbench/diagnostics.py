@@ -9,7 +9,7 @@ point runs several servers) and its draws are its thinned states, in iteration o
 ArviZ ``(chain, draw)`` layout. Nothing is discarded as warm-up: the estimators φ̂_L average
 from the first sample on, and the diagnostics describe exactly the draws those averages are
 made of (a chain still in its transient shows up as a large R-hat and a small ESS, which is the
-point). Diverged chains (any non-finite or flagged draw) are left out and counted.
+point). Diverged replicates (any non-finite or flagged draw) are left out and counted.
 
 Per test function φ and component, through ``arviz-stats`` (never hand-written):
 
@@ -21,8 +21,9 @@ Per test function φ and component, through ``arviz-stats`` (never hand-written)
   §4.2; above 1.01 the chains disagree);
 - ``mcse_mean``: the Monte Carlo standard error of the mean of φ over all draws, sd/√ESS_mean.
 
-Per chain, the kernel Stein discrepancy of its draws (thinned further to at most
-``ksd_draws`` evenly spaced ones, because the V-statistic costs O(n² d)): ``ksd`` =
+Per replicate, the kernel Stein discrepancy of its draws (its servers' draws pooled, as its
+estimate pools them; thinned further to at most ``ksd_draws`` evenly spaced ones, because the
+V-statistic costs O(n² d)): ``ksd`` =
 √(n⁻² Σ_ij k₀(x_i, x_j)) with the Langevin Stein kernel of the inverse multiquadric base kernel
 k(x, y) = (c² + ‖x − y‖²)^β, β = −1/2 (Gorham & Mackey 2017, "Measuring sample quality with
 kernels", ICML, eq. (7) and Theorem 8: for β ∈ (−1, 0) the KSD detects non-convergence for
@@ -33,13 +34,14 @@ leaves KSD² at a positive limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
 from simulators import validation
+from workbench.test_functions import TestFunction
 
 IMQ_SCALE = 1.0
 """c of the IMQ kernel (Gorham & Mackey 2017 use c = 1)."""
@@ -72,14 +74,13 @@ def imq_stein_kernel(x: np.ndarray, y: np.ndarray, score_x: np.ndarray, score_y:
     squared = np.einsum("ijk,ijk->ij", difference, difference)
     u = scale**2 + squared
     base = u**exponent
-    slope = 2 * exponent * u ** (exponent - 1)
+    lower = base / u  # u^(β−1) by a division rather than a second power (the cost here)
     score_dot = score_x @ score_y.T
     cross = (np.einsum("jk,ijk->ij", score_y, difference)
              - np.einsum("ik,ijk->ij", score_x, difference))
     dim = x.shape[1]
-    trace = (-2 * exponent * dim * u ** (exponent - 1)
-             - 4 * exponent * (exponent - 1) * squared * u ** (exponent - 2))
-    return score_dot * base + slope * cross + trace
+    trace = -2 * exponent * lower * (dim + 2 * (exponent - 1) * squared / u)
+    return score_dot * base + 2 * exponent * lower * cross + trace
 
 
 def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,
@@ -137,39 +138,59 @@ def chain_diagnostics(values: Mapping[str, np.ndarray]) -> xr.Dataset:
                       coords={"test_function": names, "component": np.arange(width)})
 
 
+def diagnose_draws(draws: np.ndarray, functions: Sequence[TestFunction],
+                   potential_gradient: Callable[[np.ndarray], np.ndarray],
+                   valid: np.ndarray | None = None) -> xr.Dataset:
+    """:func:`diagnose` of the test ``functions`` evaluated at ``draws`` ``(replicate, server,
+    draw, d)``, the KSD with the exact score −∇U of the model's ``potential_gradient``."""
+    with np.errstate(over="ignore", invalid="ignore"):  # diverged replicates: left out
+        values = {function.name: function(draws) for function in functions}
+    return diagnose(draws, values, lambda theta: -potential_gradient(theta), valid)
+
+
 def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],
              score: Callable[[np.ndarray], np.ndarray] | None,
              valid: np.ndarray | None = None, ksd_draws: int = KSD_DRAWS) -> xr.Dataset:
     """Every diagnostic of a point's thinned draws (module docstring).
 
-    draws: ``(chain, draw, d)`` positions; values: test function name → ``(chain, draw, m)``
+    draws: ``(replicate, server, draw, d)`` positions, one chain per replicate and server (one
+    server in most experiments); values: test function name → ``(replicate, server, draw, m)``
     φ at those draws; score: θ ``(..., d)`` → ∇log π(θ), or None when the experiment has no
-    exact gradient (``ksd`` is then NaN); valid: ``(chain,)`` chains to use (default: those
-    whose draws and values are all finite). Returns ``ess_bulk``, ``ess_tail``, ``rhat``,
-    ``mcse_mean`` over ``(test_function, component)``, ``ksd`` over ``chain`` (NaN for a
-    chain left out) and ``diagnostic_chains``, the number of chains used.
+    exact gradient (``ksd`` is then NaN); valid: ``(replicate,)`` replicates to use (default:
+    those whose draws and values are all finite).
+
+    Returns ``ess_bulk``, ``ess_tail``, ``rhat``, ``mcse_mean`` over ``(test_function,
+    component)`` with every replicate-server chain of the valid replicates as a chain;
+    ``ksd`` over ``replicate``, of the replicate's pooled draws (its servers' samples are
+    pooled, as its estimate pools them; at most ``ksd_draws`` in all, evenly spaced per
+    server; NaN for a replicate left out); and ``diagnostic_chains``, the chains used.
     """
     draws = np.asarray(draws, dtype=float)
-    if draws.ndim != 3:
-        raise validation.InvalidParameter("draws", draws.shape, "must be (chain, draw, d)")
+    if draws.ndim != 4:
+        raise validation.InvalidParameter("draws", draws.shape,
+                                          "must be (replicate, server, draw, d)")
     ksd_draws = validation.integer("ksd_draws", ksd_draws, minimum=2)
-    finite = np.isfinite(draws).all(axis=(1, 2))
+    n_replicates, n_servers, n_draws, dim = draws.shape
+    values = {name: np.asarray(array, dtype=float) for name, array in values.items()}
+    finite = np.isfinite(draws).all(axis=(1, 2, 3))
     for array in values.values():
-        finite &= np.isfinite(np.asarray(array, dtype=float)).all(axis=(1, 2))
-    chains = finite if valid is None else finite & np.asarray(valid, dtype=bool)
-    dataset = chain_diagnostics({name: np.asarray(array, dtype=float)[chains]
+        finite &= np.isfinite(array).all(axis=(1, 2, 3))
+    kept = finite if valid is None else finite & np.asarray(valid, dtype=bool)
+    dataset = chain_diagnostics({name: array[kept].reshape(-1, n_draws, array.shape[-1])
                                  for name, array in values.items()})
-    ksd = np.full(draws.shape[0], np.nan)
+    ksd = np.full(n_replicates, np.nan)
     if score is not None:
-        kept = draws[:, spaced(draws.shape[1], ksd_draws)]
-        for chain in np.flatnonzero(chains):
-            ksd[chain] = kernel_stein_discrepancy(kept[chain], score(kept[chain]))
-    dataset["ksd"] = ("chain", ksd)
-    dataset["diagnostic_chains"] = ((), int(chains.sum()))
+        per_server = spaced(n_draws, max(2, ksd_draws // n_servers))
+        pooled = draws[:, :, per_server].reshape(n_replicates, -1, dim)
+        for replicate in np.flatnonzero(kept):
+            ksd[replicate] = kernel_stein_discrepancy(pooled[replicate],
+                                                      score(pooled[replicate]))
+    dataset["ksd"] = ("replicate", ksd)
+    dataset["diagnostic_chains"] = ((), int(kept.sum()) * n_servers)
     dataset.attrs["diagnostics"] = (
-        "chains = replicates, draws = their thinned states from the first update on; "
-        "ess_bulk, ess_tail, rhat (rank-normalised split R-hat) and mcse_mean by arviz-stats "
-        "(Vehtari et al. 2021); ksd: IMQ kernel Stein discrepancy (Gorham & Mackey 2017), "
-        f"c = {IMQ_SCALE}, beta = {IMQ_EXPONENT}, at most {ksd_draws} evenly spaced draws per "
-        "chain, exact score; diverged chains left out")
+        "chains = replicates (x servers), draws = their thinned states from the first update "
+        "on; ess_bulk, ess_tail, rhat (rank-normalised split R-hat) and mcse_mean by "
+        "arviz-stats (Vehtari et al. 2021); ksd per replicate: IMQ kernel Stein discrepancy "
+        f"(Gorham & Mackey 2017), c = {IMQ_SCALE}, beta = {IMQ_EXPONENT}, of at most "
+        f"{ksd_draws} evenly spaced draws, exact score; diverged replicates left out")
     return dataset

@@ -58,7 +58,8 @@ from filelock import FileLock, Timeout
 import workbench
 from workbench.files import WriteFailed, atomic_write, netcdf_bytes, remove_orphaned_temporaries
 
-STORE_FORMAT = 3  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics
+STORE_FORMAT = 4  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics;
+# 4: diagnostics of every run with draws, the KSD over `replicate` (was `chain`)
 KEY_DIGITS = 24
 
 

@@ -9,7 +9,6 @@ from app import ui
 from workbench import experiments
 from workbench.cli import DEFAULT_SEED
 from workbench.explore import results_browser
-from workbench.suite import verdict_counts
 
 st.title("Experiment browser")
 
@@ -26,18 +25,8 @@ with st.sidebar:
     start = st.button(f"Run {name} --quick", type="primary", key="run_quick")
 
 if start:
-    bar = st.progress(0.0, text=f"{name} --quick: starting")
-
-    def advance(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"{name} --quick: {done} of {total} sweep points")
-
-    with ui.user_errors():
-        quick = results_browser.run_quick(name, directory, int(seed), advance)
-    bar.progress(1.0, text=f"{name} --quick: done in {quick.seconds:.1f} s")
-    counts = verdict_counts(quick.verdicts)
-    st.success(f"wrote {quick.path} and {len(quick.figures)} figures; "
-               f"{counts['holds']} holds, {counts['violated']} violated, "
-               f"{counts['inconclusive']} inconclusive")
+    ui.quick_run(name, lambda progress: results_browser.run_quick(name, directory, int(seed),
+                                                                  progress))
 
 results = ui.stored_results(directory)
 if not results:
@@ -119,11 +108,7 @@ def figures_view() -> None:
 
 
 def verdicts_view() -> None:
-    found = ui.verdicts(str(result.path), result.modified)
-    counts = verdict_counts(found)
-    st.markdown(f"**{counts['holds']} holds, {counts['violated']} violated, "
-                f"{counts['inconclusive']} inconclusive**")
-    ui.verdict_table(results_browser.verdict_rows(found))
+    ui.verdicts_with_counts(ui.verdicts(str(result.path), result.modified))
 
 
 def diagnostics_view() -> None:

@@ -1,7 +1,8 @@
 """The real dashboard in a real browser: ``workbench dashboard`` serves on 127.0.0.1, headless
 Chromium (Debian's ``chromium``, driven by Playwright, which never downloads a browser of its
 own here) opens every page, a page showing a Streamlit error or exception fails the test,
-screenshots are saved, the Bound lab is given a hostile string, the Experiment browser's
+screenshots are saved, the Bound lab is given a hostile string, the Study editor a broken
+study (then it runs the shipped one's quick version), the Experiment browser's
 Verdicts tab is opened (only the open tab is
 drawn), and each page's load time is measured and printed with a stored
 ``stale-gaussian`` result of the default size in the results directory: a full load in a new
@@ -40,6 +41,8 @@ PAGES = [  # name, url path, sidebar link, title, text showing the page has draw
     ("bounds_explorer", "bounds_explorer", "Bounds explorer", "Bounds explorer",
      "Verdicts of the experiment's checks on this bound"),
     ("bound_lab", "bound_lab", "Bound lab", "Bound lab", "calibration points"),
+    ("study_editor", "study_editor", "Study editor", "Study editor",
+     "Run the quick version from the sidebar"),
     ("experiments", "experiments", "Experiment browser", "Experiment browser", " MB"),
     ("staleness_step", "staleness_step", "Staleness vs step size",
      "Staleness versus step size", "slope of log h*"),
@@ -162,6 +165,22 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
             bound.press("Enter")
             page.get_by_text("Invalid bound — ").wait_for(timeout=PAGE_SECONDS * 1000)
             assert any("__import__" in text for text in _errors(page))
+            # the Study editor names the key and line of a broken study, runs a valid one
+            _load(page, f"{server}/study_editor", "Study editor",
+                  "Run the quick version from the sidebar")
+            editor = page.get_by_label("study (TOML)")
+            shipped = editor.input_value()
+            editor.fill(shipped.replace("batch_size = 10", "batch_sise = 10"))
+            editor.press("Control+Enter")
+            page.get_by_text("Invalid study at line").wait_for(timeout=PAGE_SECONDS * 1000)
+            assert any("batch_sise" in text and "unknown key" in text for text in _errors(page))
+            editor.fill(shipped)
+            editor.press("Control+Enter")
+            page.get_by_role("button", name="Run my-stale-gaussian --quick").click()
+            page.get_by_text("Verdicts of the last run").wait_for(timeout=PAGE_SECONDS * 1000)
+            page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+                timeout=PAGE_SECONDS * 1000)
+            assert _errors(page) == [], "the Study editor's run shows an error"
             # the Experiment browser draws only the open tab: a click on another draws it
             _load(page, f"{server}/experiments", "Experiment browser", " MB")
             page.get_by_role("tab", name="Verdicts").click()

@@ -8,9 +8,18 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.ui import RESULTS_ENV
-from workbench.explore import bound_lab, bounds_view, playground, results_browser, system
+from workbench import experiments
+from workbench.explore import (
+    bound_lab,
+    bounds_view,
+    playground,
+    results_browser,
+    study_editor,
+    system,
+)
 from workbench.explore.lessons import local_updates, speedup, staleness_step
 from workbench.explore.overlays import overlays_of
+from workbench.studies.experiment import StudyExperiment
 
 from .conftest import ENTRY
 
@@ -285,6 +294,109 @@ def test_bound_lab_without_results_says_how_to_get_some(tmp_path, monkeypatch):
     assert "workbench run stale-gaussian" in at.info[-1].value
 
 
+# ---------------------------------------------------------------------------- Study editor
+def _line_of(text: str, fragment: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), start=1) if fragment in line)
+
+
+def test_study_editor_runs_the_quick_study_and_shows_its_verdicts_and_figures(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    at = open_page("views/study_editor.py")
+    no_exception(at)
+    assert at.text_area(key="study").value == study_editor.example()
+    study = study_editor.validate(study_editor.example())
+    shown = metrics(at)
+    assert shown["study"] == "my-stale-gaussian" and shown["sweep dims"] == "staleness"
+    quick = StudyExperiment(study).configure(quick=True)
+    assert shown["quick sweep points"] == str(len(quick["staleness"])) == "6"
+    assert shown["checks"] == "3"
+    assert not at.error and "Run the quick version" in at.info[0].value
+
+    at.button(key="run_study").click().run()
+    no_exception(at)
+    assert at.get("progress")[0].proto.value == 100
+    written = tmp_path / study_editor.EDITOR_DIRECTORY / "my-stale-gaussian.nc"
+    assert at.success[0].value.startswith(f"wrote {written}")
+    assert results_browser.list_results(tmp_path) == []  # the browser's results untouched
+    # the verdicts shown are the study's own checks on the stored result
+    dataset = results_browser.load_result(written)
+    expected = experiments.for_dataset(dataset).checks(dataset)
+    table = at.dataframe[0].value
+    assert table["check"].tolist() == [v.check for v in expected]
+    assert table["verdict"].tolist() == [v.verdict for v in expected]
+    assert {"oracle", "invariance", "slope"} <= {v.kind.split()[0] for v in expected}
+    figures = sorted(written.parent.glob("my-stale-gaussian*.png"))
+    assert figures and len(at.get("image")) == len(figures)
+    assert at.dataframe[1].value["rhat"].notna().all()  # the run's diagnostics
+    assert not at.warning
+
+    # an edit after the run: the shown verdicts are marked as those of the previous text
+    edited = study_editor.example().replace("n_replicates = 100", "n_replicates = 60")
+    at.text_area(key="study").set_value(edited).run()
+    no_exception(at)
+    assert "changed since the run" in at.warning[0].value
+
+
+@pytest.mark.parametrize("fragment, replacement, key", [
+    ("batch_size = 10", "batch_sise = 10", "[run] batch_sise"),
+    ("staleness = [1, 2", "stalenes = [1, 2", "[sweep] stalenes"),
+    ('name = "my-stale-gaussian"', 'name = "stale-gaussian"', "[study] name"),
+])
+def test_study_editor_names_the_key_and_line_of_a_broken_study(fragment, replacement, key,
+                                                               tmp_path, monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    text = study_editor.example().replace(fragment, replacement)
+    line = _line_of(text, replacement)
+    at = open_page("views/study_editor.py")
+    at.text_area(key="study").set_value(text).run()
+    no_exception(at)
+    assert at.error[0].value.startswith(f"Invalid study at line {line}, "
+                                        f"{ui_literal(key)} — ")
+    assert at.code[0].value == f"{line}: {text.splitlines()[line - 1]}"
+    assert replacement in at.code[0].value
+    assert not at.button  # nothing to run
+    # negative control: the shipped text is accepted
+    at.text_area(key="study").set_value(study_editor.example()).run()
+    assert not at.error and at.button(key="run_study")
+
+
+def ui_literal(text: str) -> str:
+    from app.ui import literal
+
+    return literal(text)
+
+
+HOSTILE = "__import__('os').system('touch SENTINEL')"
+
+
+@pytest.mark.parametrize("expression", [HOSTILE, "C1.__class__", "eval('C1')",
+                                        "C1/(L*h) + open('SENTINEL', 'w')"])
+def test_study_editor_refuses_a_hostile_bound_and_runs_nothing(expression, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    bound = f'\n[[bound]]\nname = "mine"\nexpression = "{expression}"\n'
+    text = study_editor.example() + bound
+    at = open_page("views/study_editor.py")
+    at.text_area(key="study").set_value(text).run()
+    no_exception(at)
+    line = _line_of(text, "expression = ")
+    assert at.error[0].value.startswith(f"Invalid study at line {line}, "
+                                        f"{ui_literal('[[bound]] #1 expression')} — ")
+    assert not (tmp_path / "SENTINEL").exists()
+    assert not at.button and not list(tmp_path.iterdir())
+
+
+def test_the_hostile_string_would_create_the_sentinel_if_it_were_executed(tmp_path,
+                                                                          monkeypatch):
+    """Negative control of the test above: executed (as the editor never does), the string
+    creates the file that test looks for."""
+    monkeypatch.chdir(tmp_path)
+    eval(HOSTILE)  # noqa: S307 - the point of the control
+    assert (tmp_path / "SENTINEL").exists()
+
+
 # ---------------------------------------------------------------------------- Experiments
 def test_experiment_browser_shows_the_stored_result(results_env):
     at = open_page("views/experiments.py")
@@ -333,7 +445,7 @@ def test_experiment_browser_shows_the_run_diagnostics(results_env):
     table = at.dataframe[0].value
     assert table["rhat"].tolist() == pytest.approx(dataset["rhat"].values.ravel())
     assert table["ksd_median"].tolist() == pytest.approx(
-        dataset["ksd"].median("chain").values.repeat(dataset.sizes["test_function"]))
+        dataset["ksd"].median("replicate").values.repeat(dataset.sizes["test_function"]))
     failing = int((dataset["rhat"] > results_browser.RHAT_LIMIT).sum())
     assert at.markdown[-1].value.startswith(f"**{failing} of {len(rows)} rows")
     assert any("Gorham & Mackey" in c.value for c in at.caption)

@@ -57,7 +57,7 @@ def test_a_page_that_fails_is_named_with_its_error(tmp_path):
 def test_every_page_finishes_with_a_stored_result(default_results, monkeypatch):
     monkeypatch.setenv(RESULTS_ENV, str(default_results))
     warmed = warm.warm()
-    assert warmed.pages == len(scripts()) == 8
+    assert warmed.pages == len(scripts()) == 9
     assert warmed.unfinished == {}
 
 

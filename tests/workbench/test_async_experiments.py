@@ -13,6 +13,7 @@ from workbench.experiments.asynchronous.speedup import fitted_bend, speedup_verd
 from workbench.experiments.asynchronous.system import predicted_time_speedup, saturation_workers
 from workbench.experiments.multi_server.checks import multi_server_checks
 from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
+from workbench.explore.results_browser import diagnostics_rows
 from workbench.runner import run_experiment
 
 LOGISTIC = {"n_train": 400, "n_test": 200, "n_test_points": 50, "n_evaluations": 20,
@@ -103,6 +104,37 @@ def test_dims_and_verdicts(datasets, tmp_path):
     names = [v.check for v in experiments.get("stale-blr-speedup").checks(blr)]
     assert names == ["speed-up/iteration", "speed-up/slope", "speed-up/time-bend",
                      "theorem4/variance-at-L"]
+
+
+def test_held_out_runs_store_diagnostics_with_every_server_a_chain(datasets):
+    """The shared held-out run gives every experiment on it ESS, R-hat, MCSE per held-out φ
+    and the KSD per replicate; a replicate of S servers is S chains (multi-server: 4 replicates
+    give 4, 8, 12 chains, where pooling the servers first would give 4 every time); so does
+    multi-server's Gaussian part."""
+    blr = datasets["stale-blr-speedup"]
+    assert blr["rhat"].dims == ("workers", "test_function")
+    assert blr["ksd"].dims == ("workers", "replicate")
+    assert (blr["diagnostic_chains"] == 10).all()
+    nn = datasets["stale-nn-workers"]
+    assert nn["ess_bulk"].dims == ("network", "workers", "test_function")
+    assert nn["ksd"].dims == ("network", "workers", "replicate")
+    multi = datasets["multi-server"]
+    assert multi["logistic_diagnostic_chains"].values.tolist() == [4, 8, 12]
+    assert multi["logistic_ksd"].dims == ("logistic_servers", "logistic_replicate")
+    for dataset in datasets.values():
+        ksd = [v for name, v in dataset.data_vars.items() if name.endswith("ksd")]
+        assert ksd and all(bool((v > 0).all()) for v in ksd)
+    # the Gaussian part's draws are diagnosed too, 50 replicates x S servers
+    assert multi["diagnostic_chains"].values.tolist() == [50, 100, 150]
+    assert multi["rhat"].dims == ("servers", "test_function")
+    # the Experiment browser shows a prefixed part's diagnostics under the part's name
+    rows = diagnostics_rows(multi)
+    logistic = [row for row in rows if row.get("part") == "logistic"]
+    assert len(logistic) == 3 * 2  # servers x held-out test functions
+    assert [row["diagnostic_chains"] for row in logistic[::2]] == [4, 8, 12]
+    gaussian = [row for row in rows if "part" not in row]
+    assert [row["diagnostic_chains"] for row in gaussian] == [50, 100, 150]
+    assert len(diagnostics_rows(blr)) == 3 * 2 and "part" not in diagnostics_rows(blr)[0]
 
 
 def _curves(workers, exponent=1.0, bend=np.inf, n=12):

@@ -147,18 +147,22 @@ def test_ksd_of_exact_draws_is_its_exact_small_sample_value_and_biased_draws_are
 
 def test_diagnose_leaves_out_diverged_chains_and_names_bad_input():
     rng = np.random.default_rng(3)
-    draws = rng.standard_normal((5, 50, 2))
-    draws[2, 10] = np.nan
+    draws = rng.standard_normal((5, 2, 50, 2))  # (replicate, server, draw, d)
+    draws[2, 1, 10] = np.nan
     result = diagnose(draws, {"theta": draws, "theta_squared": draws**2}, lambda x: -x)
-    assert int(result["diagnostic_chains"]) == 4
+    assert int(result["diagnostic_chains"]) == 8  # 4 replicates of 2 servers each
     assert np.isnan(result["ksd"][2]) and np.isfinite(result["ksd"]).sum() == 4
+    assert result["ksd"].dims == ("replicate",)
     assert result["rhat"].dims == ("test_function", "component")
     assert result["test_function"].values.tolist() == ["theta", "theta_squared"]
     assert np.isnan(diagnose(draws, {"theta": draws}, None)["ksd"]).all()
+    # a replicate's KSD is that of its servers' pooled draws
+    pooled = draws[0].reshape(-1, 2)
+    assert float(result["ksd"][0]) == pytest.approx(kernel_stein_discrepancy(pooled, -pooled))
     with pytest.raises(InvalidParameter, match="draws"):
         diagnose(draws[0], {"theta": draws[0]}, None)
     with pytest.raises(InvalidParameter, match="exponent"):
-        kernel_stein_discrepancy(draws[0], -draws[0], exponent=-1.5)
+        kernel_stein_discrepancy(draws[0, 0], -draws[0, 0], exponent=-1.5)
 
 
 def test_spaced_keeps_the_last_draw():
@@ -181,7 +185,7 @@ def test_stale_gaussian_stores_diagnostics_with_named_dims(tmp_path):
     stored = read_netcdf(write_netcdf(dataset, tmp_path / "result.nc"))
     for name in ("ess_bulk", "ess_tail", "rhat", "mcse_mean"):
         assert stored[name].dims == ("staleness", "test_function", "component"), name
-    assert stored["ksd"].dims == ("staleness", "chain")
+    assert stored["ksd"].dims == ("staleness", "replicate")
     assert stored["diagnostic_chains"].values.tolist() == [40, 40]
     assert "Gorham & Mackey 2017" in stored.attrs["diagnostics"]
     assert "draws" not in stored  # n_draws = 0: draws feed the diagnostics, are not stored
@@ -191,4 +195,4 @@ def test_stale_gaussian_stores_diagnostics_with_named_dims(tmp_path):
     biased = run_experiment(experiment, experiment.configure(
         {**STORED, "step_size_constant": 0.005}), seed=5)
     assert (biased["exact_stationary_variance"] > 3 * stored["exact_stationary_variance"]).all()
-    assert (biased["ksd"].median("chain") > 2 * stored["ksd"].median("chain")).all()
+    assert (biased["ksd"].median("replicate") > 2 * stored["ksd"].median("replicate")).all()

@@ -120,3 +120,22 @@ def test_elastic_vs_downpour_negative_control(datasets):
     assert abs(exact) > 2 * error
     verdict = oracle_check("control", observed, error, -exact, 4.0, margin=0.0)
     assert verdict.verdict == VIOLATED
+
+
+def test_protocol_runs_store_diagnostics_with_every_chain_a_chain(datasets):
+    """Downpour keeps the master's versions (one chain per replicate), elastic every worker's
+    chain (4 per replicate). A longer period runs more local steps per push, so the master's
+    draws span more Langevin time: their ESS rises and their KSD falls with the period at every
+    worker count (seeded; the opposite order would fail both)."""
+    downpour = datasets["downpour-period"]
+    assert downpour["rhat"].dims == ("period", "workers", "test_function")
+    assert downpour["ksd"].dims == ("period", "workers", "replicate")
+    assert (downpour["diagnostic_chains"] == SMALL["downpour-period"]["n_replicates"]).all()
+    ess = downpour["ess_bulk"].sel(test_function="theta")
+    assert (ess.diff("period") > 0).all()
+    assert (downpour["ksd"].median("replicate").diff("period") < 0).all()
+    elastic = datasets["elastic-vs-downpour"]
+    chains = elastic["diagnostic_chains"].sel(protocol="elastic")
+    assert (chains == SMALL["elastic-vs-downpour"]["n_replicates"]
+            * experiments.get("elastic-vs-downpour").configure()["workers"]).all()
+    assert np.isfinite(elastic["ksd"]).all()

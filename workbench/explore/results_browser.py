@@ -145,20 +145,31 @@ def verdict_rows(verdicts: list[Verdict]) -> list[dict]:
 
 def diagnostics_rows(dataset: xr.Dataset) -> list[dict]:
     """One row per sweep point, test function and component: ESS (bulk, tail), R-hat and
-    MCSE across the point's chains, the median and largest KSD over its chains, the chains
-    used, and whether R-hat passes the 1.01 rule. Empty when the result has no diagnostics
-    (an experiment whose runs keep no draws)."""
-    if not set(DIAGNOSTIC_VARIABLES) <= set(dataset.data_vars):
-        return []
-    ksd = dataset["ksd"]
-    table = xr.Dataset({
-        **{name: dataset[name] for name in ("ess_bulk", "ess_tail", "rhat", "mcse_mean")},
-        "ksd_median": ksd.median("chain"), "ksd_max": ksd.max("chain"),
-        "diagnostic_chains": dataset["diagnostic_chains"],
-    }).to_dataframe().reset_index()
-    table = table.dropna(subset=["ess_bulk", "rhat"], how="all")
-    table["rhat_ok"] = table["rhat"] <= RHAT_LIMIT
-    return table.to_dict("records")
+    MCSE across the point's chains, the median and largest KSD over its replicates, the chains
+    used, and whether R-hat passes the 1.01 rule. A result with several parts stores a part's
+    diagnostics under its prefix (``logistic_rhat`` over ``logistic_servers``): its rows name
+    the part. Empty when the result has no diagnostics (its runs keep no draws)."""
+    rows = []
+    for prefix in sorted(name.removesuffix("ksd") for name in dataset.data_vars
+                         if name.endswith("ksd")):
+        names = [prefix + name for name in (*DIAGNOSTIC_VARIABLES, "diagnostic_chains")]
+        if not set(names) <= set(dataset.data_vars):
+            continue
+        part = dataset[names]
+        part = part.rename({name: name.removeprefix(prefix) for name in (*names, *part.dims)
+                            if name.startswith(prefix) and prefix})
+        ksd = part["ksd"]
+        table = xr.Dataset({
+            **{name: part[name] for name in ("ess_bulk", "ess_tail", "rhat", "mcse_mean")},
+            "ksd_median": ksd.median("replicate"), "ksd_max": ksd.max("replicate"),
+            "diagnostic_chains": part["diagnostic_chains"],
+        }).to_dataframe().reset_index()
+        table = table.dropna(subset=["ess_bulk", "rhat"], how="all")
+        table["rhat_ok"] = table["rhat"] <= RHAT_LIMIT
+        if prefix:
+            table.insert(0, "part", prefix.removesuffix("_"))
+        rows.extend(table.to_dict("records"))
+    return rows
 
 
 def plottable(dataset: xr.Dataset) -> list[str]:

@@ -25,7 +25,7 @@ import xarray as xr
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
 from workbench import progress
-from workbench.diagnostics import diagnose, draws_kept
+from workbench.diagnostics import diagnose_draws, draws_kept
 from workbench.engine import log_checkpoints, replay, replicate_blocks
 from workbench.estimators import summarize
 from workbench.experiments.asynchronous.system import make_system
@@ -228,12 +228,9 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
         data["draws"] = (("chain", "draw", "component"), raw["draws"].values)
         data["draw_iterations"] = (("draw",), raw["draw_iterations"].values)
     if design is None:
-        draws = raw["draws"].values
-        with np.errstate(over="ignore", invalid="ignore"):  # diverged chains: left out
-            values = {f.name: f(draws) for f in TEST_FUNCTIONS}
-        diagnostics = diagnose(draws, values,
-                               lambda theta: -model.potential_gradient(theta),
-                               valid=diverged_at < 0)
+        diagnostics = diagnose_draws(raw["draws"].values[:, None],  # one server
+                                     TEST_FUNCTIONS, model.potential_gradient,
+                                     valid=diverged_at < 0)
         data.update({name: diagnostics[name] for name in diagnostics.data_vars})
     coords["error_source"] = list(ERROR_SOURCES)
     dataset = xr.Dataset({k: v for k, v in data.items() if k not in point}, coords=coords)

@@ -29,6 +29,7 @@ from simulators import validation
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
 from workbench.config import Parameter
+from workbench.diagnostics import diagnose
 from workbench.engine import log_checkpoints, replay
 from workbench.experiments.asynchronous.models import initial_positions
 from workbench.experiments.asynchronous.system import make_system
@@ -107,7 +108,10 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
 
     Reads :data:`RUN_PARAMETERS` from ``config``.
     Dims: ``estimate`` ``(test_function, checkpoint, replicate)``; ``diverged``
-    ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`.
+    ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`; the diagnostics
+    of the scored draws (:func:`workbench.diagnostics.diagnose`, every replicate-server
+    chain a chain, the model's exact score): ``ess_bulk``, ``ess_tail``, ``rhat``,
+    ``mcse_mean`` over ``test_function``, ``ksd`` over ``replicate``.
     """
     n_replicates = config["n_replicates"]
     schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, n_updates)
@@ -126,21 +130,26 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     diverged = (run.diverged_at >= 0).any(axis=1)
     checkpoints = log_checkpoints(n_draws, config["n_checkpoints"])
     functions = model.test_functions()
-    estimates = []
+    estimates, values = [], {}
     with np.errstate(all="ignore"):
         for function in functions:
-            values = function(run.draws)[..., 0]  # (replicate, server, draw)
-            running = np.cumsum(values, axis=-1)[..., checkpoints - 1] / checkpoints
+            values[function.name] = function(run.draws)  # (replicate, server, draw, 1)
+            running = (np.cumsum(values[function.name][..., 0], axis=-1)[..., checkpoints - 1]
+                       / checkpoints)
             estimates.append(running.mean(axis=1).T)  # servers pooled: (checkpoint, replicate)
     estimate = np.stack(estimates)
+    diagnostics = diagnose(run.draws, values, lambda theta: -model.potential_gradient(theta),
+                           valid=~diverged).isel(component=0, drop=True)
     estimate[:, :, diverged] = np.nan
     iterations = run.draw_iterations[checkpoints - 1]
     data = {"estimate": (("test_function", "checkpoint", "replicate"), estimate),
             "diverged": ("replicate", diverged),
-            **schedule_summary(schedule, n_updates, iterations, n_workers)}
+            **schedule_summary(schedule, n_updates, iterations, n_workers),
+            **{name: diagnostics[name].variable for name in diagnostics.data_vars}}
     return xr.Dataset(data, coords={"test_function": [f.name for f in functions],
                                     "checkpoint": np.arange(checkpoints.size),
-                                    "replicate": np.arange(n_replicates)})
+                                    "replicate": np.arange(n_replicates)},
+                      attrs=diagnostics.attrs)
 
 
 def at_point(dataset: xr.Dataset, point: dict, dims: tuple[str, ...]) -> xr.Dataset:

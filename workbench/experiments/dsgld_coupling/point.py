@@ -8,7 +8,7 @@ import xarray as xr
 from simulators.seeding import derive, generator
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.arm import run_arm, with_diagnostics
 from workbench.experiments.distributed.data import data_attributes, make_sharded
 from workbench.experiments.distributed.traveling import traveling_system
 from workbench.minibatch import draw_indices
@@ -72,7 +72,8 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     sampler = CoupledSGLD(h, groups, noise_correction=config["noise_correction"])
     arm = run_arm(schedule, sampler, estimator, oracle, config, derive(seed_point, "engine"),
                   burn_in=burn_in, n_updates=n_updates,
-                  initial=np.full(dim, config["initial_position"]), groups=groups)
+                  initial=np.full(dim, config["initial_position"]),
+                  potential_gradient=model.potential_gradient, groups=groups)
     total, minibatch = gradient_errors(estimator, sharded, group_size, config,
                                        derive(seed_point, "gradient-draws"))
     scores = [sharded.point_scores(model.posterior_mean, s) for s in range(sharded.n_shards)]
@@ -102,6 +103,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     }
     coords = {"group_size": [group_size], "component": np.arange(dim),
               "component2": np.arange(dim), "chain": np.arange(n_chains)}
-    dataset = xr.Dataset(data, coords=coords)
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
+                               {"group_size": [group_size]})
     dataset.attrs.update(data_attributes(sharded))
     return dataset

@@ -17,7 +17,7 @@ import xarray as xr
 from simulators.seeding import derive
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.arm import run_arm, with_diagnostics
 from workbench.experiments.distributed.data import data_attributes, make_sharded
 from workbench.experiments.distributed.traveling import traveling_system
 from workbench.experiments.distributed.windows import exact_moments
@@ -44,7 +44,8 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     initial = np.full(model.dim, config["initial_position"])
     arm = run_arm(schedule, SGLD(h), ShardScaled(base) if corrected else base, oracle, config,
                   derive(seed, experiment, point_key(point), "engine"), burn_in=burn_in,
-                  n_updates=n_updates, initial=initial)
+                  n_updates=n_updates, initial=initial,
+                  potential_gradient=model.potential_gradient)
     # the same sampler with exact shard gradients: what is left without minibatch noise
     quiet = dataclasses.replace(oracle, shard_covariances=np.zeros_like(
         oracle.shard_covariances))
@@ -90,6 +91,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     coords = {"correction": [correction], "step_divisor": list(divisors),
               "component": np.arange(model.dim),
               "component2": np.arange(model.dim), "shard": np.arange(sharded.n_shards)}
-    dataset = xr.Dataset(data, coords=coords)
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
+                               {"correction": [correction]})
     dataset.attrs.update(data_attributes(sharded))
     return dataset

@@ -12,7 +12,7 @@ from simulators.seeding import derive
 from simulators.traveling_chains import waiting_time
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.arm import run_arm, with_diagnostics
 from workbench.experiments.distributed.data import data_attributes, make_sharded
 from workbench.experiments.distributed.traveling import traveling_system
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
@@ -78,7 +78,8 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
         schedule = system.simulate(n_updates, derive(seed_point, "schedule"))
         arm = run_arm(schedule, SGLD(h), ShardScaled(sharded.shard_gradient()), oracle, config,
                       derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
-                      initial=initial, extra_checkpoints=steps)
+                      initial=initial, potential_gradient=model.potential_gradient,
+                      extra_checkpoints=steps)
         draws = arm.run.draws  # (replicate, chain, draw, d) at updates thin, 2 thin, ...
         error = np.sum((draws - mu) ** 2, axis=-1)
         index = np.searchsorted(arm.exact.checkpoints, steps)
@@ -119,6 +120,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     }
     coords = {"slowdown": [slowdown], "balancing": list(BALANCING), "component": np.arange(dim),
               "component2": np.arange(dim), "step": steps, "shard": np.arange(n_workers)}
-    dataset = xr.Dataset(data, coords=coords)
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [a["arm"] for a in arms],
+                               {"slowdown": [slowdown], "balancing": list(BALANCING)})
     dataset.attrs.update(data_attributes(sharded))
     return dataset

@@ -8,7 +8,7 @@ import xarray as xr
 from simulators.seeding import derive
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.arm import run_arm, with_diagnostics
 from workbench.experiments.distributed.data import data_attributes, make_sharded
 from workbench.experiments.distributed.references import (
     REFERENCES,
@@ -35,7 +35,8 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
                                              config["replacement"])
     arm = run_arm(schedule, SGLD(h), ShardScaled(sharded.shard_gradient()), oracle, config,
                   derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
-                  initial=np.full(dim, config["initial_position"]))
+                  initial=np.full(dim, config["initial_position"]),
+                  potential_gradient=model.potential_gradient)
     frequencies = np.full(n_shards, 1.0 / n_shards)
     refs = references(sharded, oracle, frequencies, h, config["batch_size"])
     component_means, component_covariances = local_components(oracle, frequencies, h)
@@ -63,6 +64,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     coords = {"trajectory_length": [length], "component": np.arange(dim),
               "component2": np.arange(dim), "reference": list(REFERENCES),
               "shard": np.arange(n_shards)}
-    dataset = xr.Dataset(data, coords=coords)
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
+                               {"trajectory_length": [length]})
     dataset.attrs.update(data_attributes(sharded))
     return dataset

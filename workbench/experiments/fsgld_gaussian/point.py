@@ -14,7 +14,7 @@ from workbench import surrogates as surrogate_kinds
 from workbench.engine import log_checkpoints
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.arm import run_arm, with_diagnostics
 from workbench.experiments.distributed.data import data_attributes, make_sharded
 from workbench.experiments.distributed.windows import measured_window
 from workbench.oracles.federated import (
@@ -112,6 +112,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
         arm = run_arm(federation.schedule, SGLD(h), federation.estimators[method], oracle,
                       config, derive(seed_point, "engine", method), burn_in=burn_in,
                       n_updates=n_updates, initial=np.full(dim, config["initial_position"]),
+                      potential_gradient=model.potential_gradient,
                       extra_checkpoints=burn_in + after)
         running = running_window_means(arm.run, burn_in, after)
         exact_running = np.stack([arm.exact.window(burn_in, burn_in + k)[0] for k in after])
@@ -123,7 +124,7 @@ def run_point(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
             "exact_window_mean": arm.exact_window_mean,
             "exact_window_second": arm.exact_window_second,
             "running_mean": running, "exact_running_mean": exact_running,
-            "samples": arm.samples,
+            "samples": arm.samples, "arm": arm,
             "stationary_second_moment": stationary, "closed_form_second_moment": closed,
         })
     return _dataset(config, sharded, fitted, per_method, local, after, h, seed)
@@ -194,6 +195,7 @@ def _dataset(config, sharded, fitted, per_method, local, after, h, seed) -> xr.D
     coords = {"local_updates": [local], "estimator": list(METHODS), "component": components,
               "component2": components, "checkpoint": np.arange(after.size),
               "shard": np.arange(n_shards)}
-    dataset = xr.Dataset(data, coords=coords)
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [m["arm"] for m in per_method],
+                               {"local_updates": [local], "estimator": list(METHODS)})
     dataset.attrs.update(data_attributes(sharded))
     return dataset

@@ -11,6 +11,10 @@ Exact oracle (math.md §7): for server s with realised staleness sequence τ_l^(
 its φ̂_L(θ); the servers are independent, so the pooled estimate has mean (1/S) Σ m_s and
 variance (1/S²) Σ v_s: the bias is not reduced (Theorem 6) and the variance falls like 1/S
 (Theorem 7).
+
+The run keeps about :data:`workbench.diagnostics.DIAGNOSTIC_DRAWS` thinned samples per server
+for the convergence diagnostics (:func:`workbench.diagnostics.diagnose`: every
+replicate-server pair a chain; they are not stored).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 import xarray as xr
 
 from simulators.seeding import derive, generator
+from workbench.diagnostics import diagnose_draws, draws_kept
 from workbench.engine import log_checkpoints, replay
 from workbench.estimators import summarize
 from workbench.experiments.asynchronous.run import schedule_for, schedule_summary
@@ -43,7 +48,10 @@ def run_gaussian(experiment: str, config: dict, point: dict, seed) -> xr.Dataset
                  n_replicates=n_replicates, initial_position=config["gaussian_initial_position"],
                  seed=derive(seed, experiment, point_key(point), "engine"),
                  batch_size=batch_size, test_functions=(THETA,), checkpoints=checkpoints,
-                 replicate_block=n_replicates)
+                 thin=n_updates // draws_kept(n_updates, 0), replicate_block=n_replicates)
+    diverged = (run.diverged_at >= 0).any(axis=1)
+    diagnostics = diagnose_draws(run.draws, (THETA,), model.potential_gradient,
+                                 valid=~diverged).isel(component=0, drop=True)
     pooled = run.averages[THETA.name][:, :, :, 0].mean(axis=2)  # (checkpoint, replicate)
     estimate = xr.DataArray(pooled, dims=("checkpoint", "replicate"),
                             coords={"checkpoint": np.arange(checkpoints.size),
@@ -69,7 +77,9 @@ def run_gaussian(experiment: str, config: dict, point: dict, seed) -> xr.Dataset
         "exact_bias": ("checkpoint", np.mean(means, axis=0) - mu),
         "exact_variance": ("checkpoint", np.sum(variances, axis=0) / n_servers**2),
         "posterior_mean": ((), mu),
-        "diverged": ("replicate", (run.diverged_at >= 0).any(axis=1)),
+        "diverged": ("replicate", diverged),
         **schedule_summary(schedule, n_updates, checkpoints, n_workers),
+        **{name: diagnostics[name].variable for name in diagnostics.data_vars},
     })
-    return xr.Dataset(data)
+    return xr.Dataset(data, coords={"test_function": diagnostics["test_function"].values},
+                      attrs=diagnostics.attrs)

@@ -7,7 +7,11 @@ versions, i.e. pushes; elastic: local steps of every chain, :mod:`simulators.dow
 :mod:`simulators.elastic`), and the engine replays it over ``n_replicates`` replicates.
 
 Test functions φ = θ and φ = θ², estimated by φ̂_L (elastic: the mean over chains of the
-chains' φ̂_L, seed 003 Appendix B with equal steps). The exact oracle of
+chains' φ̂_L, seed 003 Appendix B with equal steps). The run also keeps about
+:data:`workbench.diagnostics.DIAGNOSTIC_DRAWS` evenly thinned samples per chain (master
+versions for downpour, every chain's positions for elastic) for the convergence diagnostics
+of :func:`workbench.diagnostics.diagnose` (every replicate-chain pair a chain, the KSD of a
+replicate's pooled chains with the exact score); they are not stored. The exact oracle of
 :mod:`workbench.oracles.protocols` for the run's own schedule gives E φ̂_L(θ), Var φ̂_L(θ)
 (hence the exact MSE) and E φ̂_L(θ²); the variance of φ̂_L(θ²) needs fourth moments and is NaN.
 
@@ -29,6 +33,7 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import COUPLING, PULL, PUSH, Schedule
 from simulators.seeding import derive, generator
 from workbench.config import Parameter
+from workbench.diagnostics import diagnose_draws, draws_kept
 from workbench.engine import log_checkpoints, replay
 from workbench.estimators import summarize
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
@@ -109,7 +114,10 @@ def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str
                  n_replicates=n_replicates, initial_position=start,
                  seed=derive(seed, experiment, "engine"), batch_size=batch_size,
                  test_functions=TEST_FUNCTIONS, checkpoints=checkpoints,
-                 replicate_block=n_replicates)
+                 thin=n_updates // draws_kept(n_updates, 0), replicate_block=n_replicates)
+    diverged = (run.diverged_at >= 0).any(axis=1)
+    diagnostics = diagnose_draws(run.draws, TEST_FUNCTIONS, model.potential_gradient,
+                                 valid=~diverged).isel(component=0, drop=True)
     if protocol == "downpour":
         staleness = schedule.update_staleness(n_updates)[:, 0]
         moments = downpour_moments(h, model.precision, period, staleness, checkpoints)
@@ -149,6 +157,7 @@ def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str
         "messages": ("checkpoint", [message_count(schedule, int(c)) for c in checkpoints]),
         "mean_staleness": ((), float(staleness.mean())),
         "max_staleness": ((), int(staleness.max())),
-        "diverged": ("replicate", (run.diverged_at >= 0).any(axis=1)),
+        "diverged": ("replicate", diverged),
+        **{name: diagnostics[name].variable for name in diagnostics.data_vars},
     })
-    return xr.Dataset(data, coords=coords)
+    return xr.Dataset(data, coords=coords, attrs=diagnostics.attrs)

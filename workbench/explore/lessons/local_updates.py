@@ -207,7 +207,8 @@ def lesson(local_updates: int) -> LocalUpdatesLesson:
         arm = run_arm(federation.schedule, SGLD(shared.step_size), federation.estimators[method],
                       oracle, config, derive(SEED, NAME, f"local_updates={local}", method),
                       burn_in=burn_in, n_updates=burn_in + window,
-                      initial=np.full(mu.size, config["initial_position"]))
+                      initial=np.full(mu.size, config["initial_position"]),
+                      potential_gradient=federation.sharded.model.potential_gradient)
         fields["stationary"].append(_stationary(oracle, federation.probabilities,
                                                 shared.step_size, mu, local) / s2)
         fields["measured"].append(_per_coordinate(mu, arm.window_mean, arm.window_second, s2))
