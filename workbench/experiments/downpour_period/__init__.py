@@ -49,8 +49,8 @@ class DownpourPeriod(Experiment):
     quick = {"iterations": 600, "n_replicates": 300, "period": [1, 2, 4, 8],
              "workers": [1, 2, 4], "n_train": 300, "n_test": 200, "n_test_points": 100,
              "logistic_step_size": 2e-3, "logistic_iterations": 200,
-             "logistic_replicates": 48, "reference_chains": 4, "reference_draws": 600,
-             "reference_warmup": 300}
+             "logistic_replicates": 40, "reference_chains": 4, "reference_draws": 400,
+             "reference_warmup": 200}
     sweep_dims = ("period", "workers")
 
     def points(self, config):
