@@ -143,6 +143,10 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     slope, slopes, statistics = bootstrap_slopes(x, samples, statistic, rng, n_resamples,
                                                  paired, target_error)
     error = float(np.std(slopes, ddof=1))
+    undefined = int(np.count_nonzero(~np.isfinite(slopes)))
+    if undefined:
+        detail = (f"{detail} ({undefined} of {n_resamples} resamples give a statistic <= 0 "
+                  "somewhere: its interval reaches 0, so the slope's error is undefined)").strip()
     statistic_errors = statistics.std(axis=0, ddof=1)
     evidence.update({
         "values": values.tolist(), "value_errors": statistic_errors.tolist(),
