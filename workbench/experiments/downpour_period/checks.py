@@ -99,6 +99,13 @@ def logistic_excess(dataset: xr.Dataset):
     return x, excess.transpose("point", ...).values, target_error
 
 
+def logistic_mse_error(dataset: xr.Dataset) -> xr.DataArray:
+    """Standard error of each point's MSE of φ̂_L(log-loss) with the reference's error in it:
+    MSE(m) = mean((φ̂ − m)²) has ∂MSE/∂m = −2·bias, so σ = √(σ_run² + (2·bias·σ_ref)²)."""
+    reference_part = 2 * dataset[f"{PREFIX}bias"] * dataset[f"{PREFIX}reference_mc_error"]
+    return np.hypot(dataset[f"{PREFIX}mse_se"], reference_part)
+
+
 def logistic_checks(dataset: xr.Dataset, z: float, z_one: float) -> list[Verdict]:
     """The logistic half's checks (module docstring)."""
     config = config_of(dataset)
