@@ -41,9 +41,13 @@ from bounds import registry
 from bounds.checks import envelope_check, fit_envelope, ordering_check, rate_check
 from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
 from simulators.seeding import generator
-from workbench.experiments.downpour_period.logistic import PREFIX, TEST_FUNCTION
+from workbench.experiments.downpour_period.logistic import (
+    PREFIX,
+    TEST_FUNCTION,
+    stored_reference,
+)
 from workbench.experiments.protocols.checks import ORACLE_CHECKS, oracle_checks
-from workbench.reference import combined_error, reference_check
+from workbench.reference import combined_error, reference_check, reference_value
 from workbench.results import config_of
 
 BOUND = "seed003-downpour-mse"
@@ -93,7 +97,7 @@ def logistic_excess(dataset: xr.Dataset):
     point = ("period", "workers")
     excess = (errors.sel(workers=stale) - errors.sel(workers=1)).stack(point=point)
     shift = (estimate.sel(workers=stale) - estimate.sel(workers=1)).stack(point=point)
-    reference_error = float(dataset[f"{PREFIX}reference_mc_error"].max())
+    _, reference_error = reference_value(stored_reference(dataset), TEST_FUNCTION, 0)
     x = (excess["period"] * (excess["workers"] - 1)).values
     target_error = -2 * shift.mean(f"{PREFIX}replicate").values * reference_error
     return x, excess.transpose("point", ...).values, target_error
@@ -110,11 +114,7 @@ def logistic_checks(dataset: xr.Dataset, z: float, z_one: float) -> list[Verdict
     """The logistic half's checks (module docstring)."""
     config = config_of(dataset)
     n = config["logistic_replicates"]
-    reference = xr.Dataset(
-        {"mean": dataset[f"{PREFIX}reference"].max(),
-         "mean_mc_error": dataset[f"{PREFIX}reference_mc_error"].max(),
-         "rhat": dataset[f"{PREFIX}reference_rhat"].max()}).expand_dims(
-        test_function=[TEST_FUNCTION], component=[0])
+    reference = stored_reference(dataset)
     verdicts = []
     for period in dataset["period"].values:
         at = dataset.sel(period=period, workers=1)
@@ -127,7 +127,7 @@ def logistic_checks(dataset: xr.Dataset, z: float, z_one: float) -> list[Verdict
     x, samples, target_error = logistic_excess(dataset)
     evidence = {"period": dataset["period"].values.tolist(),
                 "workers": dataset["workers"].values.tolist(),
-                "reference_mc_error": float(dataset[f"{PREFIX}reference_mc_error"].max())}
+                "reference_mc_error": reference_value(reference, TEST_FUNCTION, 0)[1]}
     verdicts.append(rate_check(
         f"rate/downpour-e3/{TEST_FUNCTION}", x, samples, RATE_EXPONENT, z_one,
         generator(int(dataset.attrs["seed"]), "downpour-period", "check", "logistic-rate"),

@@ -55,6 +55,8 @@ from workbench.samplers.sgld import SGLD
 TEST_FUNCTION = "log_loss"
 PREFIX = "logistic_"
 _DATA_KEYS = ("data", "n_train", "n_test", "prior_scale", "n_test_points")
+#: smaller than a9a's sizes: the reference chains run on the whole training set
+_DATA_DEFAULTS = {"n_train": 2000, "n_test": 1000, "n_test_points": 300}
 _REFERENCE_KEYS = ("reference_chains", "reference_draws", "reference_warmup",
                    "reference_leapfrog_steps")
 
@@ -65,9 +67,7 @@ def at_least_hundred(name, value):
 
 
 LOGISTIC_RUN_PARAMETERS = (
-    *(replace(p, default=2000) if p.name == "n_train" else
-      replace(p, default=1000) if p.name == "n_test" else
-      replace(p, default=300) if p.name == "n_test_points" else p
+    *(replace(p, default=_DATA_DEFAULTS.get(p.name, p.default))
       for p in LOGISTIC_PARAMETERS if p.name in _DATA_KEYS),
     Parameter("logistic_step_size", 2e-4, "logistic regression: SGLD step h (Chen convention)",
               positive),
@@ -107,14 +107,16 @@ def laplace_starts(model: LogisticRegression, rng: np.random.Generator,
     return found.x + rng.standard_normal((count, model.dim)) @ factor.T
 
 
+def _digest(design) -> str:
+    return array_digest(design.toarray() if sparse.issparse(design) else design)
+
+
 def _identity(config: dict, model: LogisticRegression) -> dict:
+    """What determines U and φ (recorded with the reference, :func:`reference_posterior`)."""
     return {"model": "logistic-regression", "prior_scale": config["prior_scale"],
-            "data": config["data"], "features": array_digest(model.features.toarray()
-                                                              if model.is_sparse
-                                                              else model.features),
-            "labels": array_digest(model.labels),
-            "test_features": array_digest(model.test_features.toarray() if model.is_sparse
-                                          else model.test_features)}
+            "data": config["data"], "features": _digest(model.features),
+            "labels": array_digest(model.labels), "test_features": _digest(model.test_features),
+            "test_labels": array_digest(model.test_labels)}
 
 
 @lru_cache(maxsize=4)
@@ -135,6 +137,17 @@ def logistic_setup(experiment: str, config: dict, seed):
     keys = _DATA_KEYS + _REFERENCE_KEYS + ("logistic_replicates",)
     key = json.dumps({k: config[k] for k in keys}, sort_keys=True)
     return _cached(experiment, int(seed), key)
+
+
+def stored_reference(dataset: xr.Dataset) -> xr.Dataset:
+    """The reference's m, σ_ref and R-hat as kept with the points (the same at every point),
+    in the form :func:`workbench.reference.reference_check` reads."""
+    first = {dim: 0 for dim in ("period", "workers") if dim in dataset.dims}
+    at = dataset.isel(first)
+    return xr.Dataset({"mean": at[f"{PREFIX}reference"],
+                       "mean_mc_error": at[f"{PREFIX}reference_mc_error"],
+                       "rhat": at[f"{PREFIX}reference_rhat"]}).reset_coords(drop=True).expand_dims(
+        test_function=[TEST_FUNCTION], component=[0])
 
 
 def replay_logistic(schedule: Schedule, model: LogisticRegression, function, starts, config: dict,
