@@ -69,7 +69,7 @@ def at_least_hundred(name, value):
 LOGISTIC_RUN_PARAMETERS = (
     *(replace(p, default=_DATA_DEFAULTS.get(p.name, p.default))
       for p in LOGISTIC_PARAMETERS if p.name in _DATA_KEYS),
-    Parameter("logistic_step_size", 2e-4, "logistic regression: SGLD step h (Chen convention)",
+    Parameter("logistic_step_size", 5e-5, "logistic regression: SGLD step h (Chen convention)",
               positive),
     Parameter("logistic_iterations", 1000, "logistic regression: master versions L",
               at_least_one),
