@@ -48,8 +48,12 @@ from workbench.experiments.base import point_key
 from workbench.experiments.protocols.run import make_protocol
 from workbench.experiments.validators import at_least_one, at_least_two, positive
 from workbench.models.logistic import LogisticRegression
-from workbench.reference import ReferenceSettings, reference_posterior, reference_value
-from workbench.reference.stored import array_digest
+from workbench.reference import (
+    ReferenceSettings,
+    array_digest,
+    reference_posterior,
+    reference_value,
+)
 from workbench.samplers.sgld import SGLD
 
 TEST_FUNCTION = "log_loss"
