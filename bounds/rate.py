@@ -15,6 +15,13 @@ three-way test of :mod:`bounds.equivalence` on d = slope − p against a margin 
 ``holds`` when d + z_holds·se ≤ margin, ``violated`` when d − z·se > margin. The delta-method
 error of a weighted fit is reported beside it, with a 95% percentile interval. Replicates
 with a non-finite value at some x (diverged chains) are left out, and counted.
+
+A comparison target with its own error (a reference posterior's estimate in place of an exact
+value, DESIGN.md "Checks") enters through ``target_error``: at each x, the statistic's
+derivative with respect to the target times the target's standard error (signed). The target
+is one estimate shared by every x, so its error moves all the statistics together: each
+resample adds ε·target_error with one ε ~ N(0, 1) per resample (a parametric bootstrap of the
+target beside the resampling of the replicates).
 """
 
 from __future__ import annotations
@@ -60,12 +67,16 @@ def bootstrap_statistics(samples, statistic: str, rng: np.random.Generator, n_re
 
 
 def bootstrap_slopes(x, samples, statistic: str, rng: np.random.Generator, n_resamples: int,
-                     paired: bool) -> tuple[float, np.ndarray, np.ndarray]:
-    """(slope, resampled slopes, resampled statistics (n_resamples, n_x))."""
+                     paired: bool, target_error=None) -> tuple[float, np.ndarray, np.ndarray]:
+    """(slope, resampled slopes, resampled statistics (n_resamples, n_x)); ``target_error``
+    (n_x,) as in the module docstring."""
     log_x = np.log(np.asarray(x, dtype=float))
     samples = np.asarray(samples, dtype=float)
     slope = float(ols_slopes(log_x, np.log(STATISTICS[statistic](samples))))
     statistics = bootstrap_statistics(samples, statistic, rng, n_resamples, paired)
+    if target_error is not None:
+        shift = rng.standard_normal(n_resamples)[:, None] * np.asarray(target_error, float)
+        statistics = statistics + shift
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = ols_slopes(log_x, np.log(statistics))
     return slope, slopes, statistics
@@ -90,11 +101,13 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
                rng: np.random.Generator, *, statistic: str = "mean", paired: bool = False,
                n_resamples: int = 2000, margin: float | None = None,
                z_holds: float = Z_HOLDS, detail: str = "",
-               evidence: dict | None = None) -> Verdict:
+               evidence: dict | None = None, target_error=None) -> Verdict:
     """The slope is at most ``margin`` shallower than ``expected_exponent`` (module docstring).
 
     samples: ``(n_x, R)`` per-replicate values at each x; replicates with a non-finite value
     anywhere (diverged) are left out and counted in the evidence.
+    target_error: ``(n_x,)`` signed error of the statistic through the comparison target's own
+    error (module docstring), or None for an exact target.
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {list(STATISTICS)}, got {statistic!r}")
@@ -110,6 +123,11 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     evidence.update({"x": x.tolist(), "statistic": statistic, "paired": paired,
                      "n_resamples": n_resamples, "n_replicates": int(samples.shape[1]),
                      "replicates_left_out": left_out})
+    if target_error is not None:
+        target_error = np.asarray(target_error, dtype=float)
+        if target_error.shape != x.shape or not np.all(np.isfinite(target_error)):
+            raise ValueError(f"target_error must be {x.size} finite values, got {target_error}")
+        evidence["target_error"] = target_error.tolist()
     if left_out:
         detail = f"{detail} ({left_out} diverged replicates left out)".strip()
     expected_exponent = float(expected_exponent)
@@ -123,8 +141,12 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
         return verdict_from(check, "rate", decision, np.nan, expected_exponent, z, "slope",
                             detail=f"{detail} ({problem})".strip(), evidence=evidence)
     slope, slopes, statistics = bootstrap_slopes(x, samples, statistic, rng, n_resamples,
-                                                 paired)
+                                                 paired, target_error)
     error = float(np.std(slopes, ddof=1))
+    undefined = int(np.count_nonzero(~np.isfinite(slopes)))
+    if undefined:
+        detail = (f"{detail} ({undefined} of {n_resamples} resamples give a statistic <= 0 "
+                  "somewhere: its interval reaches 0, so the slope's error is undefined)").strip()
     statistic_errors = statistics.std(axis=0, ddof=1)
     evidence.update({
         "values": values.tolist(), "value_errors": statistic_errors.tolist(),

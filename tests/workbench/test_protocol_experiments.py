@@ -18,7 +18,10 @@ from workbench.runner import run_experiment
 
 SMALL = {
     "downpour-period": {"iterations": 500, "n_replicates": 200, "period": [1, 2, 4, 8],
-                        "workers": [1, 2, 4]},
+                        "workers": [1, 2, 4], **{  # the logistic half at its quick sizes
+                            key: value for key, value in
+                            experiments.get("downpour-period").quick.items()
+                            if key not in ("iterations", "n_replicates", "period", "workers")}},
     "elastic-vs-downpour": {"iterations": 600, "n_replicates": 200, "period": [1, 2, 4]},
 }
 
@@ -52,7 +55,7 @@ def test_bad_configuration_names_the_field(name, overrides, field):
 def test_downpour_period_verdicts(datasets):
     verdicts = experiments.get("downpour-period").checks(datasets["downpour-period"])
     by_name = {v.check: v for v in verdicts}
-    assert len(verdicts) == 3 * 12 + 2
+    assert len(verdicts) == 3 * 12 + 2 + 4 + 2  # Gaussian half, then the logistic half
     oracle = [v for v in verdicts if v.kind == "oracle"]
     assert all(v.verdict == HOLDS for v in oracle), [v for v in oracle if v.verdict != HOLDS]
     assert by_name["envelope/downpour-e3/theta_squared"].verdict == HOLDS

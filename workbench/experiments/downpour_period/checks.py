@@ -13,8 +13,23 @@
   x = π(P − 1) over the points with P > 1: its log-log slope at most 2 (E₃ ∝ x²) plus
   ``rate_margin``. A slope well below 2 means E₃ is loose here.
 
-One family: Bonferroni over the oracle comparisons (two-sided) and the one-sided envelope
-points and rate.
+The logistic-regression half (:mod:`.logistic`), φ = held-out log-loss, judged against the
+reference posterior's m ± σ_ref (never m alone):
+
+- ``reference/log_loss/period=π,workers=1``: the synchronous runs' φ̂_L against the reference
+  (:func:`workbench.reference.reference_check`: run and reference errors combined, margin half
+  the per-replicate spread); P = 1 has no staleness, so seed 003's bound is the standard B₀;
+- ``rate/downpour-e3/log_loss``: the excess of the squared error over the synchronous run with
+  the same π, replicate by replicate, against x = π(P − 1): slope at most 2 + ``rate_margin``
+  as for the Gaussian half. The excess is linear in the reference mean m,
+  ∂/∂m mean((φ̂_P − m)² − (φ̂_1 − m)²) = −2·mean(φ̂_P − φ̂_1), so σ_ref enters each resample as
+  one common shift (``target_error`` of :func:`bounds.checks.rate_check`);
+- ``ordering/downpour-e3/log_loss``: the excess at the largest π(P − 1) is above the excess at
+  the smallest (E₃ grows with π(P − 1)); the gap's error combines the replicates' paired
+  spread and the reference's error through the same derivative.
+
+One family: Bonferroni over the oracle and reference comparisons (two-sided) and the one-sided
+envelope points, rates and ordering.
 """
 
 from __future__ import annotations
@@ -23,10 +38,16 @@ import numpy as np
 import xarray as xr
 
 from bounds import registry
-from bounds.checks import envelope_check, fit_envelope, rate_check
+from bounds.checks import envelope_check, fit_envelope, ordering_check, rate_check
 from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
 from simulators.seeding import generator
+from workbench.experiments.downpour_period.logistic import (
+    PREFIX,
+    TEST_FUNCTION,
+    stored_reference,
+)
 from workbench.experiments.protocols.checks import ORACLE_CHECKS, oracle_checks
+from workbench.reference import combined_error, reference_check, reference_value
 from workbench.results import config_of
 
 BOUND = "seed003-downpour-mse"
@@ -65,15 +86,88 @@ def excess_samples(dataset: xr.Dataset, function: str = "theta_squared"):
     return x, excess.transpose("point", "replicate").values
 
 
+def logistic_excess(dataset: xr.Dataset):
+    """(x, samples, target_error) of the logistic half: x = π(P − 1) of the points with P > 1;
+    per point, the replicates' squared error of φ̂_L(log-loss) minus the same replicate's at
+    P = 1 with the same π; and the signed error of each point's mean excess through the
+    reference's own error, −2·mean(φ̂_P − φ̂_1)·σ_ref (module docstring)."""
+    estimate = dataset[f"{PREFIX}estimate"]
+    errors = dataset[f"{PREFIX}squared_error"]
+    stale = dataset["workers"].values[dataset["workers"].values > 1]
+    point = ("period", "workers")
+    excess = (errors.sel(workers=stale) - errors.sel(workers=1)).stack(point=point)
+    shift = (estimate.sel(workers=stale) - estimate.sel(workers=1)).stack(point=point)
+    _, reference_error = reference_value(stored_reference(dataset), TEST_FUNCTION, 0)
+    x = (excess["period"] * (excess["workers"] - 1)).values
+    target_error = -2 * shift.mean(f"{PREFIX}replicate").values * reference_error
+    return x, excess.transpose("point", ...).values, target_error
+
+
+def logistic_mse_error(dataset: xr.Dataset) -> xr.DataArray:
+    """Standard error of each point's MSE of φ̂_L(log-loss) with the reference's error in it:
+    MSE(m) = mean((φ̂ − m)²) has ∂MSE/∂m = −2·bias, so σ = √(σ_run² + (2·bias·σ_ref)²)."""
+    reference_part = 2 * dataset[f"{PREFIX}bias"] * dataset[f"{PREFIX}reference_mc_error"]
+    return np.hypot(dataset[f"{PREFIX}mse_se"], reference_part)
+
+
+def logistic_checks(dataset: xr.Dataset, z: float, z_one: float) -> list[Verdict]:
+    """The logistic half's checks (module docstring)."""
+    config = config_of(dataset)
+    n = config["logistic_replicates"]
+    reference = stored_reference(dataset)
+    verdicts = []
+    for period in dataset["period"].values:
+        at = dataset.sel(period=period, workers=1)
+        mean = float(at[f"{PREFIX}estimate"].mean())
+        verdicts.append(reference_check(
+            f"reference/{TEST_FUNCTION}/period={period},workers=1", mean,
+            float(at[f"{PREFIX}bias_se"]), reference, TEST_FUNCTION, 0, z,
+            "Synchronous downpour (P = 1) on logistic regression: φ̂_L of the held-out "
+            "log-loss against the reference posterior's estimate.", n_replicates=n))
+    x, samples, target_error = logistic_excess(dataset)
+    evidence = {"period": dataset["period"].values.tolist(),
+                "workers": dataset["workers"].values.tolist(),
+                "reference_mc_error": reference_value(reference, TEST_FUNCTION, 0)[1]}
+    verdicts.append(rate_check(
+        f"rate/downpour-e3/{TEST_FUNCTION}", x, samples, RATE_EXPONENT, z_one,
+        generator(int(dataset.attrs["seed"]), "downpour-period", "check", "logistic-rate"),
+        statistic="mean", paired=True, margin=config["rate_margin"],
+        target_error=target_error,
+        detail=("Logistic regression: excess squared error of φ̂_L(held-out log-loss) over "
+                "the synchronous run (P = 1, same π) against π(P − 1), with the reference "
+                "posterior's error: E₃ grows like its square, so the slope must not be "
+                "steeper than 2."),
+        evidence=evidence))
+    finite = np.all(np.isfinite(samples), axis=0)
+    low, high = int(np.argmin(x)), int(np.argmax(x))
+    gaps = samples[high, finite] - samples[low, finite]
+    run_error = float(gaps.std(ddof=1) / np.sqrt(gaps.size)) if gaps.size > 1 else np.nan
+    error = combined_error(run_error, target_error[high] - target_error[low])
+    verdicts.append(ordering_check(
+        f"ordering/downpour-e3/{TEST_FUNCTION}", float(gaps.mean()), error, 0.0, z_one,
+        detail=(f"Logistic regression: the excess squared error at π(P − 1) = {x[high]:g} is "
+                f"above the excess at π(P − 1) = {x[low]:g} (E₃ grows with π(P − 1))."),
+        n_replicates=int(gaps.size),
+        evidence={**evidence, "run_error": run_error,
+                  "reference_part": float(abs(target_error[high] - target_error[low])),
+                  "excess": samples[:, finite].mean(axis=1).tolist(), "x": x.tolist()}))
+    return verdicts
+
+
+#: the logistic half's checks beside one reference check per π
+LOGISTIC_CHECKS = 2
+
+
 def downpour_period_checks(dataset: xr.Dataset) -> list[Verdict]:
     config = config_of(dataset)
     n = config["n_replicates"]
     envelope, values, observed, errors, held_out = e3_envelope(dataset)
     n_held_out = int(held_out.sum())
     n_points = dataset.sizes["period"] * dataset.sizes["workers"]
-    z = z_for_family(config["false_failure_rate"], ORACLE_CHECKS * n_points + n_held_out + 1)
-    z_one = one_sided_z_for_family(config["false_failure_rate"],
-                                   ORACLE_CHECKS * n_points + n_held_out + 1)
+    family = (ORACLE_CHECKS * n_points + n_held_out + 1 + dataset.sizes["period"]
+              + LOGISTIC_CHECKS)
+    z = z_for_family(config["false_failure_rate"], family)
+    z_one = one_sided_z_for_family(config["false_failure_rate"], family)
     verdicts = []
     for period in dataset["period"].values:
         for workers in dataset["workers"].values:
@@ -96,4 +190,4 @@ def downpour_period_checks(dataset: xr.Dataset) -> list[Verdict]:
                 "π(P − 1): E₃ grows like its square, so the slope must not be steeper than 2."),
         evidence={"period": dataset["period"].values.tolist(),
                   "workers": dataset["workers"].values.tolist()}))
-    return verdicts
+    return verdicts + logistic_checks(dataset, z, z_one)

@@ -1,6 +1,9 @@
-"""Figure of ``downpour-period``: the MSE of φ̂_L(θ) against π for each P (measured with 95 %
-error bars, exact dashed), and the MSE of φ̂_L(θ²) against π(P − 1) beside the fitted E₃
-envelope of seed 003's downpour bound."""
+"""Figure of ``downpour-period``. Gaussian mean (top): the MSE of φ̂_L(θ) against π for each P
+(measured with 95 % error bars, exact dashed), and the MSE of φ̂_L(θ²) against π(P − 1) beside
+the fitted E₃ envelope of seed 003's downpour bound. Logistic regression (bottom): the MSE of
+φ̂_L(held-out log-loss) against π for each P, its error bars including the reference
+posterior's error, and the excess over the synchronous run against π(P − 1) beside a line of
+slope 2 (E₃ ∝ π²(P − 1)²)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,17 @@ import numpy as np
 import xarray as xr
 
 from workbench.experiments.distributed.plots import finish, new
-from workbench.experiments.downpour_period.checks import e3_envelope, staleness_bound
+from workbench.experiments.downpour_period.checks import (
+    e3_envelope,
+    logistic_excess,
+    logistic_mse_error,
+    staleness_bound,
+)
+from workbench.experiments.downpour_period.logistic import PREFIX
 
 
 def figure_period(dataset: xr.Dataset, path):
-    fig, axes = new(1, 2, 11, 4.2)
+    fig, axes = new(2, 2, 11, 8.4)
     final = dataset.isel(checkpoint=-1)
     periods = dataset["period"].values
     ax = axes[0, 0]
@@ -25,7 +34,7 @@ def figure_period(dataset: xr.Dataset, path):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("communication period π")
-    ax.set_title("MSE of φ̂_L(θ) (exact dashed)", fontsize=9)
+    ax.set_title("Gaussian mean: MSE of φ̂_L(θ) (exact dashed)", fontsize=9)
     ax.legend(fontsize=7)
     ax = axes[0, 1]
     envelope, values, observed, errors, held_out = e3_envelope(dataset)
@@ -38,8 +47,46 @@ def figure_period(dataset: xr.Dataset, path):
         ax.plot(x.values.ravel()[order], curve[order], "k--", label="fitted envelope")
     ax.set_xlabel("π(P − 1)")
     ax.set_yscale("log")
-    ax.set_title("MSE of φ̂_L(θ²) and the E₃ envelope", fontsize=9)
+    ax.set_title("Gaussian mean: MSE of φ̂_L(θ²) and the E₃ envelope", fontsize=9)
     ax.legend(fontsize=7)
-    fig.suptitle("Downpour SGLD on the Gaussian mean (seed 003 Algorithm 1, bound C₁(E₁+E₂+E₃))",
-                 fontsize=10)
+    logistic_panels(dataset, axes[1, 0], axes[1, 1])
+    fig.suptitle("Downpour SGLD (seed 003 Algorithm 1, bound C₁(E₁+E₂+E₃)): Gaussian mean (top), "
+                 "logistic regression against a reference posterior (bottom)", fontsize=10)
     return finish(fig, path)
+
+
+def logistic_panels(dataset: xr.Dataset, mse_axis, excess_axis):
+    periods = dataset["period"].values
+    error = logistic_mse_error(dataset)
+    for workers in dataset["workers"].values:
+        mse_axis.errorbar(periods, dataset[f"{PREFIX}mse"].sel(workers=workers),
+                          yerr=1.96 * error.sel(workers=workers), marker="o",
+                          label=f"P = {workers}")
+    mse_axis.set_xscale("log", base=2)
+    mse_axis.set_yscale("log")
+    mse_axis.set_xlabel("communication period π")
+    mse_axis.set_title("Logistic regression: MSE of φ̂_L(held-out log-loss) against the "
+                       "reference", fontsize=9)
+    mse_axis.legend(fontsize=7)
+    x, samples, target_error = logistic_excess(dataset)
+    finite = np.all(np.isfinite(samples), axis=0)
+    excess = samples[:, finite].mean(axis=1)
+    spread = np.hypot(samples[:, finite].std(axis=1, ddof=1) / np.sqrt(finite.sum()),
+                      target_error)
+    positive = excess > 0
+    excess_axis.errorbar(x[positive], excess[positive], yerr=1.96 * spread[positive], fmt="o",
+                         label="excess > 0")
+    if (~positive).any():
+        excess_axis.text(0.02, 0.02, f"{int((~positive).sum())} points with excess ≤ 0 "
+                         "(not drawn on the log scale)", transform=excess_axis.transAxes,
+                         fontsize=7)
+    if positive.any():
+        anchor = int(np.argmin(np.where(positive, x, np.inf)))
+        line = np.sort(x)
+        excess_axis.plot(line, excess[anchor] * (line / x[anchor]) ** 2, "k--",
+                         linewidth=0.8, label="slope 2 (E₃)")
+    excess_axis.set_xscale("log")
+    excess_axis.set_yscale("log")
+    excess_axis.set_xlabel("π(P − 1)")
+    excess_axis.set_title("Logistic regression: excess MSE over P = 1 (same π)", fontsize=9)
+    excess_axis.legend(fontsize=7)
