@@ -56,8 +56,9 @@ ENTRIES: tuple[Entry, ...] = (
           "S servers with their own workers, pooled at test time: bias unchanged, variance / S "
           "(seed 001 §3.3, Fig. 4, Theorems 6-7)"),
     Entry("downpour-period", "downpour_period", "DownpourPeriod",
-          "downpour SGLD: MSE against the communication period π and workers P, exact oracle "
-          "and the E₃ = π²(P−1)²(Σε²)²/S_L² envelope and rate (seed 003)"),
+          "downpour SGLD: MSE against the communication period π and workers P; Gaussian "
+          "mean: exact oracle and the E₃ = π²(P−1)²(Σε²)²/S_L² envelope and rate; logistic "
+          "regression: reference posterior, E₃ rate and ordering (seed 003)"),
     Entry("elastic-vs-downpour", "elastic_vs_downpour", "ElasticVsDownpour",
           "downpour and elastic SGLD at the same communication budget: MSE and message count "
           "against π, exact oracle (seed 003)"),
