@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine_throughput import N_DATA, _rate, _step_size, naive_workload  # noqa: E402
+from engine_throughput import N_DATA, Rounds, _step_size, naive_workload  # noqa: E402
 
 from simulators.seeding import generator  # noqa: E402
 from simulators.static import constant_staleness  # noqa: E402
@@ -76,14 +75,8 @@ def main() -> None:
             updates = max(64, int(args.work / d / r))
             cells[("grouped", d, r)] = engine_run(models[d], updates, r, engine.GROUP_ELEMENTS)
             cells[("one group", d, r)] = engine_run(models[d], updates, r, 1 << 62)
-    rounds = [{key: _rate(work, run) / 1e6 for key, (work, run) in cells.items()}
-              for _ in range(args.rounds)]
-
-    def median(key):
-        return statistics.median(r[key] for r in rounds)
-
-    def ratio(a, b):
-        return statistics.median(r[a] / r[b] for r in rounds)
+    rounds = Rounds(cells, args.rounds, scale=1e6)
+    median, ratio = rounds.median, rounds.ratio
 
     print(f"{'d':>4} {'R':>6} {'grouped':>9} {'one group':>10} {'naive':>8} "
           f"{'grouped/one':>12} {'grouped/naive':>14}")

@@ -48,6 +48,22 @@ def _rate(work: int, run) -> float:
     return work / (time.perf_counter() - start)
 
 
+class Rounds:
+    """Rates of every workload measured in interleaved rounds (each round runs them all, so a
+    load change hits every workload alike); medians over rounds, and medians of per-round
+    ratios."""
+
+    def __init__(self, workloads: dict, n_rounds: int, scale: float = 1.0):
+        self.rounds = [{key: _rate(work, run) / scale for key, (work, run) in workloads.items()}
+                       for _ in range(n_rounds)]
+
+    def median(self, key) -> float:
+        return statistics.median(r[key] for r in self.rounds)
+
+    def ratio(self, a, b) -> float:
+        return statistics.median(r[a] / r[b] for r in self.rounds)
+
+
 def _step_size(model, staleness: int) -> float:
     return 0.5 / max(staleness, 1) / model.precision
 
@@ -170,14 +186,8 @@ def main() -> None:
         workloads[("engine-plain", 1)] = engine_workload(models[1], args.updates, staleness=0)
 
     load = os.getloadavg()[0]
-    rounds = [{key: _rate(work, run) for key, (work, run) in workloads.items()}
-              for _ in range(args.repeats)]
-
-    def median(key):
-        return statistics.median(r[key] for r in rounds)
-
-    def ratio(a, b):
-        return statistics.median(r[a] / r[b] for r in rounds)
+    rounds = Rounds(workloads, args.repeats)
+    median, ratio = rounds.median, rounds.ratio
 
     print(f"stale SGLD, {REPLICATES} replicates, staleness {STALENESS}, minibatch {BATCH} of "
           f"{N_DATA}; medians of {args.repeats} interleaved rounds; load average at start "
