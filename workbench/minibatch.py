@@ -14,7 +14,8 @@ the engine always requests the same shapes (see :mod:`workbench.engine`).
 
 Sharded data: N may be an integer array broadcastable to the batch shape, each batch drawing
 from its own shard of N_s points (indices local to the shard). The methods are the same, per
-element: ``Generator.integers`` with per-element bounds; Floyd's algorithm with per-element
+element: ``Generator.integers`` with per-element bounds (one scalar bound when every shard in
+the call has the same size: numpy then draws the same numbers, faster); Floyd's algorithm with per-element
 ``j`` when n² <= min N_s; otherwise keys over max N_s with the keys beyond each N_s set to +inf.
 """
 
@@ -43,6 +44,10 @@ def draw_indices(rng: np.random.Generator, n_data, batch_size: int,
     one_size = np.ndim(n_data) == 0
     sizes = int(n_data) if one_size else np.broadcast_to(np.asarray(n_data, np.int64), shape)
     if replacement:
+        if not one_size and sizes.size and sizes.min() == sizes.max():
+            # One bound for all: numpy's scalar-bound path is several times faster than the
+            # per-element one and draws the same numbers (the same bounded method per element).
+            return rng.integers(0, int(sizes.flat[0]), shape + (batch_size,))
         return rng.integers(0, sizes if one_size else sizes[..., None], shape + (batch_size,))
     if batch_size * batch_size > int(np.min(sizes)):
         keys = rng.random(shape + (int(np.max(sizes)),))
@@ -89,3 +94,20 @@ def batch_sum(columns: np.ndarray) -> np.ndarray:
     half = n // 2
     half -= half % 8
     return batch_sum(columns[:half]) + batch_sum(columns[half:])
+
+
+def batch_means(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Means of the rows of ``data`` (N, d) over each batch of ``indices`` (..., n): (..., d).
+
+    Bit-identical to ``data.take(indices, axis=0).mean(axis=-2)``, whose additions are
+    pairwise for d = 1 (the batch axis is then the contiguous one, summed as such here) and
+    in sequence for d > 1 (done here with batch members as leading columns, so that each
+    addition is vectorised across batches instead of numpy reducing a short strided axis).
+    """
+    if data.shape[1] == 1:
+        return data[:, 0].take(indices).sum(axis=-1)[..., None] / indices.shape[-1]
+    columns = data.take(np.moveaxis(indices, -1, 0), axis=0)
+    total = columns[0].copy()
+    for column in columns[1:]:
+        total += column
+    return total / indices.shape[-1]

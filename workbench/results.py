@@ -19,7 +19,7 @@ import xarray as xr
 
 import workbench
 from workbench.config import to_toml
-from workbench.files import atomic_write, netcdf_bytes
+from workbench.files import atomic_write, netcdf_bytes, netcdf_loaded
 from workbench.store import STORE_FORMAT
 
 CHECKSUM_ATTR = "arrays_sha256"
@@ -97,7 +97,7 @@ def write_netcdf(dataset: xr.Dataset, path: Path) -> Path:
     clean = dataset.drop_encoding()
     clean.attrs = {**dataset.attrs, FORMAT_ATTR: STORE_FORMAT,
                    CHECKSUM_ATTR: array_checksum(dataset)}
-    atomic_write(path, netcdf_bytes(clean, invalid_netcdf=False))
+    atomic_write(path, netcdf_bytes(clean))
     return Path(path)
 
 
@@ -110,8 +110,7 @@ def read_netcdf(path: Path) -> xr.Dataset:
     """
     path = Path(path)
     try:
-        with xr.open_dataset(path, engine="h5netcdf") as opened:
-            dataset = opened.load()
+        dataset = netcdf_loaded(path)
     except FileNotFoundError:
         raise
     except Exception as error:  # noqa: BLE001 - any failure to decode means corrupt

@@ -3,7 +3,7 @@
 Layout under a root directory (``<out>/store`` for the CLI)::
 
     <root>/<experiment>/manifest.jsonl         index of the valid points (JSON lines)
-    <root>/<experiment>/points/<key>.nc        one point's Dataset (netCDF via h5netcdf)
+    <root>/<experiment>/points/<key>.nc        one point's Dataset (netCDF-4)
     <root>/<experiment>/points/<key>.nc.corrupt   the last file found corrupt under that key
     <root>/<experiment>/points/<key>.lock      held while a process computes the point
     <root>/<experiment>/manifest.jsonl.lock    held while a process writes the manifest
@@ -42,7 +42,6 @@ finding the lock held waits for it and then reads the first one's result
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -56,7 +55,13 @@ import xarray as xr
 from filelock import FileLock, Timeout
 
 import workbench
-from workbench.files import WriteFailed, atomic_write, netcdf_bytes, remove_orphaned_temporaries
+from workbench.files import (
+    WriteFailed,
+    atomic_write,
+    netcdf_bytes,
+    netcdf_loaded,
+    remove_orphaned_temporaries,
+)
 
 STORE_FORMAT = 4  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics;
 # 4: diagnostics of every run with draws, the KSD over `replicate` (was `chain`)
@@ -183,8 +188,7 @@ class ResultStore:
                                      f"from the manifest's {str(entry.get('sha256'))[:12]}… of "
                                      f"{entry.get('bytes')} bytes (truncated or altered)")
         try:
-            with xr.open_dataset(io.BytesIO(content), engine="h5netcdf") as dataset:
-                dataset = dataset.load()
+            dataset = netcdf_loaded(content)
         except Exception as error:  # noqa: BLE001 - any failure to decode means corrupt
             raise CorruptPoint(path, f"not readable as netCDF ({error})") from error
         if dataset.attrs.get("store_key") != key:
@@ -221,8 +225,7 @@ class ResultStore:
             "compute_seconds": round(float(seconds), 3),
             "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
-        with xr.open_dataset(io.BytesIO(content), engine="h5netcdf") as stored:
-            return stored.load()
+        return netcdf_loaded(content)
 
     def manifest_lock(self) -> FileLock:
         """Held while the manifest is appended to or rewritten."""

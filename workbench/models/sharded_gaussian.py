@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
+from workbench.minibatch import batch_means
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.shard_gradients import ShardBatches
 
@@ -130,7 +131,7 @@ class ShardLocalGradient:
                 frequencies: np.ndarray) -> ShardBatches:
         """Batch means x̄_B from local indices ``(update, replicate, server, n)``."""
         rows = self._offsets[shards][..., None] + indices
-        means = self._data.take(rows, axis=0).mean(axis=-2)
+        means = batch_means(self._data, rows)
         return ShardBatches(shards, frequencies, means)
 
     def prior_gradient(self, position: np.ndarray) -> np.ndarray:
@@ -155,7 +156,7 @@ class LocalLikelihoodGradient:
         self._precision = sharded.likelihood_precision(shard)
 
     def prepare(self, indices: np.ndarray) -> np.ndarray:
-        return self._data.take(indices, axis=0).mean(axis=-2)
+        return batch_means(self._data, indices)
 
     def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
         return self._precision * (position - minibatch)

@@ -4,7 +4,6 @@ No timing is asserted: on a loaded machine the schedules differ from run to run,
 point (whatever happened is recorded and replays exactly). Timeouts are generous.
 """
 
-import io
 import os
 import signal
 import time
@@ -13,11 +12,11 @@ from multiprocessing import shared_memory
 import numpy as np
 import psutil
 import pytest
-import xarray as xr
 
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import Schedule
 from simulators.validation import InvalidParameter
+from workbench.files import netcdf_bytes, netcdf_loaded
 from workbench.pool import context
 from workbench.realtime.processes import SEGMENT_PREFIX, run_processes
 from workbench.realtime.server import RealRunSettings, replay_run
@@ -54,8 +53,7 @@ def test_three_workers_replay_bit_for_bit(gaussian_model):
     replayed = replay_run(run, sampler, gaussian_model.minibatch_gradient())
     assert np.array_equal(replayed, run.trajectory)
     # the schedule as stored (netCDF) names its seed; rebuilt from the file, it replays alike
-    stored = Schedule.from_dataset(xr.open_dataset(io.BytesIO(
-        schedule.to_dataset().to_netcdf(engine="h5netcdf")), engine="h5netcdf").load())
+    stored = Schedule.from_dataset(netcdf_loaded(netcdf_bytes(schedule.to_dataset())))
     keys = str(stored.attrs["seed_spawn_key"])
     seed = np.random.SeedSequence(int(stored.attrs["seed_entropy"]),
                                   spawn_key=tuple(int(k) for k in keys.split(",") if k))
