@@ -12,7 +12,7 @@
   reason ("killed by SIGKILL"), and replaces the broken pool with a fresh one, so the caller
   fails those tasks and resubmits the others.
 
-Each worker also limits BLAS and OpenMP to one thread (:func:`one_thread`): the pool already
+Each worker also limits BLAS and OpenMP to one thread (:func:`one_blas_thread`): the pool already
 runs one task per core, and a worker whose OpenBLAS starts a thread per core oversubscribes the
 machine (issue 15 measured the dense oracle 17 times slower that way).
 
@@ -58,16 +58,18 @@ def context():
     return multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
 
 
-def one_thread() -> None:
-    """Process initializer: BLAS and OpenMP thread pools of this process limited to one
-    thread each, for the rest of its life (module docstring)."""
-    threadpool_limits(limits=1)
+def one_blas_thread():
+    """BLAS and OpenMP limited to one thread each: for the rest of a pool worker's life (its
+    initializer calls this), or, used as a context, for one task wherever it runs (in this
+    process, a pool worker or a Dask worker) — a multi-threaded BLAS may add a product's terms
+    in another order, so one process and several would otherwise differ in the last bits."""
+    return threadpool_limits(limits=1)
 
 
 def _start_worker(parent: int, announce_fd: int) -> None:
     global _announce_fd
     die_with_parent(parent)
-    one_thread()
+    one_blas_thread()
     _announce_fd = announce_fd
 
 

@@ -42,6 +42,7 @@ from simulators import validation
 from workbench import progress
 from workbench.executors import Workers, open_workers
 from workbench.experiments.base import Experiment, point_key
+from workbench.pool import one_blas_thread
 from workbench.results import with_provenance
 from workbench.store import CorruptPoint, ResultStore, point_identity, store_key
 
@@ -139,7 +140,7 @@ def _makespan(tasks: list[Task], n_workers: int) -> float:
 def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
               blocks: tuple[int, ...] | None, sink) -> tuple[xr.Dataset, float]:
     start = time.perf_counter()
-    with progress.reporting_to(sink):
+    with progress.reporting_to(sink), one_blas_thread():
         if blocks is None:
             result = experiment.run_point(config, point, seed)
         else:
@@ -150,8 +151,10 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
 def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
                  raws: list[xr.Dataset]) -> tuple[xr.Dataset, float]:
     start = time.perf_counter()
-    raw = experiment.merge_blocks(config, point, raws)
-    return experiment.finish_point(config, point, seed, raw), time.perf_counter() - start
+    with one_blas_thread():
+        raw = experiment.merge_blocks(config, point, raws)
+        finished = experiment.finish_point(config, point, seed, raw)
+    return finished, time.perf_counter() - start
 
 
 def run_sweep(experiment: Experiment, config: dict, seed: int, *,
