@@ -2,7 +2,8 @@
 
 The combined ``<out>/<name>.nc`` is always rebuilt from the (verified) store, so a corrupt one
 is replaced, and said to have been; temporary files crashed writers left in ``<out>`` are
-removed first.
+removed first. Figures are drawn again only when the dataset or the code changed
+(:mod:`workbench.figure_cache`).
 
 :func:`run_one` is what ``workbench run`` and ``workbench check`` do for one experiment;
 :func:`run_all` does it for several (``workbench check --all``, ``workbench report``) and
@@ -24,6 +25,7 @@ import xarray as xr
 from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from workbench.executors import Workers
 from workbench.experiments.base import Experiment
+from workbench.figure_cache import figures_once
 from workbench.files import WriteFailed, remove_orphaned_temporaries
 from workbench.results import CorruptResult, read_netcdf, write_netcdf
 from workbench.runner import PointsLost, SweepResult, run_sweep
@@ -65,7 +67,7 @@ def run_one(experiment: Experiment, config: dict, seed: int, out: Path, workers:
     combined = out / f"{experiment.name}.nc"
     _report_corrupt(combined)
     outcome.paths = [write_netcdf(sweep.dataset, combined)]
-    outcome.paths += experiment.figures(sweep.dataset, out)
+    outcome.paths += figures_once(experiment.name, sweep.dataset, out, experiment.figures)
     if judge:
         outcome.verdicts = experiment.checks(sweep.dataset)
     outcome.seconds = time.perf_counter() - started
