@@ -14,9 +14,11 @@ the engine always requests the same shapes (see :mod:`workbench.engine`).
 
 Sharded data: N may be an integer array broadcastable to the batch shape, each batch drawing
 from its own shard of N_s points (indices local to the shard). The methods are the same, per
-element: ``Generator.integers`` with per-element bounds (one scalar bound when every shard in
-the call has the same size: numpy then draws the same numbers, faster); Floyd's algorithm with per-element
-``j`` when n² <= min N_s; otherwise keys over max N_s with the keys beyond each N_s set to +inf.
+element: ``Generator.integers`` with per-element bounds, drawn bit for bit as numpy would by
+:func:`workbench.bounded_draws.bounded_integers` (or with one scalar bound when every shard in
+the call has the same size: numpy then draws the same numbers, faster); Floyd's algorithm
+with per-element ``j`` when n² <= min N_s; otherwise keys over max N_s with the keys beyond
+each N_s set to +inf.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulators import validation
+from workbench.bounded_draws import bounded_integers
 
 
 def check_batch(n_data: int, batch_size: int, replacement: bool) -> None:
@@ -48,7 +51,9 @@ def draw_indices(rng: np.random.Generator, n_data, batch_size: int,
             # One bound for all: numpy's scalar-bound path is several times faster than the
             # per-element one and draws the same numbers (the same bounded method per element).
             return rng.integers(0, int(sizes.flat[0]), shape + (batch_size,))
-        return rng.integers(0, sizes if one_size else sizes[..., None], shape + (batch_size,))
+        if one_size:
+            return rng.integers(0, sizes, shape + (batch_size,))
+        return bounded_integers(rng, np.broadcast_to(sizes[..., None], shape + (batch_size,)))
     if batch_size * batch_size > int(np.min(sizes)):
         keys = rng.random(shape + (int(np.max(sizes)),))
         if one_size and batch_size == sizes:
