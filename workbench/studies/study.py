@@ -27,10 +27,13 @@ from workbench.config import Parameter
 from workbench.studies import checks as check_kinds
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
+    ESTIMATORS_OF,
     FIELD_SECTIONS,
     OTHER_SECTIONS,
+    SAMPLERS_OF,
     SECTIONS,
     STUDY_KEYS,
+    SYSTEMS_OF,
     Field,
     fields,
 )
@@ -75,6 +78,7 @@ class Study:
     origin: str = "<study>"
     parameters: tuple[Parameter, ...] = field(default=())
     text: str = ""  # the file as written (a study is sent to worker processes as its text)
+    symbols: dict[str, str] = field(default_factory=dict)  # sweep dim → name in check names
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -176,6 +180,13 @@ def from_document(doc: Document) -> Study:
                                 f"unknown key; known: {', '.join(by_key)}")
             spec = by_key[key]
             values[spec.name] = _coerce(doc, (section, key), _base(spec), value)
+    kinds = _kinds(doc, values)
+    for section, group in SECTIONS.items():
+        for spec in group:
+            if spec.key in data.get(section, {}) and spec.only and not kinds & set(spec.only):
+                raise doc.error((section, spec.key),
+                                f"means nothing in a study of {' / '.join(sorted(kinds))}; it "
+                                f"is a key of {' / '.join(spec.only)} studies")
 
     constants = {}
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
@@ -196,6 +207,15 @@ def from_document(doc: Document) -> Study:
                                   "[system], [sampler], [run] or a [constants] name)")
         if key in sweep_values:
             raise doc.error(path, "is swept twice")
+        spec = catalogue.get(key)
+        if spec is not None and spec.only and not kinds & set(spec.only):
+            raise doc.error(path, f"is not a parameter of a study of "
+                                  f"{' / '.join(sorted(kinds))}")
+        if spec is not None and kinds & set(spec.fixed_in):
+            raise doc.error(path, "cannot be swept in a study of "
+                                  f"{' / '.join(sorted(kinds & set(spec.fixed_in)))}: every "
+                                  "point shares the posterior, references and shards it "
+                                  "determines; run one study per value")
         sweep_values[key] = _coerce(doc, path, _SweepParameter(known[key], value), value)
     zipped = (tuple(zipped_table),) if zipped_table else ()
     if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
@@ -213,10 +233,39 @@ def from_document(doc: Document) -> Study:
     for parameter in parameters:
         _check_names(doc, parameter, names)
     bounds = _bounds(doc, data.get("bound", []), names)
-    checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds)
+    estimator = values.get("estimator", catalogue["estimator"].parameter.default)
+    checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds,
+                     tuple(sorted(kinds)), estimator)
+    symbols = _table(doc, ("study", "symbols"), head.get("symbols", {}))
+    for key, value in symbols.items():
+        if key not in product + tuple(g[0] for g in zipped):
+            raise doc.error(("study", "symbols", key), "is not a sweep dim of the study")
+        if not isinstance(value, str) or not value.strip():
+            raise doc.error(("study", "symbols", key), "must be a name (a string)")
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text)
+                 parameters, doc.text, dict(symbols))
+
+
+def _kinds(doc: Document, values: dict) -> set[str]:
+    """The study's model and system kinds, refused where they do not go together (the
+    systems of each model; the sampler and estimators of each sharded system)."""
+    catalogue = fields()
+    model = values.get("model", catalogue["model"].parameter.default)
+    system = values.get("system", catalogue["system"].parameter.default)
+    if system not in SYSTEMS_OF[model]:
+        raise doc.error(("system", "kind"), f"a {model} study runs on "
+                                            f"{' / '.join(SYSTEMS_OF[model])}, got {system!r}")
+    sampler = values.get("sampler", catalogue["sampler"].parameter.default)
+    if system in SAMPLERS_OF and sampler not in SAMPLERS_OF[system]:
+        raise doc.error(("sampler", "kind"), f"{system} runs {' / '.join(SAMPLERS_OF[system])}"
+                                             f", got {sampler!r}")
+    estimator = values.get("estimator", catalogue["estimator"].parameter.default)
+    for name in estimator:
+        if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
+            raise doc.error(("sampler", "estimator"),
+                            f"{system} runs {' / '.join(ESTIMATORS_OF[system])}, got {name!r}")
+    return {model, system}
 
 
 def _base(spec: Field) -> Parameter:
@@ -333,7 +382,8 @@ def _registered(doc: Document, i: int, entry: dict) -> Bound:
     return registry.get(name)
 
 
-def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict) -> tuple[CheckSpec, ...]:
+def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
+            kinds: tuple[str, ...], estimators: list[str]) -> tuple[CheckSpec, ...]:
     if not isinstance(entries, list):
         raise doc.error(("check",), "write checks as [[check]] tables")
     out = []
@@ -344,7 +394,7 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict) -> tupl
             raise doc.error(("check", i, "kind"),
                             f"must be one of {', '.join(check_kinds.KINDS)}, got {kind!r}")
         try:
-            options = check_kinds.KINDS[kind].validate(entry, dims, bounds)
+            options = check_kinds.KINDS[kind].validate(entry, dims, bounds, kinds, estimators)
         except check_kinds.CheckOptionError as error:
             raise doc.error(("check", i, error.key), error.reason) from None
         out.append(CheckSpec(kind, options, i))
