@@ -63,6 +63,48 @@ kind = "oracle"
 """
 
 
+#: a small valid study of the sharded kind (federated rounds), broken one line at a time below
+SHARDED = """\
+[study]
+name = "tiny-federated"
+symbols = { local_updates = "T" }
+
+[model]
+kind = "sharded-gaussian"
+shard_sizes = [20, 30]
+data = "blobs"
+dim = 2
+
+[system]
+kind = "federated-rounds"
+n_chains = 4
+
+[sampler]
+kind = "sgld"
+estimator = ["dsgld", "fsgld"]
+welling_teh_step_size = 1e-3
+
+[run]
+burn_in = 100
+n_iterations = 200
+n_replicates = 2
+n_checkpoints = 3
+thin = 10
+grid_points = 5
+
+[sweep]
+local_updates = [1, 5]
+
+[[check]]
+kind = "stationary"
+
+[[check]]
+kind = "invariance"
+estimator = "fsgld"
+over = "local_updates"
+"""
+
+
 def digests(dataset) -> dict:
     """sha256 of every variable's bytes, with its dims and dtype (how the fixture was made)."""
     out = {}
@@ -163,9 +205,9 @@ def test_a_study_experiment_unpickles_in_a_fresh_interpreter(name, tmp_path):
 
 # --------------------------------------------------------------------------------- refusals
 
-def _broken(old: str, new: str) -> str:
-    assert old in BASE
-    return BASE.replace(old, new, 1)
+def _broken(old: str, new: str, base: str = BASE) -> str:
+    assert old in base
+    return base.replace(old, new, 1)
 
 
 def _line_of(text: str, fragment: str) -> int:
@@ -196,10 +238,44 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.parametrize("old, new, key, fragment", REFUSALS,
-                         ids=[r[2] + ":" + r[1].splitlines()[-1][:24] for r in REFUSALS])
-def test_a_malformed_study_is_refused_naming_the_key_and_its_line(old, new, key, fragment):
-    text = _broken(old, new)
+SHARDED_REFUSALS = [
+    ("shard_sizes = [20, 30]", "shard_sizes = [20, 30]\nn_data = 50", "[model] n_data",
+     "n_data = 50"),
+    ("shard_sizes = [20, 30]", "shard_sizes = [20, 0]", "[model] shard_sizes",
+     "shard_sizes = [20, 0]"),
+    ('kind = "federated-rounds"', 'kind = "constant"', "[system] kind", 'kind = "constant"'),
+    ("n_chains = 4", "n_chains = 4\ntrajectory_length = 10", "[system] trajectory_length",
+     "trajectory_length = 10"),
+    ('kind = "federated-rounds"', 'kind = "traveling-chains"', "[sampler] estimator",
+     'estimator = ["dsgld", "fsgld"]'),
+    ('kind = "sgld"', 'kind = "sghmc-euler"', "[sampler] kind", 'kind = "sghmc-euler"'),
+    ('estimator = ["dsgld", "fsgld"]', 'estimator = ["dsgld", "magic"]', "[sampler] estimator",
+     'estimator = ["dsgld", "magic"]'),
+    ("welling_teh_step_size = 1e-3", "step_size = 1e-3", "[sampler] step_size",
+     "step_size = 1e-3"),
+    ("local_updates = [1, 5]", "local_updates = [1, 5]\nwelling_teh_step_size = [1e-3, 2e-3]",
+     "[sweep] welling_teh_step_size", "welling_teh_step_size = [1e-3, 2e-3]"),
+    ("local_updates = [1, 5]", "local_updates = [1, 5]\nstaleness = [1, 2]",
+     "[sweep] staleness", "staleness = [1, 2]"),
+    ('kind = "stationary"', 'kind = "slope"', "[[check]] #1 kind", 'kind = "slope"'),
+    ('kind = "stationary"', 'kind = "distance"\nover = "local_updates"', "[[check]] #1 kind",
+     'kind = "distance"'),
+    ('kind = "stationary"', 'kind = "stationary"\nover = "local_updates"',
+     "[[check]] #1 over", 'over = "local_updates"'),
+    ('estimator = "fsgld"', 'estimator = "sgld"', "[[check]] #2 estimator",
+     'estimator = "sgld"'),
+    ('over = "local_updates"', 'over = "n_chains"', "[[check]] #2 over", 'over = "n_chains"'),
+    ('symbols = { local_updates = "T" }', 'symbols = { n_chains = "C" }',
+     "[study.symbols] n_chains", "symbols = { n_chains"),
+]
+CASES_REFUSED = ([(BASE, *r) for r in REFUSALS] + [(SHARDED, *r) for r in SHARDED_REFUSALS])
+
+
+@pytest.mark.parametrize("base, old, new, key, fragment", CASES_REFUSED,
+                         ids=[r[3] + ":" + r[2].splitlines()[-1][:24] for r in CASES_REFUSED])
+def test_a_malformed_study_is_refused_naming_the_key_and_its_line(base, old, new, key,
+                                                                   fragment):
+    text = _broken(old, new, base)
     with pytest.raises(StudyError) as caught:
         loads(text, "broken.toml")
     error = caught.value
@@ -211,6 +287,16 @@ def test_a_malformed_study_is_refused_naming_the_key_and_its_line(old, new, key,
 def test_the_base_study_itself_is_valid():
     study = loads(BASE, "tiny.toml")
     assert study.swept == ("staleness",) and list(study.bounds) == ["mine"]
+    sharded = loads(SHARDED, "tiny-federated.toml")
+    assert sharded.swept == ("local_updates",) and sharded.symbols == {"local_updates": "T"}
+
+
+def test_a_federated_window_of_partial_rounds_is_refused_before_anything_runs():
+    experiment = StudyExperiment(loads(SHARDED, "tiny-federated.toml"))
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure({"burn_in": 102})
+    assert caught.value.field == "burn_in"
+    assert "multiple of every local_updates (5)" in str(caught.value)
 
 
 SENTINEL = "STUDY_SENTINEL_WAS_CREATED"
@@ -289,7 +375,7 @@ def quick_runs(tmp_path_factory):
 
 def test_every_example_is_a_valid_study_with_checks():
     paths = sorted(EXAMPLES.glob("*.toml"))
-    assert len(paths) >= 3
+    assert len(paths) >= 4
     for path in paths:
         study = load(path)
         assert study.checks, path
@@ -311,6 +397,30 @@ def test_examples_in_their_quick_form_hold_where_the_theory_says(quick_runs, nam
     oracle = [v for c, v in verdicts.items() if c.startswith("oracle/")]
     assert sum(v.verdict == HOLDS for v in oracle) > 0.8 * len(oracle)
     assert {"ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd"} <= set(dataset.data_vars)
+
+
+def test_the_federated_example_holds_in_its_quick_form_and_dsgld_is_not_invariant_in_t(
+        quick_runs, tmp_path):
+    """FSGLD's stationary ‖θ - μ‖² is shown equal across T and nothing is violated; the
+    negative control judges DSGLD by the same invariance, which the client drift breaks."""
+    experiment, dataset = quick_runs["federated-fsgld"]
+    verdicts = {v.check: v for v in experiment.checks(dataset)}
+    assert not [c for c, v in verdicts.items() if v.verdict == VIOLATED]
+    assert verdicts["invariance/fsgld/stationary-vs-T"].verdict == HOLDS
+    growth = verdicts["growth/dsgld/stationary/T=1->T=10"]
+    assert growth.expected > 0 and growth.observed > 0
+    assert [c for c in verdicts if c.startswith("stationary/")] == [
+        "stationary/dsgld/T=1", "stationary/dsgld/T=10",
+        "stationary/fsgld/T=1", "stationary/fsgld/T=10"]
+    assert dataset["window_mean"].dims[:2] == ("local_updates", "estimator")
+    assert {"ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd"} <= set(dataset.data_vars)
+    text = experiment.study.text.replace('estimator = "fsgld"', 'estimator = "dsgld"')
+    wrong = StudyExperiment(loads(text, experiment.study.origin))
+    control = {v.check: v for v in wrong.checks(dataset)}
+    assert control["invariance/dsgld/stationary-vs-T"].verdict == VIOLATED
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == [f"federated-fsgld-{k}.png" for k in
+                                       ("oracle", "stationary", "invariance", "growth")]
 
 
 def _with_rate_expected(experiment, expected: float) -> StudyExperiment:

@@ -133,7 +133,7 @@ def distance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
 
 # ----------------------------------------------------------------------------- stationary
 
-def _about_posterior(dataset: xr.Dataset, prefix: str = "") -> xr.DataArray:
+def about_posterior(dataset: xr.Dataset, prefix: str = "") -> xr.DataArray:
     """Diagonal of the window average of (θ - μ)(θ - μ)ᵀ (measured, or exact with prefix)."""
     mu = dataset["posterior_mean"].values
     mean, second = dataset[f"{prefix}window_mean"], dataset[f"{prefix}window_second"]
@@ -143,7 +143,7 @@ def _about_posterior(dataset: xr.Dataset, prefix: str = "") -> xr.DataArray:
 
 def chain_values(dataset: xr.Dataset, selection: dict) -> np.ndarray:
     """‖θ - μ‖² window averages, ``(replicate, chain)``."""
-    return _about_posterior(dataset).sel(selection).sum("component").values
+    return about_posterior(dataset).sel(selection).sum("component").values
 
 
 def stationary_check(dataset: xr.Dataset, name: str, selection: dict, rate: float,
