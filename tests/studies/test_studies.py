@@ -298,7 +298,6 @@ def test_a_federated_window_of_partial_rounds_is_refused_before_anything_runs():
     assert caught.value.field == "burn_in"
     assert "multiple of every local_updates (5)" in str(caught.value)
 
-
 SENTINEL = "STUDY_SENTINEL_WAS_CREATED"
 
 HOSTILE = [
@@ -320,7 +319,6 @@ HOSTILE = [
     "9**9**9**9",
 ]
 
-
 @pytest.mark.parametrize("text", HOSTILE)
 @pytest.mark.parametrize("where", ["bound", "step_size"])
 def test_hostile_strings_are_refused_and_nothing_is_executed(text, where, tmp_path, monkeypatch):
@@ -338,14 +336,12 @@ def test_hostile_strings_are_refused_and_nothing_is_executed(text, where, tmp_pa
     assert caught.value.key == key
     assert not (tmp_path / SENTINEL).exists()
 
-
 def test_a_derived_value_out_of_range_is_refused_before_anything_runs():
     experiment = StudyExperiment(loads(BASE, "tiny.toml"))
     with pytest.raises(InvalidParameter) as caught:
         experiment.configure({"c": 0.0})
     assert caught.value.field == "step_size"
     assert "evaluates to 0.0 at staleness = 1" in str(caught.value)
-
 
 def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed():
     text = _broken('name = "mine"\nexpression = "C1/(L*h) + C2*tau**2*h**2"',
@@ -359,7 +355,6 @@ def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed()
     with pytest.raises(StudyError, match="integrator_order|'M'"):
         loads(missing, "registered.toml")
 
-
 # ---------------------------------------------------------------------------------- examples
 
 @pytest.fixture(scope="module")
@@ -372,7 +367,6 @@ def quick_runs(tmp_path_factory):
         out[path.stem] = (experiment, dataset)
     return out
 
-
 def test_every_example_is_a_valid_study_with_checks():
     paths = sorted(EXAMPLES.glob("*.toml"))
     assert len(paths) >= 4
@@ -380,7 +374,6 @@ def test_every_example_is_a_valid_study_with_checks():
         study = load(path)
         assert study.checks, path
         assert study.name == path.stem
-
 
 @pytest.mark.parametrize("name, decisive", [
     ("my-staleness-bound", ("envelope/my-bound/theta_squared",
@@ -397,7 +390,6 @@ def test_examples_in_their_quick_form_hold_where_the_theory_says(quick_runs, nam
     oracle = [v for c, v in verdicts.items() if c.startswith("oracle/")]
     assert sum(v.verdict == HOLDS for v in oracle) > 0.8 * len(oracle)
     assert {"ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd"} <= set(dataset.data_vars)
-
 
 def test_the_federated_example_holds_in_its_quick_form_and_dsgld_is_not_invariant_in_t(
         quick_runs, tmp_path):
@@ -422,12 +414,10 @@ def test_the_federated_example_holds_in_its_quick_form_and_dsgld_is_not_invarian
     assert [p.name for p in paths] == [f"federated-fsgld-{k}.png" for k in
                                        ("oracle", "stationary", "invariance", "growth")]
 
-
 def _with_rate_expected(experiment, expected: float) -> StudyExperiment:
     text = experiment.study.text.replace('bound = "first-order-sgld"',
                                          f'bound = "first-order-sgld"\nexpected = {expected}')
     return StudyExperiment(loads(text, experiment.study.origin))
-
 
 def test_a_rate_faster_than_the_sampler_achieves_is_violated(quick_runs):
     """Negative control: the same runs judged against O(1/L) instead of the bound's L^(-2/3)."""
@@ -435,7 +425,6 @@ def test_a_rate_faster_than_the_sampler_achieves_is_violated(quick_runs):
     wrong = _with_rate_expected(experiment, -1.0)
     verdicts = {v.check: v for v in wrong.checks(dataset)}
     assert verdicts["rate/mse/theta_squared/first-order-sgld"].verdict == VIOLATED
-
 
 def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
     """Negative control: a bound claiming MSE = O(1/(L²h)), fitted on the shorter half of the
@@ -451,7 +440,6 @@ def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
     verdicts = {v.check: v for v in wrong.checks(dataset)}
     assert verdicts["envelope/my-bound/theta_squared"].verdict == VIOLATED
 
-
 def test_check_of_a_study_file_prints_the_fitted_envelope_and_the_rate(tmp_path, capsys):
     status = cli.main(["check", str(EXAMPLES / "decreasing-step-rate.toml"), "--quick",
                        "--out", str(tmp_path), "--set", "n_iterations=[500, 1000, 2000]",
@@ -462,7 +450,6 @@ def test_check_of_a_study_file_prints_the_fitted_envelope_and_the_rate(tmp_path,
     assert "the MSE is O(L^(-0.667))" in printed
     assert (tmp_path / "decreasing-step-rate.nc").exists()
     assert (tmp_path / "decreasing-step-rate-rate.png").exists()
-
 
 def test_a_malformed_study_file_is_an_invalid_configuration_on_the_command_line(tmp_path,
                                                                                capsys):

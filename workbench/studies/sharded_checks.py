@@ -76,6 +76,16 @@ def slices(dataset: xr.Dataset, dims: Sequence[str], over: str, symbols: Mapping
         yield (f"/{label(point, symbols)}" if point else ""), point
 
 
+def comparisons(dataset: xr.Dataset, dims: Sequence[str], over: str,
+                symbols: Mapping[str, str]):
+    """(label suffix, selection of the other dims, the values of ``over``) of every slice
+    along ``over``; none where ``over`` has fewer than two values (nothing to compare)."""
+    values = dataset[over].values.tolist()
+    if len(values) >= 2:
+        for suffix, rest in slices(dataset, dims, over, symbols):
+            yield suffix, rest, values
+
+
 def oracle_checks(dataset: xr.Dataset, dims, symbols, rate: float) -> list[Verdict]:
     return window_oracle_checks(dataset, selections(dataset, dims, symbols), rate)
 
@@ -120,10 +130,7 @@ def distance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
                     rate: float) -> list[Verdict]:
     over, longest, shortest = options["over"], options["longest"], options["shortest"]
     verdicts = []
-    for suffix, rest in slices(dataset, dims, over, symbols):
-        values = dataset[over].values.tolist()
-        if len(values) < 2:
-            continue
+    for suffix, rest, values in comparisons(dataset, dims, over, symbols):
         claims = [(max(values), longest, shortest), (min(values), shortest, longest)]
         verdicts += [distance_check(dataset, f"distance/{label({over: v}, symbols)}{suffix}",
                                     {**rest, over: v}, nearer, farther, rate, len(claims))
@@ -191,10 +198,7 @@ def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
     symbol = symbols.get(over, over)
     n_chains = dataset.sizes["chain"]
     verdicts = []
-    for suffix, rest in slices(dataset, dims, over, symbols):
-        values = dataset[over].values.tolist()
-        if len(values) < 2:
-            continue
+    for suffix, rest, values in comparisons(dataset, dims, over, symbols):
         means, errors = [], []
         for value in values:
             per_chain = _per_chain(dataset, {**rest, over: value, "estimator": method})
@@ -217,10 +221,7 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
     method, over = options["estimator"], options["over"]
     n_chains = dataset.sizes["chain"]
     verdicts = []
-    for suffix, rest in slices(dataset, dims, over, symbols):
-        values = dataset[over].values.tolist()
-        if len(values) < 2:
-            continue
+    for suffix, rest, values in comparisons(dataset, dims, over, symbols):
         low, high = min(values), max(values)
         chains = {v: _per_chain(dataset, {**rest, over: v, "estimator": method})
                   for v in (low, high)}
