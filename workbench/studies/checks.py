@@ -463,7 +463,9 @@ class Kind:
     keys: Mapping[str, tuple[str, ...]]
 
     def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
-                 kinds: Sequence[str] = (GAUSSIAN,), estimators: Sequence[str] = ()) -> dict:
+                 kinds: Sequence[str], estimators: Sequence[str]) -> dict:
+        """The entry's options; ``kinds``: the study's model and system kinds,
+        ``estimators``: its gradient estimators (sharded studies)."""
         where = next((k for k in self.keys if k in kinds), None)
         if where is None:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "

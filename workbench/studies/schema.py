@@ -94,40 +94,36 @@ MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each system runs
 SAMPLERS_OF = {TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
-_DATA = (SHARDED,)  # the sharded point stores what depends on these once (module docstring)
-
-_G = (GAUSSIAN,)
-_T = (TRAVELING,)
-_F = (FEDERATED,)
+_G, _S, _T, _F = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,)
 
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "model": (
         Field("kind", Parameter("model", GAUSSIAN,
                                 "model: the Gaussian mean (exact oracle, math.md §7), or the "
                                 "Gaussian mean on sharded data (seeds 002, 004)",
-                                choices=MODELS), fixed_in=_DATA),
+                                choices=MODELS), fixed_in=_S),
         Field("n_data", Parameter("n_data", 1000, "number of data points N", at_least_one),
               only=_G),
         Field("shard_sizes", Parameter("shard_sizes", [200] * 10,
                                        "N_s of each shard (one shard per worker or client); "
                                        "N = their sum", validation.sizes),
-              only=_DATA, fixed_in=_DATA),
+              only=_S, fixed_in=_S),
         Field("data", Parameter("data", "iid", "iid: one Gaussian, randomly partitioned (seed "
                                 "004); blobs: shard s around its own centre (seed 002)",
-                                choices=DATA_REGIMES), only=_DATA, fixed_in=_DATA),
+                                choices=DATA_REGIMES), only=_S, fixed_in=_S),
         Field("centre_half_width", Parameter("centre_half_width", 6.0,
                                              "blobs: centres uniform on [-w, w]^d (seed 002: 6)",
-                                             positive), only=_DATA, fixed_in=_DATA),
-        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one), fixed_in=_DATA),
+                                             positive), only=_S, fixed_in=_S),
+        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one), fixed_in=_S),
         Field("true_mean", Parameter("true_mean", 0.0,
                                      "data are drawn from N(true_mean, noise_scale²)", finite),
-              fixed_in=_DATA),
+              fixed_in=_S),
         Field("noise_scale", Parameter("noise_scale", 1.0, "likelihood standard deviation σ_x",
-                                       positive), fixed_in=_DATA),
+                                       positive), fixed_in=_S),
         Field("prior_scale", Parameter("prior_scale", 1.0, "prior standard deviation σ₀",
-                                       positive), fixed_in=_DATA),
+                                       positive), fixed_in=_S),
         Field("prior_mean", Parameter("prior_mean", 0.0, "prior mean m₀", finite),
-              fixed_in=_DATA),
+              fixed_in=_S),
     ),
     "system": (
         Field("kind", Parameter("system", "constant",
@@ -136,7 +132,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                 "with n_workers workers (seed 001 Appendix A); traveling-chains: "
                                 "one chain per shard rotating over the workers (seed 004 §3.2); "
                                 "federated-rounds: a random client per round of local updates "
-                                "(seed 002 Algorithm 1)", choices=SYSTEMS), fixed_in=_DATA),
+                                "(seed 002 Algorithm 1)", choices=SYSTEMS), fixed_in=_S),
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
                                      non_negative_int), expression=True, only=_G),
@@ -182,51 +178,51 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     ),
     "sampler": (
         Field("kind", Parameter("sampler", "sgld", "integrator", choices=LINEAR_SAMPLER_NAMES),
-              fixed_in=_DATA),
+              fixed_in=_S),
         Field("step_size", Parameter("step_size", 0.001, "step size h (Chen convention)",
                                      positive), expression=True, only=_G),
         Field("friction", Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)",
                                     positive), only=_G),
         Field("welling_teh_step_size", Parameter("welling_teh_step_size", 1e-4,
                                                  WELLING_TEH_HELP, positive),
-              only=_DATA, fixed_in=_DATA),
+              only=_S, fixed_in=_S),
         Field("estimator", Parameter("estimator", ["dsgld"],
                                      "gradient estimators: dsgld (the N/(N_s q_s)-scaled shard "
                                      "gradient, seed 004 Eq. 4), fsgld (with conducive "
                                      "gradients, seed 002 Eq. 7); federated rounds run each on "
                                      "the same client draws, along the dim estimator",
                                      _estimators),
-              only=_DATA, fixed_in=_DATA),
+              only=_S, fixed_in=_S),
         Field("surrogate", Parameter("surrogate", "analytic",
                                      "q_s: analytic N(x̄_s, σ_x²/N_s), laplace, or Gaussian "
                                      "fitted to local SGLD samples with full or diagonal "
-                                     "covariance", choices=SURROGATES), only=_F, fixed_in=_DATA),
+                                     "covariance", choices=SURROGATES), only=_F, fixed_in=_S),
         Field("alpha", Parameter("alpha", 1.0, "scale α of the conducive gradient (seed 002 "
-                                               "Eq. 7)", positive), only=_F, fixed_in=_DATA),
+                                               "Eq. 7)", positive), only=_F, fixed_in=_S),
         Field("surrogate_welling_teh_step_size", Parameter(
             "surrogate_welling_teh_step_size", 2e-4,
             "local SGLD step (Welling-Teh ε) for the sgld-* surrogates", positive),
-              only=_F, fixed_in=_DATA),
+              only=_F, fixed_in=_S),
         Field("surrogate_batch_size", Parameter(
             "surrogate_batch_size", 50, "local SGLD minibatch for the sgld-* surrogates",
-            at_least_one), only=_F, fixed_in=_DATA),
+            at_least_one), only=_F, fixed_in=_S),
         Field("surrogate_samples", Parameter(
             "surrogate_samples", 3000, "local SGLD samples per shard (seed 002: 3,000)",
-            at_least_two), only=_F, fixed_in=_DATA),
+            at_least_two), only=_F, fixed_in=_S),
         Field("surrogate_burn_in", Parameter(
             "surrogate_burn_in", 500, "local SGLD updates discarded first", non_negative_int),
-              only=_F, fixed_in=_DATA),
+              only=_F, fixed_in=_S),
         Field("surrogate_thin", Parameter("surrogate_thin", 10, "local SGLD thinning",
-                                          at_least_one), only=_F, fixed_in=_DATA),
+                                          at_least_one), only=_F, fixed_in=_S),
     ),
     "run": (
         Field("n_iterations", Parameter("n_iterations", 1000, "iterations L of every replicate "
                                         "(sharded: updates per chain after the burn-in)",
                                         at_least_one), expression=True, fixed_in=_F),
         Field("burn_in", Parameter("burn_in", 1000, "updates per chain before the window",
-                                   non_negative_int), expression=True, only=_DATA),
+                                   non_negative_int), expression=True, only=_S),
         Field("thin", Parameter("thin", 10, "keep every thin-th update as a sample for the "
-                                            "figures", at_least_one), only=_DATA, fixed_in=_F),
+                                            "figures", at_least_one), only=_S, fixed_in=_F),
         Field("n_replicates", Parameter("n_replicates", 200, "independent runs R per point "
                                         "(sharded: replicates per chain, same schedule)",
                                         at_least_two)),
@@ -239,9 +235,9 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("initial_position", Parameter("initial_position", 1.0,
                                             "starting value θ₀ of every coordinate", finite)),
         Field("batch_size", Parameter("batch_size", 10, "minibatch size n", at_least_one),
-              fixed_in=_DATA),
+              fixed_in=_S),
         Field("replacement", Parameter("replacement", True, "draw minibatches with replacement"),
-              fixed_in=_DATA),
+              fixed_in=_S),
         Field("test_function", Parameter("test_function", "theta_squared",
                                          "φ whose MSE the invariance and figures use",
                                          choices=tuple(BUILTIN)), only=_G),
@@ -258,10 +254,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                                  "(0: none)", non_negative_int), only=_G),
         Field("grid_half_width", Parameter("grid_half_width", 7.0,
                                            "γ_s², ε_s² are maximised over [-w, w]^d (seed 002: "
-                                           "7)", positive), only=_F, fixed_in=_DATA),
+                                           "7)", positive), only=_F, fixed_in=_S),
         Field("grid_points", Parameter("grid_points", 101, "grid points per axis for γ_s², "
                                                            "ε_s²", at_least_two),
-              only=_F, fixed_in=_DATA),
+              only=_F, fixed_in=_S),
     ),
 }
 

@@ -221,7 +221,7 @@ def from_document(doc: Document) -> Study:
     if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
-    parameters = _parameters(values, constants, sweep_values)
+    parameters = _parameters(values, constants, sweep_values, kinds)
     quick = {}
     by_name = {p.name: p for p in parameters}
     for key, value in _table(doc, ("quick",), data.get("quick", {})).items():
@@ -276,11 +276,15 @@ def _base(spec: Field) -> Parameter:
     return _ExpressionParameter(p.name, p.default, p.help, p.validate, p.choices)
 
 
-def _parameters(values: dict, constants: dict, sweep_values: dict) -> tuple[Parameter, ...]:
-    """One configuration parameter per field and constant, defaulting to the study's value
-    (a sweep list where swept); expression fields accept strings."""
+def _parameters(values: dict, constants: dict, sweep_values: dict,
+                kinds: set[str]) -> tuple[Parameter, ...]:
+    """One configuration parameter per field of the study's kinds and per constant,
+    defaulting to the study's value (a sweep list where swept); expression fields accept
+    strings."""
     out = []
     for spec in fields().values():
+        if spec.only and not kinds & set(spec.only):
+            continue
         base = _base(spec)
         if spec.name in sweep_values:
             out.append(_SweepParameter(base, sweep_values[spec.name]))
