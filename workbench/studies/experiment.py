@@ -32,7 +32,7 @@ from workbench.results import config_of
 from workbench.studies import figures as default_figures
 from workbench.studies import gaussian_point, grid, sharded_point
 from workbench.studies.checks import KINDS, Context
-from workbench.studies.schema import SHARDED
+from workbench.studies.schema import SHARDED, fields, kind_fields, validate_kinds
 from workbench.studies.study import Study
 
 
@@ -93,6 +93,13 @@ class StudyExperiment(Experiment):
         value out of range (``step_size`` ≤ 0 from a zero constant, say) is refused before
         anything runs, naming the derived field, the point and the expression."""
         config = super().configure(overrides, quick)
+        written = {k: self.study.values.get(k, fields()[k].parameter.default)
+                   for k in ("model", "system")}
+        if kind_fields({config["model"], config["system"]}) != kind_fields(set(written.values())):
+            name = "model" if config["model"] != written["model"] else "system"
+            raise InvalidParameter(name, config[name], "changes the study's kind and so its "
+                                                       "fields; write a study file of that kind")
+        validate_kinds(config)
         for point in grid.points(config, self.study.product, self.study.zipped):
             try:
                 resolved = self.resolve(config, point)

@@ -261,6 +261,33 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     ),
 }
 
+def kind_fields(kinds: set[str]) -> list[Field]:
+    """The fields of a study of these model and system kinds (module docstring)."""
+    return [spec for spec in fields().values() if not spec.only or kinds & set(spec.only)]
+
+
+def validate_kinds(values: dict) -> None:
+    """Refuse, naming the field, a system the model does not run on, or a sampler or
+    estimator the system does not run (``values``: field name → value, defaults where
+    absent)."""
+    catalogue = fields()
+
+    def value(name):
+        return values.get(name, catalogue[name].parameter.default)
+
+    model, system = value("model"), value("system")
+    if system not in SYSTEMS_OF[model]:
+        raise validation.InvalidParameter("system", system, f"a {model} study runs on "
+                                                            f"{' / '.join(SYSTEMS_OF[model])}")
+    if system in SAMPLERS_OF and value("sampler") not in SAMPLERS_OF[system]:
+        raise validation.InvalidParameter("sampler", value("sampler"),
+                                          f"{system} runs {' / '.join(SAMPLERS_OF[system])}")
+    for name in value("estimator"):
+        if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
+            runs = " / ".join(ESTIMATORS_OF[system])
+            raise validation.InvalidParameter("estimator", name, f"{system} runs {runs}")
+
+
 #: sections holding fields; the others are free-form (constants, sweep, quick, check, bound)
 FIELD_SECTIONS = tuple(SECTIONS)
 OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound")

@@ -27,15 +27,14 @@ from workbench.config import Parameter
 from workbench.studies import checks as check_kinds
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
-    ESTIMATORS_OF,
     FIELD_SECTIONS,
     OTHER_SECTIONS,
-    SAMPLERS_OF,
     SECTIONS,
     STUDY_KEYS,
-    SYSTEMS_OF,
     Field,
     fields,
+    kind_fields,
+    validate_kinds,
 )
 
 #: names every expression and bound may use besides the study's own: the sample count of a
@@ -248,24 +247,16 @@ def from_document(doc: Document) -> Study:
 
 
 def _kinds(doc: Document, values: dict) -> set[str]:
-    """The study's model and system kinds, refused where they do not go together (the
-    systems of each model; the sampler and estimators of each sharded system)."""
+    """The study's model and system kinds, refused where they do not go together
+    (:func:`~workbench.studies.schema.validate_kinds`)."""
+    try:
+        validate_kinds(values)
+    except InvalidParameter as error:
+        path = {"system": ("system", "kind"), "sampler": ("sampler", "kind"),
+                "estimator": ("sampler", "estimator")}[error.field]
+        raise doc.error(path, str(error)) from None
     catalogue = fields()
-    model = values.get("model", catalogue["model"].parameter.default)
-    system = values.get("system", catalogue["system"].parameter.default)
-    if system not in SYSTEMS_OF[model]:
-        raise doc.error(("system", "kind"), f"a {model} study runs on "
-                                            f"{' / '.join(SYSTEMS_OF[model])}, got {system!r}")
-    sampler = values.get("sampler", catalogue["sampler"].parameter.default)
-    if system in SAMPLERS_OF and sampler not in SAMPLERS_OF[system]:
-        raise doc.error(("sampler", "kind"), f"{system} runs {' / '.join(SAMPLERS_OF[system])}"
-                                             f", got {sampler!r}")
-    estimator = values.get("estimator", catalogue["estimator"].parameter.default)
-    for name in estimator:
-        if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
-            raise doc.error(("sampler", "estimator"),
-                            f"{system} runs {' / '.join(ESTIMATORS_OF[system])}, got {name!r}")
-    return {model, system}
+    return {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
 
 
 def _base(spec: Field) -> Parameter:
@@ -282,9 +273,7 @@ def _parameters(values: dict, constants: dict, sweep_values: dict,
     defaulting to the study's value (a sweep list where swept); expression fields accept
     strings."""
     out = []
-    for spec in fields().values():
-        if spec.only and not kinds & set(spec.only):
-            continue
+    for spec in kind_fields(kinds):
         base = _base(spec)
         if spec.name in sweep_values:
             out.append(_SweepParameter(base, sweep_values[spec.name]))

@@ -55,6 +55,9 @@ class BoundGrid(Plugin):
     def validate(self, config):
         if config["dim"] < 2:
             raise validation.InvalidParameter("dim", config["dim"], "must be >= 2 (2-d figures)")
+        if config["local_updates"] != sorted(config["local_updates"]):
+            raise validation.InvalidParameter("local_updates", config["local_updates"],
+                                              "must be increasing (the bound grid's order)")
         if config["estimator"] != ["dsgld", "fsgld"]:
             raise validation.InvalidParameter("estimator", config["estimator"],
                                               "must be ['dsgld', 'fsgld'] (the bound grid "
