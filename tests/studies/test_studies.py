@@ -179,6 +179,21 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
     assert verdicts == recorded["verdicts"]
 
 
+def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):
+    """The shipped dsgld-trajectory study without its plug-in: the default figures of its
+    check kinds (the plug-in draws the seed's figure instead)."""
+    from workbench.studies import library
+
+    recorded = DISTRIBUTED_CASES["dsgld-trajectory"]
+    experiment = StudyExperiment(library.load("dsgld-trajectory"))
+    dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
+                             seed=recorded["seed"])
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == ["dsgld-trajectory-oracle.png",
+                                       "dsgld-trajectory-distance.png"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
+
+
 def test_a_study_experiment_pickles_through_its_text():
     experiment = experiments.get(str(EXAMPLES / "my-staleness-bound.toml"))
     again = pickle.loads(pickle.dumps(experiment))

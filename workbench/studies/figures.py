@@ -140,16 +140,16 @@ def _stationary(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind
 def _distance(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
     over = options["over"]
     names = dataset["reference"].values.tolist()
-    values = dataset[over].values.tolist()
+    groups = [(f"{sharded.label({over: value}, ctx.symbols)}{suffix}", {**rest, over: value})
+              for suffix, rest in sharded.slices(dataset, ctx.dims, over, ctx.symbols)
+              for value in dataset[over].values.tolist()]
     sd = float(np.sqrt(dataset["posterior_variance"]))
-    width = 0.8 / len(values)
-    for i, value in enumerate(values):
-        at = {over: value}
+    width = 0.8 / len(groups)
+    for i, (label, at) in enumerate(groups):
         measured = sharded.distances(dataset, at)
         exact = sharded.distances(dataset, at, "exact_")
-        x = np.arange(len(names)) + (i - (len(values) - 1) / 2) * width
-        ax.bar(x, [measured[n] / sd for n in names], width,
-               label=sharded.label(at, ctx.symbols))
+        x = np.arange(len(names)) + (i - (len(groups) - 1) / 2) * width
+        ax.bar(x, [measured[n] / sd for n in names], width, label=label)
         ax.plot(x, [exact[n] / sd for n in names], "k.", markersize=8)
     ax.set_xticks(np.arange(len(names)), [n.replace("_", " ") for n in names], fontsize=8)
     ax.set(ylabel="W₂ from the samples, in posterior sd", title="distance (dots: exact)")
