@@ -24,6 +24,7 @@ from workbench.studies.study import load, loads
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 FIXTURE = Path(__file__).parent / "fixtures" / "stale_gaussian_seed_design.json"
+DISTRIBUTED = Path(__file__).parent / "fixtures" / "distributed_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -59,6 +60,48 @@ expression = "C1/(L*h) + C2*tau**2*h**2"
 
 [[check]]
 kind = "oracle"
+"""
+
+
+#: a small valid study of the sharded kind (federated rounds), broken one line at a time below
+SHARDED = """\
+[study]
+name = "tiny-federated"
+symbols = { local_updates = "T" }
+
+[model]
+kind = "sharded-gaussian"
+shard_sizes = [20, 30]
+data = "blobs"
+dim = 2
+
+[system]
+kind = "federated-rounds"
+n_chains = 4
+
+[sampler]
+kind = "sgld"
+estimator = ["dsgld", "fsgld"]
+welling_teh_step_size = 1e-3
+
+[run]
+burn_in = 100
+n_iterations = 200
+n_replicates = 2
+n_checkpoints = 3
+thin = 10
+grid_points = 5
+
+[sweep]
+local_updates = [1, 5]
+
+[[check]]
+kind = "stationary"
+
+[[check]]
+kind = "invariance"
+estimator = "fsgld"
+over = "local_updates"
 """
 
 
@@ -116,6 +159,41 @@ def test_the_shipped_stale_gaussian_study_reproduces_the_removed_code_bit_for_bi
                                rtol=1e-8, atol=0)
 
 
+DISTRIBUTED_CASES = json.loads(DISTRIBUTED.read_text())
+
+
+@pytest.mark.parametrize("case", sorted(DISTRIBUTED_CASES))
+def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(case):
+    """``dsgld-trajectory`` and ``fsgld-gaussian`` (with its bound-grid plug-in) as shipped
+    study files give the datasets and verdicts their removed Python modules gave: every
+    variable and coordinate bit for bit, the same variables, the same verdicts with the same
+    observed values (fixture made at commit fa2e0f2 by
+    ``tests/studies/fixtures/make_distributed_fixture.py``)."""
+    recorded = DISTRIBUTED_CASES[case]
+    experiment = experiments.get(recorded["experiment"])
+    assert isinstance(experiment, StudyExperiment)
+    config = experiment.configure(recorded["overrides"])
+    dataset = run_experiment(experiment, config, seed=recorded["seed"])
+    assert digests(dataset) == recorded["digests"]
+    verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
+    assert verdicts == recorded["verdicts"]
+
+
+def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):
+    """The shipped dsgld-trajectory study without its plug-in: the default figures of its
+    check kinds (the plug-in draws the seed's figure instead)."""
+    from workbench.studies import library
+
+    recorded = DISTRIBUTED_CASES["dsgld-trajectory"]
+    experiment = StudyExperiment(library.load("dsgld-trajectory"))
+    dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
+                             seed=recorded["seed"])
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == ["dsgld-trajectory-oracle.png",
+                                       "dsgld-trajectory-distance.png"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
+
+
 def test_a_study_experiment_pickles_through_its_text():
     experiment = experiments.get(str(EXAMPLES / "my-staleness-bound.toml"))
     again = pickle.loads(pickle.dumps(experiment))
@@ -142,9 +220,9 @@ def test_a_study_experiment_unpickles_in_a_fresh_interpreter(name, tmp_path):
 
 # --------------------------------------------------------------------------------- refusals
 
-def _broken(old: str, new: str) -> str:
-    assert old in BASE
-    return BASE.replace(old, new, 1)
+def _broken(old: str, new: str, base: str = BASE) -> str:
+    assert old in base
+    return base.replace(old, new, 1)
 
 
 def _line_of(text: str, fragment: str) -> int:
@@ -175,10 +253,44 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.parametrize("old, new, key, fragment", REFUSALS,
-                         ids=[r[2] + ":" + r[1].splitlines()[-1][:24] for r in REFUSALS])
-def test_a_malformed_study_is_refused_naming_the_key_and_its_line(old, new, key, fragment):
-    text = _broken(old, new)
+SHARDED_REFUSALS = [
+    ("shard_sizes = [20, 30]", "shard_sizes = [20, 30]\nn_data = 50", "[model] n_data",
+     "n_data = 50"),
+    ("shard_sizes = [20, 30]", "shard_sizes = [20, 0]", "[model] shard_sizes",
+     "shard_sizes = [20, 0]"),
+    ('kind = "federated-rounds"', 'kind = "constant"', "[system] kind", 'kind = "constant"'),
+    ("n_chains = 4", "n_chains = 4\ntrajectory_length = 10", "[system] trajectory_length",
+     "trajectory_length = 10"),
+    ('kind = "federated-rounds"', 'kind = "traveling-chains"', "[sampler] estimator",
+     'estimator = ["dsgld", "fsgld"]'),
+    ('kind = "sgld"', 'kind = "sghmc-euler"', "[sampler] kind", 'kind = "sghmc-euler"'),
+    ('estimator = ["dsgld", "fsgld"]', 'estimator = ["dsgld", "magic"]', "[sampler] estimator",
+     'estimator = ["dsgld", "magic"]'),
+    ("welling_teh_step_size = 1e-3", "step_size = 1e-3", "[sampler] step_size",
+     "step_size = 1e-3"),
+    ("local_updates = [1, 5]", "local_updates = [1, 5]\nwelling_teh_step_size = [1e-3, 2e-3]",
+     "[sweep] welling_teh_step_size", "welling_teh_step_size = [1e-3, 2e-3]"),
+    ("local_updates = [1, 5]", "local_updates = [1, 5]\nstaleness = [1, 2]",
+     "[sweep] staleness", "staleness = [1, 2]"),
+    ('kind = "stationary"', 'kind = "slope"', "[[check]] #1 kind", 'kind = "slope"'),
+    ('kind = "stationary"', 'kind = "distance"\nover = "local_updates"', "[[check]] #1 kind",
+     'kind = "distance"'),
+    ('kind = "stationary"', 'kind = "stationary"\nover = "local_updates"',
+     "[[check]] #1 over", 'over = "local_updates"'),
+    ('estimator = "fsgld"', 'estimator = "sgld"', "[[check]] #2 estimator",
+     'estimator = "sgld"'),
+    ('over = "local_updates"', 'over = "n_chains"', "[[check]] #2 over", 'over = "n_chains"'),
+    ('symbols = { local_updates = "T" }', 'symbols = { n_chains = "C" }',
+     "[study.symbols] n_chains", "symbols = { n_chains"),
+]
+CASES_REFUSED = ([(BASE, *r) for r in REFUSALS] + [(SHARDED, *r) for r in SHARDED_REFUSALS])
+
+
+@pytest.mark.parametrize("base, old, new, key, fragment", CASES_REFUSED,
+                         ids=[r[3] + ":" + r[2].splitlines()[-1][:24] for r in CASES_REFUSED])
+def test_a_malformed_study_is_refused_naming_the_key_and_its_line(base, old, new, key,
+                                                                   fragment):
+    text = _broken(old, new, base)
     with pytest.raises(StudyError) as caught:
         loads(text, "broken.toml")
     error = caught.value
@@ -190,7 +302,16 @@ def test_a_malformed_study_is_refused_naming_the_key_and_its_line(old, new, key,
 def test_the_base_study_itself_is_valid():
     study = loads(BASE, "tiny.toml")
     assert study.swept == ("staleness",) and list(study.bounds) == ["mine"]
+    sharded = loads(SHARDED, "tiny-federated.toml")
+    assert sharded.swept == ("local_updates",) and sharded.symbols == {"local_updates": "T"}
 
+
+def test_a_federated_window_of_partial_rounds_is_refused_before_anything_runs():
+    experiment = StudyExperiment(loads(SHARDED, "tiny-federated.toml"))
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure({"burn_in": 102})
+    assert caught.value.field == "burn_in"
+    assert "multiple of every local_updates (5)" in str(caught.value)
 
 SENTINEL = "STUDY_SENTINEL_WAS_CREATED"
 
@@ -213,7 +334,6 @@ HOSTILE = [
     "9**9**9**9",
 ]
 
-
 @pytest.mark.parametrize("text", HOSTILE)
 @pytest.mark.parametrize("where", ["bound", "step_size"])
 def test_hostile_strings_are_refused_and_nothing_is_executed(text, where, tmp_path, monkeypatch):
@@ -231,14 +351,12 @@ def test_hostile_strings_are_refused_and_nothing_is_executed(text, where, tmp_pa
     assert caught.value.key == key
     assert not (tmp_path / SENTINEL).exists()
 
-
 def test_a_derived_value_out_of_range_is_refused_before_anything_runs():
     experiment = StudyExperiment(loads(BASE, "tiny.toml"))
     with pytest.raises(InvalidParameter) as caught:
         experiment.configure({"c": 0.0})
     assert caught.value.field == "step_size"
     assert "evaluates to 0.0 at staleness = 1" in str(caught.value)
-
 
 def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed():
     text = _broken('name = "mine"\nexpression = "C1/(L*h) + C2*tau**2*h**2"',
@@ -252,7 +370,6 @@ def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed()
     with pytest.raises(StudyError, match="integrator_order|'M'"):
         loads(missing, "registered.toml")
 
-
 # ---------------------------------------------------------------------------------- examples
 
 @pytest.fixture(scope="module")
@@ -265,15 +382,13 @@ def quick_runs(tmp_path_factory):
         out[path.stem] = (experiment, dataset)
     return out
 
-
 def test_every_example_is_a_valid_study_with_checks():
     paths = sorted(EXAMPLES.glob("*.toml"))
-    assert len(paths) >= 3
+    assert len(paths) >= 4
     for path in paths:
         study = load(path)
         assert study.checks, path
         assert study.name == path.stem
-
 
 @pytest.mark.parametrize("name, decisive", [
     ("my-staleness-bound", ("envelope/my-bound/theta_squared",
@@ -291,12 +406,33 @@ def test_examples_in_their_quick_form_hold_where_the_theory_says(quick_runs, nam
     assert sum(v.verdict == HOLDS for v in oracle) > 0.8 * len(oracle)
     assert {"ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd"} <= set(dataset.data_vars)
 
+def test_the_federated_example_holds_in_its_quick_form_and_dsgld_is_not_invariant_in_t(
+        quick_runs, tmp_path):
+    """FSGLD's stationary ‖θ - μ‖² is shown equal across T and nothing is violated; the
+    negative control judges DSGLD by the same invariance, which the client drift breaks."""
+    experiment, dataset = quick_runs["federated-fsgld"]
+    verdicts = {v.check: v for v in experiment.checks(dataset)}
+    assert not [c for c, v in verdicts.items() if v.verdict == VIOLATED]
+    assert verdicts["invariance/fsgld/stationary-vs-T"].verdict == HOLDS
+    growth = verdicts["growth/dsgld/stationary/T=1->T=10"]
+    assert growth.expected > 0 and growth.observed > 0
+    assert [c for c in verdicts if c.startswith("stationary/")] == [
+        "stationary/dsgld/T=1", "stationary/dsgld/T=10",
+        "stationary/fsgld/T=1", "stationary/fsgld/T=10"]
+    assert dataset["window_mean"].dims[:2] == ("local_updates", "estimator")
+    assert {"ess_bulk", "ess_tail", "rhat", "mcse_mean", "ksd"} <= set(dataset.data_vars)
+    text = experiment.study.text.replace('estimator = "fsgld"', 'estimator = "dsgld"')
+    wrong = StudyExperiment(loads(text, experiment.study.origin))
+    control = {v.check: v for v in wrong.checks(dataset)}
+    assert control["invariance/dsgld/stationary-vs-T"].verdict == VIOLATED
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == [f"federated-fsgld-{k}.png" for k in
+                                       ("oracle", "stationary", "invariance", "growth")]
 
 def _with_rate_expected(experiment, expected: float) -> StudyExperiment:
     text = experiment.study.text.replace('bound = "first-order-sgld"',
                                          f'bound = "first-order-sgld"\nexpected = {expected}')
     return StudyExperiment(loads(text, experiment.study.origin))
-
 
 def test_a_rate_faster_than_the_sampler_achieves_is_violated(quick_runs):
     """Negative control: the same runs judged against O(1/L) instead of the bound's L^(-2/3)."""
@@ -304,7 +440,6 @@ def test_a_rate_faster_than_the_sampler_achieves_is_violated(quick_runs):
     wrong = _with_rate_expected(experiment, -1.0)
     verdicts = {v.check: v for v in wrong.checks(dataset)}
     assert verdicts["rate/mse/theta_squared/first-order-sgld"].verdict == VIOLATED
-
 
 def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
     """Negative control: a bound claiming MSE = O(1/(L²h)), fitted on the shorter half of the
@@ -320,7 +455,6 @@ def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
     verdicts = {v.check: v for v in wrong.checks(dataset)}
     assert verdicts["envelope/my-bound/theta_squared"].verdict == VIOLATED
 
-
 def test_check_of_a_study_file_prints_the_fitted_envelope_and_the_rate(tmp_path, capsys):
     status = cli.main(["check", str(EXAMPLES / "decreasing-step-rate.toml"), "--quick",
                        "--out", str(tmp_path), "--set", "n_iterations=[500, 1000, 2000]",
@@ -331,7 +465,6 @@ def test_check_of_a_study_file_prints_the_fitted_envelope_and_the_rate(tmp_path,
     assert "the MSE is O(L^(-0.667))" in printed
     assert (tmp_path / "decreasing-step-rate.nc").exists()
     assert (tmp_path / "decreasing-step-rate-rate.png").exists()
-
 
 def test_a_malformed_study_file_is_an_invalid_configuration_on_the_command_line(tmp_path,
                                                                                capsys):

@@ -17,9 +17,9 @@ from workbench.experiments.dsgld_imbalance.checks import (
     relaxation_note,
     richardson_weights,
 )
-from workbench.experiments.fsgld_gaussian.checks import stationary_check
 from workbench.results import read_netcdf, write_netcdf
 from workbench.runner import run_experiment
+from workbench.studies.sharded_checks import stationary_check
 
 SMALL = {
     "fsgld-gaussian": {"shard_sizes": [40] * 5, "local_updates": [1, 10], "n_chains": 8,
@@ -87,7 +87,9 @@ def test_fsgld_stationary_variance_holds_and_dsgld_against_the_fsgld_oracle_is_v
     _assert_hold(verdicts)
     fsgld_value = float(dataset["stationary_second_moment"].sel(
         estimator="fsgld", local_updates=10).sum())
-    control = stationary_check(dataset, "dsgld", 10, 1e-3, 4, expected=fsgld_value)
+    control = stationary_check(dataset, "stationary/dsgld/T=10",
+                               {"local_updates": 10, "estimator": "dsgld"}, 1e-3, 4,
+                               expected=fsgld_value)
     assert control.verdict == VIOLATED, control
     names = _by_name(verdicts)
     assert names["growth/dsgld/stationary/T=1->T=10"].expected > 0
@@ -259,6 +261,12 @@ def test_figures_are_written(results, tmp_path):
     ("fsgld-gaussian", {"local_updates": [1, 30]}, "burn_in"),
     ("fsgld-gaussian", {"surrogate": "exact"}, "surrogate"),
     ("fsgld-gaussian", {"welling_teh_step_size": 0.0}, "welling_teh_step_size"),
+    ("fsgld-gaussian", {"local_updates": [10, 1]}, "local_updates"),
+    ("fsgld-gaussian", {"estimator": ["fsgld"]}, "estimator"),
+    ("fsgld-gaussian", {"estimator": ["dsgld", "sgld"]}, "estimator[1]"),
+    ("dsgld-trajectory", {"estimator": ["fsgld"]}, "estimator"),
+    ("dsgld-trajectory", {"system": "federated-rounds"}, "system"),
+    ("dsgld-trajectory", {"model": "gaussian-mean"}, "model"),
     ("dsgld-imbalance", {"trajectory_lengths": [10, 0] + [10] * 18}, "trajectory_lengths[1]"),
     ("dsgld-imbalance", {"trajectory_lengths": [10, 10]}, "trajectory_lengths"),
     ("dsgld-imbalance", {"correction": ["corrected", "half"]}, "correction[1]"),

@@ -19,13 +19,19 @@ family has one comparison per point, coordinate and oracle quantity; each invari
 rate and envelope check is a family of its own (one-sided for rate and envelope, over every
 held-out point for the envelope). Means are judged on an absolute scale with a margin of half a
 replicate's standard deviation, variances and MSEs on a log-ratio scale (a factor 1.5).
+
+Studies of sharded data (:mod:`.sharded_point`) have their own judgements
+(:mod:`.sharded_checks`): ``oracle`` (window averages given each chain's schedule), and
+``distance`` for traveling chains, ``stationary``, ``invariance`` and ``growth`` (of an
+``estimator``'s stationary second moment) for federated rounds. Each kind declares the keys it
+takes for each model or system kind, and a study of another kind is refused.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -46,6 +52,9 @@ from bounds.record import Bound
 from bounds.symbols import SYMBOLS, n_iterations, step_size
 from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
 from simulators.seeding import generator
+from workbench.experiments.distributed.references import REFERENCES
+from workbench.studies import sharded_checks
+from workbench.studies.schema import FEDERATED, GAUSSIAN, SHARDED, TRAVELING
 from workbench.test_functions import BUILTIN
 
 #: (test function, oracle moment, measured value, its standard error, judged relative)
@@ -73,6 +82,7 @@ class Context:
     dims: tuple[str, ...]
     bounds: Mapping[str, Any]
     seed: int
+    symbols: Mapping[str, str] = field(default_factory=dict)  # sweep dim → name in checks
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -429,13 +439,41 @@ def _known_keys(entry: dict, allowed: Sequence[str]) -> None:
             raise CheckOptionError(key, f"unknown key; known: kind, {', '.join(allowed)}")
 
 
+def _estimator(entry: dict, estimators: Sequence[str]) -> str:
+    name = entry.get("estimator")
+    if name not in estimators:
+        raise CheckOptionError("estimator", f"must be an estimator of the study "
+                                            f"({', '.join(estimators)}), got {name!r}")
+    return name
+
+
+def _reference(entry: dict, key: str) -> str:
+    name = entry.get(key)
+    if name not in REFERENCES:
+        raise CheckOptionError(key, f"must be one of {', '.join(REFERENCES)}, got {name!r}")
+    return name
+
+
 @dataclass(frozen=True)
 class Kind:
-    name: str
-    keys: tuple[str, ...]
+    """A check kind: the keys it takes in a study of each model or system kind it applies to
+    (the first of them the study has decides)."""
 
-    def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping) -> dict:
-        _known_keys(entry, self.keys)
+    name: str
+    keys: Mapping[str, tuple[str, ...]]
+
+    def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
+                 kinds: Sequence[str], estimators: Sequence[str]) -> dict:
+        """The entry's options; ``kinds``: the study's model and system kinds,
+        ``estimators``: its gradient estimators (sharded studies)."""
+        where = next((k for k in self.keys if k in kinds), None)
+        if where is None:
+            raise CheckOptionError("kind", f"{self.name!r} is a check of "
+                                           f"{' / '.join(self.keys)} studies, not of "
+                                           f"{' / '.join(sorted(kinds))}")
+        _known_keys(entry, self.keys[where])
+        if where != GAUSSIAN:
+            return self._sharded(entry, self.keys[where], dims, estimators)
         if self.name == "oracle":
             return {}
         options: dict[str, Any] = {"test_function": _function(entry)}
@@ -470,8 +508,24 @@ class Kind:
             options["fixed"] = dict(fixed)
         return options
 
+    def _sharded(self, entry: dict, keys: Sequence[str], dims: Sequence[str],
+                 estimators: Sequence[str]) -> dict:
+        options: dict[str, Any] = {}
+        if "over" in keys:
+            options["over"] = _over(entry, dims)
+        if self.name in ("invariance", "growth"):
+            options["estimator"] = _estimator(entry, estimators)
+        if self.name == "distance":
+            options["longest"] = _reference(entry, "longest")
+            options["shortest"] = _reference(entry, "shortest")
+            if options["longest"] == options["shortest"]:
+                raise CheckOptionError("shortest", "must differ from longest")
+        return options
+
     def run(self, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
         rate = ctx.config["false_failure_rate"]
+        if ctx.config["model"] == SHARDED:
+            return self._run_sharded(dataset, ctx, options, rate)
         given = options.get("test_function")
         function = given or ctx.config["test_function"]
         options = {**options, "test_function": function}
@@ -492,11 +546,26 @@ class Kind:
             return rate_checks(dataset, ctx, options)
         return envelope_checks(dataset, ctx, options)
 
+    def _run_sharded(self, dataset, ctx: Context, options: dict, rate: float) -> list[Verdict]:
+        args = (dataset, ctx.dims, ctx.symbols)
+        if self.name == "oracle":
+            return sharded_checks.oracle_checks(*args, rate)
+        if self.name == "stationary":
+            return sharded_checks.stationary_checks(*args, rate)
+        judge = {"distance": sharded_checks.distance_checks,
+                 "invariance": sharded_checks.invariance_checks,
+                 "growth": sharded_checks.growth_checks}[self.name]
+        return judge(*args, options, rate)
+
 
 KINDS = {kind.name: kind for kind in (
-    Kind("oracle", ()),
-    Kind("invariance", ("test_function", "over")),
-    Kind("slope", ("test_function", "over", "expected")),
-    Kind("rate", ("test_function", "over", "bound", "expected", "bootstrap_resamples")),
-    Kind("envelope", ("test_function", "bound", "split", "fixed")),
+    Kind("oracle", {GAUSSIAN: (), SHARDED: ()}),
+    Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
+    Kind("slope", {GAUSSIAN: ("test_function", "over", "expected")}),
+    Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
+                             "bootstrap_resamples")}),
+    Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed")}),
+    Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
+    Kind("stationary", {FEDERATED: ()}),
+    Kind("growth", {FEDERATED: ("estimator", "over")}),
 )}

@@ -3,7 +3,9 @@
 :class:`StudyExperiment` implements the experiment protocol of
 :mod:`workbench.experiments.base` for any :class:`~workbench.studies.study.Study`: the sweep
 points come from its grid (:mod:`workbench.studies.grid`), each point runs the shared
-Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks),
+Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks) or
+the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
+rounds),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
 (:mod:`workbench.studies.checks`) and each check kind its default figure
 (:mod:`workbench.studies.figures`).
@@ -28,8 +30,9 @@ from workbench.engine import replicate_blocks
 from workbench.experiments.base import Experiment
 from workbench.results import config_of
 from workbench.studies import figures as default_figures
-from workbench.studies import gaussian_point, grid
+from workbench.studies import gaussian_point, grid, sharded_point
 from workbench.studies.checks import KINDS, Context
+from workbench.studies.schema import SHARDED, fields, kind_fields, validate_kinds
 from workbench.studies.study import Study
 
 
@@ -40,6 +43,9 @@ class Plugin:
     quick: dict[str, Any] = {}
     #: draw the study's default figure per check kind beside the plug-in's own
     default_figures: bool = True
+
+    def validate(self, config: dict) -> None:
+        """Refuse, naming the field, a configuration the plug-in cannot run."""
 
     def points(self, config: dict) -> list[dict]:
         return []
@@ -87,9 +93,18 @@ class StudyExperiment(Experiment):
         value out of range (``step_size`` ≤ 0 from a zero constant, say) is refused before
         anything runs, naming the derived field, the point and the expression."""
         config = super().configure(overrides, quick)
+        written = {k: self.study.values.get(k, fields()[k].parameter.default)
+                   for k in ("model", "system")}
+        if kind_fields({config["model"], config["system"]}) != kind_fields(set(written.values())):
+            name = "model" if config["model"] != written["model"] else "system"
+            raise InvalidParameter(name, config[name], "changes the study's kind and so its "
+                                                       "fields; write a study file of that kind")
+        validate_kinds(config)
         for point in grid.points(config, self.study.product, self.study.zipped):
             try:
-                self.resolve(config, point)
+                resolved = self.resolve(config, point)
+                if resolved["model"] == SHARDED:
+                    sharded_point.validate(resolved)
             except InvalidParameter as error:
                 at = ", ".join(f"{k} = {v}" for k, v in point.items())
                 written = config.get(error.field, error.value)
@@ -98,6 +113,7 @@ class StudyExperiment(Experiment):
                 raise InvalidParameter(error.field, written,
                                        f"evaluates to {error.value!r} at "
                                        f"{at or 'the only point'}, but {error.allowed}") from None
+        self.plugin.validate(config)
         return config
 
     # ------------------------------------------------------------------------- the sweep
@@ -117,16 +133,21 @@ class StudyExperiment(Experiment):
         if self.plugin.owns(point):
             return 0
         resolved = self.resolve(config, point)
+        if resolved["model"] == SHARDED:
+            return (resolved["burn_in"] + resolved["n_iterations"]) * resolved["n_replicates"]
         return resolved["n_iterations"] * resolved["n_replicates"]
 
     def replicate_blocks(self, config, point):
-        if self.plugin.owns(point):
+        if self.plugin.owns(point) or config["model"] == SHARDED:
             return 1
         return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
 
     def run_point(self, config, point, seed):
         if self.plugin.owns(point):
             return self.plugin.run(self.name, self.resolve(config, point), point, seed)
+        if config["model"] == SHARDED:
+            return self._zipped_coords(sharded_point.run_point(
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
         return super().run_point(config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
@@ -134,8 +155,12 @@ class StudyExperiment(Experiment):
                                          blocks)
 
     def finish_point(self, config, point, seed, raw):
-        dataset = gaussian_point.finish_point(self.name, self.resolve(config, point), point,
-                                              seed, raw, dims=self.sweep_dims)
+        return self._zipped_coords(gaussian_point.finish_point(
+            self.name, self.resolve(config, point), point, seed, raw, dims=self.sweep_dims),
+            point)
+
+    def _zipped_coords(self, dataset, point):
+        """The values zipped with a sweep dim, as coordinates along it."""
         for group in self.study.zipped:
             dataset = dataset.assign_coords({name: (group[0], [point[name]])
                                              for name in group[1:]})
@@ -144,12 +169,11 @@ class StudyExperiment(Experiment):
     def combine(self, config, datasets):
         """The sweep points along the sweep dims (the plug-in's own merged in); the result
         carries the study's text, so a stored result can always be judged again."""
-        return self.plugin.combine(self._combine_sweep(config, datasets), [
-            d for d in datasets if not set(self.sweep_dims) <= set(d.dims)]).assign_attrs(
-                study_toml=self.study.text)
+        n_own = len(grid.points(config, self.study.product, self.study.zipped))
+        return self.plugin.combine(self._combine_sweep(config, datasets[:n_own]),
+                                   datasets[n_own:]).assign_attrs(study_toml=self.study.text)
 
-    def _combine_sweep(self, config, datasets):
-        own = [d for d in datasets if set(self.sweep_dims) <= set(d.dims)]
+    def _combine_sweep(self, config, own):
         if not self.sweep_dims:
             return own[0]
         shape = [len(config[d]) for d in self.sweep_dims]
@@ -163,7 +187,7 @@ class StudyExperiment(Experiment):
     # ------------------------------------------------------------------------ judgements
     def context(self, dataset: xr.Dataset) -> Context:
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
-                       int(dataset.attrs.get("seed", 0)))
+                       int(dataset.attrs.get("seed", 0)), self.study.symbols)
 
     def checks(self, dataset):
         context = self.context(dataset)

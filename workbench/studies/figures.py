@@ -7,6 +7,15 @@
   drawn through the first point;
 - ``envelope``: held-out MSE against the fitted envelope's value (the claim: every point
   below the diagonal, up to its error bar).
+
+Sharded studies (:mod:`.sharded_checks`):
+
+- ``oracle``: each chain's window average of ‖θ - μ‖² (mean over replicates) against its exact
+  value given the chain's schedule, one colour per point and estimator (the claim: the diagonal);
+- ``stationary``, ``invariance``, ``growth``: the chains' ‖θ - μ‖² against the sweep dim, per
+  estimator, with ±1.96 standard errors over chains and the exact stationary value dashed;
+- ``distance``: W₂ from the samples to each reference per value of ``over``, measured (bars)
+  and exact (dots), in posterior standard deviations.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ import xarray as xr  # noqa: E402
 
 from workbench.files import save_figure  # noqa: E402
 from workbench.studies import checks as kinds  # noqa: E402
+from workbench.studies import sharded_checks as sharded  # noqa: E402
+from workbench.studies.schema import SHARDED  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -89,6 +100,78 @@ def _envelope(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> Non
     ax.legend(fontsize=7)
 
 
+def _window_oracle(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    chosen = sharded.selections(dataset, ctx.dims, ctx.symbols)
+    colours = plt.cm.viridis(np.linspace(0, 0.9, max(1, len(chosen))))
+    for (label, selection), colour in zip(chosen, colours, strict=True):
+        measured = sharded.chain_values(dataset, selection).mean(axis=0)
+        exact = sharded.about_posterior(dataset, "exact_").sel(selection).sum(
+            "component").values
+        ax.plot(exact, measured, "o", markersize=3, color=colour, label=label)
+    low, high = ax.get_xlim()
+    ax.plot([low, high], [low, high], color="grey", linestyle="--")
+    ax.set(xlabel="exact window ‖θ - μ‖² given the schedule",
+           ylabel="measured (mean over replicates)", title="one point per chain")
+    ax.legend(fontsize=7)
+
+
+def _stationary(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: str) -> None:
+    over = options.get("over", ctx.dims[0] if ctx.dims else None)
+    if over is None:
+        return
+    methods = options.get("estimator")
+    for method in [methods] if methods else dataset["estimator"].values.tolist():
+        for suffix, rest in sharded.slices(dataset, ctx.dims, over, ctx.symbols):
+            x = dataset[over].values
+            per_chain = [sharded.chain_values(dataset, {**rest, over: v, "estimator": method})
+                         .mean(axis=0) for v in x.tolist()]
+            y = np.array([v.mean() for v in per_chain])
+            e = np.array([v.std(ddof=1) / np.sqrt(v.size) for v in per_chain])
+            line = ax.errorbar(x, y, yerr=1.96 * e, marker="o", capsize=3,
+                               label=f"{method}{suffix}")
+            exact = dataset["stationary_second_moment"].sel(rest).sel(estimator=method).sum(
+                "component", skipna=False)
+            ax.plot(x, exact.values, linestyle="--", color=line[0].get_color())
+    ax.set(xscale="log", xlabel=over, ylabel="window ‖θ - μ‖² (dashed: exact stationary)",
+           title=kind)
+    ax.legend(fontsize=7)
+
+
+def _distance(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    over = options["over"]
+    names = dataset["reference"].values.tolist()
+    groups = [(f"{sharded.label({over: value}, ctx.symbols)}{suffix}", {**rest, over: value})
+              for suffix, rest in sharded.slices(dataset, ctx.dims, over, ctx.symbols)
+              for value in dataset[over].values.tolist()]
+    sd = float(np.sqrt(dataset["posterior_variance"]))
+    width = 0.8 / len(groups)
+    for i, (label, at) in enumerate(groups):
+        measured = sharded.distances(dataset, at)
+        exact = sharded.distances(dataset, at, "exact_")
+        x = np.arange(len(names)) + (i - (len(groups) - 1) / 2) * width
+        ax.bar(x, [measured[n] / sd for n in names], width, label=label)
+        ax.plot(x, [exact[n] / sd for n in names], "k.", markersize=8)
+    ax.set_xticks(np.arange(len(names)), [n.replace("_", " ") for n in names], fontsize=8)
+    ax.set(ylabel="W₂ from the samples, in posterior sd", title="distance (dots: exact)")
+    ax.legend(fontsize=7)
+
+
+def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    if ctx.config["model"] == SHARDED:
+        if kind == "oracle":
+            _window_oracle(ax, dataset, ctx, options)
+        elif kind == "distance":
+            _distance(ax, dataset, ctx, options)
+        else:
+            _stationary(ax, dataset, ctx, options, kind)
+    elif kind == "oracle":
+        _oracle(ax, dataset, ctx, options)
+    elif kind == "envelope":
+        _envelope(ax, dataset, ctx, options)
+    else:
+        _against(ax, dataset, ctx, options, kind)
+
+
 def draw(name: str, specs: Sequence, ctx: kinds.Context, dataset: xr.Dataset,
          out_dir: Path) -> list[Path]:
     """One figure per check kind of the study (module docstring)."""
@@ -100,12 +183,7 @@ def draw(name: str, specs: Sequence, ctx: kinds.Context, dataset: xr.Dataset,
         fig, axes = plt.subplots(1, len(entries), figsize=(5.5 * len(entries), 4.2),
                                  constrained_layout=True, squeeze=False)
         for ax, options in zip(axes[0], entries, strict=True):
-            if kind == "oracle":
-                _oracle(ax, dataset, ctx, options)
-            elif kind == "envelope":
-                _envelope(ax, dataset, ctx, options)
-            else:
-                _against(ax, dataset, ctx, options, kind)
+            _panel(ax, kind, dataset, ctx, options)
         fig.suptitle(f"{name}: {kind} checks")
         paths.append(save_figure(fig, out_dir / f"{name}-{kind}.png", dpi=110))
         plt.close(fig)

@@ -10,6 +10,14 @@ its section (``sampler = "sgld"``).
 A field marked ``expression`` may also be given as a string, evaluated per sweep point over
 the other values and the ``[constants]`` (:mod:`workbench.studies.grid`), e.g.
 ``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"`` (seed 001 §5.1).
+
+Two point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussian_point`, systems
+constant / uniform / asynchronous, the linear samplers) and sharded Gaussian data
+(:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD
+with the D-SGLD or FSGLD gradient). A field marked ``only`` means something for those model or
+system kinds alone, and is refused in a study of another kind; one marked ``fixed_in`` cannot be
+swept in a study of those kinds (the sharded point stores the posterior, references and shards
+once, so what they depend on is the same at every point).
 """
 
 from __future__ import annotations
@@ -18,7 +26,11 @@ from dataclasses import dataclass
 
 from simulators import validation
 from simulators.latency import LATENCY_KINDS
+from simulators.traveling_chains import ASSIGNMENTS
 from workbench.config import Parameter
+from workbench.experiments.distributed import WELLING_TEH_HELP
+from workbench.experiments.distributed.data import DATA_REGIMES
+from workbench.experiments.distributed.federation import METHODS, SURROGATES
 from workbench.experiments.validators import (
     at_least_one,
     at_least_two,
@@ -42,91 +54,193 @@ def _slowdown(name, value):
     return value
 
 
+def _estimators(name, value):
+    """Distinct gradient estimators, compared on the same schedule."""
+    for i, entry in enumerate(value):
+        if entry not in METHODS:
+            raise validation.InvalidParameter(f"{name}[{i}]", entry,
+                                              f"must be one of {', '.join(METHODS)}")
+    if len(set(value)) != len(value):
+        raise validation.InvalidParameter(name, value, "must not repeat an estimator")
+    return value
+
+
 @dataclass(frozen=True)
 class Field:
-    """A key of a study section: written as ``key``, configured as ``parameter.name``."""
+    """A key of a study section: written as ``key``, configured as ``parameter.name``;
+    ``only`` and ``fixed_in`` as in the module docstring."""
 
     key: str
     parameter: Parameter
     expression: bool = False
+    only: tuple[str, ...] = ()
+    fixed_in: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.parameter.name
 
 
-#: systems whose schedule is a fixed or i.i.d. staleness sequence, or a simulated server
-SYSTEMS = ("constant", "uniform", "asynchronous")
-MODELS = ("gaussian-mean",)
+GAUSSIAN = "gaussian-mean"
+SHARDED = "sharded-gaussian"
+TRAVELING = "traveling-chains"
+FEDERATED = "federated-rounds"
+#: the systems of each model kind: a fixed or i.i.d. staleness sequence or a simulated
+#: server for the Gaussian mean; seed 004's traveling chains or seed 002's federated rounds
+#: for sharded data
+SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", "asynchronous"), SHARDED: (TRAVELING, FEDERATED)}
+SYSTEMS = tuple(s for systems in SYSTEMS_OF.values() for s in systems)
+MODELS = tuple(SYSTEMS_OF)
+#: the samplers and estimators each system runs
+SAMPLERS_OF = {TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
+ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
+_G, _S, _T, _F = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,)
 
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "model": (
-        Field("kind", Parameter("model", "gaussian-mean",
-                                "model: the Gaussian mean (exact oracle, math.md §7)",
-                                choices=MODELS)),
-        Field("n_data", Parameter("n_data", 1000, "number of data points N", at_least_one)),
-        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one)),
+        Field("kind", Parameter("model", GAUSSIAN,
+                                "model: the Gaussian mean (exact oracle, math.md §7), or the "
+                                "Gaussian mean on sharded data (seeds 002, 004)",
+                                choices=MODELS), fixed_in=_S),
+        Field("n_data", Parameter("n_data", 1000, "number of data points N", at_least_one),
+              only=_G),
+        Field("shard_sizes", Parameter("shard_sizes", [200] * 10,
+                                       "N_s of each shard (one shard per worker or client); "
+                                       "N = their sum", validation.sizes),
+              only=_S, fixed_in=_S),
+        Field("data", Parameter("data", "iid", "iid: one Gaussian, randomly partitioned (seed "
+                                "004); blobs: shard s around its own centre (seed 002)",
+                                choices=DATA_REGIMES), only=_S, fixed_in=_S),
+        Field("centre_half_width", Parameter("centre_half_width", 6.0,
+                                             "blobs: centres uniform on [-w, w]^d (seed 002: 6)",
+                                             positive), only=_S, fixed_in=_S),
+        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one), fixed_in=_S),
         Field("true_mean", Parameter("true_mean", 0.0,
-                                     "data are drawn from N(true_mean, noise_scale²)", finite)),
+                                     "data are drawn from N(true_mean, noise_scale²)", finite),
+              fixed_in=_S),
         Field("noise_scale", Parameter("noise_scale", 1.0, "likelihood standard deviation σ_x",
-                                       positive)),
+                                       positive), fixed_in=_S),
         Field("prior_scale", Parameter("prior_scale", 1.0, "prior standard deviation σ₀",
-                                       positive)),
-        Field("prior_mean", Parameter("prior_mean", 0.0, "prior mean m₀", finite)),
+                                       positive), fixed_in=_S),
+        Field("prior_mean", Parameter("prior_mean", 0.0, "prior mean m₀", finite),
+              fixed_in=_S),
     ),
     "system": (
         Field("kind", Parameter("system", "constant",
                                 "constant: every update has staleness τ; uniform: i.i.d. "
                                 "uniform on {0..τ}; asynchronous: a simulated parameter server "
-                                "with n_workers workers (seed 001 Appendix A)",
-                                choices=SYSTEMS)),
+                                "with n_workers workers (seed 001 Appendix A); traveling-chains: "
+                                "one chain per shard rotating over the workers (seed 004 §3.2); "
+                                "federated-rounds: a random client per round of local updates "
+                                "(seed 002 Algorithm 1)", choices=SYSTEMS), fixed_in=_S),
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
-                                     non_negative_int), expression=True),
+                                     non_negative_int), expression=True, only=_G),
         Field("n_workers", Parameter("n_workers", 1, "workers P of the asynchronous server",
-                                     at_least_one), expression=True),
+                                     at_least_one), expression=True, only=_G),
         Field("latency", Parameter("latency", "exponential",
                                    "distribution of one gradient computation time",
-                                   choices=LATENCY_KINDS)),
+                                   choices=LATENCY_KINDS), only=_G),
         Field("latency_mean", Parameter("latency_mean", 1.0,
-                                        "mean gradient computation time μ", positive)),
+                                        "mean gradient computation time μ", positive), only=_G),
         Field("latency_shape", Parameter("latency_shape", 1.0,
-                                         "lognormal σ or gamma shape of the latency", positive)),
+                                         "lognormal σ or gamma shape of the latency", positive),
+              only=_G),
         Field("server_update_time", Parameter("server_update_time", 0.3,
-                                              "server time u per applied update", non_negative)),
+                                              "server time u per applied update", non_negative),
+              only=_G),
         Field("network_delay", Parameter("network_delay", 0.1, "one-way message delay δ",
-                                         non_negative)),
+                                         non_negative), only=_G),
         Field("straggler_probability", Parameter(
             "straggler_probability", 0.0, "probability that a computation straggles",
-            _probability)),
+            _probability), only=_G),
         Field("straggler_slowdown", Parameter(
             "straggler_slowdown", 1.0, "how many times longer a straggling computation takes",
-            _slowdown)),
+            _slowdown), only=_G),
+        Field("trajectory_length", Parameter(
+            "trajectory_length", 100, "τ: updates per visit, the same on every worker "
+            "(seed 004 §3.2.1)", at_least_one), expression=True, only=_T),
+        Field("assignment", Parameter(
+            "assignment", "cyclic", "chain-to-worker assignment each round: cyclic rotation, "
+            "or a random permutation with no chain staying in place", choices=ASSIGNMENTS),
+              only=_T),
+        Field("worker_delay", Parameter("worker_delay", 1.0,
+                                        "time a worker takes per update (response delay d)",
+                                        positive), only=_T),
+        Field("hop_time", Parameter("hop_time", 0.0, "communication time of one chain hop",
+                                    non_negative), only=_T),
+        Field("local_updates", Parameter("local_updates", 10,
+                                         "local updates T per round (seed 002 Fig. 2)",
+                                         at_least_one), expression=True, only=_F),
+        Field("n_chains", Parameter("n_chains", 20, "independent federated chains (each its "
+                                                    "own client draws)", at_least_two),
+              only=_F),
     ),
     "sampler": (
-        Field("kind", Parameter("sampler", "sgld", "integrator", choices=LINEAR_SAMPLER_NAMES)),
+        Field("kind", Parameter("sampler", "sgld", "integrator", choices=LINEAR_SAMPLER_NAMES),
+              fixed_in=_S),
         Field("step_size", Parameter("step_size", 0.001, "step size h (Chen convention)",
-                                     positive), expression=True),
+                                     positive), expression=True, only=_G),
         Field("friction", Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)",
-                                    positive)),
+                                    positive), only=_G),
+        Field("welling_teh_step_size", Parameter("welling_teh_step_size", 1e-4,
+                                                 WELLING_TEH_HELP, positive),
+              only=_S, fixed_in=_S),
+        Field("estimator", Parameter("estimator", ["dsgld"],
+                                     "gradient estimators: dsgld (the N/(N_s q_s)-scaled shard "
+                                     "gradient, seed 004 Eq. 4), fsgld (with conducive "
+                                     "gradients, seed 002 Eq. 7); federated rounds run each on "
+                                     "the same client draws, along the dim estimator",
+                                     _estimators),
+              only=_S, fixed_in=_S),
+        Field("surrogate", Parameter("surrogate", "analytic",
+                                     "q_s: analytic N(x̄_s, σ_x²/N_s), laplace, or Gaussian "
+                                     "fitted to local SGLD samples with full or diagonal "
+                                     "covariance", choices=SURROGATES), only=_F, fixed_in=_S),
+        Field("alpha", Parameter("alpha", 1.0, "scale α of the conducive gradient (seed 002 "
+                                               "Eq. 7)", positive), only=_F, fixed_in=_S),
+        Field("surrogate_welling_teh_step_size", Parameter(
+            "surrogate_welling_teh_step_size", 2e-4,
+            "local SGLD step (Welling-Teh ε) for the sgld-* surrogates", positive),
+              only=_F, fixed_in=_S),
+        Field("surrogate_batch_size", Parameter(
+            "surrogate_batch_size", 50, "local SGLD minibatch for the sgld-* surrogates",
+            at_least_one), only=_F, fixed_in=_S),
+        Field("surrogate_samples", Parameter(
+            "surrogate_samples", 3000, "local SGLD samples per shard (seed 002: 3,000)",
+            at_least_two), only=_F, fixed_in=_S),
+        Field("surrogate_burn_in", Parameter(
+            "surrogate_burn_in", 500, "local SGLD updates discarded first", non_negative_int),
+              only=_F, fixed_in=_S),
+        Field("surrogate_thin", Parameter("surrogate_thin", 10, "local SGLD thinning",
+                                          at_least_one), only=_F, fixed_in=_S),
     ),
     "run": (
-        Field("n_iterations", Parameter("n_iterations", 1000, "iterations L of every replicate",
-                                        at_least_one), expression=True),
-        Field("n_replicates", Parameter("n_replicates", 200, "independent runs R per point",
+        Field("n_iterations", Parameter("n_iterations", 1000, "iterations L of every replicate "
+                                        "(sharded: updates per chain after the burn-in)",
+                                        at_least_one), expression=True, fixed_in=_F),
+        Field("burn_in", Parameter("burn_in", 1000, "updates per chain before the window",
+                                   non_negative_int), expression=True, only=_S),
+        Field("thin", Parameter("thin", 10, "keep every thin-th update as a sample for the "
+                                            "figures", at_least_one), only=_S, fixed_in=_F),
+        Field("n_replicates", Parameter("n_replicates", 200, "independent runs R per point "
+                                        "(sharded: replicates per chain, same schedule)",
                                         at_least_two)),
         Field("replicate_block", Parameter("replicate_block", 50,
                                            "replicates per seeding block", at_least_one)),
         Field("n_checkpoints", Parameter("n_checkpoints", 30,
-                                         "log-spaced sample counts at which φ̂_L is kept",
-                                         at_least_one)),
+                                         "log-spaced sample counts at which φ̂_L is kept "
+                                         "(federated: window lengths of the error curve)",
+                                         at_least_one), only=_G + _F, fixed_in=_F),
         Field("initial_position", Parameter("initial_position", 1.0,
                                             "starting value θ₀ of every coordinate", finite)),
-        Field("batch_size", Parameter("batch_size", 10, "minibatch size n", at_least_one)),
-        Field("replacement", Parameter("replacement", True, "draw minibatches with replacement")),
+        Field("batch_size", Parameter("batch_size", 10, "minibatch size n", at_least_one),
+              fixed_in=_S),
+        Field("replacement", Parameter("replacement", True, "draw minibatches with replacement"),
+              fixed_in=_S),
         Field("test_function", Parameter("test_function", "theta_squared",
                                          "φ whose MSE the invariance and figures use",
-                                         choices=tuple(BUILTIN))),
+                                         choices=tuple(BUILTIN)), only=_G),
         Field("confidence", Parameter("confidence", 0.95,
                                       "level of the stored confidence intervals", rate)),
         Field("false_failure_rate", Parameter(
@@ -134,16 +248,52 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             "family-wise probability that a correct sampler fails a family of checks", rate)),
         Field("divergence_threshold", Parameter(
             "divergence_threshold", 1e6,
-            "a replicate whose |θ| exceeds this is marked diverged and left out", positive)),
+            "a replicate whose |θ| exceeds this is marked diverged and left out", positive),
+              only=_G),
         Field("n_draws", Parameter("n_draws", 0, "equally spaced draws kept per replicate "
-                                                 "(0: none)", non_negative_int)),
+                                                 "(0: none)", non_negative_int), only=_G),
+        Field("grid_half_width", Parameter("grid_half_width", 7.0,
+                                           "γ_s², ε_s² are maximised over [-w, w]^d (seed 002: "
+                                           "7)", positive), only=_F, fixed_in=_S),
+        Field("grid_points", Parameter("grid_points", 101, "grid points per axis for γ_s², "
+                                                           "ε_s²", at_least_two),
+              only=_F, fixed_in=_S),
     ),
 }
+
+def kind_fields(kinds: set[str]) -> list[Field]:
+    """The fields of a study of these model and system kinds (module docstring)."""
+    return [spec for spec in fields().values() if not spec.only or kinds & set(spec.only)]
+
+
+def validate_kinds(values: dict) -> None:
+    """Refuse, naming the field, a system the model does not run on, or a sampler or
+    estimator the system does not run (``values``: field name → value, defaults where
+    absent)."""
+    catalogue = fields()
+
+    def value(name):
+        return values.get(name, catalogue[name].parameter.default)
+
+    model, system = value("model"), value("system")
+    if system not in SYSTEMS_OF[model]:
+        raise validation.InvalidParameter("system", system, f"a {model} study runs on "
+                                                            f"{' / '.join(SYSTEMS_OF[model])}")
+    if system in SAMPLERS_OF and value("sampler") not in SAMPLERS_OF[system]:
+        raise validation.InvalidParameter("sampler", value("sampler"),
+                                          f"{system} runs {' / '.join(SAMPLERS_OF[system])}")
+    for name in value("estimator"):
+        if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
+            runs = " / ".join(ESTIMATORS_OF[system])
+            raise validation.InvalidParameter("estimator", name, f"{system} runs {runs}")
+
 
 #: sections holding fields; the others are free-form (constants, sweep, quick, check, bound)
 FIELD_SECTIONS = tuple(SECTIONS)
 OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound")
-STUDY_KEYS = ("name", "summary", "source")
+#: ``symbols``: how the sweep dims are written in the names of sharded checks
+#: (``{ local_updates = "T" }`` gives ``stationary/fsgld/T=10``, as seeds 002 and 004 write)
+STUDY_KEYS = ("name", "summary", "source", "symbols")
 
 
 def fields() -> dict[str, Field]:

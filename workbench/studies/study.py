@@ -33,6 +33,8 @@ from workbench.studies.schema import (
     STUDY_KEYS,
     Field,
     fields,
+    kind_fields,
+    validate_kinds,
 )
 
 #: names every expression and bound may use besides the study's own: the sample count of a
@@ -75,6 +77,7 @@ class Study:
     origin: str = "<study>"
     parameters: tuple[Parameter, ...] = field(default=())
     text: str = ""  # the file as written (a study is sent to worker processes as its text)
+    symbols: dict[str, str] = field(default_factory=dict)  # sweep dim → name in check names
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -176,6 +179,13 @@ def from_document(doc: Document) -> Study:
                                 f"unknown key; known: {', '.join(by_key)}")
             spec = by_key[key]
             values[spec.name] = _coerce(doc, (section, key), _base(spec), value)
+    kinds = _kinds(doc, values)
+    for section, group in SECTIONS.items():
+        for spec in group:
+            if spec.key in data.get(section, {}) and spec.only and not kinds & set(spec.only):
+                raise doc.error((section, spec.key),
+                                f"means nothing in a study of {' / '.join(sorted(kinds))}; it "
+                                f"is a key of {' / '.join(spec.only)} studies")
 
     constants = {}
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
@@ -196,12 +206,21 @@ def from_document(doc: Document) -> Study:
                                   "[system], [sampler], [run] or a [constants] name)")
         if key in sweep_values:
             raise doc.error(path, "is swept twice")
+        spec = catalogue.get(key)
+        if spec is not None and spec.only and not kinds & set(spec.only):
+            raise doc.error(path, f"is not a parameter of a study of "
+                                  f"{' / '.join(sorted(kinds))}")
+        if spec is not None and kinds & set(spec.fixed_in):
+            raise doc.error(path, "cannot be swept in a study of "
+                                  f"{' / '.join(sorted(kinds & set(spec.fixed_in)))}: every "
+                                  "point shares the posterior, references and shards it "
+                                  "determines; run one study per value")
         sweep_values[key] = _coerce(doc, path, _SweepParameter(known[key], value), value)
     zipped = (tuple(zipped_table),) if zipped_table else ()
     if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
-    parameters = _parameters(values, constants, sweep_values)
+    parameters = _parameters(values, constants, sweep_values, kinds)
     quick = {}
     by_name = {p.name: p for p in parameters}
     for key, value in _table(doc, ("quick",), data.get("quick", {})).items():
@@ -213,10 +232,31 @@ def from_document(doc: Document) -> Study:
     for parameter in parameters:
         _check_names(doc, parameter, names)
     bounds = _bounds(doc, data.get("bound", []), names)
-    checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds)
+    estimator = values.get("estimator", catalogue["estimator"].parameter.default)
+    checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds,
+                     tuple(sorted(kinds)), estimator)
+    symbols = _table(doc, ("study", "symbols"), head.get("symbols", {}))
+    for key, value in symbols.items():
+        if key not in product + tuple(g[0] for g in zipped):
+            raise doc.error(("study", "symbols", key), "is not a sweep dim of the study")
+        if not isinstance(value, str) or not value.strip():
+            raise doc.error(("study", "symbols", key), "must be a name (a string)")
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text)
+                 parameters, doc.text, dict(symbols))
+
+
+def _kinds(doc: Document, values: dict) -> set[str]:
+    """The study's model and system kinds, refused where they do not go together
+    (:func:`~workbench.studies.schema.validate_kinds`)."""
+    try:
+        validate_kinds(values)
+    except InvalidParameter as error:
+        path = {"system": ("system", "kind"), "sampler": ("sampler", "kind"),
+                "estimator": ("sampler", "estimator")}[error.field]
+        raise doc.error(path, str(error)) from None
+    catalogue = fields()
+    return {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
 
 
 def _base(spec: Field) -> Parameter:
@@ -227,11 +267,13 @@ def _base(spec: Field) -> Parameter:
     return _ExpressionParameter(p.name, p.default, p.help, p.validate, p.choices)
 
 
-def _parameters(values: dict, constants: dict, sweep_values: dict) -> tuple[Parameter, ...]:
-    """One configuration parameter per field and constant, defaulting to the study's value
-    (a sweep list where swept); expression fields accept strings."""
+def _parameters(values: dict, constants: dict, sweep_values: dict,
+                kinds: set[str]) -> tuple[Parameter, ...]:
+    """One configuration parameter per field of the study's kinds and per constant,
+    defaulting to the study's value (a sweep list where swept); expression fields accept
+    strings."""
     out = []
-    for spec in fields().values():
+    for spec in kind_fields(kinds):
         base = _base(spec)
         if spec.name in sweep_values:
             out.append(_SweepParameter(base, sweep_values[spec.name]))
@@ -333,7 +375,8 @@ def _registered(doc: Document, i: int, entry: dict) -> Bound:
     return registry.get(name)
 
 
-def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict) -> tuple[CheckSpec, ...]:
+def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
+            kinds: tuple[str, ...], estimators: list[str]) -> tuple[CheckSpec, ...]:
     if not isinstance(entries, list):
         raise doc.error(("check",), "write checks as [[check]] tables")
     out = []
@@ -344,7 +387,7 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict) -> tupl
             raise doc.error(("check", i, "kind"),
                             f"must be one of {', '.join(check_kinds.KINDS)}, got {kind!r}")
         try:
-            options = check_kinds.KINDS[kind].validate(entry, dims, bounds)
+            options = check_kinds.KINDS[kind].validate(entry, dims, bounds, kinds, estimators)
         except check_kinds.CheckOptionError as error:
             raise doc.error(("check", i, error.key), error.reason) from None
         out.append(CheckSpec(kind, options, i))

@@ -9,7 +9,7 @@ import xarray as xr
 
 from workbench.experiments.distributed import plots
 from workbench.experiments.distributed.windows import pooled
-from workbench.experiments.dsgld_trajectory.checks import distances
+from workbench.studies.sharded_checks import distances
 
 
 def figure_trajectories(dataset: xr.Dataset, path):
@@ -40,8 +40,9 @@ def figure_trajectories(dataset: xr.Dataset, path):
     names = dataset["reference"].values.tolist()
     width = 0.8 / len(lengths)
     for i, length in enumerate(lengths):
-        measured = distances(dataset, length)
-        exact = distances(dataset, length, "exact_")
+        at = {"trajectory_length": length}
+        measured = distances(dataset, at)
+        exact = distances(dataset, at, "exact_")
         x = np.arange(len(names)) + (i - (len(lengths) - 1) / 2) * width
         ax.bar(x, [measured[n] / sd for n in names], width, label=f"τ = {length}")
         ax.plot(x, [exact[n] / sd for n in names], "k.", markersize=8)

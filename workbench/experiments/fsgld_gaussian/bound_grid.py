@@ -7,7 +7,8 @@ Figure 4 and stored with the seed design. The bounds are judged where they make 
 can test: their dependence on the step size.
 
 Grid: the seed design's step h (factor 1) and the factors ``bound_step_factors``, each for
-every number of local updates, replaying the same client draws (:class:`.point.Federation`);
+every number of local updates, replaying the same client draws
+(:class:`~workbench.experiments.distributed.federation.Federation`);
 window lengths T after the burn-in as in the seed design. Measured: the MSE of the window mean
 φ̂_T(θ) against the posterior mean, summed over coordinates and averaged over chains and
 replicates; its standard error comes from the chain averages (chains are independent,
@@ -34,7 +35,7 @@ from workbench.engine import replay
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size, plots
 from workbench.experiments.distributed.arm import TEST_FUNCTIONS
-from workbench.experiments.fsgld_gaussian.point import (
+from workbench.experiments.distributed.federation import (
     METHODS,
     Federation,
     running_window_means,

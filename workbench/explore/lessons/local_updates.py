@@ -42,9 +42,9 @@ from simulators.seeding import derive
 from workbench import experiments
 from workbench.experiments.distributed import chen_step_size
 from workbench.experiments.distributed.arm import run_arm
+from workbench.experiments.distributed.federation import METHODS, Federation
 from workbench.experiments.distributed.references import local_components, references
 from workbench.experiments.distributed.windows import about, conditional_check
-from workbench.experiments.fsgld_gaussian.point import METHODS, Federation
 from workbench.oracles.federated import round_stationary, shard_round_maps
 from workbench.samplers import SGLD
 

@@ -1,0 +1,242 @@
+"""One sweep point of a study on sharded Gaussian data: D-SGLD on traveling chains (seed 004)
+or DSGLD / FSGLD on federated rounds (seed 002), its exact oracle and its references.
+
+The model (``[model] kind = "sharded-gaussian"``) is the Gaussian mean of math.md §7 on data
+split into shards (:mod:`workbench.experiments.distributed.data`: ``iid`` as in seed 004
+§4.1, ``blobs`` around per-shard centres as in seed 002 §5.1). The step size is given as the
+papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε/2 (math.md §1).
+
+- ``[system] kind = "traveling-chains"`` (seed 004 §3.2, Algorithm 1): one chain per shard,
+  rotating over the workers, ``trajectory_length`` updates per visit; the estimator is D-SGLD's
+  N/(N_s q_s)-scaled shard gradient (:class:`~workbench.shard_gradients.ShardScaled`). Stored
+  beside the window statistics: the references of seed 004 §3.2.1 (posterior, standard SGLD
+  posterior, mixture of local posteriors) and the per-shard stationary laws.
+- ``[system] kind = "federated-rounds"`` (seed 002 Algorithm 1): ``n_chains`` independent
+  chains, a uniformly chosen client per round of ``local_updates`` updates; every estimator in
+  ``[sampler] estimator`` (DSGLD, FSGLD with conducive gradients, seed 002 Eq. 7) replays the
+  same client draws, each from its own random stream, along the dim ``estimator``. Stored
+  beside the window statistics: running window means at ``n_checkpoints`` window lengths,
+  the exact stationary E(θ - μ)² averaged over a round (math.md §7, Φ(a, T) for DSGLD) and its
+  closed form where it applies, the shards, the surrogates, and γ_s², ε_s² of seed 002's
+  Theorems 1-2 on a grid over [-w, w]^d (Figure 4).
+
+Every variable made by the runs carries the point's sweep dims (leading, size one); what
+depends only on the data, the step and the minibatch (posterior, references, shards) does not,
+which is why those fields cannot be swept in a sharded study (:mod:`workbench.studies.schema`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+
+from simulators import validation
+from simulators.seeding import derive, generator
+from workbench.experiments.base import point_key
+from workbench.experiments.distributed import chen_step_size
+from workbench.experiments.distributed.arm import run_arm, with_diagnostics
+from workbench.experiments.distributed.data import data_attributes, make_sharded
+from workbench.experiments.distributed.federation import Federation, running_window_means
+from workbench.experiments.distributed.references import (
+    REFERENCES,
+    local_components,
+    references,
+)
+from workbench.experiments.distributed.traveling import traveling_system
+from workbench.oracles.federated import (
+    dsgld_stationary_variance,
+    round_stationary,
+    shard_round_maps,
+)
+from workbench.oracles.gradient_noise import epsilon_squared, gamma_squared, theta_grid
+from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+from workbench.samplers import SGLD
+from workbench.shard_gradients import ShardScaled
+
+PAIR = ("component", "component2")
+
+
+def validate(config: dict) -> None:
+    """What a resolved sharded point needs beyond each field's own range: a federated window
+    of whole rounds, starting at a round boundary."""
+    if config["system"] != "federated-rounds":
+        return
+    local = config["local_updates"]
+    for name in ("burn_in", "n_iterations"):
+        if config[name] % local:
+            raise validation.InvalidParameter(
+                name, config[name], f"must be a multiple of every local_updates ({local})")
+
+
+def run_point(experiment: str, config: dict, point: dict, seed,
+              dims: Sequence[str]) -> xr.Dataset:
+    """The point's Dataset (module docstring); ``dims``: the study's sweep dims."""
+    if config["system"] == "traveling-chains":
+        return _traveling(experiment, config, point, seed, dims)
+    return _federated(experiment, config, point, seed, dims)
+
+
+def _leading(dims: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The point's sweep dims as leading dims of size one: their names and shape."""
+    return tuple(dims), (1,) * len(dims)
+
+
+def _traveling(experiment, config, point, seed, dims) -> xr.Dataset:
+    """D-SGLD on traveling chains, one trajectory length on every worker (seed 004 §3.2.1)."""
+    length = int(config["trajectory_length"])
+    sharded = make_sharded(experiment, config, seed)
+    model = sharded.model
+    n_shards, dim = sharded.n_shards, model.dim
+    burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
+    seed_point = derive(seed, experiment, point_key(point))
+    schedule = traveling_system(config, [length] * n_shards).simulate(
+        n_updates, derive(seed_point, "schedule"))
+    h = chen_step_size(config["welling_teh_step_size"])
+    oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
+                                             config["replacement"])
+    arm = run_arm(schedule, SGLD(h), ShardScaled(sharded.shard_gradient()), oracle, config,
+                  derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
+                  initial=np.full(dim, config["initial_position"]),
+                  potential_gradient=model.potential_gradient)
+    frequencies = np.full(n_shards, 1.0 / n_shards)
+    refs = references(sharded, oracle, frequencies, h, config["batch_size"])
+    component_means, component_covariances = local_components(oracle, frequencies, h)
+    lead, ones = _leading(dims)
+
+    def per_point(value, value_dims):
+        return lead + value_dims, np.asarray(value).reshape(ones + np.shape(value))
+
+    data = {
+        "window_mean": per_point(arm.window_mean, ("replicate", "chain", "component")),
+        "window_second": per_point(arm.window_second, ("replicate", "chain") + PAIR),
+        "exact_window_mean": per_point(arm.exact_window_mean, ("chain", "component")),
+        "exact_window_second": per_point(arm.exact_window_second, ("chain",) + PAIR),
+        "samples": per_point(arm.samples, ("chain", "draw", "component")),
+        "reference_mean": (("reference", "component"), np.stack([refs[r][0]
+                                                                  for r in REFERENCES])),
+        "reference_covariance": (("reference",) + PAIR, np.stack([refs[r][1]
+                                                                   for r in REFERENCES])),
+        "local_mean": (("shard", "component"), component_means),
+        "local_covariance": (("shard",) + PAIR, component_covariances),
+        "posterior_mean": (("component",), model.posterior_mean),
+        "posterior_variance": ((), model.posterior_variance),
+        "step_size": ((), h),
+    }
+    coords = {**{d: [point[d]] for d in dims}, "component": np.arange(dim),
+              "component2": np.arange(dim), "reference": list(REFERENCES),
+              "shard": np.arange(n_shards)}
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
+                               {d: [point[d]] for d in dims})
+    dataset.attrs.update(data_attributes(sharded))
+    return dataset
+
+
+def _federated(experiment, config, point, seed, dims) -> xr.Dataset:
+    """Every estimator on one federated schedule of ``local_updates`` (seed 002 §5.1)."""
+    local = int(config["local_updates"])
+    seed_point = derive(seed, experiment, point_key(point))
+    federation = Federation.build(experiment, config, seed, local)
+    sharded, after = federation.sharded, federation.window
+    model = sharded.model
+    burn_in = config["burn_in"]
+    n_updates = burn_in + config["n_iterations"]
+    h = chen_step_size(config["welling_teh_step_size"])
+    equal = len(set(sharded.shard_sizes)) == 1
+    per_method = []
+    for method in config["estimator"]:
+        oracle = federation.oracles[method]
+        arm = run_arm(federation.schedule, SGLD(h), federation.estimators[method], oracle,
+                      config, derive(seed_point, "engine", method), burn_in=burn_in,
+                      n_updates=n_updates, initial=np.full(model.dim, config["initial_position"]),
+                      potential_gradient=model.potential_gradient,
+                      extra_checkpoints=burn_in + after)
+        stationary, closed = _stationary(oracle, federation.probabilities, h, local, sharded,
+                                         config["batch_size"], method,
+                                         equal and config["replacement"])
+        per_method.append({
+            "window_mean": arm.window_mean, "window_second": arm.window_second,
+            "exact_window_mean": arm.exact_window_mean,
+            "exact_window_second": arm.exact_window_second,
+            "running_mean": running_window_means(arm.run, burn_in, after),
+            "exact_running_mean": np.stack([arm.exact.window(burn_in, burn_in + k)[0]
+                                            for k in after]),
+            "samples": arm.samples, "arm": arm,
+            "stationary_second_moment": stationary, "closed_form_second_moment": closed,
+        })
+    return _federated_dataset(experiment, config, federation, per_method, point, dims, h, seed)
+
+
+def _stationary(oracle, probabilities, h, local, sharded, batch, method, closed_applies):
+    """Exact stationary E(θ - μ)² per coordinate, averaged over a round, and math.md §7's
+    closed form where its assumptions (equal shards, uniform choice, replacement) hold."""
+    model = sharded.model
+    dim = model.dim
+    if not oracle.diagonal:
+        return np.full(dim, np.nan), np.full(dim, np.nan)
+    a, c, q = shard_round_maps(oracle, probabilities, h, model.posterior_mean)
+    _, second = round_stationary(a, c, q, probabilities, local)
+    if not closed_applies or (method == "fsgld" and oracle.alpha != 1.0):
+        return second, np.full(dim, np.nan)
+    scale = model.n_data**2 / model.noise_scale**4
+    within = scale * sharded.shard_variances.mean(axis=0) / batch
+    between = scale * sharded.shard_means.var(axis=0)
+    closed = np.array([dsgld_stationary_variance(h, model.precision, within[j], between[j],
+                                                 local, method == "fsgld")
+                       for j in range(dim)])
+    return second, closed
+
+
+def _federated_dataset(experiment, config, federation, per_method, point, dims, h,
+                       seed) -> xr.Dataset:
+    sharded, fitted, after = federation.sharded, federation.fitted, federation.window
+    model = sharded.model
+    dim, n_shards = model.dim, sharded.n_shards
+    components = np.arange(dim)
+    grid = theta_grid(config["grid_half_width"], config["grid_points"], dim)
+    gamma = gamma_squared(sharded.point_scores, n_shards, grid)
+    epsilon = epsilon_squared(sharded.point_scores, sharded.shard_sizes, grid, fitted)
+    n_samples = per_method[0]["samples"].shape[1]
+    posterior_draws = (model.posterior_mean + np.sqrt(model.posterior_variance)
+                       * generator(seed, experiment, "posterior").standard_normal(
+                           (n_samples, dim)))
+    names = list(config["estimator"])
+    lead, ones = _leading(dims)
+
+    def stacked(name, value_dims):
+        values = np.stack([m[name] for m in per_method])
+        return lead + ("estimator",) + value_dims, values.reshape(ones + values.shape)
+
+    data = {
+        "window_mean": stacked("window_mean", ("replicate", "chain", "component")),
+        "window_second": stacked("window_second", ("replicate", "chain") + PAIR),
+        "exact_window_mean": stacked("exact_window_mean", ("chain", "component")),
+        "exact_window_second": stacked("exact_window_second", ("chain",) + PAIR),
+        "running_mean": stacked("running_mean", ("checkpoint", "replicate", "chain",
+                                                 "component")),
+        "exact_running_mean": stacked("exact_running_mean", ("checkpoint", "chain",
+                                                             "component")),
+        "samples": stacked("samples", ("chain", "draw", "component")),
+        "stationary_second_moment": stacked("stationary_second_moment", ("component",)),
+        "closed_form_second_moment": stacked("closed_form_second_moment", ("component",)),
+        "iterations": (("checkpoint",), after),
+        "posterior_mean": (("component",), model.posterior_mean),
+        "posterior_variance": ((), model.posterior_variance),
+        "posterior_samples": (("draw", "component"), posterior_draws),
+        "gamma_squared": (("shard",), gamma),
+        "epsilon_squared": (("shard",), epsilon),
+        "shard_size": (("shard",), np.asarray(sharded.shard_sizes)),
+        "shard_mean": (("shard", "component"), sharded.shard_means),
+        "surrogate_mean": (("shard", "component"), fitted.means),
+        "surrogate_covariance": (("shard",) + PAIR, fitted.covariances),
+        "data": (("point", "component"), model.data),
+        "step_size": ((), h),
+    }
+    coords = {**{d: [point[d]] for d in dims}, "estimator": names, "component": components,
+              "component2": components, "checkpoint": np.arange(after.size),
+              "shard": np.arange(n_shards)}
+    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [m["arm"] for m in per_method],
+                               {**{d: [point[d]] for d in dims}, "estimator": names})
+    dataset.attrs.update(data_attributes(sharded))
+    return dataset
