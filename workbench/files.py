@@ -22,6 +22,7 @@ import errno
 import io
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -130,6 +131,7 @@ def save_figure(figure, path: Path, **options) -> Path:
 
 
 NETCDF_ENGINE = "netcdf4"
+_NETCDF_LOCK = threading.Lock()  # the netCDF-C and HDF5 libraries are not thread-safe
 """netCDF-4 files are written and read through netCDF4-python (the same HDF5 format h5netcdf
 reads and writes): on datasets shaped like store points, about 7x faster to write and 12x faster
 to read than h5netcdf, with identical round trips (``benchmarks/store_io.py``)."""
@@ -145,7 +147,7 @@ def netcdf_bytes(dataset) -> bytes:
     """
     import dask
 
-    with dask.config.set(scheduler="synchronous"):
+    with _NETCDF_LOCK, dask.config.set(scheduler="synchronous"):
         return bytes(dataset.to_netcdf(engine=NETCDF_ENGINE))
 
 
@@ -153,5 +155,5 @@ def netcdf_loaded(source):
     """The Dataset in ``source`` (a path, or netCDF bytes), fully loaded and closed."""
     import xarray as xr
 
-    with xr.open_dataset(source, engine=NETCDF_ENGINE) as dataset:
+    with _NETCDF_LOCK, xr.open_dataset(source, engine=NETCDF_ENGINE) as dataset:
         return dataset.load()

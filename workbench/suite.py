@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,20 +58,34 @@ def run_one(experiment: Experiment, config: dict, seed: int, out: Path, workers:
             recompute: bool = False, show_progress: bool = False,
             judge: bool = False, on_point=None) -> Outcome:
     """Sweep (resuming from ``out/store``), write ``out/<name>.nc`` and figures, check."""
-    started = time.perf_counter()
+    outcome = _sweep(experiment, config, seed, out, workers, recompute=recompute,
+                     show_progress=show_progress, on_point=on_point)
+    return _finish(outcome, out, judge)
+
+
+def _sweep(experiment: Experiment, config: dict, seed: int, out: Path, workers: Workers, *,
+           recompute: bool, show_progress: bool, on_point=None) -> Outcome:
+    """The sweep part of :func:`run_one`: every point computed or read from the store."""
     out = Path(out)
     remove_orphaned_temporaries(out)
     store = ResultStore(out / STORE_DIR, experiment.name)
     sweep = run_sweep(experiment, config, seed, workers=workers, store=store,
                       recompute=recompute, show_progress=show_progress, on_point=on_point)
-    outcome = Outcome(experiment, config, seed, sweep.dataset, sweep)
+    return Outcome(experiment, config, seed, sweep.dataset, sweep, seconds=sweep.seconds)
+
+
+def _finish(outcome: Outcome, out: Path, judge: bool) -> Outcome:
+    """The rest of :func:`run_one`: the combined file, the figures and (if asked) the checks."""
+    started = time.perf_counter()
+    out = Path(out)
+    experiment, dataset = outcome.experiment, outcome.dataset
     combined = out / f"{experiment.name}.nc"
     _report_corrupt(combined)
-    outcome.paths = [write_netcdf(sweep.dataset, combined)]
-    outcome.paths += figures_once(experiment.name, sweep.dataset, out, experiment.figures)
+    outcome.paths = [write_netcdf(dataset, combined)]
+    outcome.paths += figures_once(experiment.name, dataset, out, experiment.figures)
     if judge:
-        outcome.verdicts = experiment.checks(sweep.dataset)
-    outcome.seconds = time.perf_counter() - started
+        outcome.verdicts = experiment.checks(dataset)
+    outcome.seconds += time.perf_counter() - started
     return outcome
 
 
@@ -87,25 +102,67 @@ def _report_corrupt(path: Path) -> None:
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
             *, recompute: bool = False, show_progress: bool = False,
             log=None) -> list[Outcome]:
-    """:func:`run_one` with checks for each experiment (its quick configuration if asked)."""
+    """:func:`run_one` with checks for each experiment (its quick configuration if asked).
+
+    With worker processes or a cluster, an experiment's combined file, figures and checks are
+    done in a second thread of this process while the next experiment's sweep keeps the
+    workers busy (one sweep at a time, so a lost worker concerns one sweep; one experiment's
+    figures at a time, as matplotlib's pyplot is not thread-safe). In one process the
+    experiments run one after the other: a task limits BLAS to one thread while it runs
+    (:func:`workbench.pool.one_blas_thread`), which a check running beside it would share.
+    """
     log = sys.stderr if log is None else log
-    outcomes = []
-    for experiment in selected:
-        config = experiment.configure(quick=quick)
-        try:
-            outcome = run_one(experiment, config, seed, out, workers, recompute=recompute,
-                              show_progress=show_progress, judge=True)
-        except (WriteFailed, PointsLost) as error:  # one line says it all
-            outcome = Outcome(experiment, config, seed, error=str(error))
-            print(f"workbench: {experiment.name} failed: {error}", file=log)
-        except Exception:  # noqa: BLE001 - reported as an error row; the others still run
-            outcome = Outcome(experiment, config, seed, error=traceback.format_exc())
-            print(f"workbench: {experiment.name} failed:\n{outcome.error}", file=log)
-        else:
-            print(f"{experiment.name}: {outcome.sweep.describe()}; checks and figures "
-                  f"{outcome.seconds - outcome.sweep.seconds:.1f} s", file=log)
-        outcomes.append(outcome)
-    return outcomes
+    finishing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-checks")
+    overlap = workers.kind != "serial"
+    pending: list[Future] = []
+    try:
+        for experiment in selected:
+            config = experiment.configure(quick=quick)
+            try:
+                swept = _sweep(experiment, config, seed, out, workers, recompute=recompute,
+                               show_progress=show_progress)
+            except Exception as error:  # noqa: BLE001 - reported as an error row
+                pending.append(_done(_failed(experiment, config, seed, error, log)))
+                continue
+            if overlap:
+                pending.append(finishing.submit(_finish_logged, swept, out, log))
+            else:
+                pending.append(_done(_finish_logged(swept, out, log)))
+        return [future.result() for future in pending]
+    finally:
+        finishing.shutdown(wait=True, cancel_futures=True)
+
+
+def _finish_logged(outcome: Outcome, out: Path, log) -> Outcome:
+    """:func:`_finish` with checks, its errors made an error row, and its line in ``log``."""
+    swept = outcome.seconds
+    try:
+        outcome = _finish(outcome, out, judge=True)
+    except Exception as error:  # noqa: BLE001 - reported as an error row; the others still run
+        return _failed(outcome.experiment, outcome.config, outcome.seed, error, log)
+    print(f"{outcome.experiment.name}: {outcome.sweep.describe()}; checks and figures "
+          f"{outcome.seconds - swept:.1f} s", file=log)
+    return outcome
+
+
+def _failed(experiment: Experiment, config: dict, seed: int, error: Exception,
+            log) -> Outcome:
+    """The error row of an experiment that failed: one line for the failures that say it all
+    (a file that cannot be written, lost points), the traceback for anything else."""
+    if isinstance(error, (WriteFailed, PointsLost)):
+        outcome = Outcome(experiment, config, seed, error=str(error))
+        print(f"workbench: {experiment.name} failed: {error}", file=log)
+    else:
+        outcome = Outcome(experiment, config, seed, error="".join(
+            traceback.format_exception(type(error), error, error.__traceback__)))
+        print(f"workbench: {experiment.name} failed:\n{outcome.error}", file=log)
+    return outcome
+
+
+def _done(outcome: Outcome) -> Future:
+    future: Future = Future()
+    future.set_result(outcome)
+    return future
 
 
 def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
