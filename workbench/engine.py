@@ -219,10 +219,22 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
     advance = _advance_of(sampler)
     windows = _windows(staleness.min(axis=1), WINDOW_MAX if advance else 1)
     accumulator = run.accumulator()
+    # The compiled path (workbench.engine_kernel) where sampler and estimator opt in.
+    from workbench.engine_kernel import KernelReplay
+
+    kernel = KernelReplay.plan(sampler, gradient, state, shards)
 
     with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, n_updates, run.chunk_size):
             length = min(run.chunk_size, n_updates - first)
+            if kernel is not None:
+                noise, indices = run.draw(first, length, kernel.indices, replacement, shards)
+                positions = kernel.advance(ring, read_slots[first:first + length],
+                                           write_slots[first:first + length], noise, indices)
+                accumulator.add(positions, first)
+                if progress is not None:
+                    progress(length)
+                continue
             noise, minibatches = run.draw(first, length, gradient, replacement, shards)
             positions = np.empty((length,) + recorded)
             step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
@@ -257,6 +269,8 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
             accumulator.add(positions, first)
             if progress is not None:
                 progress(length)
+    if kernel is not None:
+        state = kernel.final_state()
     return accumulator.result(np.array(sampler.position(state)))
 
 

@@ -1,0 +1,223 @@
+"""The engine's compiled fast path: one chunk of a replay in a numba loop (issue 15, item 1).
+
+For every update of a chunk and every replicate and server, the kernel reads the stale
+gradient point from the engine's ring buffer, gathers the minibatch and forms its mean, evaluates
+the gradient, takes the sampler step and writes the new position (and gradient point). It is
+the loop of :func:`workbench.engine.replay`, compiled, and it is BIT-IDENTICAL to it:
+
+- the random numbers are drawn by the engine exactly as on the generic path (the same streams,
+  the same ``DRAW_STEPS`` calls, :func:`workbench.engine._draw`); the kernel is handed the
+  Gaussian noise and the raw minibatch indices, which :class:`RawIndices` lets through in
+  place of the estimator's ``prepare``;
+- every floating-point operation is the generic path's, in its order, without fastmath (so no
+  reassociation and no fused multiply-add): the minibatch sum in
+  :func:`workbench.minibatch.batch_sum`'s pairwise order for d = 1 and in sequence for d > 1
+  (as ``GaussianMeanGradient.prepare``), the gradient ``k θ - (a + c (Σ/n))``, and the
+  sampler's update as its ``step`` writes it;
+- the test-function sums stay with :class:`workbench.engine.Accumulator` (a sequential
+  ``cumsum``), fed the positions the kernel writes.
+
+Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` method.
+
+- Sampler (defined on the class that defines ``step``, so a subclass that changes the step is
+  not run by the kernel): :class:`SamplerSpec`, one of ``sgld`` (seed 001 §3.1:
+  θ ← (θ - h∇) + sξ), ``sghmc-euler`` (seed 001 Algorithm 1: p ← ((1 - Dh) p - h∇) + sξ;
+  θ ← θ + h p) and ``sghmc-splitting`` (math.md §3, A-B-O-B-A with gradient point
+  θ + (h/2) p). Its state is a NamedTuple with ``position`` (and ``momentum``).
+- Gradient: :class:`LinearMeanSpec`, for estimators of the form ∇Ũ(θ) = k θ - (a + c x̄_B),
+  x̄_B the minibatch mean of the data rows (the Gaussian mean, seed 001 §5.1, math.md §7).
+
+Anything else (other samplers or estimators, sharded schedules, protocols) keeps the generic
+numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+ENABLED = True  # False: every replay takes the generic numpy path
+
+_SAMPLER_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
+
+
+class SamplerSpec(NamedTuple):
+    """A sampler's step for the kernel: ``kind`` (a key of the module docstring's list), step
+    size h, noise scale s and, for SGHMC, the momentum factor (1 - Dh for Euler,
+    e^{-Dh/2} for splitting; unused by SGLD)."""
+
+    kind: str
+    step_size: float
+    noise_scale: float
+    momentum_factor: float = 0.0
+
+
+class LinearMeanSpec(NamedTuple):
+    """∇Ũ(θ) = precision·θ - (offset + scale·(Σ_{i∈B} data_i)/n) (module docstring)."""
+
+    data: np.ndarray  # (N, d)
+    precision: float
+    offset: float
+    scale: float
+
+
+class RawIndices:
+    """Stands in for the estimator in the engine's draw: its "prepared" minibatches are the
+    drawn indices themselves, which the kernel gathers."""
+
+    def __init__(self, n_data: int):
+        self.n_data = n_data
+
+    def prepare(self, indices: np.ndarray) -> np.ndarray:
+        return indices
+
+
+def _spec(obj, owner_method: str | None = None):
+    """``obj.kernel_spec()`` if it opts in (for samplers: on the class defining ``step``)."""
+    if owner_method is not None:
+        owner = next((c for c in type(obj).__mro__ if owner_method in c.__dict__), None)
+        if owner is None or "kernel_spec" not in owner.__dict__:
+            return None
+    method = getattr(obj, "kernel_spec", None)
+    return None if method is None else method()
+
+
+class KernelReplay:
+    """The compiled stepping of one replay (one group of blocks): it owns copies of the
+    sampler's state arrays, advances them chunk by chunk and hands the state back."""
+
+    def __init__(self, sampler_spec: SamplerSpec, gradient_spec: LinearMeanSpec, state):
+        self.kind = _SAMPLER_KINDS[sampler_spec.kind]
+        self.sampler = sampler_spec
+        self.gradient = gradient_spec
+        self.data = np.ascontiguousarray(gradient_spec.data, dtype=np.float64)
+        self.indices = RawIndices(self.data.shape[0])
+        self.state = state
+        self.position = np.array(state.position, dtype=np.float64)
+        momentum = getattr(state, "momentum", None)
+        self.momentum = (np.zeros((0, 0, 0)) if momentum is None
+                         else np.array(momentum, dtype=np.float64))
+
+    @classmethod
+    def plan(cls, sampler, gradient, state, shards) -> KernelReplay | None:
+        """The kernel for this replay, or None when the generic path must run it."""
+        if not ENABLED or shards is not None:
+            return None
+        sampler_spec = _spec(sampler, "step")
+        gradient_spec = _spec(gradient)
+        if sampler_spec is None or gradient_spec is None:
+            return None
+        if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec,
+                                                                       LinearMeanSpec):
+            return None
+        return cls(sampler_spec, gradient_spec, state)
+
+    def advance(self, ring: np.ndarray, read_slots: np.ndarray, write_slots: np.ndarray,
+                noise: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """Step every replicate and server through the chunk's updates; returns the positions
+        after each update ``(update, replicate, server, d)`` and updates ``ring`` in place.
+
+        read_slots: ``(update, server)`` ring slot of the version each update reads;
+        write_slots: ``(update,)`` slot its gradient point is written to.
+        """
+        positions = np.empty(noise.shape)
+        spec, gradient = self.sampler, self.gradient
+        _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
+               self.data, gradient.precision, gradient.offset, gradient.scale,
+               self.position, self.momentum, ring, np.ascontiguousarray(read_slots),
+               np.ascontiguousarray(write_slots), noise, indices, positions)
+        return positions
+
+    def final_state(self):
+        """The sampler's state after the last chunk (its NamedTuple type, fresh arrays)."""
+        if self.momentum.size:
+            return self.state._replace(position=self.position, momentum=self.momentum)
+        return self.state._replace(position=self.position)
+
+
+@numba.njit(cache=True)
+def _pairwise_total(data, batch, start, count):
+    """Σ data[batch[start:start+count], 0] in :func:`workbench.minibatch.batch_sum`'s order
+    (numpy's pairwise summation: in sequence below 8 terms, 8 interleaved partial sums up to
+    128, halves rounded down to a multiple of 8 above)."""
+    if count < 8:
+        total = data[batch[start], 0]
+        for k in range(start + 1, start + count):
+            total += data[batch[k], 0]
+        return total
+    if count <= 128:
+        p0 = data[batch[start], 0]
+        p1 = data[batch[start + 1], 0]
+        p2 = data[batch[start + 2], 0]
+        p3 = data[batch[start + 3], 0]
+        p4 = data[batch[start + 4], 0]
+        p5 = data[batch[start + 5], 0]
+        p6 = data[batch[start + 6], 0]
+        p7 = data[batch[start + 7], 0]
+        tail = count - count % 8
+        for k in range(start + 8, start + tail, 8):
+            p0 += data[batch[k], 0]
+            p1 += data[batch[k + 1], 0]
+            p2 += data[batch[k + 2], 0]
+            p3 += data[batch[k + 3], 0]
+            p4 += data[batch[k + 4], 0]
+            p5 += data[batch[k + 5], 0]
+            p6 += data[batch[k + 6], 0]
+            p7 += data[batch[k + 7], 0]
+        total = (p0 + p1) + (p2 + p3)
+        total += (p4 + p5) + (p6 + p7)
+        for k in range(start + tail, start + count):
+            total += data[batch[k], 0]
+        return total
+    half = count // 2
+    half -= half % 8
+    return (_pairwise_total(data, batch, start, half)
+            + _pairwise_total(data, batch, start + half, count - half))
+
+
+@numba.njit(cache=True)
+def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentum, ring,
+           read_slots, write_slots, noise, indices, positions):
+    """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order)."""
+    length, n_rows, n_servers, dim = noise.shape
+    n = indices.shape[3]
+    total = np.empty(dim)
+    half = 0.5 * h
+    for j in range(length):
+        write = write_slots[j]
+        for r in range(n_rows):
+            for q in range(n_servers):
+                read = read_slots[j, q]
+                batch = indices[j, r, q]
+                if dim == 1:
+                    total[0] = _pairwise_total(data, batch, 0, n)
+                else:
+                    for i in range(dim):
+                        total[i] = data[batch[0], i]
+                    for k in range(1, n):
+                        row = batch[k]
+                        for i in range(dim):
+                            total[i] += data[row, i]
+                for i in range(dim):
+                    grad = precision * ring[read, r, q, i] - (offset + scale * (total[i] / n))
+                    xi = noise[j, r, q, i]
+                    if kind == 0:  # SGLD
+                        theta = (position[r, q, i] - h * grad) + s * xi
+                        point = theta
+                    elif kind == 1:  # SGHMC, Euler
+                        p = (factor * momentum[r, q, i] - h * grad) + s * xi
+                        theta = position[r, q, i] + h * p
+                        momentum[r, q, i] = p
+                        point = theta
+                    else:  # SGHMC, symmetric splitting
+                        theta = position[r, q, i] + half * momentum[r, q, i]
+                        p = (factor * momentum[r, q, i] - h * grad) + s * xi
+                        p = factor * p
+                        theta = theta + half * p
+                        momentum[r, q, i] = p
+                        point = theta + half * p
+                    position[r, q, i] = theta
+                    positions[j, r, q, i] = theta
+                    ring[write, r, q, i] = point
