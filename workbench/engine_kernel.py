@@ -138,43 +138,73 @@ class KernelReplay:
 
 
 @numba.njit(cache=True)
-def _pairwise_total(data, batch, start, count):
-    """Σ data[batch[start:start+count], 0] in :func:`workbench.minibatch.batch_sum`'s order
-    (numpy's pairwise summation: in sequence below 8 terms, 8 interleaved partial sums up to
-    128, halves rounded down to a multiple of 8 above)."""
+def _block_total(data, batch, start, count):
+    """Σ data[batch[start:start+count], 0] for count <= 128 in numpy's pairwise order: in
+    sequence below 8 terms, else 8 interleaved partial sums combined as a tree, then the tail."""
     if count < 8:
         total = data[batch[start], 0]
         for k in range(start + 1, start + count):
             total += data[batch[k], 0]
         return total
+    p0 = data[batch[start], 0]
+    p1 = data[batch[start + 1], 0]
+    p2 = data[batch[start + 2], 0]
+    p3 = data[batch[start + 3], 0]
+    p4 = data[batch[start + 4], 0]
+    p5 = data[batch[start + 5], 0]
+    p6 = data[batch[start + 6], 0]
+    p7 = data[batch[start + 7], 0]
+    tail = count - count % 8
+    for k in range(start + 8, start + tail, 8):
+        p0 += data[batch[k], 0]
+        p1 += data[batch[k + 1], 0]
+        p2 += data[batch[k + 2], 0]
+        p3 += data[batch[k + 3], 0]
+        p4 += data[batch[k + 4], 0]
+        p5 += data[batch[k + 5], 0]
+        p6 += data[batch[k + 6], 0]
+        p7 += data[batch[k + 7], 0]
+    total = (p0 + p1) + (p2 + p3)
+    total += (p4 + p5) + (p6 + p7)
+    for k in range(start + tail, start + count):
+        total += data[batch[k], 0]
+    return total
+
+
+@numba.njit(cache=True)
+def _pairwise_total(data, batch, start, count):
+    """Σ data[batch[start:start+count], 0] in :func:`workbench.minibatch.batch_sum`'s order.
+
+    Above 128 terms that order halves the batch (the first half rounded down to a multiple of
+    8) and adds the halves' sums; the recursion is walked here with an explicit stack (numba's
+    on-disk cache does not handle recursive functions), left before right, so the additions
+    are the same.
+    """
     if count <= 128:
-        p0 = data[batch[start], 0]
-        p1 = data[batch[start + 1], 0]
-        p2 = data[batch[start + 2], 0]
-        p3 = data[batch[start + 3], 0]
-        p4 = data[batch[start + 4], 0]
-        p5 = data[batch[start + 5], 0]
-        p6 = data[batch[start + 6], 0]
-        p7 = data[batch[start + 7], 0]
-        tail = count - count % 8
-        for k in range(start + 8, start + tail, 8):
-            p0 += data[batch[k], 0]
-            p1 += data[batch[k + 1], 0]
-            p2 += data[batch[k + 2], 0]
-            p3 += data[batch[k + 3], 0]
-            p4 += data[batch[k + 4], 0]
-            p5 += data[batch[k + 5], 0]
-            p6 += data[batch[k + 6], 0]
-            p7 += data[batch[k + 7], 0]
-        total = (p0 + p1) + (p2 + p3)
-        total += (p4 + p5) + (p6 + p7)
-        for k in range(start + tail, start + count):
-            total += data[batch[k], 0]
-        return total
-    half = count // 2
-    half -= half % 8
-    return (_pairwise_total(data, batch, start, half)
-            + _pairwise_total(data, batch, start + half, count - half))
+        return _block_total(data, batch, start, count)
+    starts = np.empty(128, np.int64)
+    counts = np.empty(128, np.int64)
+    joins = np.empty(128, np.bool_)
+    values = np.empty(64)
+    starts[0], counts[0], joins[0] = start, count, False
+    top, n_values = 1, 0
+    while top > 0:
+        top -= 1
+        first, size, join = starts[top], counts[top], joins[top]
+        if join:  # both halves are done: left + right
+            values[n_values - 2] = values[n_values - 2] + values[n_values - 1]
+            n_values -= 1
+        elif size <= 128:
+            values[n_values] = _block_total(data, batch, first, size)
+            n_values += 1
+        else:
+            half = size // 2
+            half -= half % 8
+            starts[top], counts[top], joins[top] = first, size, True
+            starts[top + 1], counts[top + 1], joins[top + 1] = first + half, size - half, False
+            starts[top + 2], counts[top + 2], joins[top + 2] = first, half, False
+            top += 3
+    return values[0]
 
 
 @numba.njit(cache=True)
