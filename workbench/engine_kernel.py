@@ -14,8 +14,9 @@ the loop of :func:`workbench.engine.replay`, compiled, and it is BIT-IDENTICAL t
   :func:`workbench.minibatch.batch_sum`'s pairwise order for d = 1 and in sequence for d > 1
   (as ``GaussianMeanGradient.prepare``), the gradient ``k θ - (a + c (Σ/n))``, and the
   sampler's update as its ``step`` writes it;
-- the test-function sums stay with :class:`workbench.engine.Accumulator` (a sequential
-  ``cumsum``), fed the positions the kernel writes.
+- the running sums of the built-in test functions θ and θ² are kept in place, one addition
+  per update in update order like the accumulator's ``cumsum``; other test functions are left
+  to :class:`workbench.engine.Accumulator`, fed the positions the kernel writes.
 
 Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` method.
 
@@ -38,9 +39,12 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from workbench.test_functions import THETA, THETA_SQUARED
+
 ENABLED = True  # False: every replay takes the generic numpy path
 
 _SAMPLER_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
+_BUILTIN = [THETA, THETA_SQUARED]  # the test functions the kernel sums itself, in this order
 
 
 class SamplerSpec(NamedTuple):
@@ -86,9 +90,18 @@ def _spec(obj, owner_method: str | None = None):
 
 class KernelReplay:
     """The compiled stepping of one replay (one group of blocks): it owns copies of the
-    sampler's state arrays, advances them chunk by chunk and hands the state back."""
+    sampler's state arrays, advances them chunk by chunk, feeds the replay's
+    :class:`~workbench.engine.Accumulator` and hands the state back.
 
-    def __init__(self, sampler_spec: SamplerSpec, gradient_spec: LinearMeanSpec, state):
+    With the built-in test functions (θ and θ²) the kernel keeps their running sums itself,
+    adding each new value in update order, as the accumulator's ``cumsum`` does, and writes the
+    checkpoint averages (sum / count), the divergence flags and the thinned draws straight
+    into the accumulator, so no array of positions is built. With any other test function
+    it writes the positions and the accumulator takes them as on the generic path.
+    """
+
+    def __init__(self, sampler_spec: SamplerSpec, gradient_spec: LinearMeanSpec, state,
+                 accumulator):
         self.kind = _SAMPLER_KINDS[sampler_spec.kind]
         self.sampler = sampler_spec
         self.gradient = gradient_spec
@@ -99,9 +112,15 @@ class KernelReplay:
         momentum = getattr(state, "momentum", None)
         self.momentum = (np.zeros((0, 0, 0)) if momentum is None
                          else np.array(momentum, dtype=np.float64))
+        self.accumulator = accumulator
+        self.in_place = all(f in _BUILTIN for f in accumulator.test_functions)
+        self.sums = np.zeros((len(_BUILTIN),) + self.position.shape)
+        # the accumulator's flags when the kernel feeds it, else scratch (it marks them itself)
+        self.diverged_at = (accumulator.diverged_at if self.in_place
+                            else np.full(self.position.shape[:2], -1, dtype=np.int64))
 
     @classmethod
-    def plan(cls, sampler, gradient, state, shards) -> KernelReplay | None:
+    def plan(cls, sampler, gradient, state, shards, accumulator) -> KernelReplay | None:
         """The kernel for this replay, or None when the generic path must run it."""
         if not ENABLED or shards is not None:
             return None
@@ -112,23 +131,51 @@ class KernelReplay:
         if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec,
                                                                        LinearMeanSpec):
             return None
-        return cls(sampler_spec, gradient_spec, state)
+        return cls(sampler_spec, gradient_spec, state, accumulator)
 
     def advance(self, ring: np.ndarray, read_slots: np.ndarray, write_slots: np.ndarray,
-                noise: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        """Step every replicate and server through the chunk's updates; returns the positions
-        after each update ``(update, replicate, server, d)`` and updates ``ring`` in place.
+                noise: np.ndarray, indices: np.ndarray, first: int) -> None:
+        """Step every replicate and server through the chunk of updates ``first + 1 ..
+        first + len(noise)`` (``ring`` updated in place) and feed the accumulator.
 
         read_slots: ``(update, server)`` ring slot of the version each update reads;
         write_slots: ``(update,)`` slot its gradient point is written to.
         """
-        positions = np.empty(noise.shape)
+        length, shape = noise.shape[0], self.position.shape
+        accumulator = self.accumulator
+        counts = np.arange(first + 1, first + length + 1)
+        average_at = np.full(length, -1, dtype=np.int64)
+        draw_at = np.full(length, -1, dtype=np.int64)
+        inside = np.zeros(0, dtype=np.int64)
+        kept = np.zeros(length, dtype=bool)
+        if self.in_place:
+            checkpoints = accumulator.checkpoints
+            inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
+            average_at[inside - first - 1] = np.arange(inside.size)
+            if accumulator.thin:
+                kept = counts % accumulator.thin == 0
+                draw_at[kept] = np.arange(np.count_nonzero(kept))
+            positions = np.empty((0, 0, 0, 0))
+        else:
+            positions = np.empty(noise.shape)
+        averages = np.empty((inside.size, len(_BUILTIN)) + shape)
+        draws = np.empty((np.count_nonzero(kept),) + shape)
         spec, gradient = self.sampler, self.gradient
         _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
                self.data, gradient.precision, gradient.offset, gradient.scale,
                self.position, self.momentum, ring, np.ascontiguousarray(read_slots),
-               np.ascontiguousarray(write_slots), noise, indices, positions)
-        return positions
+               np.ascontiguousarray(write_slots), noise, indices, first, self.sums,
+               float(accumulator.threshold), self.diverged_at, average_at, averages, draw_at,
+               draws, positions)
+        if not self.in_place:
+            accumulator.add(positions, first)
+            return
+        for c in range(inside.size):
+            for f in accumulator.test_functions:
+                accumulator.averages[f.name].append(averages[c, _BUILTIN.index(f)].copy())
+        if accumulator.thin:
+            accumulator.draws.append(draws)
+            accumulator.draw_iterations.append(counts[kept])
 
     def final_state(self):
         """The sampler's state after the last chunk (its NamedTuple type, fresh arrays)."""
@@ -209,14 +256,23 @@ def _pairwise_total(data, batch, start, count):
 
 @numba.njit(cache=True)
 def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentum, ring,
-           read_slots, write_slots, noise, indices, positions):
-    """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order)."""
+           read_slots, write_slots, noise, indices, first, sums, threshold, diverged_at,
+           average_at, averages, draw_at, draws, positions):
+    """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
+
+    sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
+    ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
+    nowhere); positions: every update's position, or an empty array to record none.
+    """
     length, n_rows, n_servers, dim = noise.shape
     n = indices.shape[3]
+    record = positions.shape[0] > 0
     total = np.empty(dim)
     half = 0.5 * h
     for j in range(length):
         write = write_slots[j]
+        count = first + j + 1
+        average, kept = average_at[j], draw_at[j]
         for r in range(n_rows):
             for q in range(n_servers):
                 read = read_slots[j, q]
@@ -230,6 +286,7 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
                         row = batch[k]
                         for i in range(dim):
                             total[i] += data[row, i]
+                bad = False
                 for i in range(dim):
                     grad = precision * ring[read, r, q, i] - (offset + scale * (total[i] / n))
                     xi = noise[j, r, q, i]
@@ -249,5 +306,16 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
                         momentum[r, q, i] = p
                         point = theta + half * p
                     position[r, q, i] = theta
-                    positions[j, r, q, i] = theta
                     ring[write, r, q, i] = point
+                    sums[0, r, q, i] += theta
+                    sums[1, r, q, i] += theta * theta
+                    bad |= not abs(theta) <= threshold  # NaN counts as bad
+                    if record:
+                        positions[j, r, q, i] = theta
+                    if average >= 0:
+                        averages[average, 0, r, q, i] = sums[0, r, q, i] / count
+                        averages[average, 1, r, q, i] = sums[1, r, q, i] / count
+                    if kept >= 0:
+                        draws[kept, r, q, i] = theta
+                if bad and diverged_at[r, q] < 0:
+                    diverged_at[r, q] = count

@@ -25,8 +25,10 @@ from simulators.static import constant_staleness, iid_staleness
 from workbench import engine, engine_kernel
 from workbench.minibatch import batch_sum
 from workbench.samplers import PSGLD, SGHMC, SGLD
+from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 
 N_UPDATES = 300
+CUBE = TestFunction("theta_cubed", lambda position: position**3)
 
 SCHEDULES = {
     "constant-0": lambda: constant_staleness(N_UPDATES, 0),
@@ -85,6 +87,7 @@ def _assert_same(a, b):
     for name in a.averages:
         np.testing.assert_array_equal(a.averages[name], b.averages[name])
     np.testing.assert_array_equal(a.diverged_at, b.diverged_at)
+    assert (a.draws is None) == (b.draws is None)
     np.testing.assert_array_equal(a.draws, b.draws)
     np.testing.assert_array_equal(a.draw_iterations, b.draw_iterations)
     np.testing.assert_array_equal(a.final_position, b.final_position)
@@ -112,8 +115,11 @@ def test_compiled_equals_generic(monkeypatch, request, schedule, sampler, model)
     {"replicate_block": 13},
     {"blocks": [3, 0]},
     {"initial_position": np.linspace(-1, 1, 13)[:, None, None]},
+    {"test_functions": (THETA_SQUARED,), "thin": 0},  # sums kept in the kernel
+    {"test_functions": (THETA, CUBE), "checkpoints": None},  # positions to the accumulator
 ], ids=["floyd", "keys", "batch-1", "batch-8", "batch-131", "batch-300", "chunk-64",
-        "chunk-128-block-5", "one-block", "some-blocks", "per-replicate-start"])
+        "chunk-128-block-5", "one-block", "some-blocks", "per-replicate-start",
+        "theta-squared-only", "other-test-function"])
 @pytest.mark.parametrize("model", ["scalar_model", "gaussian_model"], ids=["d1", "d2"])
 def test_compiled_equals_generic_for_draw_and_chunk_options(monkeypatch, request, options,
                                                             model):
