@@ -17,7 +17,7 @@ import pytest
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
-from workbench import engine
+from workbench import engine, engine_kernel
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.samplers import SGLD
 
@@ -44,8 +44,10 @@ def _peak(model, **kwargs):
     return run, peak
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["generic", "compiled"])
 @pytest.mark.parametrize("budget", [48 * MIB, 64 * MIB])
-def test_peak_memory_stays_under_the_budget(wide_model, budget, monkeypatch):
+def test_peak_memory_stays_under_the_budget(wide_model, budget, monkeypatch, compiled):
+    monkeypatch.setattr(engine_kernel, "ENABLED", compiled)
     run, peak = _peak(wide_model, memory_budget=budget)
     assert peak <= budget
     reference, _ = _peak(wide_model)  # default budget: larger groups, the same numbers
@@ -54,11 +56,15 @@ def test_peak_memory_stays_under_the_budget(wide_model, budget, monkeypatch):
     np.testing.assert_array_equal(run.final_position, reference.final_position)
 
 
-def test_one_group_would_exceed_those_budgets(wide_model, monkeypatch):
+@pytest.mark.parametrize("compiled, times", [(False, 3), (True, 2)],
+                         ids=["generic", "compiled"])
+def test_one_group_would_exceed_those_budgets(wide_model, monkeypatch, compiled, times):
     # negative control: without groups the same run needs several times the budgets above
+    # (the compiled path builds no array of positions, so it needs less than the generic one)
+    monkeypatch.setattr(engine_kernel, "ENABLED", compiled)
     monkeypatch.setattr(engine, "GROUP_ELEMENTS", 1 << 62)
     _, peak = _peak(wide_model, memory_budget=1 << 40)
-    assert peak > 3 * 64 * MIB
+    assert peak > times * 64 * MIB
 
 
 def test_a_run_that_cannot_fit_is_refused_before_it_starts(wide_model):
