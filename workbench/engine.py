@@ -222,15 +222,14 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
     # The compiled path (workbench.engine_kernel) where sampler and estimator opt in.
     from workbench.engine_kernel import KernelReplay
 
-    kernel = KernelReplay.plan(sampler, gradient, state, shards, accumulator)
+    kernel = KernelReplay.plan(sampler, gradient, state, shards, run, accumulator, replacement)
 
     with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, n_updates, run.chunk_size):
             length = min(run.chunk_size, n_updates - first)
             if kernel is not None:
-                noise, indices = run.draw(first, length, kernel.indices, replacement, shards)
                 kernel.advance(ring, read_slots[first:first + length],
-                               write_slots[first:first + length], noise, indices, first)
+                               write_slots[first:first + length], first, length)
                 if progress is not None:
                     progress(length)
                 continue
