@@ -128,22 +128,17 @@ class KernelReplay:
             return None
         return cls(sampler_spec, gradient_spec, state, run, accumulator, replacement)
 
-    def _indices(self, first: int, length: int) -> np.ndarray:
-        """Minibatch indices ``(update, replicate, server, n)`` for the chunk, drawn by the
-        same :func:`~workbench.minibatch.draw_indices` calls, on the same streams, as
-        :func:`workbench.engine._draw` makes (block by block, DRAW_STEPS updates a call)."""
-        run = self.run
-        n_servers = self.position.shape[1]
-        indices = np.empty((length,) + self.position.shape[:2] + (run.batch_size,), np.int64)
-        row = 0
-        for batch_rng, size in zip(run.batch_rngs, run.block_sizes, strict=True):
-            for start in range(0, length, DRAW_STEPS):
-                stop = min(start + DRAW_STEPS, length)
-                drawn = draw_indices(batch_rng, self.data.shape[0], run.batch_size,
-                                     (DRAW_STEPS, size, n_servers), self.replacement)
-                indices[start:stop, row:row + size] = drawn[:stop - start]
-            row += size
-        return indices
+    def _block_indices(self, batch_rng, out: np.ndarray) -> np.ndarray:
+        """Minibatch indices ``out`` = ``(update, replicate, server, n)`` of one block for
+        the chunk, drawn by the same :func:`~workbench.minibatch.draw_indices` calls, on the
+        same stream, as :func:`workbench.engine._draw` makes (DRAW_STEPS updates a call)."""
+        length, size, n_servers, batch_size = out.shape
+        for start in range(0, length, DRAW_STEPS):
+            stop = min(start + DRAW_STEPS, length)
+            drawn = draw_indices(batch_rng, self.data.shape[0], batch_size,
+                                 (DRAW_STEPS, size, n_servers), self.replacement)
+            out[start:stop] = drawn[:stop - start]
+        return out
 
     def advance(self, ring: np.ndarray, read_slots: np.ndarray, write_slots: np.ndarray,
                 first: int, length: int) -> None:
@@ -160,7 +155,6 @@ class KernelReplay:
         """
         shape = self.position.shape
         accumulator = self.accumulator
-        indices = self._indices(first, length)
         counts = np.arange(first + 1, first + length + 1)
         average_at = np.full(length, -1, dtype=np.int64)
         draw_at = np.full(length, -1, dtype=np.int64)
@@ -182,12 +176,17 @@ class KernelReplay:
         read_slots = np.ascontiguousarray(read_slots)
         write_slots = np.ascontiguousarray(write_slots)
         surplus = -length % DRAW_STEPS
-        row = 0
-        for noise_rng, size in zip(self.run.noise_rngs, self.run.block_sizes, strict=True):
+        run, buffers, row = self.run, {}, 0
+        for noise_rng, batch_rng, size in zip(run.noise_rngs, run.batch_rngs, run.block_sizes,
+                                              strict=True):
+            # block by block, so that a block's indices are still in cache when it steps
+            if size not in buffers:
+                buffers[size] = np.empty((length, size, shape[1], run.batch_size), np.int64)
+            indices = self._block_indices(batch_rng, buffers[size])
             _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
                    self.data, gradient.precision, gradient.offset, gradient.scale,
                    self.position, self.momentum, ring, read_slots, write_slots, noise_rng,
-                   row, row + size, indices, first, self.sums, float(accumulator.threshold),
+                   row, indices, first, self.sums, float(accumulator.threshold),
                    self.diverged_at, average_at, averages, draw_at, draws, positions)
             if surplus:
                 noise_rng.standard_normal((surplus, size) + shape[1:])
@@ -281,17 +280,19 @@ def _pairwise_total(data, batch, start, count):
 
 @numba.njit(cache=True)
 def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentum, ring,
-           read_slots, write_slots, noise_rng, row_start, row_stop, indices, first, sums,
-           threshold, diverged_at, average_at, averages, draw_at, draws, positions):
+           read_slots, write_slots, noise_rng, row_start, indices, first, sums, threshold,
+           diverged_at, average_at, averages, draw_at, draws, positions):
     """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
 
-    Steps the replicates ``row_start .. row_stop - 1`` (one block: ``noise_rng`` is its noise
-    stream). sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
+    Steps one block, the replicates from ``row_start`` on: ``noise_rng`` is its noise stream,
+    ``indices`` its minibatches ``(update, block replicate, server, n)``. sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
     ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
     nowhere); positions: every update's position, or an empty array to record none.
     """
-    length, _, n_servers, n = indices.shape
+    length, n_rows, n_servers, n = indices.shape
+    row_stop = row_start + n_rows
     dim = position.shape[2]
+    batches = indices.reshape(-1)  # no per-batch views (they cost reference counting)
     record = positions.shape[0] > 0
     total = np.empty(dim)
     half = 0.5 * h
@@ -302,14 +303,17 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
         for r in range(row_start, row_stop):
             for q in range(n_servers):
                 read = read_slots[j, q]
-                batch = indices[j, r, q]
-                if dim == 1:
-                    total[0] = _pairwise_total(data, batch, 0, n)
+                base = ((j * n_rows + r - row_start) * n_servers + q) * n
+                if dim == 1 and n <= 128:  # (one call less: _pairwise_total allocates above)
+                    total[0] = _block_total(data, batches, base, n)
+                elif dim == 1:
+                    total[0] = _pairwise_total(data, batches, base, n)
                 else:
+                    row = batches[base]
                     for i in range(dim):
-                        total[i] = data[batch[0], i]
-                    for k in range(1, n):
-                        row = batch[k]
+                        total[i] = data[row, i]
+                    for k in range(base + 1, base + n):
+                        row = batches[k]
                         for i in range(dim):
                             total[i] += data[row, i]
                 bad = False
@@ -335,7 +339,8 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
                     ring[write, r, q, i] = point
                     sums[0, r, q, i] += theta
                     sums[1, r, q, i] += theta * theta
-                    bad |= not abs(theta) <= threshold  # NaN counts as bad
+                    if not abs(theta) <= threshold:  # NaN counts as bad
+                        bad = True
                     if record:
                         positions[j, r, q, i] = theta
                     if average >= 0:
