@@ -51,11 +51,13 @@ BLOCK, CHUNK = 50, 64  # the numpy-fed reference draws like the engine: 50 repli
 
 
 @numba.njit(cache=True)
-def _reference(first, length, tau, batch, data, precision, offset, scale, h, s, position, ring,
-               sums, noise, indices, draw_inside, rng):
+def _reference(first, length, read_slots, write_slots, batch, data, precision, offset, scale,
+               h, s, position, ring, sums, noise, indices, draw_inside, rng):
     """Stale SGLD for replicates ``position`` (R, d) over updates first .. first+length-1.
 
-    ring: (R, τ+1, d) the last τ + 1 versions of each replicate; sums: (R, 2, d) Σθ and Σθ².
+    ring: (R, τ+1, d) the last τ + 1 versions of each replicate, read at ``read_slots[l]`` and
+    written at ``write_slots[l]`` (precomputed, as the engine does: no integer division in
+    the loop); sums: (R, 2, d) Σθ and Σθ².
     With ``draw_inside`` the random numbers are drawn here by the fastest generators numba
     offers: normals from ``rng`` (numpy's PCG64 and ziggurat, compiled by numba, about 4 ns
     each) and indices from numba's ``np.random.randint`` (MT19937, about 2 ns; numba's
@@ -64,14 +66,12 @@ def _reference(first, length, tau, batch, data, precision, offset, scale, h, s, 
     """
     if draw_inside:
         np.random.seed(1)
-    n_rows, slots, dim = ring.shape
+    n_rows, _, dim = ring.shape
     n_data = data.shape[0]
     total = np.empty(dim)
     for r in range(n_rows):
         for j in range(length):
-            update = first + j
-            read = (update - min(update, tau)) % slots
-            write = (update + 1) % slots
+            read, write = read_slots[first + j], write_slots[first + j]
             for i in range(dim):
                 total[i] = 0.0
             for m in range(batch):
@@ -97,6 +97,9 @@ class _Reference:
         self.constants = (gradient.data, gradient.precision, gradient.offset, gradient.scale,
                           h, np.sqrt(2 * h))
         self.n_updates, self.n_replicates, self.dim = n_updates, n_replicates, model.dim
+        updates = np.arange(n_updates)
+        self.slots = ((updates - np.minimum(updates, STALENESS)) % (STALENESS + 1),
+                      (updates + 1) % (STALENESS + 1))
 
     def _state(self, rows: int):
         return (np.zeros((rows, self.dim)), np.zeros((rows, STALENESS + 1, self.dim)),
@@ -105,7 +108,7 @@ class _Reference:
     def run_inside(self) -> None:
         """Random numbers drawn in the kernel: one call for the whole cell."""
         empty_noise, empty_indices = np.empty((0, 0, 0)), np.empty((0, 0, 0), np.int64)
-        _reference(0, self.n_updates, STALENESS, BATCH, *self.constants,
+        _reference(0, self.n_updates, *self.slots, BATCH, *self.constants,
                    *self._state(self.n_replicates), empty_noise, empty_indices, True,
                    np.random.default_rng(1))
 
@@ -122,7 +125,7 @@ class _Reference:
                 noise = noise_rng.standard_normal((rows, length, self.dim))
                 indices = batch_rng.integers(0, N_DATA, (rows, length, BATCH))
                 began = time.perf_counter()
-                _reference(first, length, STALENESS, BATCH, *self.constants, *state, noise,
+                _reference(first, length, *self.slots, BATCH, *self.constants, *state, noise,
                            indices, False, noise_rng)
                 elapsed += time.perf_counter() - began
         return elapsed
