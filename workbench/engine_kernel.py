@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.np.random.random_methods import buffered_bounded_lemire_uint32
 
 from workbench.engine import DRAW_STEPS
 from workbench.minibatch import draw_indices
@@ -100,6 +101,9 @@ class KernelReplay:
         self.gradient = gradient_spec
         self.data = np.ascontiguousarray(gradient_spec.data, dtype=np.float64)
         self.run, self.replacement = run, replacement
+        # with replacement the indices are drawn in the kernel (numpy's bounded Lemire draw on
+        # 32 bits, as numba compiles it: the same numbers as Generator.integers(0, N, shape))
+        self.indices_inside = replacement and self.data.shape[0] <= 0xFFFFFFFF
         self.state = state
         self.position = np.array(state.position, dtype=np.float64)
         momentum = getattr(state, "momentum", None)
@@ -150,8 +154,10 @@ class KernelReplay:
         is drawn inside the kernel, block by block from the block's noise stream, in the
         order of the generic path's ``standard_normal((DRAW_STEPS, block, server, d))`` calls
         (numba's ``Generator.standard_normal`` is numpy's algorithm on the same bit
-        generator, so the numbers are the same); the surplus of a last, partial call is drawn
-        and dropped as there.
+        generator, so the numbers are the same); so are the minibatch indices when drawn with
+        replacement (``integers(0, N, (DRAW_STEPS, block, server, n))``); without, numpy
+        draws them (:meth:`_block_indices`). The surplus of a last, partial call is drawn and
+        dropped as there.
         """
         shape = self.position.shape
         accumulator = self.accumulator
@@ -177,19 +183,25 @@ class KernelReplay:
         write_slots = np.ascontiguousarray(write_slots)
         surplus = -length % DRAW_STEPS
         run, buffers, row = self.run, {}, 0
+        n_data, batch_size, n_servers = self.data.shape[0], run.batch_size, shape[1]
         for noise_rng, batch_rng, size in zip(run.noise_rngs, run.batch_rngs, run.block_sizes,
                                               strict=True):
-            # block by block, so that a block's indices are still in cache when it steps
-            if size not in buffers:
-                buffers[size] = np.empty((length, size, shape[1], run.batch_size), np.int64)
-            indices = self._block_indices(batch_rng, buffers[size])
+            if self.indices_inside:
+                indices = np.empty((0, 0, 0, 0), np.int64)
+            else:  # drawn block by block, so that they are still in cache when it steps
+                if size not in buffers:
+                    buffers[size] = np.empty((length, size, n_servers, batch_size), np.int64)
+                indices = self._block_indices(batch_rng, buffers[size])
             _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
                    self.data, gradient.precision, gradient.offset, gradient.scale,
                    self.position, self.momentum, ring, read_slots, write_slots, noise_rng,
-                   row, indices, first, self.sums, float(accumulator.threshold),
-                   self.diverged_at, average_at, averages, draw_at, draws, positions)
-            if surplus:
-                noise_rng.standard_normal((surplus, size) + shape[1:])
+                   batch_rng, row, size, batch_size, length, indices, first, self.sums,
+                   float(accumulator.threshold), self.diverged_at, average_at, averages,
+                   draw_at, draws, positions)
+            if surplus:  # the unused rest of the last DRAW_STEPS call, drawn and dropped
+                noise_rng.standard_normal((surplus, size, n_servers, shape[2]))
+                if self.indices_inside:
+                    batch_rng.integers(0, n_data, (surplus, size, n_servers, batch_size))
             row += size
         if not self.in_place:
             accumulator.add(positions, first)
@@ -280,19 +292,25 @@ def _pairwise_total(data, batch, start, count):
 
 @numba.njit(cache=True)
 def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentum, ring,
-           read_slots, write_slots, noise_rng, row_start, indices, first, sums, threshold,
-           diverged_at, average_at, averages, draw_at, draws, positions):
+           read_slots, write_slots, noise_rng, batch_rng, row_start, n_rows, n, length,
+           indices, first, sums, threshold, diverged_at, average_at, averages, draw_at, draws,
+           positions):
     """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
 
-    Steps one block, the replicates from ``row_start`` on: ``noise_rng`` is its noise stream,
-    ``indices`` its minibatches ``(update, block replicate, server, n)``. sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
+    Steps one block, the ``n_rows`` replicates from ``row_start`` on, through ``length``
+    updates: ``noise_rng`` is its noise stream, ``indices`` its minibatches ``(update, block
+    replicate, server, n)``, or, if empty, they are drawn here from ``batch_rng`` (uniform on
+    0 .. N - 1 by numpy's algorithm; none is drawn when N = 1, as numpy). sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
     ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
     nowhere); positions: every update's position, or an empty array to record none.
     """
-    length, n_rows, n_servers, n = indices.shape
+    n_servers, dim = position.shape[1], position.shape[2]
     row_stop = row_start + n_rows
-    dim = position.shape[2]
+    inside = indices.shape[0] == 0
     batches = indices.reshape(-1)  # no per-batch views (they cost reference counting)
+    drawn = np.empty(n, np.int64)  # one minibatch drawn here
+    bitgen = batch_rng.bit_generator
+    top = numba.uint32(data.shape[0] - 1)
     record = positions.shape[0] > 0
     total = np.empty(dim)
     half = 0.5 * h
@@ -303,17 +321,22 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
         for r in range(row_start, row_stop):
             for q in range(n_servers):
                 read = read_slots[j, q]
-                base = ((j * n_rows + r - row_start) * n_servers + q) * n
-                if dim == 1 and n <= 128:  # (one call less: _pairwise_total allocates above)
-                    total[0] = _block_total(data, batches, base, n)
-                elif dim == 1:
-                    total[0] = _pairwise_total(data, batches, base, n)
+                if inside:
+                    for k in range(n):
+                        drawn[k] = 0 if top == 0 else buffered_bounded_lemire_uint32(bitgen, top)
+                    batch, base = drawn, 0
                 else:
-                    row = batches[base]
+                    batch, base = batches, ((j * n_rows + r - row_start) * n_servers + q) * n
+                if dim == 1 and n <= 128:  # (one call less: _pairwise_total allocates above)
+                    total[0] = _block_total(data, batch, base, n)
+                elif dim == 1:
+                    total[0] = _pairwise_total(data, batch, base, n)
+                else:
+                    row = batch[base]
                     for i in range(dim):
                         total[i] = data[row, i]
                     for k in range(base + 1, base + n):
-                        row = batches[k]
+                        row = batch[k]
                         for i in range(dim):
                             total[i] += data[row, i]
                 bad = False

@@ -196,3 +196,13 @@ def test_pairwise_total_is_batch_sums_order(count):
         # negative control: a plain running sum rounds differently on this wide-range data
         running = np.array([sum(data[b, 0].tolist()) for b in batches])
         assert not np.array_equal(running, expected)
+
+
+def test_compiled_equals_generic_on_a_one_point_data_set(monkeypatch):
+    # an edge of the in-kernel index draw: N = 1, every index 0 (numpy draws nothing)
+    from workbench.models.gaussian import GaussianMeanModel
+
+    model = GaussianMeanModel(np.array([[0.3]]))
+    fast, slow = _both(monkeypatch, SCHEDULES["iid-0-to-9"](), SGLD(2e-4), model,
+                       batch_size=3)
+    _assert_same(fast, slow)
