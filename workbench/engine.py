@@ -31,6 +31,10 @@ elements, each group through all updates before the next, so that the arrays of 
 stay in cache instead of streaming through memory (issue 15); each block keeps its streams, so
 the grouping, like the chunk size, changes no replicate's path.
 
+Compiled path: where the sampler and the estimator describe themselves (``kernel_spec()``:
+SGLD, SGHMC and the Gaussian mean), each chunk is stepped by a numba kernel instead of the
+loop below, bit-identical to it (:mod:`workbench.engine_kernel`).
+
 Memory: ``memory_budget`` (bytes, default 1 GiB) bounds what a replay holds at once: its
 results (kept for every replicate: averages at each checkpoint, thinned draws, final
 positions; counted twice, as joining the groups copies them) plus one group's working arrays
