@@ -6,11 +6,14 @@ the gradient, takes the sampler step and writes the new position (and gradient p
 the loop of :func:`workbench.engine.replay`, compiled, and it is BIT-IDENTICAL to it:
 
 - the random numbers are those of the generic path (:func:`workbench.engine._draw`): the
-  same streams, the same ``DRAW_STEPS`` calls. The minibatch indices are drawn by numpy with
-  the same :func:`~workbench.minibatch.draw_indices` calls; the Gaussian noise is drawn
-  inside the kernel from the same ``Generator`` in the same order, which gives the same
-  numbers (numba compiles numpy's own algorithm over the generator's bit generator) about
-  three times faster than numpy's vectorised call;
+  same streams, the same ``DRAW_STEPS`` calls, in the same order. They are drawn inside the
+  kernel from the same ``Generator`` objects: numba compiles numpy's own algorithms (the
+  ziggurat of ``standard_normal``, the bounded Lemire draw of ``integers``) over the
+  generator's bit generator, so the numbers are the same, and about three times faster than
+  numpy's vectorised calls (the Lemire draw is numba's translation,
+  ``numba.np.random.random_methods``; tests/workbench/test_engine_kernel.py would see any
+  drift between the two libraries). Minibatches without replacement are drawn by numpy
+  (:func:`~workbench.minibatch.draw_indices`) and handed to the kernel;
 - every floating-point operation is the generic path's, in its order, without fastmath (so no
   reassociation and no fused multiply-add): the minibatch sum in
   :func:`workbench.minibatch.batch_sum`'s pairwise order for d = 1 and in sequence for d > 1
