@@ -316,6 +316,7 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
     top = numba.uint32(data.shape[0] - 1)
     record = positions.shape[0] > 0
     total = np.empty(dim)
+    xis = np.empty(dim)  # this (update, replicate, server)'s normals, drawn before the step
     half = 0.5 * h
     for j in range(length):
         write = write_slots[j]
@@ -342,10 +343,12 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
                         row = batch[k]
                         for i in range(dim):
                             total[i] += data[row, i]
+                for i in range(dim):  # in the generic path's order (..., server, coordinate)
+                    xis[i] = noise_rng.standard_normal()
                 bad = False
                 for i in range(dim):
                     grad = precision * ring[read, r, q, i] - (offset + scale * (total[i] / n))
-                    xi = noise_rng.standard_normal()
+                    xi = xis[i]
                     if kind == 0:  # SGLD
                         theta = (position[r, q, i] - h * grad) + s * xi
                         point = theta
