@@ -31,6 +31,10 @@ elements, each group through all updates before the next, so that the arrays of 
 stay in cache instead of streaming through memory (issue 15); each block keeps its streams, so
 the grouping, like the chunk size, changes no replicate's path.
 
+Compiled path: where the sampler and the estimator describe themselves (``kernel_spec()``:
+SGLD, SGHMC and the Gaussian mean), each chunk is stepped by a numba kernel instead of the
+loop below, bit-identical to it (:mod:`workbench.engine_kernel`).
+
 Memory: ``memory_budget`` (bytes, default 1 GiB) bounds what a replay holds at once: its
 results (kept for every replicate: averages at each checkpoint, thinned draws, final
 positions; counted twice, as joining the groups copies them) plus one group's working arrays
@@ -219,10 +223,20 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
     advance = _advance_of(sampler)
     windows = _windows(staleness.min(axis=1), WINDOW_MAX if advance else 1)
     accumulator = run.accumulator()
+    # The compiled path (workbench.engine_kernel) where sampler and estimator opt in.
+    from workbench.engine_kernel import KernelReplay
+
+    kernel = KernelReplay.plan(sampler, gradient, state, shards, run, accumulator, replacement)
 
     with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, n_updates, run.chunk_size):
             length = min(run.chunk_size, n_updates - first)
+            if kernel is not None:
+                kernel.advance(ring, read_slots[first:first + length],
+                               write_slots[first:first + length], first, length)
+                if progress is not None:
+                    progress(length)
+                continue
             noise, minibatches = run.draw(first, length, gradient, replacement, shards)
             positions = np.empty((length,) + recorded)
             step, position, gradient_point = sampler.step, sampler.position, sampler.gradient_point
@@ -257,6 +271,8 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
             accumulator.add(positions, first)
             if progress is not None:
                 progress(length)
+    if kernel is not None:
+        state = kernel.final_state()
     return accumulator.result(np.array(sampler.position(state)))
 
 

@@ -2,8 +2,9 @@
 a run that cannot fit is refused before it starts, naming the field.
 
 Peak memory is what ``tracemalloc`` sees (numpy reports its buffers to it): 2,000 replicates
-in d = 50 with a per-replicate result of three checkpoints. Negative control: the same run in
-one group (the engine before issue 15) peaks well above the budgets the test sets, so the
+in d = 50 with a per-replicate result of three checkpoints, on the generic and the compiled
+path (:mod:`workbench.engine_kernel`). Negative control: the same run in one group on the
+generic path (the engine before issue 15) peaks well above the budgets the test sets, so the
 bound is the grouping's doing and not the workload's size.
 """
 
@@ -17,7 +18,7 @@ import pytest
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
-from workbench import engine
+from workbench import engine, engine_kernel
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.samplers import SGLD
 
@@ -44,8 +45,10 @@ def _peak(model, **kwargs):
     return run, peak
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["generic", "compiled"])
 @pytest.mark.parametrize("budget", [48 * MIB, 64 * MIB])
-def test_peak_memory_stays_under_the_budget(wide_model, budget, monkeypatch):
+def test_peak_memory_stays_under_the_budget(wide_model, budget, monkeypatch, compiled):
+    monkeypatch.setattr(engine_kernel, "ENABLED", compiled)
     run, peak = _peak(wide_model, memory_budget=budget)
     assert peak <= budget
     reference, _ = _peak(wide_model)  # default budget: larger groups, the same numbers
@@ -55,7 +58,9 @@ def test_peak_memory_stays_under_the_budget(wide_model, budget, monkeypatch):
 
 
 def test_one_group_would_exceed_those_budgets(wide_model, monkeypatch):
-    # negative control: without groups the same run needs several times the budgets above
+    # negative control: without groups the same run needs several times the budgets above on
+    # the generic path (the compiled path holds no noise or positions arrays: it fits anyway)
+    monkeypatch.setattr(engine_kernel, "ENABLED", False)
     monkeypatch.setattr(engine, "GROUP_ELEMENTS", 1 << 62)
     _, peak = _peak(wide_model, memory_budget=1 << 40)
     assert peak > 3 * 64 * MIB

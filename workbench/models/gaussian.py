@@ -185,3 +185,11 @@ class GaussianMeanGradient:
 
     def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
         return self._precision * position - minibatch
+
+    def kernel_spec(self):
+        """k θ - (m₀/σ₀² + (N/σ_x²) x̄_B) for the engine's compiled path
+        (:mod:`workbench.engine_kernel`), with the same constants as ``prepare``."""
+        from workbench.engine_kernel import LinearMeanSpec
+
+        return LinearMeanSpec(self.model.data, self._precision, self._prior_term,
+                              self._data_scale)

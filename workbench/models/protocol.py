@@ -20,7 +20,8 @@ for windows of stale updates, ``(width, replicate, server)``).
   keeps the prepared minibatches of up to 4096 updates for every replicate and server, so a
   model whose data do not reduce to a small statistic should prepare something compact (the
   indices themselves, see :class:`workbench.models.per_example.PerExampleGradient`) and gather
-  the rows inside the call.
+  the rows inside the call. An estimator may also offer ``kernel_spec()``, describing itself
+  to the engine's compiled path (:mod:`workbench.engine_kernel`; the Gaussian mean does).
 
 Models with held-out data also offer ``test_functions()``: :class:`TestFunction` s mapping
 positions ``(..., d)`` to ``(..., 1)``, the predictive log-loss and the accuracy of the

@@ -66,5 +66,12 @@ class SGHMC:
         momentum = self._half_decay * momentum
         return SGHMCState(position + half * momentum, momentum)
 
+    def kernel_spec(self):
+        """This step for the engine's compiled path (:mod:`workbench.engine_kernel`)."""
+        from workbench.engine_kernel import SamplerSpec
+
+        factor = self._damping if self.integrator == "euler" else self._half_decay
+        return SamplerSpec(self.name, self.step_size, self._noise_scale, factor)
+
     def describe(self) -> dict[str, float | str]:
         return {"sampler": self.name, "step_size": self.step_size, "friction": self.friction}

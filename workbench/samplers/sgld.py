@@ -59,5 +59,11 @@ class SGLD:
         positions = terms[2::2]
         return SGLDState(positions[-1].copy()), positions, positions
 
+    def kernel_spec(self):
+        """This step for the engine's compiled path (:mod:`workbench.engine_kernel`)."""
+        from workbench.engine_kernel import SamplerSpec
+
+        return SamplerSpec(self.name, self.step_size, self._noise_scale)
+
     def describe(self) -> dict[str, float | str]:
         return {"sampler": self.name, "step_size": self.step_size}

@@ -1,0 +1,381 @@
+"""The engine's compiled fast path: one chunk of a replay in a numba loop (issue 15, item 1).
+
+For every update of a chunk and every replicate and server, the kernel reads the stale
+gradient point from the engine's ring buffer, gathers the minibatch and forms its mean, evaluates
+the gradient, takes the sampler step and writes the new position (and gradient point). It is
+the loop of :func:`workbench.engine.replay`, compiled, and it is BIT-IDENTICAL to it:
+
+- the random numbers are those of the generic path (:func:`workbench.engine._draw`): the
+  same streams, the same ``DRAW_STEPS`` calls, in the same order. They are drawn inside the
+  kernel from the same ``Generator`` objects: numba compiles numpy's own algorithms (the
+  ziggurat of ``standard_normal``, the bounded Lemire draw of ``integers``) over the
+  generator's bit generator, so the numbers are the same, and about three times faster than
+  numpy's vectorised calls (the Lemire draw is numba's translation,
+  ``numba.np.random.random_methods``; tests/workbench/test_engine_kernel.py would see any
+  drift between the two libraries). Minibatches without replacement are drawn by numpy
+  (:func:`~workbench.minibatch.draw_indices`) and handed to the kernel;
+- every floating-point operation is the generic path's, in its order, without fastmath (so no
+  reassociation and no fused multiply-add): the minibatch sum in
+  :func:`workbench.minibatch.batch_sum`'s pairwise order for d = 1 and in sequence for d > 1
+  (as ``GaussianMeanGradient.prepare``), the gradient ``k θ - (a + c (Σ/n))``, and the
+  sampler's update as its ``step`` writes it;
+- the running sums of the built-in test functions θ and θ² are kept in place, one addition
+  per update in update order like the accumulator's ``cumsum``; other test functions are left
+  to :class:`workbench.engine.Accumulator`, fed the positions the kernel writes.
+
+Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` method.
+
+- Sampler (defined on the class that defines ``step``, so a subclass that changes the step is
+  not run by the kernel): :class:`SamplerSpec`, one of ``sgld`` (seed 001 §3.1:
+  θ ← (θ - h∇) + sξ), ``sghmc-euler`` (seed 001 Algorithm 1: p ← ((1 - Dh) p - h∇) + sξ;
+  θ ← θ + h p) and ``sghmc-splitting`` (math.md §3, A-B-O-B-A with gradient point
+  θ + (h/2) p). Its state is a NamedTuple with ``position`` (and ``momentum``).
+- Gradient: :class:`LinearMeanSpec`, for estimators of the form ∇Ũ(θ) = k θ - (a + c x̄_B),
+  x̄_B the minibatch mean of the data rows (the Gaussian mean, seed 001 §5.1, math.md §7).
+
+Anything else (other samplers or estimators, sharded schedules, protocols) keeps the generic
+numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba.np.random.random_methods import buffered_bounded_lemire_uint32
+
+from workbench.engine import DRAW_STEPS
+from workbench.minibatch import draw_indices
+from workbench.test_functions import THETA, THETA_SQUARED
+
+ENABLED = True  # False: every replay takes the generic numpy path
+
+_SAMPLER_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
+_BUILTIN = [THETA, THETA_SQUARED]  # the test functions the kernel sums itself, in this order
+
+
+class SamplerSpec(NamedTuple):
+    """A sampler's step for the kernel: ``kind`` (a key of the module docstring's list), step
+    size h, noise scale s and, for SGHMC, the momentum factor (1 - Dh for Euler,
+    e^{-Dh/2} for splitting; unused by SGLD)."""
+
+    kind: str
+    step_size: float
+    noise_scale: float
+    momentum_factor: float = 0.0
+
+
+class LinearMeanSpec(NamedTuple):
+    """∇Ũ(θ) = precision·θ - (offset + scale·(Σ_{i∈B} data_i)/n) (module docstring)."""
+
+    data: np.ndarray  # (N, d)
+    precision: float
+    offset: float
+    scale: float
+
+
+def _spec(obj, owner_method: str | None = None):
+    """``obj.kernel_spec()`` if it opts in (for samplers: on the class defining ``step``)."""
+    if owner_method is not None:
+        owner = next((c for c in type(obj).__mro__ if owner_method in c.__dict__), None)
+        if owner is None or "kernel_spec" not in owner.__dict__:
+            return None
+    method = getattr(obj, "kernel_spec", None)
+    return None if method is None else method()
+
+
+class KernelReplay:
+    """The compiled stepping of one replay (one group of blocks): it owns copies of the
+    sampler's state arrays, advances them chunk by chunk, feeds the replay's
+    :class:`~workbench.engine.Accumulator` and hands the state back.
+
+    With the built-in test functions (θ and θ²) the kernel keeps their running sums itself,
+    adding each new value in update order, as the accumulator's ``cumsum`` does, and writes the
+    checkpoint averages (sum / count), the divergence flags and the thinned draws straight
+    into the accumulator, so no array of positions is built. With any other test function
+    it writes the positions and the accumulator takes them as on the generic path.
+    """
+
+    def __init__(self, sampler_spec: SamplerSpec, gradient_spec: LinearMeanSpec, state, run,
+                 accumulator, replacement: bool):
+        self.kind = _SAMPLER_KINDS[sampler_spec.kind]
+        self.sampler = sampler_spec
+        self.gradient = gradient_spec
+        self.data = np.ascontiguousarray(gradient_spec.data, dtype=np.float64)
+        self.run, self.replacement = run, replacement
+        # with replacement the indices are drawn in the kernel (numpy's bounded Lemire draw on
+        # 32 bits, as numba compiles it: the same numbers as Generator.integers(0, N, shape))
+        self.indices_inside = replacement and self.data.shape[0] <= 0xFFFFFFFF
+        self.state = state
+        self.position = np.array(state.position, dtype=np.float64)
+        momentum = getattr(state, "momentum", None)
+        self.momentum = (np.zeros((0, 0, 0)) if momentum is None
+                         else np.array(momentum, dtype=np.float64))
+        self.accumulator = accumulator
+        self.in_place = all(f in _BUILTIN for f in accumulator.test_functions)
+        self.sums = np.zeros((len(_BUILTIN),) + self.position.shape)
+        # the accumulator's flags when the kernel feeds it, else scratch (it marks them itself)
+        self.diverged_at = (accumulator.diverged_at if self.in_place
+                            else np.full(self.position.shape[:2], -1, dtype=np.int64))
+
+    @classmethod
+    def plan(cls, sampler, gradient, state, shards, run, accumulator,
+             replacement: bool) -> KernelReplay | None:
+        """The kernel for this replay (``run``: its :class:`~workbench.engine.ReplaySetup`),
+        or None when the generic path must run it."""
+        if not ENABLED or shards is not None:
+            return None
+        sampler_spec = _spec(sampler, "step")
+        gradient_spec = _spec(gradient)
+        if sampler_spec is None or gradient_spec is None:
+            return None
+        if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec,
+                                                                       LinearMeanSpec):
+            return None
+        return cls(sampler_spec, gradient_spec, state, run, accumulator, replacement)
+
+    def _block_indices(self, batch_rng, out: np.ndarray) -> np.ndarray:
+        """Minibatch indices ``out`` = ``(update, replicate, server, n)`` of one block for
+        the chunk, drawn by the same :func:`~workbench.minibatch.draw_indices` calls, on the
+        same stream, as :func:`workbench.engine._draw` makes (DRAW_STEPS updates a call)."""
+        length, size, n_servers, batch_size = out.shape
+        for start in range(0, length, DRAW_STEPS):
+            stop = min(start + DRAW_STEPS, length)
+            drawn = draw_indices(batch_rng, self.data.shape[0], batch_size,
+                                 (DRAW_STEPS, size, n_servers), self.replacement)
+            out[start:stop] = drawn[:stop - start]
+        return out
+
+    def advance(self, ring: np.ndarray, read_slots: np.ndarray, write_slots: np.ndarray,
+                first: int, length: int) -> None:
+        """Step every replicate and server through the updates ``first + 1 .. first +
+        length`` (``ring`` updated in place) and feed the accumulator.
+
+        read_slots: ``(update, server)`` ring slot of the version each update reads;
+        write_slots: ``(update,)`` slot its gradient point is written to. The Gaussian noise
+        is drawn inside the kernel, block by block from the block's noise stream, in the
+        order of the generic path's ``standard_normal((DRAW_STEPS, block, server, d))`` calls
+        (numba's ``Generator.standard_normal`` is numpy's algorithm on the same bit
+        generator, so the numbers are the same); so are the minibatch indices when drawn with
+        replacement (``integers(0, N, (DRAW_STEPS, block, server, n))``); without, numpy
+        draws them (:meth:`_block_indices`). The surplus of a last, partial call is drawn and
+        dropped as there.
+        """
+        shape = self.position.shape
+        accumulator = self.accumulator
+        counts = np.arange(first + 1, first + length + 1)
+        average_at = np.full(length, -1, dtype=np.int64)
+        draw_at = np.full(length, -1, dtype=np.int64)
+        inside = np.zeros(0, dtype=np.int64)
+        kept = np.zeros(length, dtype=bool)
+        if self.in_place:
+            checkpoints = accumulator.checkpoints
+            inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
+            average_at[inside - first - 1] = np.arange(inside.size)
+            if accumulator.thin:
+                kept = counts % accumulator.thin == 0
+                draw_at[kept] = np.arange(np.count_nonzero(kept))
+            positions = np.empty((0, 0, 0, 0))
+        else:
+            positions = np.empty((length,) + shape)
+        averages = np.empty((inside.size, len(_BUILTIN)) + shape)
+        draws = np.empty((np.count_nonzero(kept),) + shape)
+        spec, gradient = self.sampler, self.gradient
+        read_slots = np.ascontiguousarray(read_slots)
+        write_slots = np.ascontiguousarray(write_slots)
+        surplus = -length % DRAW_STEPS
+        run, buffers, row = self.run, {}, 0
+        n_data, batch_size, n_servers = self.data.shape[0], run.batch_size, shape[1]
+        for noise_rng, batch_rng, size in zip(run.noise_rngs, run.batch_rngs, run.block_sizes,
+                                              strict=True):
+            if self.indices_inside:
+                indices = np.empty((0, 0, 0, 0), np.int64)
+            else:  # drawn block by block, so that they are still in cache when it steps
+                if size not in buffers:
+                    buffers[size] = np.empty((length, size, n_servers, batch_size), np.int64)
+                indices = self._block_indices(batch_rng, buffers[size])
+            _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
+                   self.data, gradient.precision, gradient.offset, gradient.scale,
+                   self.position, self.momentum, ring, read_slots, write_slots, noise_rng,
+                   batch_rng, row, size, batch_size, length, indices, first, self.sums,
+                   float(accumulator.threshold), self.diverged_at, average_at, averages,
+                   draw_at, draws, positions)
+            if surplus:  # the unused rest of the last DRAW_STEPS call, drawn and dropped
+                noise_rng.standard_normal((surplus, size, n_servers, shape[2]))
+                if self.indices_inside:
+                    batch_rng.integers(0, n_data, (surplus, size, n_servers, batch_size))
+            row += size
+        if not self.in_place:
+            accumulator.add(positions, first)
+            return
+        for c in range(inside.size):
+            for f in accumulator.test_functions:
+                accumulator.averages[f.name].append(averages[c, _BUILTIN.index(f)].copy())
+        if accumulator.thin:
+            accumulator.draws.append(draws)
+            accumulator.draw_iterations.append(counts[kept])
+
+    def final_state(self):
+        """The sampler's state after the last chunk (its NamedTuple type, fresh arrays)."""
+        if self.momentum.size:
+            return self.state._replace(position=self.position, momentum=self.momentum)
+        return self.state._replace(position=self.position)
+
+
+@numba.njit(cache=True)
+def _block_total(data, batch, start, count):
+    """Σ data[batch[start:start+count], 0] for count <= 128 in numpy's pairwise order: in
+    sequence below 8 terms, else 8 interleaved partial sums combined as a tree, then the tail."""
+    if count < 8:
+        total = data[batch[start], 0]
+        for k in range(start + 1, start + count):
+            total += data[batch[k], 0]
+        return total
+    p0 = data[batch[start], 0]
+    p1 = data[batch[start + 1], 0]
+    p2 = data[batch[start + 2], 0]
+    p3 = data[batch[start + 3], 0]
+    p4 = data[batch[start + 4], 0]
+    p5 = data[batch[start + 5], 0]
+    p6 = data[batch[start + 6], 0]
+    p7 = data[batch[start + 7], 0]
+    tail = count - count % 8
+    for k in range(start + 8, start + tail, 8):
+        p0 += data[batch[k], 0]
+        p1 += data[batch[k + 1], 0]
+        p2 += data[batch[k + 2], 0]
+        p3 += data[batch[k + 3], 0]
+        p4 += data[batch[k + 4], 0]
+        p5 += data[batch[k + 5], 0]
+        p6 += data[batch[k + 6], 0]
+        p7 += data[batch[k + 7], 0]
+    total = (p0 + p1) + (p2 + p3)
+    total += (p4 + p5) + (p6 + p7)
+    for k in range(start + tail, start + count):
+        total += data[batch[k], 0]
+    return total
+
+
+@numba.njit(cache=True)
+def _pairwise_total(data, batch, start, count):
+    """Σ data[batch[start:start+count], 0] in :func:`workbench.minibatch.batch_sum`'s order.
+
+    Above 128 terms that order halves the batch (the first half rounded down to a multiple of
+    8) and adds the halves' sums; the recursion is walked here with an explicit stack (numba's
+    on-disk cache does not handle recursive functions), left before right, so the additions
+    are the same.
+    """
+    if count <= 128:
+        return _block_total(data, batch, start, count)
+    starts = np.empty(128, np.int64)
+    counts = np.empty(128, np.int64)
+    joins = np.empty(128, np.bool_)
+    values = np.empty(64)
+    starts[0], counts[0], joins[0] = start, count, False
+    top, n_values = 1, 0
+    while top > 0:
+        top -= 1
+        first, size, join = starts[top], counts[top], joins[top]
+        if join:  # both halves are done: left + right
+            values[n_values - 2] = values[n_values - 2] + values[n_values - 1]
+            n_values -= 1
+        elif size <= 128:
+            values[n_values] = _block_total(data, batch, first, size)
+            n_values += 1
+        else:
+            half = size // 2
+            half -= half % 8
+            starts[top], counts[top], joins[top] = first, size, True
+            starts[top + 1], counts[top + 1], joins[top + 1] = first + half, size - half, False
+            starts[top + 2], counts[top + 2], joins[top + 2] = first, half, False
+            top += 3
+    return values[0]
+
+
+@numba.njit(cache=True)
+def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentum, ring,
+           read_slots, write_slots, noise_rng, batch_rng, row_start, n_rows, n, length,
+           indices, first, sums, threshold, diverged_at, average_at, averages, draw_at, draws,
+           positions):
+    """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
+
+    Steps one block, the ``n_rows`` replicates from ``row_start`` on, through ``length``
+    updates: ``noise_rng`` is its noise stream, ``indices`` its minibatches ``(update, block
+    replicate, server, n)``, or, if empty, they are drawn here from ``batch_rng`` (uniform on
+    0 .. N - 1 by numpy's algorithm; none is drawn when N = 1, as numpy). sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
+    ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
+    nowhere); positions: every update's position, or an empty array to record none.
+    """
+    n_servers, dim = position.shape[1], position.shape[2]
+    row_stop = row_start + n_rows
+    inside = indices.shape[0] == 0
+    batches = indices.reshape(-1)  # no per-batch views (they cost reference counting)
+    drawn = np.empty(n, np.int64)  # one minibatch drawn here
+    bitgen = batch_rng.bit_generator
+    top = numba.uint32(data.shape[0] - 1)
+    record = positions.shape[0] > 0
+    total = np.empty(dim)
+    xis = np.empty(dim)  # this (update, replicate, server)'s normals, drawn before the step
+    half = 0.5 * h
+    for j in range(length):
+        write = write_slots[j]
+        count = first + j + 1
+        average, kept = average_at[j], draw_at[j]
+        for r in range(row_start, row_stop):
+            for q in range(n_servers):
+                read = read_slots[j, q]
+                if inside:
+                    for k in range(n):
+                        drawn[k] = 0 if top == 0 else buffered_bounded_lemire_uint32(bitgen, top)
+                    batch, base = drawn, 0
+                else:
+                    batch, base = batches, ((j * n_rows + r - row_start) * n_servers + q) * n
+                if dim == 1 and n <= 128:  # (one call less: _pairwise_total allocates above)
+                    total[0] = _block_total(data, batch, base, n)
+                elif dim == 1:
+                    total[0] = _pairwise_total(data, batch, base, n)
+                else:
+                    row = batch[base]
+                    for i in range(dim):
+                        total[i] = data[row, i]
+                    for k in range(base + 1, base + n):
+                        row = batch[k]
+                        for i in range(dim):
+                            total[i] += data[row, i]
+                for i in range(dim):  # in the generic path's order (..., server, coordinate)
+                    xis[i] = noise_rng.standard_normal()
+                bad = False
+                for i in range(dim):
+                    grad = precision * ring[read, r, q, i] - (offset + scale * (total[i] / n))
+                    xi = xis[i]
+                    if kind == 0:  # SGLD
+                        theta = (position[r, q, i] - h * grad) + s * xi
+                        point = theta
+                    elif kind == 1:  # SGHMC, Euler
+                        p = (factor * momentum[r, q, i] - h * grad) + s * xi
+                        theta = position[r, q, i] + h * p
+                        momentum[r, q, i] = p
+                        point = theta
+                    else:  # SGHMC, symmetric splitting
+                        theta = position[r, q, i] + half * momentum[r, q, i]
+                        p = (factor * momentum[r, q, i] - h * grad) + s * xi
+                        p = factor * p
+                        theta = theta + half * p
+                        momentum[r, q, i] = p
+                        point = theta + half * p
+                    position[r, q, i] = theta
+                    ring[write, r, q, i] = point
+                    sums[0, r, q, i] += theta
+                    sums[1, r, q, i] += theta * theta
+                    if not abs(theta) <= threshold:  # NaN counts as bad
+                        bad = True
+                    if record:
+                        positions[j, r, q, i] = theta
+                    if average >= 0:
+                        averages[average, 0, r, q, i] = sums[0, r, q, i] / count
+                        averages[average, 1, r, q, i] = sums[1, r, q, i] / count
+                    if kept >= 0:
+                        draws[kept, r, q, i] = theta
+                if bad and diverged_at[r, q] < 0:
+                    diverged_at[r, q] = count
