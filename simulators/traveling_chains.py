@@ -309,16 +309,15 @@ class _Run:
         length = int(plan[worker])
         times, finishes = self._timing([worker], self.latencies.take(worker, length)[None, :],
                                        start, 0.0)
-        chains, workers = np.array([chain]), np.array([worker])
-        frequencies, versions = self._frequencies[workers], self.version[chains]
+        frequency, version = float(self._frequencies[worker]), int(self.version[chain])
         if round_index:
-            leave = self.departure[chains]
-            self.pieces.add(HOP, round_index, chains, workers, frequencies, versions, None,
-                            leave, leave, leave + hop)
-        self.pieces.add(GRADIENT, round_index, chains, workers, frequencies, versions,
-                        np.array([length]), times[:-1], finishes[0], times[1:])
+            leave = float(self.departure[chain])
+            self.pieces.add_hop(round_index, chain, worker, frequency, version, leave,
+                                leave + hop)
+        self.pieces.add_trajectory(round_index, chain, worker, frequency, version, times,
+                                   finishes[0])
         end = float(times[-1])
-        self.version[chain] += length
+        self.version[chain] = version + length
         self.departure[chain] = end
         self.worker_free[worker] = end
         heapq.heappush(self.pending, (end, worker, float(np.mean(finishes[0] - times[:-1]))))
@@ -332,8 +331,9 @@ class _Run:
         times its worker's delay factor at that start; the update is applied once the slowest
         member has finished, plus the coupling exchange for a group.
         """
-        factors = np.array([self._factor(w, start) for w in workers])
-        durations = base * factors[:, None]
+        durations = base
+        if any(self.changes[w] for w in workers):
+            durations = base * np.array([self._factor(w, start) for w in workers])[:, None]
         # a running sum that starts at ``start``: each update begins exactly where the last
         # one was applied, rounding included
         steps = durations[0] if len(workers) == 1 else durations.max(axis=0) + coupling
@@ -355,41 +355,66 @@ class _Run:
 
 
 class _Pieces:
-    """The events of a run, gathered a batch at a time (a round's hops, a round's or one
-    trajectory's updates): the batch's kind and round, per chain in it its worker, shard
-    frequency, first version and number of events (one for a hop), and the events' times
-    chain after chain; expanded into the schedule's columns once, at the end.
+    """The events of a run, gathered a batch at a time (a round's hops or updates, all chains
+    at once) or one chain's trajectory or hop at a time: per chain its kind, round, worker,
+    shard frequency, first version and number of events, and the events' times in order;
+    expanded into the schedule's columns once, at the end.
 
     A chain's events come in its own order (a round's hop, then its updates), so the row of an
     event among its chain's rows follows from its round and version: a chain that starts round
     r at version v has made v updates and r - 1 hops before that round's hop."""
 
+    FIELDS = ("kind", "round", "chain", "worker", "frequency", "version", "length")
+
     def __init__(self) -> None:
-        self.batches: list[tuple[int, int, int]] = []  # kind, round, number of chains
-        self.entries: list[tuple[np.ndarray, ...]] = []  # chain, worker, frequency, version
-        self.lengths: list[np.ndarray] = []
-        self.times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.batches: list[tuple[np.ndarray, ...]] = []  # FIELDS, one entry per chain
+        self.batch_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.singles: list[tuple] = []  # FIELDS as scalars
+        self.single_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.hops: list[tuple] = []  # FIELDS as scalars, then departure and arrival
 
     def add(self, kind: int, round_index: int, chains: np.ndarray, workers: np.ndarray,
             frequencies: np.ndarray, versions: np.ndarray, lengths: np.ndarray | None,
             start: np.ndarray, finish: np.ndarray, time: np.ndarray) -> None:
-        """A batch; ``lengths`` None means one event per chain."""
-        self.batches.append((kind, round_index, chains.size))
-        self.entries.append((chains, workers, frequencies, versions))
-        self.lengths.append(np.ones(chains.size, dtype=np.int64) if lengths is None
-                            else lengths)
-        self.times.append((start, finish, time))
+        """A batch, chain after chain; ``lengths`` None means one event per chain."""
+        size = chains.size
+        self.batches.append((np.full(size, kind, dtype=np.int8), np.full(size, round_index),
+                             chains, workers, frequencies, versions,
+                             np.ones(size, dtype=np.int64) if lengths is None else lengths))
+        self.batch_times.append((start, finish, time))
+
+    def add_trajectory(self, round_index: int, chain: int, worker: int, frequency: float,
+                       version: int, times: np.ndarray, finishes: np.ndarray) -> None:
+        """One trajectory: ``times`` its start, then when each update is applied."""
+        self.singles.append((GRADIENT, round_index, chain, worker, frequency, version,
+                             finishes.size))
+        self.single_times.append((times[:-1], finishes, times[1:]))
+
+    def add_hop(self, round_index: int, chain: int, worker: int, frequency: float,
+                version: int, departure: float, arrival: float) -> None:
+        self.hops.append((HOP, round_index, chain, worker, frequency, version, 1, departure,
+                          arrival))
+
+    def _gathered(self):
+        """FIELDS as flat arrays, one entry per chain in a piece, and the events' times."""
+        parts = list(self.batches)
+        times = list(self.batch_times)
+        if self.singles:
+            parts.append(tuple(np.array(c) for c in zip(*self.singles, strict=True)))
+            times.extend(self.single_times)
+        if self.hops:
+            *fields, departure, arrival = (np.array(c) for c in zip(*self.hops, strict=True))
+            parts.append(tuple(fields))
+            times.append((departure, departure, arrival))
+        fields = [np.concatenate(c) for c in zip(*parts, strict=True)]
+        return fields, [np.concatenate(c) for c in zip(*times, strict=True)]
 
     def columns(self, final_versions: np.ndarray, n_rounds: int) -> dict[str, np.ndarray]:
         """The columns in processing order: by time, then chain, then the chain's own order
         (what a stable sort by (time, chain) of the events in the order they happened
         gives)."""
-        chain, worker, frequency, version = (np.concatenate(c)
-                                             for c in zip(*self.entries, strict=True))
-        kind, round_index, size = (np.array(c) for c in zip(*self.batches, strict=True))
-        kind, round_index = np.repeat(kind.astype(np.int8), size), np.repeat(round_index, size)
-        lengths = np.concatenate(self.lengths)
-        start, finish, time = (np.concatenate(c) for c in zip(*self.times, strict=True))
+        (kind, round_index, chain, worker, frequency, version, lengths), (start, finish, time) \
+            = self._gathered()
         entry = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
         first = np.cumsum(lengths) - lengths
         offset = np.arange(time.size) - first[entry]  # the event's place in its entry
@@ -404,7 +429,7 @@ class _Pieces:
         by_time = np.argsort(time, kind="stable")
         order = by_chain[by_time]
         entry = entry[order]
-        kinds, workers = kind[entry], worker[entry]
+        kinds, workers = kind[entry].astype(np.int8), worker[entry]
         return {
             "server": chain[entry],
             "worker": workers,
