@@ -187,12 +187,14 @@ class LatencyTable:
     ``take_rows(workers, counts)`` returns a ``(len(workers), max(counts))`` array whose row i
     starts with the next ``counts[i]`` times of ``workers[i]`` (distinct workers); the entries
     after them are unspecified finite numbers. Rows are refilled ``block`` values or more at a
-    time.
+    time, and at least ``refill_takes`` times the count asked for (a worker that always takes
+    the same count refills once every ``refill_takes`` takes or less often).
     """
 
     def __init__(self, timing: WorkerTiming, worker_keys: list[tuple[int, ...]], seed: SeedLike,
-                 speed_index: list[int] | None = None, block: int = 1024):
+                 speed_index: list[int] | None = None, block: int = 256, refill_takes: int = 32):
         self.block = validation.integer("block", block, minimum=1)
+        self.refill_takes = validation.integer("refill_takes", refill_takes, minimum=1)
         self._draws = _WorkerDraws(timing, worker_keys, seed, speed_index)
         self._values = np.zeros((len(worker_keys), self.block))
         self._positions = np.zeros(len(worker_keys), dtype=np.int64)
@@ -202,7 +204,7 @@ class LatencyTable:
         """Keep the worker's unused values and draw at least enough for ``count`` more."""
         position, end = self._positions[worker], self._ends[worker]
         kept = self._values[worker, position:end]
-        fresh = self._draws.draw(worker, max(self.block, count - kept.size))
+        fresh = self._draws.draw(worker, max(self.block, self.refill_takes * count - kept.size))
         size = kept.size + fresh.size
         if size > self._values.shape[1]:
             grown = np.zeros((self._values.shape[0], max(size, 2 * self._values.shape[1])))

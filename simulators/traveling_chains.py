@@ -367,20 +367,24 @@ class _Pieces:
     FIELDS = ("kind", "round", "chain", "worker", "frequency", "version", "length")
 
     def __init__(self) -> None:
-        self.batches: list[tuple[np.ndarray, ...]] = []  # FIELDS, one entry per chain
-        self.batch_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.batch_scalars: list[tuple[int, int, int]] = []  # kind, round, number of chains
+        self.batches: list[tuple[np.ndarray, ...]] = []  # chain, worker, frequency, version,
+        self.batch_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # length
         self.singles: list[tuple] = []  # FIELDS as scalars
         self.single_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.hops: list[tuple] = []  # FIELDS as scalars, then departure and arrival
+        self._ones = np.ones(0, dtype=np.int64)
 
     def add(self, kind: int, round_index: int, chains: np.ndarray, workers: np.ndarray,
             frequencies: np.ndarray, versions: np.ndarray, lengths: np.ndarray | None,
             start: np.ndarray, finish: np.ndarray, time: np.ndarray) -> None:
         """A batch, chain after chain; ``lengths`` None means one event per chain."""
-        size = chains.size
-        self.batches.append((np.full(size, kind, dtype=np.int8), np.full(size, round_index),
-                             chains, workers, frequencies, versions,
-                             np.ones(size, dtype=np.int64) if lengths is None else lengths))
+        if lengths is None:
+            if self._ones.size != chains.size:
+                self._ones = np.ones(chains.size, dtype=np.int64)
+            lengths = self._ones
+        self.batch_scalars.append((kind, round_index, chains.size))
+        self.batches.append((chains, workers, frequencies, versions, lengths))
         self.batch_times.append((start, finish, time))
 
     def add_trajectory(self, round_index: int, chain: int, worker: int, frequency: float,
@@ -397,8 +401,12 @@ class _Pieces:
 
     def _gathered(self):
         """FIELDS as flat arrays, one entry per chain in a piece, and the events' times."""
-        parts = list(self.batches)
-        times = list(self.batch_times)
+        parts, times = [], list(self.batch_times)
+        if self.batches:
+            kind, round_index, size = (np.array(c) for c in zip(*self.batch_scalars,
+                                                                strict=True))
+            parts.append((np.repeat(kind, size), np.repeat(round_index, size),
+                          *(np.concatenate(c) for c in zip(*self.batches, strict=True))))
         if self.singles:
             parts.append(tuple(np.array(c) for c in zip(*self.singles, strict=True)))
             times.extend(self.single_times)
@@ -416,26 +424,27 @@ class _Pieces:
         (kind, round_index, chain, worker, frequency, version, lengths), (start, finish, time) \
             = self._gathered()
         entry = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
-        first = np.cumsum(lengths) - lengths
-        offset = np.arange(time.size) - first[entry]  # the event's place in its entry
+        first = np.cumsum(lengths) - lengths  # each entry's first event, as added
         # every chain makes one trajectory a round and hops before all but the first
         chain_rows = final_versions + (n_rounds - 1)
         chain_first = np.cumsum(chain_rows) - chain_rows
         entry_row = chain_first[chain] + version + round_index - (kind == HOP)
+        added = np.arange(time.size)
         by_chain = np.empty(time.size, dtype=np.int64)
-        by_chain[entry_row[entry] + offset] = np.arange(time.size)
+        by_chain[(entry_row - first)[entry] + added] = added
         # chain after chain, each in its own order: a stable sort by time keeps ties so
         time = time[by_chain]
         by_time = np.argsort(time, kind="stable")
         order = by_chain[by_time]
         entry = entry[order]
-        kinds, workers = kind[entry].astype(np.int8), worker[entry]
+        kinds = kind.astype(np.int8)[entry]
+        workers = worker.astype(np.int32)[entry]
         return {
-            "server": chain[entry],
+            "server": chain.astype(np.int32)[entry],
             "worker": workers,
             "shard": workers.copy(),
             "kind": kinds,
-            "version_read": version[entry] + offset[order],
+            "version_read": (version - first)[entry] + order,
             "staleness": np.zeros(time.size, dtype=np.int64),
             "applied": kinds == GRADIENT,
             "start_time": start[order],
