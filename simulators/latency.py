@@ -187,14 +187,16 @@ class LatencyTable:
     ``take_rows(workers, counts)`` returns a ``(len(workers), max(counts))`` array whose row i
     starts with the next ``counts[i]`` times of ``workers[i]`` (distinct workers); the entries
     after them are unspecified finite numbers. Rows are refilled ``block`` values or more at a
-    time, and at least ``refill_takes`` times the count asked for (a worker that always takes
-    the same count refills once every ``refill_takes`` takes or less often).
+    time, and ``refill_takes`` times the count asked for up to ``refill_cap`` values (a worker
+    that always takes the same short count refills once every ``refill_takes`` takes).
     """
 
     def __init__(self, timing: WorkerTiming, worker_keys: list[tuple[int, ...]], seed: SeedLike,
-                 speed_index: list[int] | None = None, block: int = 256, refill_takes: int = 32):
+                 speed_index: list[int] | None = None, block: int = 256, refill_takes: int = 32,
+                 refill_cap: int = 16384):
         self.block = validation.integer("block", block, minimum=1)
         self.refill_takes = validation.integer("refill_takes", refill_takes, minimum=1)
+        self.refill_cap = validation.integer("refill_cap", refill_cap, minimum=1)
         self._draws = _WorkerDraws(timing, worker_keys, seed, speed_index)
         self._values = np.zeros((len(worker_keys), self.block))
         self._positions = np.zeros(len(worker_keys), dtype=np.int64)
@@ -204,7 +206,8 @@ class LatencyTable:
         """Keep the worker's unused values and draw at least enough for ``count`` more."""
         position, end = self._positions[worker], self._ends[worker]
         kept = self._values[worker, position:end]
-        fresh = self._draws.draw(worker, max(self.block, self.refill_takes * count - kept.size))
+        wanted = max(count, min(self.refill_takes * count, self.refill_cap))
+        fresh = self._draws.draw(worker, max(self.block, wanted - kept.size))
         size = kept.size + fresh.size
         if size > self._values.shape[1]:
             grown = np.zeros((self._values.shape[0], max(size, 2 * self._values.shape[1])))
