@@ -138,7 +138,7 @@ class Schedule:
         """Per server, in row order: the staleness counts the updates applied before the row,
         and times never decrease. All servers at once (rows grouped by a stable sort on the
         server); the first server that fails is named, its staleness checked first."""
-        by_server = np.argsort(self.server, kind="stable")
+        by_server = np.argsort(self.server, kind="stable") if self.n_servers > 1 else slice(None)
         server = self.server[by_server]
         applied = self.applied[by_server].astype(np.int64)
         per_server = np.bincount(self.server[self.applied], minlength=self.n_servers)
