@@ -10,8 +10,16 @@ Second system: seed 004's traveling chains in the setting of Figure 2(a)-(b) (20
 workers, trajectories of 70 and 10 updates, random-permutation rounds, constant delays), each
 chain making ``--chain-updates`` updates; every update and every hop is an event.
 
+Third part: trajectories per second of the traveling-chain simulator in the shapes the main job
+(``workbench check --all --quick``) simulates: dsgld-imbalance (20 workers, lengths 70 and 10,
+permutation rounds, 80,000 updates), dsgld-load-balancing at D = 10 (speed factors 1 and 1/10,
+a fixed plan of 55 and the adaptive plan with τ̄ = 55, 15,000 updates), dsgld-coupling (length
+10, exchange time 0.5, groups of 1 and of 5, 8,000 updates) and dsgld-trajectory (4 workers,
+cyclic, τ = 200, 50,000 updates). A round moves every chain through one trajectory, so a run
+makes ``n_rounds * n_chains`` trajectories.
+
 Run: ``python benchmarks/simulator_throughput.py [--repeats 5] [--updates 200000]
-[--chain-updates 100000]``.
+[--chain-updates 100000] [--only traveling]``.
 """
 
 from __future__ import annotations
@@ -34,13 +42,56 @@ def _median_rate(simulate, repeats: int) -> tuple[float, object]:
     return statistics.median(rates), schedule
 
 
+def main_job_systems() -> dict[str, tuple[TravelingChains, int]]:
+    """name -> (system, n_updates) in the shapes of the main job's traveling-chain points."""
+    constant = WorkerTiming(LatencyModel("constant", 1.0))
+    slow = WorkerTiming(LatencyModel("constant", 1.0), speed_factors=(1.0,) * 10 + (0.1,) * 10)
+    return {
+        "dsgld-imbalance": (TravelingChains(
+            20, trajectory_lengths=(70,) * 10 + (10,) * 10, assignment="permutation",
+            timing=constant), 80_000),
+        "dsgld-load-balancing fixed": (TravelingChains(
+            20, trajectory_lengths=55, assignment="permutation", timing=slow), 15_000),
+        "dsgld-load-balancing adaptive": (TravelingChains(
+            20, trajectory_lengths=55, balancing="adaptive", mean_trajectory_length=55.0,
+            assignment="permutation", timing=slow), 15_000),
+        "dsgld-coupling R=1": (TravelingChains(
+            20, trajectory_lengths=10, assignment="permutation", timing=constant,
+            coupling_groups=(1,) * 20, coupling_time=0.5), 8_000),
+        "dsgld-coupling R=5": (TravelingChains(
+            20, trajectory_lengths=10, assignment="permutation", timing=constant,
+            coupling_groups=(5,) * 4, coupling_time=0.5), 8_000),
+        "dsgld-trajectory tau=200": (TravelingChains(
+            4, trajectory_lengths=200, timing=constant), 50_000),
+    }
+
+
+def traveling_rates(repeats: int) -> None:
+    print(f"traveling chains in the main job's shapes; median of {repeats} repeats")
+    print(f"  {'system':32s} {'trajectories':>12s} {'trajectories/s':>15s}")
+    for name, (system, n_updates) in main_job_systems().items():
+        seconds, trajectories = [], 0
+        for repeat in range(repeats):
+            start = time.perf_counter()
+            schedule = system.simulate(n_updates, repeat)
+            seconds.append(time.perf_counter() - start)
+            trajectories = schedule.attrs["n_rounds"] * system.n_chains
+        rate = trajectories / statistics.median(seconds)
+        print(f"  {name:32s} {trajectories:12,d} {rate:15,.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--updates", type=int, default=200_000)
     parser.add_argument("--workers", type=int, default=1000)
     parser.add_argument("--chain-updates", type=int, default=100_000)
+    parser.add_argument("--only", choices=("traveling",), default=None,
+                        help="run only the traveling chains in the main job's shapes")
     args = parser.parse_args()
+    if args.only == "traveling":
+        traveling_rates(args.repeats)
+        return
     system = AsyncServerSystem(args.workers, WorkerTiming(LatencyModel("exponential", 1.0)))
     rate, schedule = _median_rate(lambda seed: system.simulate(args.updates, seed), args.repeats)
     print(f"single server, {args.workers} workers, exponential latencies, {args.updates:,} "
@@ -55,6 +106,7 @@ def main() -> None:
     print(f"traveling chains (seed 004 Fig. 2a-b), 20 chains x {args.chain_updates:,} updates; "
           f"median of {args.repeats} repeats")
     print(f"  events per second     {rate:12,.0f}")
+    traveling_rates(args.repeats)
 
 
 if __name__ == "__main__":

@@ -100,6 +100,34 @@ class WorkerTiming:
         return float(self.speed_factors[worker])
 
 
+class _WorkerDraws:
+    """The seeded per-worker generators and speeds behind :class:`LatencyStreams` and
+    :class:`LatencyTable`: ``draw(worker, size)`` gives the worker's next ``size`` times. The
+    generators draw element by element, so the values a worker sees do not depend on how its
+    draws are split into calls."""
+
+    def __init__(self, timing: WorkerTiming, worker_keys: list[tuple[int, ...]], seed: SeedLike,
+                 speed_index: list[int] | None):
+        self.timing = timing
+        speed_index = speed_index if speed_index is not None else list(range(len(worker_keys)))
+        self._speed = [timing.speed(i) for i in speed_index]
+        self._latency_rng = [generator(seed, "latency", *key) for key in worker_keys]
+        self._straggler_rng = (
+            [generator(seed, "straggler", *key) for key in worker_keys]
+            if timing.straggler_probability > 0
+            else None
+        )
+
+    def draw(self, worker: int, size: int) -> np.ndarray:
+        timing = self.timing
+        times = timing.latency.draw(self._latency_rng[worker], size) / self._speed[worker]
+        if self._straggler_rng is not None:
+            straggles = self._straggler_rng[worker].random(size)
+            straggles = straggles < timing.straggler_probability
+            times = np.where(straggles, times * timing.straggler_slowdown, times)
+        return times
+
+
 class LatencyStreams:
     """Per-worker latency draws on demand, from per-worker seeded streams.
 
@@ -119,25 +147,12 @@ class LatencyStreams:
     ):
         self.timing = timing
         self.block = validation.integer("block", block, minimum=1)
-        speed_index = speed_index if speed_index is not None else list(range(len(worker_keys)))
-        self._speed = [timing.speed(i) for i in speed_index]
-        self._latency_rng = [generator(seed, "latency", *key) for key in worker_keys]
-        self._straggler_rng = (
-            [generator(seed, "straggler", *key) for key in worker_keys]
-            if timing.straggler_probability > 0
-            else None
-        )
+        self._draws = _WorkerDraws(timing, worker_keys, seed, speed_index)
         self._buffers: list[list[float]] = [[] for _ in worker_keys]
         self._positions = [0] * len(worker_keys)
 
     def _refill(self, worker: int) -> None:
-        timing = self.timing
-        times = timing.latency.draw(self._latency_rng[worker], self.block) / self._speed[worker]
-        if self._straggler_rng is not None:
-            straggles = self._straggler_rng[worker].random(self.block)
-            straggles = straggles < timing.straggler_probability
-            times = np.where(straggles, times * timing.straggler_slowdown, times)
-        self._buffers[worker] = times.tolist()
+        self._buffers[worker] = self._draws.draw(worker, self.block).tolist()
         self._positions[worker] = 0
 
     def next(self, worker: int) -> float:
@@ -163,3 +178,60 @@ class LatencyStreams:
             count -= len(piece)
         return np.concatenate([np.asarray(piece, dtype=float) for piece in pieces]) if pieces \
             else np.zeros(0)
+
+
+class LatencyTable:
+    """The streams of :class:`LatencyStreams` (same keys, same seed: the same values), held in
+    one array with a row per worker so that the next values of many workers are taken at once.
+
+    ``take_rows(workers, counts)`` returns a ``(len(workers), max(counts))`` array whose row i
+    starts with the next ``counts[i]`` times of ``workers[i]`` (distinct workers); the entries
+    after them are unspecified finite numbers. Rows are refilled ``block`` values or more at a
+    time, and ``refill_takes`` times the count asked for up to ``refill_cap`` values (a worker
+    that always takes the same short count refills once every ``refill_takes`` takes).
+    """
+
+    def __init__(self, timing: WorkerTiming, worker_keys: list[tuple[int, ...]], seed: SeedLike,
+                 speed_index: list[int] | None = None, block: int = 256, refill_takes: int = 32,
+                 refill_cap: int = 16384):
+        self.block = validation.integer("block", block, minimum=1)
+        self.refill_takes = validation.integer("refill_takes", refill_takes, minimum=1)
+        self.refill_cap = validation.integer("refill_cap", refill_cap, minimum=1)
+        self._draws = _WorkerDraws(timing, worker_keys, seed, speed_index)
+        self._values = np.zeros((len(worker_keys), self.block))
+        self._positions = np.zeros(len(worker_keys), dtype=np.int64)
+        self._ends = np.zeros(len(worker_keys), dtype=np.int64)
+
+    def _refill(self, worker: int, count: int) -> None:
+        """Keep the worker's unused values and draw at least enough for ``count`` more."""
+        position, end = self._positions[worker], self._ends[worker]
+        kept = self._values[worker, position:end]
+        wanted = max(count, min(self.refill_takes * count, self.refill_cap))
+        fresh = self._draws.draw(worker, max(self.block, wanted - kept.size))
+        size = kept.size + fresh.size
+        if size > self._values.shape[1]:
+            grown = np.zeros((self._values.shape[0], max(size, 2 * self._values.shape[1])))
+            grown[:, :self._values.shape[1]] = self._values
+            self._values = grown
+        self._values[worker, :size] = np.concatenate((kept, fresh))
+        self._positions[worker], self._ends[worker] = 0, size
+
+    def take_rows(self, workers: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        workers = np.asarray(workers, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        short = np.flatnonzero(self._positions[workers] + counts > self._ends[workers])
+        for i in short.tolist():
+            self._refill(int(workers[i]), int(counts[i]))
+        positions = self._positions[workers]
+        self._positions[workers] = positions + counts
+        columns = np.minimum(positions[:, None] + np.arange(counts.max(initial=0)),
+                             self._values.shape[1] - 1)
+        return self._values[workers[:, None], columns]
+
+    def take(self, worker: int, count: int) -> np.ndarray:
+        """The worker's next ``count`` times (as :meth:`LatencyStreams.take`)."""
+        if self._positions[worker] + count > self._ends[worker]:
+            self._refill(worker, count)
+        position = int(self._positions[worker])
+        self._positions[worker] = position + count
+        return self._values[worker, position:position + count].copy()

@@ -132,17 +132,32 @@ class Schedule:
             raise ScheduleError("staleness must be >= 0")
         if np.any(self.finish_time < self.start_time) or np.any(self.time < self.finish_time):
             raise ScheduleError("times must satisfy start_time <= finish_time <= time")
-        for server in range(self.n_servers):
-            rows = self.server == server
-            applied = self.applied[rows]
-            version_at_event = np.cumsum(applied) - applied  # applied updates before each row
-            if not np.array_equal(self.staleness[rows], version_at_event - self.version_read[rows]):
-                raise ScheduleError(
-                    f"server {server}: staleness must equal (updates applied before the event)"
-                    " - version_read"
-                )
-            if np.any(np.diff(self.time[rows]) < 0):
-                raise ScheduleError(f"server {server}: events must be in processing order")
+        self._validate_servers()
+
+    def _validate_servers(self) -> None:
+        """Per server, in row order: the staleness counts the updates applied before the row,
+        and times never decrease. All servers at once (rows grouped by a stable sort on the
+        server); the first server that fails is named, its staleness checked first."""
+        by_server = np.argsort(self.server, kind="stable") if self.n_servers > 1 else slice(None)
+        server = self.server[by_server]
+        applied = self.applied[by_server].astype(np.int64)
+        per_server = np.bincount(self.server[self.applied], minlength=self.n_servers)
+        rows = np.bincount(self.server, minlength=self.n_servers)
+        # applied updates before each row, counted within its server
+        version_at_event = (np.cumsum(applied) - applied
+                            - np.repeat(np.cumsum(per_server) - per_server, rows))
+        stale = self.staleness[by_server] != version_at_event - self.version_read[by_server]
+        late = np.concatenate(([False], (np.diff(self.time[by_server]) < 0)
+                               & (server[1:] == server[:-1])))
+        first_stale = server[stale].min(initial=self.n_servers)
+        first_late = server[late].min(initial=self.n_servers)
+        if first_stale < self.n_servers and first_stale <= first_late:
+            raise ScheduleError(
+                f"server {first_stale}: staleness must equal (updates applied before the event)"
+                " - version_read"
+            )
+        if first_late < self.n_servers:
+            raise ScheduleError(f"server {first_late}: events must be in processing order")
 
     # ----------------------------------------------------------------- summaries
     @property

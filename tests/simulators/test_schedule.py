@@ -116,3 +116,34 @@ def test_hop_events_are_not_updates_and_do_not_count_as_staleness():
     assert schedule.update_staleness().ravel().tolist() == [0, 0, 0, 0]
     assert schedule.staleness_histogram(applied_only=False).values.tolist() == [4]
     assert schedule.update_times().ravel().tolist() == [1.0, 2.0, 3.5, 4.5]
+
+
+def test_the_first_inconsistent_server_is_named_staleness_before_order():
+    # three servers of round-robin rows; break server 2's order and server 1's staleness:
+    # server 1 is named; with server 0's order broken too, server 0 is named
+    base = {name: np.concatenate([values] * 3) for name, values in
+            _columns(constant_staleness(4, 0)).items()}
+    base["server"] = np.repeat(np.arange(3, dtype=np.int32), 4)
+    base["time"] = np.tile(np.arange(4.0), 3)
+    base["start_time"], base["finish_time"] = base["time"].copy(), base["time"].copy()
+    Schedule(**{name: values.copy() for name, values in base.items()})  # consistent
+    columns = {name: values.copy() for name, values in base.items()}
+    columns["time"][9] = -1.0  # server 2 goes back in time
+    with pytest.raises(ScheduleError, match="server 2: events must be in processing order"):
+        Schedule(**_with_times(columns))
+    columns["staleness"][6] = 1  # server 1's staleness is wrong
+    with pytest.raises(ScheduleError, match="server 1: staleness"):
+        Schedule(**_with_times(columns))
+    columns["time"][2] = -1.0  # server 0 goes back in time too
+    with pytest.raises(ScheduleError, match="server 0: events must be in processing order"):
+        Schedule(**_with_times(columns))
+    columns = {name: values.copy() for name, values in base.items()}
+    columns["server"][4:8] = 3  # no rows for server 1: nothing to check there
+    Schedule(**columns)
+
+
+def _with_times(columns):
+    """Fresh copies (a Schedule freezes its arrays), start and finish at ``time``."""
+    columns = {name: values.copy() for name, values in columns.items()}
+    columns["start_time"], columns["finish_time"] = columns["time"].copy(), columns["time"].copy()
+    return columns
