@@ -200,14 +200,16 @@ def main() -> None:
           f"replacement; million replicate-steps/s, medians of {args.rounds} interleaved "
           f"rounds; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
           f"{os.cpu_count()} cores; numba {numba.__version__}, numpy {np.__version__}")
-    header = (f"| d, R | engine | compiled | compiled, numpy randomness | engine / compiled "
-              f"| engine / compiled (numpy randomness) | numpy loop | BlackJAX | "
-              f"engine / BlackJAX |")
+    header = ("| d, R | engine | compiled | compiled, numpy randomness | engine / compiled "
+              "| engine / compiled (numpy randomness) | numpy loop | BlackJAX | "
+              "engine / BlackJAX |")
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     for d, r in cells:
-        jax = (f"{median(('blackjax', d, r)):.3g} | {ratio(('engine', d, r), ('blackjax', d, r)):.2f}"
-               if has_jax else "- | -")
+        jax = "- | -"
+        if has_jax:
+            jax = (f"{median(('blackjax', d, r)):.3g} | "
+                   f"{ratio(('engine', d, r), ('blackjax', d, r)):.2f}")
         print(f"| {d}, {r:,} | {median(('engine', d, r)):.3g} | {median(('compiled', d, r)):.3g} "
               f"| {median(('fed', d, r)):.3g} | {ratio(('engine', d, r), ('compiled', d, r)):.2f} "
               f"| {ratio(('engine', d, r), ('fed', d, r)):.2f} | {median(('numpy', d, r)):.3g} "

@@ -303,7 +303,8 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
     Steps one block, the ``n_rows`` replicates from ``row_start`` on, through ``length``
     updates: ``noise_rng`` is its noise stream, ``indices`` its minibatches ``(update, block
     replicate, server, n)``, or, if empty, they are drawn here from ``batch_rng`` (uniform on
-    0 .. N - 1 by numpy's algorithm; none is drawn when N = 1, as numpy). sums: ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
+    0 .. N - 1 by numpy's algorithm; none is drawn when N = 1, as numpy). sums:
+    ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
     ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
     nowhere); positions: every update's position, or an empty array to record none.
     """
