@@ -1,0 +1,65 @@
+"""Wall time of the main job, ``workbench check --all --quick``, fresh and rerun.
+
+Issue 15 asks for the main job in under 30 s on this 2-core machine. Each round runs it in a
+fresh interpreter into an empty output directory (every point computed, every figure drawn),
+then once more into the same directory (every point read from the store, the figures reused),
+and prints both wall times with the load average at the start, the experiment that took
+longest, and the verdict counts of the fresh run (the same for every round with the same
+seed, except checks on real timings: ``real-vs-simulated``).
+
+Run: ``python benchmarks/main_job.py [--rounds 3] [--processes 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+_SWEEP = re.compile(r"^(?P<name>[a-z-]+): \d+ points .* in (?P<sweep>[0-9.]+) s; "
+                    r"checks and figures (?P<checks>[0-9.]+) s$")
+
+
+def _run(out: str, processes: int) -> tuple[float, str, str]:
+    command = [sys.executable, "-m", "workbench.cli", "check", "--all", "--quick", "--quiet",
+               "--processes", str(processes), "--out", out]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: some claim violated (the built-in controls)
+        raise SystemExit(f"main job failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return seconds, done.stdout, done.stderr
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=2)
+    args = parser.parse_args()
+    fresh, rerun = [], []
+    print(f"workbench check --all --quick --processes {args.processes}, {args.rounds} rounds "
+          f"on {os.cpu_count()} cores")
+    for round_index in range(args.rounds):
+        load = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as out:
+            seconds, stdout, stderr = _run(out, args.processes)
+            again, _, _ = _run(out, args.processes)
+        fresh.append(seconds)
+        rerun.append(again)
+        sweeps = [m.groupdict() for m in map(_SWEEP.match, stderr.splitlines()) if m]
+        longest = max(sweeps, key=lambda m: float(m["sweep"]) + float(m["checks"]))
+        print(f"  round {round_index + 1}: fresh {seconds:6.1f} s, rerun {again:5.1f} s "
+              f"(load average {load:.2f}); longest: {longest['name']} "
+              f"{longest['sweep']} s + {longest['checks']} s checks and figures")
+        print(f"    {stdout.strip().splitlines()[-1].split(' (findings')[0]}")
+    print(f"  median: fresh {statistics.median(fresh):.1f} s, rerun "
+          f"{statistics.median(rerun):.1f} s (target for fresh: < 30 s)")
+
+
+if __name__ == "__main__":
+    main()
