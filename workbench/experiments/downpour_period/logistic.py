@@ -96,10 +96,9 @@ def reference_settings(config: dict) -> ReferenceSettings:
                              leapfrog_steps=config["reference_leapfrog_steps"])
 
 
-def laplace_starts(model: LogisticRegression, rng: np.random.Generator,
-                   count: int) -> np.ndarray:
-    """``count`` draws ``(count, d)`` of N(θ_MAP, H⁻¹), H = Σ_i σ_i(1 − σ_i) x_i x_iᵀ + I/σ₀²
-    the Hessian of U at the mode θ_MAP (found by L-BFGS from 0)."""
+def laplace_approximation(model: LogisticRegression) -> tuple[np.ndarray, np.ndarray]:
+    """(θ_MAP, H): the mode of U (L-BFGS from 0) and the Hessian of U there,
+    H = Σ_i σ_i(1 − σ_i) x_i x_iᵀ + I/σ₀²."""
     found = scipy.optimize.minimize(lambda t: float(model.potential(t)), np.zeros(model.dim),
                                     jac=model.potential_gradient, method="L-BFGS-B",
                                     options={"gtol": 1e-10})
@@ -107,8 +106,16 @@ def laplace_starts(model: LogisticRegression, rng: np.random.Generator,
     p = expit(design @ found.x)
     hessian = ((design.T @ sparse.diags(p * (1 - p)) @ design).toarray()
                + np.eye(model.dim) / model.prior_scale**2)
+    return found.x, hessian
+
+
+def laplace_starts(model: LogisticRegression, rng: np.random.Generator,
+                   count: int) -> np.ndarray:
+    """``count`` draws ``(count, d)`` of the Laplace approximation N(θ_MAP, H⁻¹)
+    (:func:`laplace_approximation`)."""
+    mode, hessian = laplace_approximation(model)
     factor = np.linalg.cholesky(np.linalg.inv(hessian))
-    return found.x + rng.standard_normal((count, model.dim)) @ factor.T
+    return mode + rng.standard_normal((count, model.dim)) @ factor.T
 
 
 def _digest(design) -> str:
