@@ -152,7 +152,7 @@ def main() -> None:
     edges, windows = window_means(long, name)
     print(f"\n(c) held-out log-loss along the trajectory from the Laplace start (π = 1, "
           f"minibatch {config['batch_size']}): window means")
-    for low, high, values in zip(edges[:-1], edges[1:], windows):
+    for low, high, values in zip(edges[:-1], edges[1:], windows, strict=True):
         print(f"  steps ({low:6d}, {high:6d}]: " + "{:.5f} ± {:.5f}".format(
             *mean_error(values)))
 
