@@ -20,6 +20,12 @@ and engine streams (quick configuration unless ``--full``):
   log-spaced windows, replicate mean ± error), with the slowest relaxation time of Langevin
   dynamics in the Laplace approximation, 1/(h·λ_min(H)) steps for the mean.
 
+It also prints h·λ_max(H) beside the stability limits of gradient steps with a constant delay
+τ, x_{n+1} = x_n − a·x_{n−τ} stable iff 0 < a < 2 sin(π/(2(2τ + 1))) (Levin & May 1976,
+"A note on difference-delay equations", Theor. Popul. Biol. 9): where h·λ_max is near the limit
+at τ = π(P − 1), staleness amplifies the chain's moves rather than perturbing them, which is
+what the logistic E₃ checks of ``downpour-period`` meet at the largest π(P − 1).
+
 Errors: replicates are independent, so every run error is the standard error across replicates
 (the paired difference's for (a)); comparisons with the reference combine it with the
 reference's batch-means error σ_ref. Each difference d is reported with σ and z = d/σ; at the
@@ -117,7 +123,8 @@ def main() -> None:
     h, n_replicates = config["logistic_step_size"], starts.shape[0]
     m = reference_value(reference, TEST_FUNCTION, 0)
     z_star = z_for_family(args.false_failure_rate, N_COMPARISONS)
-    lambda_min = float(np.linalg.eigvalsh(laplace_approximation(model)[1])[0])
+    curvatures = np.linalg.eigvalsh(laplace_approximation(model)[1])
+    lambda_min, lambda_max = float(curvatures[0]), float(curvatures[-1])
     print(f"{NAME} logistic half, {'full' if args.full else 'quick'} configuration, seed "
           f"{args.seed}: d = {model.dim}, N = {config['n_train']}, batch {config['batch_size']},"
           f" h = {h:g}, L = {pushes} pushes, R = {n_replicates} replicates")
@@ -126,6 +133,10 @@ def main() -> None:
     print(f"Laplace starts: φ = {mean_error(function(starts)[:, 0])[0]:.5f}; slowest "
           f"relaxation 1/(h·λ_min(H)) = {1 / (h * lambda_min):.0f} steps (λ_min = "
           f"{lambda_min:.3g})")
+    print(f"stiffest direction: h·λ_max(H) = {h * lambda_max:.3g}; gradient steps with a "
+          "constant delay τ are stable for hλ < 2 sin(π/(2(2τ + 1))) (Levin & May 1976): "
+          + ", ".join(f"τ = {tau}: {2 * np.sin(np.pi / (2 * (2 * tau + 1))):.3g}"
+                      for tau in (1, 3, 6, 12, 24)))
 
     print(f"\nexperiment's P = 1 runs, L = {pushes} pushes (π·L local steps):")
     for period in periods:
