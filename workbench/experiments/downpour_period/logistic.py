@@ -12,9 +12,11 @@ One sweep point (π, P) runs the downpour system of :mod:`..protocols.run` for
 ``logistic_iterations`` master versions L and replays it with SGLD of step
 ``logistic_step_size`` over ``logistic_replicates`` replicates (dim ``logistic_replicate``);
 φ̂_L is the average of φ over the master's versions. Replicates start from independent draws
-of the Laplace approximation N(θ_MAP, H⁻¹) (H the Hessian of U at the mode), close to the
-posterior so that the staleness effects are not hidden by a transient (the Gaussian half starts
-at the posterior mean for the same reason).
+of the Laplace approximation N(θ_MAP, H⁻¹) (H the Hessian of U at the mode), near the
+posterior, but not at SGLD's stationary law: the held-out log-loss still drifts over the first
+~1/(h·λ_min(H)) local steps, and P = 1 with period π averages π·L of them, so the synchronous
+runs differ across π by this transient (:mod:`.checks`, ``benchmarks/downpour_p1.py``). The
+excess over P = 1 at the same π compares runs of the same π·L local steps from the same starts.
 
 Seeds: the schedule is keyed by the point; the data, the starts, the reference and the engine's
 streams by the experiment only, so every point uses the same starts, noise and minibatches
