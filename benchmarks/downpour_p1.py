@@ -33,6 +33,7 @@ two-sided false-failure rate ``--false-failure-rate`` (default 0.001, Bonferroni
 comparisons printed) |z| above the printed z* is a detected difference.
 
     python benchmarks/downpour_p1.py [--seed 2016] [--replicates 40] [--long 40000]
+    python benchmarks/downpour_p1.py --full --long 200000 --burn-in 100000 --exact-replicates 10
 """
 
 from __future__ import annotations
@@ -68,10 +69,12 @@ def mean_error(values: np.ndarray) -> tuple[float, float]:
 
 
 def run(config, setup, seed, period, pushes, checkpoints=None, thin=0, batch_size=None,
-        replacement=True):
+        replacement=True, replicates=None):
     """The P = 1 downpour run of the experiment (its schedule and engine seeds) with
-    ``pushes`` master versions: the replay's output."""
+    ``pushes`` master versions, from the first ``replicates`` starts (default all): the
+    replay's output."""
     model, function, _, starts = setup
+    starts = starts[:replicates]
     schedule = make_protocol(config, "downpour", 1, period).simulate(
         pushes, derive(seed, NAME, "p1-benchmark", period))
     return replay(schedule, SGLD(config["logistic_step_size"]), model.minibatch_gradient(),
@@ -98,8 +101,8 @@ def compare(label: str, observed: tuple[float, float], target: tuple[float, floa
     difference = observed[0] - target[0]
     error = combined_error(observed[1], target[1])
     flag = "DIFFERENT" if abs(difference) > z_star * error else "not detected"
-    print(f"  {label:<46} {observed[0]:.5f} ± {observed[1]:.5f}  vs {target[0]:.5f} ± "
-          f"{target[1]:.5f}:  d = {difference:+.5f} ± {error:.5f}  z = {difference / error:+6.2f}"
+    print(f"  {label:<46} {observed[0]:.5f} ± {observed[1]:.2g}  vs {target[0]:.5f} ± "
+          f"{target[1]:.2g}:  d = {difference:+.3g} ± {error:.2g}  z = {difference / error:+6.2f}"
           f"  ({flag} at z* = {z_star:.2f})")
 
 
@@ -111,6 +114,9 @@ def main() -> None:
     parser.add_argument("--long", type=int, default=40_000, help="steps of the long run (b)")
     parser.add_argument("--burn-in", type=int, default=10_000,
                         help="steps dropped from the long run")
+    parser.add_argument("--exact-replicates", type=int, default=None,
+                        help="replicates of the full-gradient run (default all; it costs N/n "
+                             "times more per step)")
     parser.add_argument("--full", action="store_true", help="the full configuration, not quick")
     parser.add_argument("--false-failure-rate", type=float, default=0.001)
     args = parser.parse_args()
@@ -171,14 +177,15 @@ def main() -> None:
     stationary = ((cumulative[-1] * args.long - cumulative[list(long.checkpoints).index(
         args.burn_in)] * args.burn_in) / (args.long - args.burn_in))
     full = run(config, setup, args.seed, 1, args.long, checkpoints=[args.burn_in, args.long],
-               batch_size=config["n_train"], replacement=False)
+               batch_size=config["n_train"], replacement=False,
+               replicates=args.exact_replicates)
     tail = full.averages[name][:, :, 0, 0]
     exact_gradient = (tail[-1] * args.long - tail[0] * args.burn_in) / (args.long
                                                                         - args.burn_in)
     print(f"\n(b) stationary value at h = {h:g}: steps ({args.burn_in}, {args.long}] of each "
           "replicate, against the reference")
     compare(f"SGLD, minibatch {config['batch_size']}", mean_error(stationary), m, z_star)
-    compare("full gradient (all N, no replacement: Euler-Maruyama)",
+    compare(f"full gradient (all N, {tail.shape[1]} replicates: Euler-Maruyama)",
             mean_error(exact_gradient), m, z_star)
     compare("Laplace starts (step 0)", mean_error(function(starts)[:, 0]), m, z_star)
     compare(f"every state of π = 1, {top * pushes} steps (a)", mean_error(a), m, z_star)
