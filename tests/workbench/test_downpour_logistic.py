@@ -11,7 +11,12 @@ from simulators.async_server import AsyncServerSystem
 from simulators.seeding import derive, generator
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.experiments.downpour_period.checks import logistic_checks, logistic_excess
+from workbench.engine import replay
+from workbench.experiments.downpour_period.checks import (
+    logistic_checks,
+    logistic_deviation,
+    logistic_excess,
+)
 from workbench.experiments.downpour_period.logistic import (
     PREFIX,
     logistic_setup,
@@ -19,6 +24,7 @@ from workbench.experiments.downpour_period.logistic import (
 )
 from workbench.experiments.protocols.run import make_protocol
 from workbench.runner import run_experiment
+from workbench.samplers.sgld import SGLD
 
 NAME = "downpour-period"
 SEED = 7
@@ -58,6 +64,65 @@ def test_downpour_with_one_worker_and_period_one_is_sgld_with_staleness_zero_bit
                               a)
 
 
+def test_downpour_with_one_worker_is_sgld_thinned_by_the_period_bit_for_bit(config):
+    """P = 1, period π, L pushes: the master versions are every π-th state of the P = 1,
+    π = 1 run with π·L pushes under the same engine seed (local step j of push l is gradient
+    evaluation lπ + j). So the synchronous φ̂_L(π) of the experiment average one SGLD
+    trajectory over π·L steps (benchmarks/downpour_p1.py)."""
+    model, function, _, starts = logistic_setup(NAME, config, SEED)
+    period, pushes = 4, 30
+
+    def draws(n_workers, period, n_updates, thin):
+        schedule = make_protocol(config, "downpour", n_workers, period).simulate(
+            n_updates, derive(SEED, "schedule", n_workers, period))
+        run = replay(schedule, SGLD(config["logistic_step_size"]), model.minibatch_gradient(),
+                     n_updates=n_updates, n_replicates=starts.shape[0],
+                     initial_position=starts[:, None, :], seed=derive(SEED, "engine"),
+                     batch_size=config["batch_size"], test_functions=(function,),
+                     thin=thin, replicate_block=starts.shape[0])
+        return run.draws
+
+    thinned = draws(1, period, pushes, 1)
+    assert thinned.shape[2] == pushes and np.all(np.isfinite(thinned))
+    np.testing.assert_array_equal(thinned, draws(1, 1, period * pushes, period))
+    # negative control: with a second worker the pushes are stale, another chain
+    assert not np.array_equal(draws(2, period, pushes, 1), thinned)
+
+
+def test_excess_splits_into_staleness_and_synchronous_parts(dataset):
+    """mean((φ̂_P − m)² − (φ̂_1 − m)²) = mean δ² + mean 2δ(φ̂_1 − m), δ = φ̂_P − φ̂_1, and the
+    deviation samples are δ² of the same replicates."""
+    x, excess, _ = logistic_excess(dataset)
+    x_again, deviations, parts = logistic_deviation(dataset)
+    np.testing.assert_array_equal(x, x_again)
+    np.testing.assert_allclose(np.add(parts["staleness_part"], parts["synchronous_part"]),
+                               excess.mean(axis=1), rtol=1e-9, atol=1e-15)
+    estimate = dataset[f"{PREFIX}estimate"]
+    delta = (estimate.sel(period=4, workers=4) - estimate.sel(period=4, workers=1)).values
+    [row] = np.flatnonzero(x == 12)
+    np.testing.assert_array_equal(deviations[row], delta**2)
+    assert np.any(np.asarray(parts["synchronous_part"]) != 0)
+
+
+@pytest.mark.parametrize(("power", "expected"), [(1.0, HOLDS), (1.5, VIOLATED)])
+def test_deviation_rate_tells_quadratic_from_faster_growth(dataset, power, expected):
+    """Negative control: a staleness deviation δ = c·x^power·(1 + 0.1ξ) (ξ per replicate) has
+    mean δ² ∝ x^(2·power): slope 2 holds, slope 3 is violated, whatever the synchronous
+    runs' own error."""
+    planted = dataset.copy(deep=True)
+    estimate = planted[f"{PREFIX}estimate"]
+    noise = 1 + 0.1 * np.random.default_rng(5).standard_normal(estimate.sizes[f"{PREFIX}replicate"])
+    for period in planted["period"].values:
+        for workers in planted["workers"].values[planted["workers"].values > 1]:
+            x = period * (workers - 1)
+            estimate.loc[{"period": period, "workers": workers}] = (
+                estimate.sel(period=period, workers=1) + 1e-3 * x**power * noise)
+    verdicts = {v.check: v for v in logistic_checks(planted, 4.0, 4.0)}
+    deviation = verdicts["rate/downpour-e3/log_loss_deviation"]
+    np.testing.assert_allclose(deviation.observed, 2 * power, rtol=1e-9)
+    assert deviation.verdict == expected
+
+
 def test_reference_error_enters_the_excess_exactly(dataset):
     """The mean excess is linear in the reference mean m: moving m by its standard error moves
     every point's mean excess by exactly the ``target_error`` the rate check is given."""
@@ -75,10 +140,14 @@ def test_reference_error_enters_the_excess_exactly(dataset):
 def test_logistic_verdicts(dataset):
     verdicts = experiments.get(NAME).checks(dataset)
     by_name = {v.check: v for v in verdicts}
-    assert len(verdicts) == 3 * 9 + 2 + 3 + 2
+    assert len(verdicts) == 3 * 9 + 2 + 3 + 3
     reference = [v for v in verdicts if v.kind == "reference"]
     assert len(reference) == 3 and all(v.verdict != VIOLATED for v in reference)
     assert all(v.evidence["reference_mc_error"] > 0 for v in reference)
+    assert [v.evidence["local_steps"] for v in reference] == [200, 400, 800]  # π·L
+    deviation = by_name["rate/downpour-e3/log_loss_deviation"]
+    assert deviation.kind == "rate" and not deviation.evidence.get("target_error")
+    assert len(deviation.evidence["staleness_part"]) == 3 * 2  # π × (P > 1)
     # more staleness, more excess: π(P − 1) = 12 against 1
     ordering = by_name["ordering/downpour-e3/log_loss"]
     assert ordering.verdict == HOLDS and ordering.evidence["reference_part"] > 0

@@ -55,7 +55,7 @@ def test_bad_configuration_names_the_field(name, overrides, field):
 def test_downpour_period_verdicts(datasets):
     verdicts = experiments.get("downpour-period").checks(datasets["downpour-period"])
     by_name = {v.check: v for v in verdicts}
-    assert len(verdicts) == 3 * 12 + 2 + 4 + 2  # Gaussian half, then the logistic half
+    assert len(verdicts) == 3 * 12 + 2 + 4 + 3  # Gaussian half, then the logistic half
     oracle = [v for v in verdicts if v.kind == "oracle"]
     assert all(v.verdict == HOLDS for v in oracle), [v for v in oracle if v.verdict != HOLDS]
     assert by_name["envelope/downpour-e3/theta_squared"].verdict == HOLDS

@@ -2,8 +2,9 @@
 (measured with 95 % error bars, exact dashed), and the MSE of φ̂_L(θ²) against π(P − 1) beside
 the fitted E₃ envelope of seed 003's downpour bound. Logistic regression (bottom): the MSE of
 φ̂_L(held-out log-loss) against π for each P, its error bars including the reference
-posterior's error, and the excess over the synchronous run against π(P − 1) beside a line of
-slope 2 (E₃ ∝ π²(P − 1)²)."""
+posterior's error, and the excess over the synchronous run and its staleness part
+(φ̂_P − φ̂_1)² (:func:`.checks.logistic_deviation`) against π(P − 1) beside a line of slope 2
+(E₃ ∝ π²(P − 1)²)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import xarray as xr
 from workbench.experiments.distributed.plots import finish, new
 from workbench.experiments.downpour_period.checks import (
     e3_envelope,
+    logistic_deviation,
     logistic_excess,
     logistic_mse_error,
     staleness_bound,
@@ -76,6 +78,11 @@ def logistic_panels(dataset: xr.Dataset, mse_axis, excess_axis):
     positive = excess > 0
     excess_axis.errorbar(x[positive], excess[positive], yerr=1.96 * spread[positive], fmt="o",
                          label="excess > 0")
+    _, deviations, _ = logistic_deviation(dataset)
+    deviation = deviations[:, finite]
+    excess_axis.errorbar(x, deviation.mean(axis=1), fmt="s", mfc="none",
+                         yerr=1.96 * deviation.std(axis=1, ddof=1) / np.sqrt(finite.sum()),
+                         label="staleness part (φ̂_P − φ̂_1)²")
     if (~positive).any():
         excess_axis.text(0.02, 0.02, f"{int((~positive).sum())} points with excess ≤ 0 "
                          "(not drawn on the log scale)", transform=excess_axis.transAxes,
@@ -88,5 +95,6 @@ def logistic_panels(dataset: xr.Dataset, mse_axis, excess_axis):
     excess_axis.set_xscale("log")
     excess_axis.set_yscale("log")
     excess_axis.set_xlabel("π(P − 1)")
-    excess_axis.set_title("Logistic regression: excess MSE over P = 1 (same π)", fontsize=9)
+    excess_axis.set_title("Logistic regression: excess MSE over P = 1 (same π) and its "
+                          "staleness part", fontsize=9)
     excess_axis.legend(fontsize=7)
