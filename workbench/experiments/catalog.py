@@ -58,7 +58,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("downpour-period", "downpour_period", "DownpourPeriod",
           "downpour SGLD: MSE against the communication period π and workers P; Gaussian "
           "mean: exact oracle and the E₃ = π²(P−1)²(Σε²)²/S_L² envelope and rate; logistic "
-          "regression: reference posterior, E₃ rate and ordering (seed 003)"),
+          "regression: reference posterior, E₃ rate (excess and staleness deviation) and "
+          "ordering (seed 003)"),
     Entry("elastic-vs-downpour", "elastic_vs_downpour", "ElasticVsDownpour",
           "downpour and elastic SGLD at the same communication budget: MSE and message count "
           "against π, exact oracle (seed 003)"),
