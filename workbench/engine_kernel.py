@@ -36,14 +36,19 @@ Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` met
   B drawn from the shard the schedule names for the update and server, and w = N_s/(N q_s)
   (D-SGLD, seed 004 Eq. 2-3; :class:`~workbench.shard_gradients.ShardScaled` over
   :class:`~workbench.models.sharded_gaussian.ShardLocalGradient`) or w = 1 (the uncorrected
-  shard-local estimator: 1·x is x, so one formula serves both). The shard's indices are drawn
+  shard-local estimator: 1·x is x, so one formula serves both); and FSGLD over either,
+  :class:`ConduciveSpec` (:class:`~workbench.shard_gradients.Conducive`, seed 002 Eq. 5 and 7,
+  with diagonal Gaussian surrogates: ∇Ũ - α ((Σ_s P_s m_s - (Σ_s P_s) θ) - (-P_s (θ - m_s))/f_s),
+  the matrix product as a sum over coordinates in order, whose off-diagonal terms are exact
+  zeros, so that any order or fusion of numpy's matmul gives the same bits on finite values).
+  The shard's indices are drawn
   as :func:`workbench.engine._draw` draws them: ``draw_indices`` with the per-update shard
   sizes N_s (numpy's Lemire draw per element, whether numpy takes its scalar-bound path, all
   sizes of a call equal, or :func:`workbench.bounded_draws.bounded_integers`), local to the
   shard and offset to its rows.
 
-Anything else (other samplers or estimators, conducive gradients, protocols) keeps the generic
-numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
+Anything else (other samplers or estimators, full-covariance surrogates, protocols) keeps the
+generic numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
 """
 
 from __future__ import annotations
@@ -97,6 +102,19 @@ class ShardLinearSpec(NamedTuple):
     size_share: np.ndarray | None = None  # (S,) N_s/N, for D-SGLD's weight
 
 
+class ConduciveSpec(NamedTuple):
+    """FSGLD: ``inner``'s ∇Ũ - α g_s(θ), g_s(θ) = (total_natural - total_precision θ) -
+    (-precisions[s] (θ - means[s]))/f_s, as :class:`~workbench.shard_gradients.Conducive` and
+    :class:`~workbench.surrogates.GaussianSurrogates` (diagonal) compute it (module docstring)."""
+
+    inner: ShardLinearSpec
+    alpha: float
+    means: np.ndarray  # (S, d) surrogate means m_s
+    precisions: np.ndarray  # (S, d) diagonals of the surrogate precisions P_s
+    total_natural: np.ndarray  # (d,) Σ_s P_s m_s
+    total_precision: np.ndarray  # (d, d) Σ_s P_s (diagonal)
+
+
 def _spec(obj, owner_method: str | None = None):
     """``obj.kernel_spec()`` if it opts in (for samplers: on the class defining ``step``)."""
     if owner_method is not None:
@@ -119,12 +137,22 @@ class KernelReplay:
     it writes the positions and the accumulator takes them as on the generic path.
     """
 
-    def __init__(self, sampler_spec: SamplerSpec, gradient_spec: LinearMeanSpec | ShardLinearSpec,
+    def __init__(self, sampler_spec: SamplerSpec,
+                 gradient_spec: LinearMeanSpec | ShardLinearSpec | ConduciveSpec,
                  state, run, accumulator, replacement: bool, shards=None):
         self.kind = _SAMPLER_KINDS[sampler_spec.kind]
         self.sampler = sampler_spec
+        conducive = gradient_spec if isinstance(gradient_spec, ConduciveSpec) else None
+        if conducive is not None:
+            gradient_spec = conducive.inner
         self.gradient = gradient_spec
         self.data = np.ascontiguousarray(gradient_spec.data, dtype=np.float64)
+        dim = self.data.shape[1]
+        # α and the surrogates' arrays; without surrogates, empty ones (the kernel tests that)
+        self.surrogates = ((0.0, np.zeros((0, dim)), np.zeros((0, dim)), np.zeros(dim),
+                            np.zeros((dim, dim))) if conducive is None
+                           else (float(conducive.alpha),) + tuple(
+                               np.ascontiguousarray(a, dtype=np.float64) for a in conducive[2:]))
         self.run, self.replacement = run, replacement
         self.shards = shards  # the engine's _ShardDraws on a sharded schedule, else None
         if shards is None:
@@ -161,32 +189,35 @@ class KernelReplay:
         gradient_spec = _spec(gradient)
         if sampler_spec is None or gradient_spec is None:
             return None
-        expected = LinearMeanSpec if shards is None else ShardLinearSpec
+        expected = LinearMeanSpec if shards is None else (ShardLinearSpec, ConduciveSpec)
         if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec, expected):
             return None
         return cls(sampler_spec, gradient_spec, state, run, accumulator, replacement, shards)
 
     def _sizes(self, start: int):
         """The data-set size(s) bounding the indices of the draw call from update ``start``:
-        N, or the shard sizes N_s ``(DRAW_STEPS, 1, server)`` (as :func:`workbench.engine._draw`)."""
+        N, or the shard sizes N_s ``(DRAW_STEPS, 1, server)`` (as :func:`~workbench.engine._draw`
+        draws them)."""
         return self.data.shape[0] if self.shards is None else self.shards.sizes_for(start)
 
     def _chunk_shards(self, first: int, length: int) -> tuple[np.ndarray, ...]:
         """Per ``(update, server)`` of the chunk: the first data row of the shard drawn from, the
-        largest local index (N_s - 1) and the weight w (module docstring)."""
+        largest local index (N_s - 1), the weight w, the shard and its frequency f_s (module
+        docstring)."""
         n_servers = self.position.shape[1]
         if self.shards is None:
-            return (np.zeros((length, n_servers), np.int64),
-                    np.full((length, n_servers), self.data.shape[0] - 1, np.int64),
-                    np.ones((length, n_servers)))
-        shard = self.shards.shards[first:first + length]
+            zeros = np.zeros((length, n_servers), np.int64)
+            return (zeros, np.full((length, n_servers), self.data.shape[0] - 1, np.int64),
+                    np.ones((length, n_servers)), zeros, np.ones((length, n_servers)))
+        shard = np.ascontiguousarray(self.shards.shards[first:first + length], dtype=np.int64)
+        frequency = np.ascontiguousarray(self.shards.frequencies[first:first + length],
+                                         dtype=np.float64)
         size_share = self.gradient.size_share
         # the same division as ShardScaled.weights, element by element
-        weights = (np.ones(shard.shape) if size_share is None
-                   else size_share[shard] / self.shards.frequencies[first:first + length])
+        weights = np.ones(shard.shape) if size_share is None else size_share[shard] / frequency
         return (np.ascontiguousarray(self.gradient.offsets[shard], dtype=np.int64),
                 np.ascontiguousarray(self.shards.sizes[shard] - 1, dtype=np.int64),
-                np.ascontiguousarray(weights, dtype=np.float64))
+                np.ascontiguousarray(weights, dtype=np.float64), shard, frequency)
 
     def _block_indices(self, batch_rng, first: int, row_offsets: np.ndarray,
                        out: np.ndarray) -> np.ndarray:
@@ -243,7 +274,7 @@ class KernelReplay:
         surplus = -length % DRAW_STEPS
         run, buffers, row = self.run, {}, 0
         batch_size, n_servers = run.batch_size, shape[1]
-        row_offsets, tops, weights = self._chunk_shards(first, length)
+        row_offsets, tops, weights, shard, frequency = self._chunk_shards(first, length)
         for noise_rng, batch_rng, size in zip(run.noise_rngs, run.batch_rngs, run.block_sizes,
                                               strict=True):
             if self.indices_inside:
@@ -254,10 +285,10 @@ class KernelReplay:
                 indices = self._block_indices(batch_rng, first, row_offsets, buffers[size])
             _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
                    self.data, self.shards is not None, *self.constants, weights, row_offsets,
-                   tops, self.position, self.momentum, ring, read_slots, write_slots,
-                   noise_rng, batch_rng, row, size, batch_size, length, indices, first,
-                   self.sums, float(accumulator.threshold), self.diverged_at, average_at,
-                   averages, draw_at, draws, positions)
+                   tops, shard, frequency, *self.surrogates, self.position, self.momentum,
+                   ring, read_slots, write_slots, noise_rng, batch_rng, row, size, batch_size,
+                   length, indices, first, self.sums, float(accumulator.threshold),
+                   self.diverged_at, average_at, averages, draw_at, draws, positions)
             if surplus:  # the unused rest of the last DRAW_STEPS call, drawn and dropped
                 noise_rng.standard_normal((surplus, size, n_servers, shape[2]))
                 if self.indices_inside:
@@ -354,9 +385,10 @@ def _pairwise_total(data, batch, start, count):
 
 @numba.njit(cache=True)
 def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, tops,
-           position, momentum, ring, read_slots, write_slots, noise_rng, batch_rng, row_start,
-           n_rows, n, length, indices, first, sums, threshold, diverged_at, average_at,
-           averages, draw_at, draws, positions):
+           shard, frequency, alpha, surrogate_means, surrogate_precisions, total_natural,
+           total_precision, position, momentum, ring, read_slots, write_slots, noise_rng,
+           batch_rng, row_start, n_rows, n, length, indices, first, sums, threshold,
+           diverged_at, average_at, averages, draw_at, draws, positions):
     """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
 
     Steps one block, the ``n_rows`` replicates from ``row_start`` on, through ``length``
@@ -365,7 +397,9 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
     ``batch_rng`` (for update j and server q: ``row_offsets[j, q]`` plus a local index uniform
     on 0 .. ``tops[j, q]`` by numpy's algorithm; none is drawn when that is 0, as numpy).
     The gradient: ``c0 θ - (c1 + c2 x̄)`` (LinearMeanSpec), or, if ``sharded``,
-    ``(c0 θ - c1) + weights[j, q] (c2 (θ - x̄))`` (ShardLinearSpec). sums:
+    ``(c0 θ - c1) + weights[j, q] (c2 (θ - x̄))`` (ShardLinearSpec), less, when there are
+    ``surrogate_means``, α times the conducive gradient of shard ``shard[j, q]`` with frequency
+    ``frequency[j, q]`` (ConduciveSpec). sums:
     ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
     ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
     nowhere); positions: every update's position, or an empty array to record none.
@@ -380,6 +414,7 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
     total = np.empty(dim)
     xis = np.empty(dim)  # this (update, replicate, server)'s normals, drawn before the step
     half = 0.5 * h
+    conducive = surrogate_means.shape[0] > 0
     for j in range(length):
         write = write_slots[j]
         count = first + j + 1
@@ -417,6 +452,14 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
                         grad = (c0 * stale - c1) + weight * (c2 * (stale - total[i] / n))
                     else:
                         grad = c0 * stale - (c1 + c2 * (total[i] / n))
+                    if conducive:  # Conducive: inner - α (total_score - score / f)
+                        product = ring[read, r, q, 0] * total_precision[i, 0]
+                        for k in range(1, dim):
+                            product += ring[read, r, q, k] * total_precision[i, k]
+                        at = shard[j, q]
+                        score = (-surrogate_precisions[at, i]) * (stale - surrogate_means[at, i])
+                        grad = grad - alpha * ((total_natural[i] - product)
+                                               - score / frequency[j, q])
                     xi = xis[i]
                     if kind == 0:  # SGLD
                         theta = (position[r, q, i] - h * grad) + s * xi

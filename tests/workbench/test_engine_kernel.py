@@ -17,8 +17,11 @@ Sharded schedules (D-SGLD's :class:`~workbench.shard_gradients.ShardScaled` over
 chains (several chains, uneven trajectories, random hops) and a stale two-server schedule
 cycling through shards, equal shard sizes (numpy's scalar-bound index draw) and unequal ones
 (per-element bounds, including a one-point shard), d = 1 and 2, with and without replacement,
-chunkings, groupings and thinned draws. Negative controls: a shard weight one ulp off is seen,
-and conducive gradients or an undescribed base estimator stay on the generic path.
+chunkings, groupings and thinned draws; FSGLD's :class:`~workbench.shard_gradients.Conducive`
+over either with diagonal Gaussian surrogates (analytic, and fitted ones with unequal
+variances and α ≠ 1). Negative controls: a shard weight one ulp off, and a surrogate precision
+one ulp off, are seen; full-covariance surrogates and an undescribed base estimator stay on
+the generic path.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ import pytest
 
 from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
-from simulators.seeding import generator
 from simulators.schedule import Schedule
+from simulators.seeding import generator
 from simulators.static import constant_staleness, iid_staleness
 from simulators.traveling_chains import TravelingChains
 from workbench import engine, engine_kernel, surrogates
@@ -314,6 +317,44 @@ def test_compiled_equals_generic_on_sharded_schedules_for_draw_and_chunk_options
     _assert_same(fast, slow)
 
 
+def _diagonal_surrogates(sharded, seed: int):
+    """Diagonal surrogates with unequal variances and means off the shard means."""
+    rng = generator(seed, "surrogates")
+    dim = sharded.model.dim
+    return surrogates.stack(
+        (sharded.shard_means[s] + 0.1 * rng.standard_normal(dim),
+         np.diag(rng.uniform(0.5, 2.0, dim)) / sharded.likelihood_precision(s))
+        for s in range(sharded.n_shards))
+
+
+@pytest.mark.parametrize("fitted", [False, True], ids=["analytic", "fitted-diagonal"])
+@pytest.mark.parametrize("scaled", [True, False], ids=["dsgld", "unscaled"])
+@pytest.mark.parametrize("sizes", ["equal", "unequal"])
+@pytest.mark.parametrize("model", ["scalar_model", "gaussian_model"], ids=["d1", "d2"])
+def test_compiled_equals_generic_with_conducive_gradients(monkeypatch, request, fitted, scaled,
+                                                          sizes, model):
+    sharded = ShardedGaussianMean(request.getfixturevalue(model), SHARD_SIZES[sizes])
+    inner = _shard_estimator(sharded.model, sizes, scaled)
+    fsgld = (Conducive(inner, _diagonal_surrogates(sharded, 2), alpha=0.7) if fitted
+             else Conducive(inner, surrogates.analytic(sharded)))
+    for schedule in ("traveling-chains", "stale-two-servers"):
+        fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES[schedule](), SGLD(2e-4),
+                                   fsgld, initial_position=0.0)
+        _assert_same(fast, slow)
+        assert np.all(np.isfinite(fast.final_position))
+
+
+def test_compiled_equals_generic_with_conducive_gradients_and_sghmc(monkeypatch,
+                                                                    gaussian_model):
+    sharded = ShardedGaussianMean(gaussian_model, SHARD_SIZES["unequal-30"])
+    fsgld = Conducive(_shard_estimator(gaussian_model, "unequal-30"),
+                      _diagonal_surrogates(sharded, 3), alpha=1.3)
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["stale-two-servers"](),
+                               SGHMC(1e-3, 3.0, "splitting"), fsgld, replacement=False,
+                               batch_size=20, chunk_size=64)
+    _assert_same(fast, slow)
+
+
 def test_compiled_equals_generic_in_sharded_replicate_groups(monkeypatch, gaussian_model):
     monkeypatch.setattr(engine, "GROUP_ELEMENTS", 8)  # groups of one block
     fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["traveling-chains"](),
@@ -339,16 +380,37 @@ def test_the_sharded_comparison_sees_a_weight_one_ulp_off(monkeypatch, scalar_mo
         _assert_same(other, reference)
 
 
+def test_the_conducive_comparison_sees_a_surrogate_precision_one_ulp_off(scalar_model):
+    # negative control: one shard's surrogate precision one ulp larger changes the results
+    sharded = ShardedGaussianMean(scalar_model, SHARD_SIZES["unequal"])
+    schedule = SHARDED_SCHEDULES["traveling-chains"]()
+    options = dict(n_updates=N_UPDATES, n_replicates=13, initial_position=0.4, seed=8,
+                   batch_size=10, replicate_block=4, checkpoints=[N_UPDATES])
+    analytic = surrogates.analytic(sharded)
+    covariances = analytic.covariances.copy()
+    covariances[3] = 1 / np.nextafter(1 / covariances[3], 2 / covariances[3])
+    assert not np.array_equal(covariances, analytic.covariances)
+    runs = [engine.replay(schedule, SGLD(2e-4), Conducive(
+        _shard_estimator(scalar_model, "unequal"), chosen), **options)
+        for chosen in (analytic, surrogates.GaussianSurrogates(analytic.means, covariances))]
+    with pytest.raises(AssertionError):
+        _assert_same(*runs)
+
+
 def test_sharded_estimators_that_do_not_describe_themselves_run_generic(monkeypatch,
-                                                                         scalar_model):
+                                                                         scalar_model,
+                                                                         gaussian_model):
     spy = _Spy(monkeypatch)
     schedule = SHARDED_SCHEDULES["traveling-chains"]()
     sharded = ShardedGaussianMean(scalar_model, SHARD_SIZES["unequal"])
     dsgld = ShardScaled(sharded.shard_gradient())
     options = dict(n_updates=100, n_replicates=3, initial_position=0.0, seed=1, batch_size=5)
-    # FSGLD: the conducive gradient is not described to the kernel
-    engine.replay(schedule, SGLD(2e-4), Conducive(dsgld, surrogates.analytic(sharded)),
-                  **options)
+    # FSGLD with full-covariance surrogates: not described to the kernel
+    plane = ShardedGaussianMean(gaussian_model, SHARD_SIZES["unequal"])
+    full = surrogates.stack((plane.shard_means[s], np.array([[1.0, 0.3], [0.3, 1.0]]))
+                            for s in range(plane.n_shards))
+    engine.replay(schedule, SGLD(2e-4),
+                  Conducive(ShardScaled(plane.shard_gradient()), full), **options)
 
     class Opaque:  # a shard-local base without kernel_spec, under D-SGLD's weight
         def __init__(self, inner):
