@@ -413,6 +413,7 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
     record = positions.shape[0] > 0
     total = np.empty(dim)
     xis = np.empty(dim)  # this (update, replicate, server)'s normals, drawn before the step
+    products = np.empty(dim)  # (Σ_s P_s) θ at the stale point, before the ring is overwritten
     half = 0.5 * h
     conducive = surrogate_means.shape[0] > 0
     for j in range(length):
@@ -446,6 +447,11 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
                     xis[i] = noise_rng.standard_normal()
                 bad = False
                 weight = weights[j, q]
+                if conducive:  # θ @ total_precision.T, every coordinate of the stale point
+                    for i in range(dim):
+                        products[i] = ring[read, r, q, 0] * total_precision[i, 0]
+                        for k in range(1, dim):
+                            products[i] += ring[read, r, q, k] * total_precision[i, k]
                 for i in range(dim):
                     stale = ring[read, r, q, i]
                     if sharded:  # ShardScaled: prior_gradient + weight · likelihood_gradient
@@ -453,12 +459,9 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
                     else:
                         grad = c0 * stale - (c1 + c2 * (total[i] / n))
                     if conducive:  # Conducive: inner - α (total_score - score / f)
-                        product = ring[read, r, q, 0] * total_precision[i, 0]
-                        for k in range(1, dim):
-                            product += ring[read, r, q, k] * total_precision[i, k]
                         at = shard[j, q]
                         score = (-surrogate_precisions[at, i]) * (stale - surrogate_means[at, i])
-                        grad = grad - alpha * ((total_natural[i] - product)
+                        grad = grad - alpha * ((total_natural[i] - products[i])
                                                - score / frequency[j, q])
                     xi = xis[i]
                     if kind == 0:  # SGLD

@@ -355,6 +355,19 @@ def test_compiled_equals_generic_with_conducive_gradients_and_sghmc(monkeypatch,
     _assert_same(fast, slow)
 
 
+def test_compiled_equals_generic_with_conducive_gradients_when_chains_diverge(monkeypatch,
+                                                                             gaussian_model):
+    # every draw kept: the step at which one coordinate overflows shows whether the other
+    # coordinate's surrogate term read the stale point (inf · 0 would make it NaN at once)
+    sharded = ShardedGaussianMean(gaussian_model, SHARD_SIZES["equal"])
+    fsgld = Conducive(_shard_estimator(gaussian_model, "equal"), surrogates.analytic(sharded))
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["traveling-chains"](),
+                               SGLD(2.5), fsgld, thin=1)
+    _assert_same(fast, slow)
+    assert (fast.diverged_at > 0).all()
+    assert (~np.isfinite(fast.draws) & np.isfinite(fast.draws[..., ::-1])).any()
+
+
 def test_compiled_equals_generic_in_sharded_replicate_groups(monkeypatch, gaussian_model):
     monkeypatch.setattr(engine, "GROUP_ELEMENTS", 8)  # groups of one block
     fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["traveling-chains"](),
