@@ -147,12 +147,9 @@ class KernelReplay:
             gradient_spec = conducive.inner
         self.gradient = gradient_spec
         self.data = np.ascontiguousarray(gradient_spec.data, dtype=np.float64)
-        dim = self.data.shape[1]
-        # α and the surrogates' arrays; without surrogates, empty ones (the kernel tests that)
-        self.surrogates = ((0.0, np.zeros((0, dim)), np.zeros((0, dim)), np.zeros(dim),
-                            np.zeros((dim, dim))) if conducive is None
-                           else (float(conducive.alpha),) + tuple(
-                               np.ascontiguousarray(a, dtype=np.float64) for a in conducive[2:]))
+        # α and the surrogates' arrays, or None (numba then compiles the kernel without them)
+        self.surrogates = None if conducive is None else (float(conducive.alpha),) + tuple(
+            np.ascontiguousarray(a, dtype=np.float64) for a in conducive[2:])
         self.run, self.replacement = run, replacement
         self.shards = shards  # the engine's _ShardDraws on a sharded schedule, else None
         if shards is None:
@@ -200,38 +197,39 @@ class KernelReplay:
         draws them)."""
         return self.data.shape[0] if self.shards is None else self.shards.sizes_for(start)
 
-    def _chunk_shards(self, first: int, length: int) -> tuple[np.ndarray, ...]:
-        """Per ``(update, server)`` of the chunk: the first data row of the shard drawn from, the
-        largest local index (N_s - 1), the weight w, the shard and its frequency f_s (module
-        docstring)."""
-        n_servers = self.position.shape[1]
+    def _chunk_shards(self, first: int, length: int) -> tuple[np.ndarray, ...] | None:
+        """Per ``(update, server)`` of the chunk: the weight w, the first data row of the shard
+        drawn from, the largest local index (N_s - 1), the shard and its frequency f_s (module
+        docstring); None when the schedule is not sharded."""
         if self.shards is None:
-            zeros = np.zeros((length, n_servers), np.int64)
-            return (zeros, np.full((length, n_servers), self.data.shape[0] - 1, np.int64),
-                    np.ones((length, n_servers)), zeros, np.ones((length, n_servers)))
+            return None
         shard = np.ascontiguousarray(self.shards.shards[first:first + length], dtype=np.int64)
         frequency = np.ascontiguousarray(self.shards.frequencies[first:first + length],
                                          dtype=np.float64)
         size_share = self.gradient.size_share
         # the same division as ShardScaled.weights, element by element
         weights = np.ones(shard.shape) if size_share is None else size_share[shard] / frequency
-        return (np.ascontiguousarray(self.gradient.offsets[shard], dtype=np.int64),
+        return (np.ascontiguousarray(weights, dtype=np.float64),
+                np.ascontiguousarray(self.gradient.offsets[shard], dtype=np.int64),
                 np.ascontiguousarray(self.shards.sizes[shard] - 1, dtype=np.int64),
-                np.ascontiguousarray(weights, dtype=np.float64), shard, frequency)
+                shard, frequency)
 
-    def _block_indices(self, batch_rng, first: int, row_offsets: np.ndarray,
+    def _block_indices(self, batch_rng, first: int, row_offsets: np.ndarray | None,
                        out: np.ndarray) -> np.ndarray:
         """Minibatch rows ``out`` = ``(update, replicate, server, n)`` of one block for the
         chunk from update ``first``, drawn by the same :func:`~workbench.minibatch.draw_indices`
         calls, on the same stream, as :func:`workbench.engine._draw` makes (DRAW_STEPS updates
-        a call); local shard indices are offset to data rows by ``row_offsets``."""
+        a call); local shard indices are offset to data rows by ``row_offsets``, if any."""
         length, size, n_servers, batch_size = out.shape
         for start in range(0, length, DRAW_STEPS):
             stop = min(start + DRAW_STEPS, length)
             drawn = draw_indices(batch_rng, self._sizes(first + start), batch_size,
                                  (DRAW_STEPS, size, n_servers), self.replacement)
-            np.add(drawn[:stop - start], row_offsets[start:stop, None, :, None],
-                   out=out[start:stop])
+            if row_offsets is None:
+                out[start:stop] = drawn[:stop - start]
+            else:
+                np.add(drawn[:stop - start], row_offsets[start:stop, None, :, None],
+                       out=out[start:stop])
         return out
 
     def advance(self, ring: np.ndarray, read_slots: np.ndarray, write_slots: np.ndarray,
@@ -274,7 +272,8 @@ class KernelReplay:
         surplus = -length % DRAW_STEPS
         run, buffers, row = self.run, {}, 0
         batch_size, n_servers = run.batch_size, shape[1]
-        row_offsets, tops, weights, shard, frequency = self._chunk_shards(first, length)
+        chunk_shards = self._chunk_shards(first, length)
+        row_offsets = None if chunk_shards is None else chunk_shards[1]
         for noise_rng, batch_rng, size in zip(run.noise_rngs, run.batch_rngs, run.block_sizes,
                                               strict=True):
             if self.indices_inside:
@@ -284,11 +283,11 @@ class KernelReplay:
                     buffers[size] = np.empty((length, size, n_servers, batch_size), np.int64)
                 indices = self._block_indices(batch_rng, first, row_offsets, buffers[size])
             _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
-                   self.data, self.shards is not None, *self.constants, weights, row_offsets,
-                   tops, shard, frequency, *self.surrogates, self.position, self.momentum,
-                   ring, read_slots, write_slots, noise_rng, batch_rng, row, size, batch_size,
-                   length, indices, first, self.sums, float(accumulator.threshold),
-                   self.diverged_at, average_at, averages, draw_at, draws, positions)
+                   self.data, *self.constants, chunk_shards, self.surrogates, self.position,
+                   self.momentum, ring, read_slots, write_slots, noise_rng, batch_rng, row,
+                   size, batch_size, length, indices, first, self.sums,
+                   float(accumulator.threshold), self.diverged_at, average_at, averages,
+                   draw_at, draws, positions)
             if surplus:  # the unused rest of the last DRAW_STEPS call, drawn and dropped
                 noise_rng.standard_normal((surplus, size, n_servers, shape[2]))
                 if self.indices_inside:
@@ -384,22 +383,25 @@ def _pairwise_total(data, batch, start, count):
 
 
 @numba.njit(cache=True)
-def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, tops,
-           shard, frequency, alpha, surrogate_means, surrogate_precisions, total_natural,
-           total_precision, position, momentum, ring, read_slots, write_slots, noise_rng,
-           batch_rng, row_start, n_rows, n, length, indices, first, sums, threshold,
-           diverged_at, average_at, averages, draw_at, draws, positions):
+def _chunk(kind, h, s, factor, data, c0, c1, c2, shards, surrogates, position, momentum,
+           ring, read_slots, write_slots, noise_rng, batch_rng, row_start, n_rows, n, length,
+           indices, first, sums, threshold, diverged_at, average_at, averages, draw_at, draws,
+           positions):
     """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
 
     Steps one block, the ``n_rows`` replicates from ``row_start`` on, through ``length``
     updates: ``noise_rng`` is its noise stream, ``indices`` its minibatches' data rows
     ``(update, block replicate, server, n)``, or, if empty, they are drawn here from
-    ``batch_rng`` (for update j and server q: ``row_offsets[j, q]`` plus a local index uniform
-    on 0 .. ``tops[j, q]`` by numpy's algorithm; none is drawn when that is 0, as numpy).
-    The gradient: ``c0 θ - (c1 + c2 x̄)`` (LinearMeanSpec), or, if ``sharded``,
-    ``(c0 θ - c1) + weights[j, q] (c2 (θ - x̄))`` (ShardLinearSpec), less, when there are
-    ``surrogate_means``, α times the conducive gradient of shard ``shard[j, q]`` with frequency
-    ``frequency[j, q]`` (ConduciveSpec). sums:
+    ``batch_rng`` (uniform on 0 .. N - 1 by numpy's algorithm, none drawn when N = 1, as
+    numpy; on shards, for update j and server q, ``row_offsets[j, q]`` plus a local index on
+    0 .. ``tops[j, q]``). ``shards``: None, or ``(weights, row_offsets, tops, shard,
+    frequency)`` per ``(update, server)`` (:meth:`KernelReplay._chunk_shards`); ``surrogates``:
+    None, or ``(α, means, precisions, total_natural, total_precision)``. Each is None or not
+    for a whole replay, and numba compiles the kernel for that case, dropping the other's
+    branches (so the unsharded path pays nothing for the sharded one). The gradient:
+    ``c0 θ - (c1 + c2 x̄)`` (LinearMeanSpec), or, on shards, ``(c0 θ - c1) + weights[j, q]
+    (c2 (θ - x̄))`` (ShardLinearSpec), less, with surrogates, α times the conducive gradient
+    of shard ``shard[j, q]`` with frequency ``frequency[j, q]`` (ConduciveSpec). sums:
     ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
     ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
     nowhere); positions: every update's position, or an empty array to record none.
@@ -415,7 +417,11 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
     xis = np.empty(dim)  # this (update, replicate, server)'s normals, drawn before the step
     products = np.empty(dim)  # (Σ_s P_s) θ at the stale point, before the ring is overwritten
     half = 0.5 * h
-    conducive = surrogate_means.shape[0] > 0
+    every_row = numba.uint32(data.shape[0] - 1)
+    if shards is not None:
+        weights, row_offsets, tops, shard, frequency = shards
+    if surrogates is not None:
+        alpha, surrogate_means, surrogate_precisions, total_natural, total_precision = surrogates
     for j in range(length):
         write = write_slots[j]
         count = first + j + 1
@@ -424,7 +430,10 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
             for q in range(n_servers):
                 read = read_slots[j, q]
                 if inside:
-                    top, start = numba.uint32(tops[j, q]), row_offsets[j, q]
+                    if shards is None:
+                        top, start = every_row, 0
+                    else:
+                        top, start = numba.uint32(tops[j, q]), row_offsets[j, q]
                     for k in range(n):
                         drawn[k] = start + (0 if top == 0 else
                                             buffered_bounded_lemire_uint32(bitgen, top))
@@ -446,19 +455,18 @@ def _chunk(kind, h, s, factor, data, sharded, c0, c1, c2, weights, row_offsets, 
                 for i in range(dim):  # in the generic path's order (..., server, coordinate)
                     xis[i] = noise_rng.standard_normal()
                 bad = False
-                weight = weights[j, q]
-                if conducive:  # θ @ total_precision.T, every coordinate of the stale point
+                if surrogates is not None:  # θ @ total_precision.T, every coordinate
                     for i in range(dim):
                         products[i] = ring[read, r, q, 0] * total_precision[i, 0]
                         for k in range(1, dim):
                             products[i] += ring[read, r, q, k] * total_precision[i, k]
                 for i in range(dim):
                     stale = ring[read, r, q, i]
-                    if sharded:  # ShardScaled: prior_gradient + weight · likelihood_gradient
-                        grad = (c0 * stale - c1) + weight * (c2 * (stale - total[i] / n))
-                    else:
+                    if shards is None:
                         grad = c0 * stale - (c1 + c2 * (total[i] / n))
-                    if conducive:  # Conducive: inner - α (total_score - score / f)
+                    else:  # ShardScaled: prior_gradient + weight · likelihood_gradient
+                        grad = (c0 * stale - c1) + weights[j, q] * (c2 * (stale - total[i] / n))
+                    if surrogates is not None:  # Conducive: inner - α (total_score - score / f)
                         at = shard[j, q]
                         score = (-surrogate_precisions[at, i]) * (stale - surrogate_means[at, i])
                         grad = grad - alpha * ((total_natural[i] - products[i])
