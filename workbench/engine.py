@@ -32,8 +32,9 @@ stay in cache instead of streaming through memory (issue 15); each block keeps i
 the grouping, like the chunk size, changes no replicate's path.
 
 Compiled path: where the sampler and the estimator describe themselves (``kernel_spec()``:
-SGLD, SGHMC and the Gaussian mean), each chunk is stepped by a numba kernel instead of the
-loop below, bit-identical to it (:mod:`workbench.engine_kernel`).
+SGLD, SGHMC; the Gaussian mean, and on sharded schedules its shard-local estimator, D-SGLD's
+scaling of it and FSGLD's conducive gradient with diagonal surrogates), each chunk is stepped
+by a numba kernel instead of the loop below, bit-identical to it (:mod:`workbench.engine_kernel`).
 
 Memory: ``memory_budget`` (bytes, default 1 GiB) bounds what a replay holds at once: its
 results (kept for every replicate: averages at each checkpoint, thinned draws, final

@@ -31,10 +31,24 @@ Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` met
   θ ← θ + h p) and ``sghmc-splitting`` (math.md §3, A-B-O-B-A with gradient point
   θ + (h/2) p). Its state is a NamedTuple with ``position`` (and ``momentum``).
 - Gradient: :class:`LinearMeanSpec`, for estimators of the form ∇Ũ(θ) = k θ - (a + c x̄_B),
-  x̄_B the minibatch mean of the data rows (the Gaussian mean, seed 001 §5.1, math.md §7).
+  x̄_B the minibatch mean of the data rows (the Gaussian mean, seed 001 §5.1, math.md §7); or,
+  on sharded schedules, :class:`ShardLinearSpec`: ∇Ũ(θ) = (k₀ θ - a) + w (c (θ - x̄_B)) with
+  B drawn from the shard the schedule names for the update and server, and w = N_s/(N q_s)
+  (D-SGLD, seed 004 Eq. 2-3; :class:`~workbench.shard_gradients.ShardScaled` over
+  :class:`~workbench.models.sharded_gaussian.ShardLocalGradient`) or w = 1 (the uncorrected
+  shard-local estimator: 1·x is x, so one formula serves both); and FSGLD over either,
+  :class:`ConduciveSpec` (:class:`~workbench.shard_gradients.Conducive`, seed 002 Eq. 5 and 7,
+  with diagonal Gaussian surrogates: ∇Ũ - α ((Σ_s P_s m_s - (Σ_s P_s) θ) - (-P_s (θ - m_s))/f_s),
+  the matrix product as a sum over coordinates in order, whose off-diagonal terms are exact
+  zeros, so that any order or fusion of numpy's matmul gives the same bits on finite values).
+  The shard's indices are drawn
+  as :func:`workbench.engine._draw` draws them: ``draw_indices`` with the per-update shard
+  sizes N_s (numpy's Lemire draw per element, whether numpy takes its scalar-bound path, all
+  sizes of a call equal, or :func:`workbench.bounded_draws.bounded_integers`), local to the
+  shard and offset to its rows.
 
-Anything else (other samplers or estimators, sharded schedules, protocols) keeps the generic
-numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
+Anything else (other samplers or estimators, full-covariance surrogates, protocols) keeps the
+generic numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
 """
 
 from __future__ import annotations
@@ -75,6 +89,32 @@ class LinearMeanSpec(NamedTuple):
     scale: float
 
 
+class ShardLinearSpec(NamedTuple):
+    """∇Ũ(θ) = (prior_precision·θ - prior_term) + w·(data_precision·(θ - x̄_B)), B drawn from
+    shard s, whose rows start at ``offsets[s]``; w = ``size_share[s]``/q_s, q_s the shard's
+    frequency in the schedule, or w = 1 when ``size_share`` is None (module docstring)."""
+
+    data: np.ndarray  # (N, d), shard after shard
+    offsets: np.ndarray  # (S,) first row of each shard
+    prior_precision: float
+    prior_term: float
+    data_precision: float
+    size_share: np.ndarray | None = None  # (S,) N_s/N, for D-SGLD's weight
+
+
+class ConduciveSpec(NamedTuple):
+    """FSGLD: ``inner``'s ∇Ũ - α g_s(θ), g_s(θ) = (total_natural - total_precision θ) -
+    (-precisions[s] (θ - means[s]))/f_s, as :class:`~workbench.shard_gradients.Conducive` and
+    :class:`~workbench.surrogates.GaussianSurrogates` (diagonal) compute it (module docstring)."""
+
+    inner: ShardLinearSpec
+    alpha: float
+    means: np.ndarray  # (S, d) surrogate means m_s
+    precisions: np.ndarray  # (S, d) diagonals of the surrogate precisions P_s
+    total_natural: np.ndarray  # (d,) Σ_s P_s m_s
+    total_precision: np.ndarray  # (d, d) Σ_s P_s (diagonal)
+
+
 def _spec(obj, owner_method: str | None = None):
     """``obj.kernel_spec()`` if it opts in (for samplers: on the class defining ``step``)."""
     if owner_method is not None:
@@ -97,16 +137,31 @@ class KernelReplay:
     it writes the positions and the accumulator takes them as on the generic path.
     """
 
-    def __init__(self, sampler_spec: SamplerSpec, gradient_spec: LinearMeanSpec, state, run,
-                 accumulator, replacement: bool):
+    def __init__(self, sampler_spec: SamplerSpec,
+                 gradient_spec: LinearMeanSpec | ShardLinearSpec | ConduciveSpec,
+                 state, run, accumulator, replacement: bool, shards=None):
         self.kind = _SAMPLER_KINDS[sampler_spec.kind]
         self.sampler = sampler_spec
+        conducive = gradient_spec if isinstance(gradient_spec, ConduciveSpec) else None
+        if conducive is not None:
+            gradient_spec = conducive.inner
         self.gradient = gradient_spec
         self.data = np.ascontiguousarray(gradient_spec.data, dtype=np.float64)
+        # α and the surrogates' arrays, or None (numba then compiles the kernel without them)
+        self.surrogates = None if conducive is None else (float(conducive.alpha),) + tuple(
+            np.ascontiguousarray(a, dtype=np.float64) for a in conducive[2:])
         self.run, self.replacement = run, replacement
+        self.shards = shards  # the engine's _ShardDraws on a sharded schedule, else None
+        if shards is None:
+            self.constants = (gradient_spec.precision, gradient_spec.offset, gradient_spec.scale)
+            largest = self.data.shape[0]
+        else:
+            self.constants = (gradient_spec.prior_precision, gradient_spec.prior_term,
+                              gradient_spec.data_precision)
+            largest = int(shards.sizes.max())
         # with replacement the indices are drawn in the kernel (numpy's bounded Lemire draw on
         # 32 bits, as numba compiles it: the same numbers as Generator.integers(0, N, shape))
-        self.indices_inside = replacement and self.data.shape[0] <= 0xFFFFFFFF
+        self.indices_inside = replacement and largest <= 0xFFFFFFFF
         self.state = state
         self.position = np.array(state.position, dtype=np.float64)
         momentum = getattr(state, "momentum", None)
@@ -122,29 +177,59 @@ class KernelReplay:
     @classmethod
     def plan(cls, sampler, gradient, state, shards, run, accumulator,
              replacement: bool) -> KernelReplay | None:
-        """The kernel for this replay (``run``: its :class:`~workbench.engine.ReplaySetup`),
-        or None when the generic path must run it."""
-        if not ENABLED or shards is not None:
+        """The kernel for this replay (``run``: its :class:`~workbench.engine.ReplaySetup`;
+        ``shards``: its ``_ShardDraws``, None unless sharded), or None when the generic path
+        must run it."""
+        if not ENABLED:
             return None
         sampler_spec = _spec(sampler, "step")
         gradient_spec = _spec(gradient)
         if sampler_spec is None or gradient_spec is None:
             return None
-        if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec,
-                                                                       LinearMeanSpec):
+        expected = LinearMeanSpec if shards is None else (ShardLinearSpec, ConduciveSpec)
+        if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec, expected):
             return None
-        return cls(sampler_spec, gradient_spec, state, run, accumulator, replacement)
+        return cls(sampler_spec, gradient_spec, state, run, accumulator, replacement, shards)
 
-    def _block_indices(self, batch_rng, out: np.ndarray) -> np.ndarray:
-        """Minibatch indices ``out`` = ``(update, replicate, server, n)`` of one block for
-        the chunk, drawn by the same :func:`~workbench.minibatch.draw_indices` calls, on the
-        same stream, as :func:`workbench.engine._draw` makes (DRAW_STEPS updates a call)."""
+    def _sizes(self, start: int):
+        """The data-set size(s) bounding the indices of the draw call from update ``start``:
+        N, or the shard sizes N_s ``(DRAW_STEPS, 1, server)`` (as :func:`~workbench.engine._draw`
+        draws them)."""
+        return self.data.shape[0] if self.shards is None else self.shards.sizes_for(start)
+
+    def _chunk_shards(self, first: int, length: int) -> tuple[np.ndarray, ...] | None:
+        """Per ``(update, server)`` of the chunk: the weight w, the first data row of the shard
+        drawn from, the largest local index (N_s - 1), the shard and its frequency f_s (module
+        docstring); None when the schedule is not sharded."""
+        if self.shards is None:
+            return None
+        shard = np.ascontiguousarray(self.shards.shards[first:first + length], dtype=np.int64)
+        frequency = np.ascontiguousarray(self.shards.frequencies[first:first + length],
+                                         dtype=np.float64)
+        size_share = self.gradient.size_share
+        # the same division as ShardScaled.weights, element by element
+        weights = np.ones(shard.shape) if size_share is None else size_share[shard] / frequency
+        return (np.ascontiguousarray(weights, dtype=np.float64),
+                np.ascontiguousarray(self.gradient.offsets[shard], dtype=np.int64),
+                np.ascontiguousarray(self.shards.sizes[shard] - 1, dtype=np.int64),
+                shard, frequency)
+
+    def _block_indices(self, batch_rng, first: int, row_offsets: np.ndarray | None,
+                       out: np.ndarray) -> np.ndarray:
+        """Minibatch rows ``out`` = ``(update, replicate, server, n)`` of one block for the
+        chunk from update ``first``, drawn by the same :func:`~workbench.minibatch.draw_indices`
+        calls, on the same stream, as :func:`workbench.engine._draw` makes (DRAW_STEPS updates
+        a call); local shard indices are offset to data rows by ``row_offsets``, if any."""
         length, size, n_servers, batch_size = out.shape
         for start in range(0, length, DRAW_STEPS):
             stop = min(start + DRAW_STEPS, length)
-            drawn = draw_indices(batch_rng, self.data.shape[0], batch_size,
+            drawn = draw_indices(batch_rng, self._sizes(first + start), batch_size,
                                  (DRAW_STEPS, size, n_servers), self.replacement)
-            out[start:stop] = drawn[:stop - start]
+            if row_offsets is None:
+                out[start:stop] = drawn[:stop - start]
+            else:
+                np.add(drawn[:stop - start], row_offsets[start:stop, None, :, None],
+                       out=out[start:stop])
         return out
 
     def advance(self, ring: np.ndarray, read_slots: np.ndarray, write_slots: np.ndarray,
@@ -181,12 +266,14 @@ class KernelReplay:
             positions = np.empty((length,) + shape)
         averages = np.empty((inside.size, len(_BUILTIN)) + shape)
         draws = np.empty((np.count_nonzero(kept),) + shape)
-        spec, gradient = self.sampler, self.gradient
+        spec = self.sampler
         read_slots = np.ascontiguousarray(read_slots)
         write_slots = np.ascontiguousarray(write_slots)
         surplus = -length % DRAW_STEPS
         run, buffers, row = self.run, {}, 0
-        n_data, batch_size, n_servers = self.data.shape[0], run.batch_size, shape[1]
+        batch_size, n_servers = run.batch_size, shape[1]
+        chunk_shards = self._chunk_shards(first, length)
+        row_offsets = None if chunk_shards is None else chunk_shards[1]
         for noise_rng, batch_rng, size in zip(run.noise_rngs, run.batch_rngs, run.block_sizes,
                                               strict=True):
             if self.indices_inside:
@@ -194,17 +281,19 @@ class KernelReplay:
             else:  # drawn block by block, so that they are still in cache when it steps
                 if size not in buffers:
                     buffers[size] = np.empty((length, size, n_servers, batch_size), np.int64)
-                indices = self._block_indices(batch_rng, buffers[size])
+                indices = self._block_indices(batch_rng, first, row_offsets, buffers[size])
             _chunk(self.kind, spec.step_size, spec.noise_scale, spec.momentum_factor,
-                   self.data, gradient.precision, gradient.offset, gradient.scale,
-                   self.position, self.momentum, ring, read_slots, write_slots, noise_rng,
-                   batch_rng, row, size, batch_size, length, indices, first, self.sums,
+                   self.data, *self.constants, chunk_shards, self.surrogates, self.position,
+                   self.momentum, ring, read_slots, write_slots, noise_rng, batch_rng, row,
+                   size, batch_size, length, indices, first, self.sums,
                    float(accumulator.threshold), self.diverged_at, average_at, averages,
                    draw_at, draws, positions)
             if surplus:  # the unused rest of the last DRAW_STEPS call, drawn and dropped
                 noise_rng.standard_normal((surplus, size, n_servers, shape[2]))
                 if self.indices_inside:
-                    batch_rng.integers(0, n_data, (surplus, size, n_servers, batch_size))
+                    sizes = self._sizes(first + length + surplus - DRAW_STEPS)
+                    draw_indices(batch_rng, sizes if np.ndim(sizes) == 0 else sizes[-surplus:],
+                                 batch_size, (surplus, size, n_servers), True)
             row += size
         if not self.in_place:
             accumulator.add(positions, first)
@@ -294,16 +383,25 @@ def _pairwise_total(data, batch, start, count):
 
 
 @numba.njit(cache=True)
-def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentum, ring,
-           read_slots, write_slots, noise_rng, batch_rng, row_start, n_rows, n, length,
+def _chunk(kind, h, s, factor, data, c0, c1, c2, shards, surrogates, position, momentum,
+           ring, read_slots, write_slots, noise_rng, batch_rng, row_start, n_rows, n, length,
            indices, first, sums, threshold, diverged_at, average_at, averages, draw_at, draws,
            positions):
     """:meth:`KernelReplay.advance`, compiled (the generic path's operations, in its order).
 
     Steps one block, the ``n_rows`` replicates from ``row_start`` on, through ``length``
-    updates: ``noise_rng`` is its noise stream, ``indices`` its minibatches ``(update, block
-    replicate, server, n)``, or, if empty, they are drawn here from ``batch_rng`` (uniform on
-    0 .. N - 1 by numpy's algorithm; none is drawn when N = 1, as numpy). sums:
+    updates: ``noise_rng`` is its noise stream, ``indices`` its minibatches' data rows
+    ``(update, block replicate, server, n)``, or, if empty, they are drawn here from
+    ``batch_rng`` (uniform on 0 .. N - 1 by numpy's algorithm, none drawn when N = 1, as
+    numpy; on shards, for update j and server q, ``row_offsets[j, q]`` plus a local index on
+    0 .. ``tops[j, q]``). ``shards``: None, or ``(weights, row_offsets, tops, shard,
+    frequency)`` per ``(update, server)`` (:meth:`KernelReplay._chunk_shards`); ``surrogates``:
+    None, or ``(α, means, precisions, total_natural, total_precision)``. Each is None or not
+    for a whole replay, and numba compiles the kernel for that case, dropping the other's
+    branches (so the unsharded path pays nothing for the sharded one). The gradient:
+    ``c0 θ - (c1 + c2 x̄)`` (LinearMeanSpec), or, on shards, ``(c0 θ - c1) + weights[j, q]
+    (c2 (θ - x̄))`` (ShardLinearSpec), less, with surrogates, α times the conducive gradient
+    of shard ``shard[j, q]`` with frequency ``frequency[j, q]`` (ConduciveSpec). sums:
     ``(2, replicate, server, d)`` running Σθ and Σθ²; ``average_at[j]`` /
     ``draw_at[j]``: where update j's averages / position go in ``averages`` / ``draws`` (-1:
     nowhere); positions: every update's position, or an empty array to record none.
@@ -314,11 +412,16 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
     batches = indices.reshape(-1)  # no per-batch views (they cost reference counting)
     drawn = np.empty(n, np.int64)  # one minibatch drawn here
     bitgen = batch_rng.bit_generator
-    top = numba.uint32(data.shape[0] - 1)
     record = positions.shape[0] > 0
     total = np.empty(dim)
     xis = np.empty(dim)  # this (update, replicate, server)'s normals, drawn before the step
+    products = np.empty(dim)  # (Σ_s P_s) θ at the stale point, before the ring is overwritten
     half = 0.5 * h
+    every_row = numba.uint32(data.shape[0] - 1)
+    if shards is not None:
+        weights, row_offsets, tops, shard, frequency = shards
+    if surrogates is not None:
+        alpha, surrogate_means, surrogate_precisions, total_natural, total_precision = surrogates
     for j in range(length):
         write = write_slots[j]
         count = first + j + 1
@@ -327,8 +430,13 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
             for q in range(n_servers):
                 read = read_slots[j, q]
                 if inside:
+                    if shards is None:
+                        top, start = every_row, 0
+                    else:
+                        top, start = numba.uint32(tops[j, q]), row_offsets[j, q]
                     for k in range(n):
-                        drawn[k] = 0 if top == 0 else buffered_bounded_lemire_uint32(bitgen, top)
+                        drawn[k] = start + (0 if top == 0 else
+                                            buffered_bounded_lemire_uint32(bitgen, top))
                     batch, base = drawn, 0
                 else:
                     batch, base = batches, ((j * n_rows + r - row_start) * n_servers + q) * n
@@ -347,8 +455,22 @@ def _chunk(kind, h, s, factor, data, precision, offset, scale, position, momentu
                 for i in range(dim):  # in the generic path's order (..., server, coordinate)
                     xis[i] = noise_rng.standard_normal()
                 bad = False
+                if surrogates is not None:  # θ @ total_precision.T, every coordinate
+                    for i in range(dim):
+                        products[i] = ring[read, r, q, 0] * total_precision[i, 0]
+                        for k in range(1, dim):
+                            products[i] += ring[read, r, q, k] * total_precision[i, k]
                 for i in range(dim):
-                    grad = precision * ring[read, r, q, i] - (offset + scale * (total[i] / n))
+                    stale = ring[read, r, q, i]
+                    if shards is None:
+                        grad = c0 * stale - (c1 + c2 * (total[i] / n))
+                    else:  # ShardScaled: prior_gradient + weight · likelihood_gradient
+                        grad = (c0 * stale - c1) + weights[j, q] * (c2 * (stale - total[i] / n))
+                    if surrogates is not None:  # Conducive: inner - α (total_score - score / f)
+                        at = shard[j, q]
+                        score = (-surrogate_precisions[at, i]) * (stale - surrogate_means[at, i])
+                        grad = grad - alpha * ((total_natural[i] - products[i])
+                                               - score / frequency[j, q])
                     xi = xis[i]
                     if kind == 0:  # SGLD
                         theta = (position[r, q, i] - h * grad) + s * xi

@@ -82,6 +82,18 @@ class ShardScaled:
         return (base.prior_gradient(position) + self.weights(minibatch.shard, minibatch.frequency)
                 * base.likelihood_gradient(position, minibatch.batch))
 
+    def kernel_spec(self):
+        """The base's description for the engine's compiled path (:mod:`workbench.engine_kernel`)
+        with this weight's N_s/N added, if the base describes itself as an unweighted
+        shard-local linear estimator; else None (the generic path)."""
+        from workbench.engine_kernel import ShardLinearSpec
+
+        describe = getattr(self.base, "kernel_spec", None)
+        spec = None if describe is None else describe()
+        if not isinstance(spec, ShardLinearSpec) or spec.size_share is not None:
+            return None
+        return spec._replace(size_share=self._size_share)
+
 
 class Conducive:
     """FSGLD: ``inner`` minus α g_s(θ) (a ∇Ũ, so the conducive gradient enters with a minus).
@@ -109,3 +121,20 @@ class Conducive:
     def __call__(self, position: np.ndarray, minibatch: ShardBatch) -> np.ndarray:
         return (self.inner(position, minibatch)
                 - self.alpha * self.conducive_gradient(position, minibatch))
+
+    def kernel_spec(self):
+        """This estimator for the engine's compiled path (:mod:`workbench.engine_kernel`) when
+        the inner one describes itself as shard-local and linear and the surrogates are
+        Gaussian with diagonal precisions (scores elementwise); else None (the generic path)."""
+        from workbench.engine_kernel import ConduciveSpec, ShardLinearSpec
+        from workbench.surrogates import GaussianSurrogates
+
+        surrogates = self.surrogates
+        describe = getattr(self.inner, "kernel_spec", None)
+        inner = None if describe is None else describe()
+        if (not isinstance(inner, ShardLinearSpec) or not isinstance(surrogates, GaussianSurrogates)
+                or not surrogates.diagonal):
+            return None
+        return ConduciveSpec(inner, self.alpha, surrogates.means,
+                             np.diagonal(surrogates.precisions, 0, 1, 2), surrogates.total_natural,
+                             surrogates.total_precision)

@@ -11,6 +11,17 @@ Negative controls: the kernel really runs (its ``advance`` is called) when enabl
 when disabled or when a sampler or estimator does not opt in; the comparison
 tells apart two runs whose step sizes differ by one ulp; and the kernel's pairwise minibatch
 sum equals :func:`workbench.minibatch.batch_sum` where a plain running sum does not.
+
+Sharded schedules (D-SGLD's :class:`~workbench.shard_gradients.ShardScaled` over
+:class:`~workbench.models.sharded_gaussian.ShardLocalGradient`, and the latter alone): traveling
+chains (several chains, uneven trajectories, random hops) and a stale two-server schedule
+cycling through shards, equal shard sizes (numpy's scalar-bound index draw) and unequal ones
+(per-element bounds, including a one-point shard), d = 1 and 2, with and without replacement,
+chunkings, groupings and thinned draws; FSGLD's :class:`~workbench.shard_gradients.Conducive`
+over either with diagonal Gaussian surrogates (analytic, and fitted ones with unequal
+variances and α ≠ 1). Negative controls: a shard weight one ulp off, and a surrogate precision
+one ulp off, are seen; full-covariance surrogates and an undescribed base estimator stay on
+the generic path.
 """
 
 from __future__ import annotations
@@ -20,11 +31,15 @@ import pytest
 
 from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
+from simulators.schedule import Schedule
 from simulators.seeding import generator
 from simulators.static import constant_staleness, iid_staleness
-from workbench import engine, engine_kernel
+from simulators.traveling_chains import TravelingChains
+from workbench import engine, engine_kernel, surrogates
 from workbench.minibatch import batch_sum
+from workbench.models.sharded_gaussian import ShardedGaussianMean
 from workbench.samplers import PSGLD, SGHMC, SGLD
+from workbench.shard_gradients import Conducive, ShardScaled
 from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 
 N_UPDATES = 300
@@ -70,12 +85,17 @@ def _run(schedule, sampler, model, **kwargs):
 
 def _both(monkeypatch, schedule, sampler, model, **kwargs):
     """(compiled, generic) replays of the same inputs; asserts the kernel ran only once."""
+    return _compiled_and_generic(monkeypatch, lambda: _run(schedule, sampler, model, **kwargs))
+
+
+def _compiled_and_generic(monkeypatch, run):
+    """``run()`` with the kernel enabled and disabled; asserts that it ran only the first time."""
     spy = _Spy(monkeypatch)
-    fast = _run(schedule, sampler, model, **kwargs)
+    fast = run()
     assert spy.calls > 0
     monkeypatch.setattr(engine_kernel, "ENABLED", False)
     calls = spy.calls
-    slow = _run(schedule, sampler, model, **kwargs)
+    slow = run()
     assert spy.calls == calls
     monkeypatch.setattr(engine_kernel, "ENABLED", True)
     return fast, slow
@@ -206,3 +226,219 @@ def test_compiled_equals_generic_on_a_one_point_data_set(monkeypatch):
     fast, slow = _both(monkeypatch, SCHEDULES["iid-0-to-9"](), SGLD(2e-4), model,
                        batch_size=3)
     _assert_same(fast, slow)
+
+
+# ---------------------------------------------------------------------- sharded schedules
+# "unequal": per-element bounds, one of them 1 (no draw); "unequal-30": every shard large
+# enough for the draws without replacement below
+SHARD_SIZES = {"equal": (250, 250, 250, 250), "unequal": (1, 149, 350, 500),
+               "unequal-30": (30, 120, 350, 500)}
+
+
+def _stale_sharded() -> Schedule:
+    """Two servers, staleness 0..9, each update on shard (version + server) mod 4, with
+    uneven frequencies."""
+    base = iid_staleness(N_UPDATES, np.full(10, 0.1), n_servers=2, seed=4)
+    columns = {name: getattr(base, name) for name in
+               ("server", "worker", "kind", "version_read", "staleness", "applied",
+                "start_time", "finish_time", "time")}
+    shard = (base.version_read + base.server) % 4
+    frequency = np.array([0.1, 0.2, 0.3, 0.4])[shard]
+    return Schedule(**columns, shard=shard, shard_frequency=frequency, attrs=base.attrs)
+
+
+SHARDED_SCHEDULES = {
+    "traveling-chains": lambda: TravelingChains(
+        4, 3, (3, 5, 2, 7), assignment="permutation",
+        timing=WorkerTiming(LatencyModel("exponential", 1.0))).simulate(N_UPDATES, seed=3),
+    "adaptive-traveling-chains": lambda: TravelingChains(
+        4, 2, balancing="adaptive", mean_trajectory_length=4.0,
+        timing=WorkerTiming(LatencyModel("exponential", 1.0), speed_factors=(1, 1, 3, 3)),
+    ).simulate(N_UPDATES, seed=5),
+    "stale-two-servers": _stale_sharded,
+}
+
+
+def _shard_estimator(model, sizes: str, scaled: bool = True):
+    local = ShardedGaussianMean(model, SHARD_SIZES[sizes]).shard_gradient()
+    return ShardScaled(local) if scaled else local
+
+
+def _sharded_both(monkeypatch, schedule, sampler, estimator, **kwargs):
+    """(compiled, generic) sharded replays; asserts the kernel ran only in the first."""
+    options = dict(n_updates=N_UPDATES, n_replicates=13, initial_position=0.4, seed=8,
+                   batch_size=10, replicate_block=4, checkpoints=[1, 7, 64, 200, N_UPDATES],
+                   thin=9, divergence_threshold=1e4)
+    options.update(kwargs)
+    return _compiled_and_generic(
+        monkeypatch, lambda: engine.replay(schedule, sampler, estimator, **options))
+
+
+@pytest.mark.parametrize("schedule", SHARDED_SCHEDULES, ids=list(SHARDED_SCHEDULES))
+@pytest.mark.parametrize("sizes", SHARD_SIZES, ids=list(SHARD_SIZES))
+@pytest.mark.parametrize("scaled", [True, False], ids=["dsgld", "unscaled"])
+@pytest.mark.parametrize("model", ["scalar_model", "gaussian_model"], ids=["d1", "d2"])
+def test_compiled_equals_generic_on_sharded_schedules(monkeypatch, request, schedule, sizes,
+                                                      scaled, model):
+    estimator = _shard_estimator(request.getfixturevalue(model), sizes, scaled)
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES[schedule](), SGLD(2e-4),
+                               estimator)
+    _assert_same(fast, slow)
+    assert np.all(np.isfinite(fast.final_position))
+
+
+@pytest.mark.parametrize("sampler", ["sghmc-euler", "sghmc-splitting"])
+@pytest.mark.parametrize("sizes", SHARD_SIZES, ids=list(SHARD_SIZES))
+def test_compiled_equals_generic_on_sharded_schedules_with_sghmc(monkeypatch, gaussian_model,
+                                                                 sampler, sizes):
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["stale-two-servers"](),
+                               SAMPLERS[sampler](), _shard_estimator(gaussian_model, sizes))
+    _assert_same(fast, slow)
+
+
+@pytest.mark.parametrize("options", [
+    {"replacement": False, "batch_size": 5},  # Floyd's algorithm (n² <= min N_s)
+    {"replacement": False, "batch_size": 20},  # keys over max N_s, +inf beyond each N_s
+    {"batch_size": 131},  # pairwise: partial sums and a tail
+    {"batch_size": 300},  # pairwise: halves (n > 128)
+    {"chunk_size": 64},
+    {"chunk_size": 128, "replicate_block": 5},
+    {"blocks": [3, 0]},
+    {"test_functions": (THETA, CUBE), "checkpoints": None},  # positions to the accumulator
+], ids=["floyd", "keys", "batch-131", "batch-300", "chunk-64", "chunk-128-block-5",
+        "some-blocks", "other-test-function"])
+@pytest.mark.parametrize("sizes", ["equal", "unequal-30"])
+@pytest.mark.parametrize("model", ["scalar_model", "gaussian_model"], ids=["d1", "d2"])
+def test_compiled_equals_generic_on_sharded_schedules_for_draw_and_chunk_options(
+        monkeypatch, request, options, sizes, model):
+    estimator = _shard_estimator(request.getfixturevalue(model), sizes)
+    schedule = SHARDED_SCHEDULES["traveling-chains"]()
+    fast, slow = _sharded_both(monkeypatch, schedule, SGLD(2e-4), estimator, **options)
+    _assert_same(fast, slow)
+
+
+def _diagonal_surrogates(sharded, seed: int):
+    """Diagonal surrogates with unequal variances and means off the shard means."""
+    rng = generator(seed, "surrogates")
+    dim = sharded.model.dim
+    return surrogates.stack(
+        (sharded.shard_means[s] + 0.1 * rng.standard_normal(dim),
+         np.diag(rng.uniform(0.5, 2.0, dim)) / sharded.likelihood_precision(s))
+        for s in range(sharded.n_shards))
+
+
+@pytest.mark.parametrize("fitted", [False, True], ids=["analytic", "fitted-diagonal"])
+@pytest.mark.parametrize("scaled", [True, False], ids=["dsgld", "unscaled"])
+@pytest.mark.parametrize("sizes", ["equal", "unequal"])
+@pytest.mark.parametrize("model", ["scalar_model", "gaussian_model"], ids=["d1", "d2"])
+def test_compiled_equals_generic_with_conducive_gradients(monkeypatch, request, fitted, scaled,
+                                                          sizes, model):
+    sharded = ShardedGaussianMean(request.getfixturevalue(model), SHARD_SIZES[sizes])
+    inner = _shard_estimator(sharded.model, sizes, scaled)
+    fsgld = (Conducive(inner, _diagonal_surrogates(sharded, 2), alpha=0.7) if fitted
+             else Conducive(inner, surrogates.analytic(sharded)))
+    for schedule in ("traveling-chains", "stale-two-servers"):
+        fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES[schedule](), SGLD(2e-4),
+                                   fsgld, initial_position=0.0)
+        _assert_same(fast, slow)
+        assert np.all(np.isfinite(fast.final_position))
+
+
+def test_compiled_equals_generic_with_conducive_gradients_and_sghmc(monkeypatch,
+                                                                    gaussian_model):
+    sharded = ShardedGaussianMean(gaussian_model, SHARD_SIZES["unequal-30"])
+    fsgld = Conducive(_shard_estimator(gaussian_model, "unequal-30"),
+                      _diagonal_surrogates(sharded, 3), alpha=1.3)
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["stale-two-servers"](),
+                               SGHMC(1e-3, 3.0, "splitting"), fsgld, replacement=False,
+                               batch_size=20, chunk_size=64)
+    _assert_same(fast, slow)
+
+
+def test_compiled_equals_generic_with_conducive_gradients_when_chains_diverge(monkeypatch,
+                                                                             gaussian_model):
+    # every draw kept: the step at which one coordinate overflows shows whether the other
+    # coordinate's surrogate term read the stale point (inf · 0 would make it NaN at once)
+    sharded = ShardedGaussianMean(gaussian_model, SHARD_SIZES["equal"])
+    fsgld = Conducive(_shard_estimator(gaussian_model, "equal"), surrogates.analytic(sharded))
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["traveling-chains"](),
+                               SGLD(2.5), fsgld, thin=1)
+    _assert_same(fast, slow)
+    assert (fast.diverged_at > 0).all()
+    assert (~np.isfinite(fast.draws) & np.isfinite(fast.draws[..., ::-1])).any()
+
+
+def test_compiled_equals_generic_in_sharded_replicate_groups(monkeypatch, gaussian_model):
+    monkeypatch.setattr(engine, "GROUP_ELEMENTS", 8)  # groups of one block
+    fast, slow = _sharded_both(monkeypatch, SHARDED_SCHEDULES["traveling-chains"](),
+                               SGLD(2e-4), _shard_estimator(gaussian_model, "unequal"))
+    _assert_same(fast, slow)
+
+
+def test_the_sharded_comparison_sees_a_weight_one_ulp_off(monkeypatch, scalar_model):
+    # negative control: D-SGLD's weight N_s/(N q_s) of one shard one ulp larger changes the
+    # compiled results, and _assert_same fails
+    schedule = SHARDED_SCHEDULES["traveling-chains"]()
+    options = dict(n_updates=N_UPDATES, n_replicates=13, initial_position=0.4, seed=8,
+                   batch_size=10, replicate_block=4, checkpoints=[N_UPDATES])
+    estimator = _shard_estimator(scalar_model, "unequal")
+    reference = engine.replay(schedule, SGLD(2e-4), estimator, **options)
+    share = estimator._size_share.copy()
+    share[2] = np.nextafter(share[2], 1.0)
+    monkeypatch.setattr(estimator, "_size_share", share)
+    spy = _Spy(monkeypatch)
+    other = engine.replay(schedule, SGLD(2e-4), estimator, **options)
+    assert spy.calls > 0
+    with pytest.raises(AssertionError):
+        _assert_same(other, reference)
+
+
+def test_the_conducive_comparison_sees_a_surrogate_precision_one_ulp_off(scalar_model):
+    # negative control: one shard's surrogate precision one ulp larger changes the results
+    sharded = ShardedGaussianMean(scalar_model, SHARD_SIZES["unequal"])
+    schedule = SHARDED_SCHEDULES["traveling-chains"]()
+    options = dict(n_updates=N_UPDATES, n_replicates=13, initial_position=0.4, seed=8,
+                   batch_size=10, replicate_block=4, checkpoints=[N_UPDATES])
+    analytic = surrogates.analytic(sharded)
+    covariances = analytic.covariances.copy()
+    covariances[3] = 1 / np.nextafter(1 / covariances[3], 2 / covariances[3])
+    assert not np.array_equal(covariances, analytic.covariances)
+    runs = [engine.replay(schedule, SGLD(2e-4), Conducive(
+        _shard_estimator(scalar_model, "unequal"), chosen), **options)
+        for chosen in (analytic, surrogates.GaussianSurrogates(analytic.means, covariances))]
+    with pytest.raises(AssertionError):
+        _assert_same(*runs)
+
+
+def test_sharded_estimators_that_do_not_describe_themselves_run_generic(monkeypatch,
+                                                                         scalar_model,
+                                                                         gaussian_model):
+    spy = _Spy(monkeypatch)
+    schedule = SHARDED_SCHEDULES["traveling-chains"]()
+    sharded = ShardedGaussianMean(scalar_model, SHARD_SIZES["unequal"])
+    dsgld = ShardScaled(sharded.shard_gradient())
+    options = dict(n_updates=100, n_replicates=3, initial_position=0.0, seed=1, batch_size=5)
+    # FSGLD with full-covariance surrogates: not described to the kernel
+    plane = ShardedGaussianMean(gaussian_model, SHARD_SIZES["unequal"])
+    full = surrogates.stack((plane.shard_means[s], np.array([[1.0, 0.3], [0.3, 1.0]]))
+                            for s in range(plane.n_shards))
+    engine.replay(schedule, SGLD(2e-4),
+                  Conducive(ShardScaled(plane.shard_gradient()), full), **options)
+
+    class Opaque:  # a shard-local base without kernel_spec, under D-SGLD's weight
+        def __init__(self, inner):
+            self.inner = inner
+            self.n_data, self.dim, self.shard_sizes = inner.n_data, inner.dim, inner.shard_sizes
+            self.prepare = inner.prepare
+            self.prior_gradient = inner.prior_gradient
+            self.likelihood_gradient = inner.likelihood_gradient
+
+    engine.replay(schedule, SGLD(2e-4), ShardScaled(Opaque(sharded.shard_gradient())),
+                  **options)
+    # an unsharded estimator's description on a sharded schedule is refused by the kernel too
+    assert engine_kernel.KernelReplay.plan(
+        SGLD(2e-4), scalar_model.minibatch_gradient(), None, object(), None, None,
+        True) is None
+    assert spy.calls == 0
+    engine.replay(schedule, SGLD(2e-4), dsgld, **options)
+    assert spy.calls > 0  # D-SGLD itself does run compiled

@@ -143,6 +143,16 @@ class ShardLocalGradient:
     def __call__(self, position: np.ndarray, minibatch) -> np.ndarray:
         return self.prior_gradient(position) + self.likelihood_gradient(position, minibatch.batch)
 
+    def kernel_spec(self):
+        """(θ - m₀)/σ₀² + (N/σ_x²)(θ - x̄_B) for the engine's compiled path
+        (:mod:`workbench.engine_kernel`), with the constants of ``prior_gradient`` and
+        ``likelihood_gradient``; no shard weight (:class:`~workbench.shard_gradients.ShardScaled`
+        adds it)."""
+        from workbench.engine_kernel import ShardLinearSpec
+
+        return ShardLinearSpec(self._data, self._offsets, self._prior_precision,
+                               self._prior_term, self._data_precision)
+
 
 class LocalLikelihoodGradient:
     """-∇log p(X_s | θ) from a minibatch of shard s alone (a single-shard estimator)."""
