@@ -21,10 +21,12 @@ from __future__ import annotations
 import errno
 import io
 import os
+import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -137,6 +139,29 @@ reads and writes): on datasets shaped like store points, about 7x faster to writ
 to read than h5netcdf, with identical round trips (``benchmarks/store_io.py``)."""
 
 
+@contextmanager
+def interrupt_deferred() -> Iterator[None]:
+    """Ctrl-C (SIGINT) arriving inside the block is delivered when the block ends.
+
+    xarray holds its netCDF lock around a write or read and acquires it again to close the
+    file: a KeyboardInterrupt raised in between leaves the lock held and the close waits on
+    it forever (a run interrupted while saving a point hung instead of stopping). netCDF calls
+    take milliseconds, so they run whole and the interrupt follows. Only the main thread
+    receives signals; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)  # handled as it would have been
+
+
 def netcdf_bytes(dataset) -> bytes:
     """A Dataset as netCDF-4 bytes, produced in memory for :func:`atomic_write`.
 
@@ -147,7 +172,7 @@ def netcdf_bytes(dataset) -> bytes:
     """
     import dask
 
-    with _NETCDF_LOCK, dask.config.set(scheduler="synchronous"):
+    with interrupt_deferred(), _NETCDF_LOCK, dask.config.set(scheduler="synchronous"):
         return bytes(dataset.to_netcdf(engine=NETCDF_ENGINE))
 
 
@@ -155,5 +180,6 @@ def netcdf_loaded(source):
     """The Dataset in ``source`` (a path, or netCDF bytes), fully loaded and closed."""
     import xarray as xr
 
-    with _NETCDF_LOCK, xr.open_dataset(source, engine=NETCDF_ENGINE) as dataset:
-        return dataset.load()
+    with interrupt_deferred(), _NETCDF_LOCK:
+        with xr.open_dataset(source, engine=NETCDF_ENGINE) as dataset:
+            return dataset.load()

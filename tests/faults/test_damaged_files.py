@@ -1,6 +1,7 @@
 """Damaged files are detected and named, recomputed or refused, never shown."""
 
 import os
+import time
 
 import pytest
 import xarray as xr
@@ -122,3 +123,25 @@ def test_duplicate_manifest_lines_are_listed_and_compacted(tmp_path, capsys):
     assert main(["store", "verify", "--out", str(out), "--repair"]) == 0
     assert len(store.manifest_path.read_text().splitlines()) == N_POINTS
     assert main(["store", "verify", "--out", str(out)]) == 0
+
+
+def test_ctrl_c_inside_a_netcdf_call_is_delivered_after_it():
+    """A KeyboardInterrupt inside xarray's locked netCDF write left its lock held and the run
+    hung in close(); the interrupt now waits for the call to finish, then arrives as usual."""
+    import signal
+
+    from workbench.files import interrupt_deferred, netcdf_bytes, netcdf_loaded
+
+    dataset = xr.Dataset({"x": ("i", [1.0, 2.0])})
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupt_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            content = netcdf_bytes(dataset)  # not interrupted: runs to its end
+            finished.append(True)
+    assert finished == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    xr.testing.assert_identical(netcdf_loaded(content), dataset)  # no lock left held
+    with pytest.raises(KeyboardInterrupt):  # negative control: undeferred, it interrupts
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
