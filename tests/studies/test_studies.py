@@ -425,6 +425,13 @@ def test_the_federated_example_holds_in_its_quick_form_and_dsgld_is_not_invarian
     wrong = StudyExperiment(loads(text, experiment.study.origin))
     control = {v.check: v for v in wrong.checks(dataset)}
     assert control["invariance/dsgld/stationary-vs-T"].verdict == VIOLATED
+    # negative control of the growth check: an oracle that predicts no drift for DSGLD
+    frozen = dataset.copy(deep=True)
+    moments = frozen["stationary_second_moment"]
+    moments.loc[{"estimator": "dsgld", "local_updates": 10}] = moments.sel(
+        estimator="dsgld", local_updates=1).values
+    no_drift = {v.check: v for v in experiment.checks(frozen)}
+    assert no_drift["growth/dsgld/stationary/T=1->T=10"].verdict == VIOLATED
     paths = experiment.figures(dataset, tmp_path)
     assert [p.name for p in paths] == [f"federated-fsgld-{k}.png" for k in
                                        ("oracle", "stationary", "invariance", "growth")]

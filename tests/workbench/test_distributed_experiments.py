@@ -155,6 +155,12 @@ def test_long_trajectories_sit_at_the_mixture_of_local_posteriors(results):
     names = _by_name(experiment.checks(dataset))
     assert names["distance/T=500"].verdict == HOLDS
     assert names["distance/T=500"].expected > 0  # the exact oracle agrees on the ordering
+    # negative control: the reversed claim (long trajectories nearer the SGLD posterior)
+    from workbench.studies.sharded_checks import distance_check
+
+    reversed_claim = distance_check(dataset, "distance/reversed", {"trajectory_length": 500},
+                                    "sgld_posterior", "local_mixture", 0.001, 2)
+    assert reversed_claim.verdict == VIOLATED
 
 
 def test_balancing_reaches_the_target_sooner_with_the_same_accuracy(results):
