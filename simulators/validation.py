@@ -7,6 +7,7 @@ fails before any work starts, with a message that names the field and the allowe
 from __future__ import annotations
 
 import math
+import re
 from numbers import Integral, Real
 
 
@@ -77,6 +78,27 @@ def integer(field: str, value: object, minimum: int | None = None,
     if minimum is not None and value < minimum:
         raise InvalidParameter(field, value, f"must be an integer >= {minimum}")
     return value
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6,
+               "mib": 2**20, "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12,
+               "tib": 2**40}
+
+
+def byte_size(field: str, value: object) -> int:
+    """A positive number of bytes: an integer, or text such as ``512MiB``, ``1.5 GB`` or
+    ``2G`` (k, M, G, T: powers of 1000; KiB, MiB, GiB, TiB: powers of 1024; case ignored)."""
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", value)
+        unit = match.group(2).lower() if match else None
+        if unit not in _BYTE_UNITS:
+            raise InvalidParameter(field, value, "must be a size in bytes such as 1073741824, "
+                                                 "512MiB, 1.5GB or 2G")
+        value = float(match.group(1)) * _BYTE_UNITS[unit]
+        if not math.isfinite(value):
+            raise InvalidParameter(field, value, "must be a finite size")
+        value = int(round(value))
+    return integer(field, value, minimum=1)
 
 
 def one_of(field: str, value: object, allowed: tuple[str, ...]) -> str:

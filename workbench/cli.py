@@ -65,6 +65,10 @@ def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
                         metavar="SECONDS",
                         help=f"how long to wait for the --scheduler to answer (default "
                              f"{CONNECT_TIMEOUT:g} s)")
+    parser.add_argument("--memory-budget", metavar="SIZE",
+                        help="most memory one replay may hold, e.g. 512MiB or 2GB (default "
+                             "1GiB); a point that cannot fit fails before it starts, saying "
+                             "what it needs; results do not depend on it")
     parser.add_argument("--recompute", action="store_true",
                         help="ignore points already in the result store and recompute them")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -141,7 +145,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 
     args.seed = integer("--seed", args.seed, minimum=0, maximum=MAX_SEED)
     args.executor = check_options(args.processes, args.scheduler, args.dask_local,
-                                  args.connect_timeout)
+                                  args.connect_timeout, args.memory_budget)
     args.out = require_writable("--out", args.out)
 
 

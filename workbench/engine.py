@@ -36,7 +36,9 @@ SGLD, SGHMC; the Gaussian mean, and on sharded schedules its shard-local estimat
 scaling of it and FSGLD's conducive gradient with diagonal surrogates), each chunk is stepped
 by a numba kernel instead of the loop below, bit-identical to it (:mod:`workbench.engine_kernel`).
 
-Memory: ``memory_budget`` (bytes, default 1 GiB) bounds what a replay holds at once: its
+Memory: ``memory_budget`` (bytes, default 1 GiB, or what the enclosing
+:func:`replay_memory_budget` says: the ``--memory-budget`` flag of ``workbench run``/``check``
+sets it around every task) bounds what a replay holds at once: its
 results (kept for every replicate: averages at each checkpoint, thinned draws, final
 positions; counted twice, as joining the groups copies them) plus one group's working arrays
 (the chunk's noise, minibatches and positions, the ring buffer). Groups are made smaller
@@ -51,7 +53,9 @@ value. Averages at and after a divergence are NaN, and the replicate is flagged,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +75,21 @@ WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once
 # whole run before the next; results do not depend on it (module docstring, *Groups*).
 GROUP_ELEMENTS = 1 << 15
 MEMORY_BUDGET = 1 << 30  # bytes: what one replay may hold at once, by default (*Memory*)
+_BUDGET = contextvars.ContextVar("memory_budget", default=MEMORY_BUDGET)
+
+
+@contextmanager
+def replay_memory_budget(budget: int | None) -> Iterator[None]:
+    """Replays inside the block hold at most ``budget`` bytes unless they are given their own
+    ``memory_budget`` (None: the default, :data:`MEMORY_BUDGET`). The runner wraps every task
+    in it, wherever the task runs (this process, a pool worker, a Dask worker)."""
+    budget = MEMORY_BUDGET if budget is None else validation.integer("memory_budget", budget,
+                                                                     minimum=1)
+    token = _BUDGET.set(budget)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
 
 
 def log_checkpoints(n_updates: int, count: int) -> np.ndarray:
@@ -132,7 +151,7 @@ def replay(
     divergence_threshold: float = 1e100,
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
-    memory_budget: int = MEMORY_BUDGET,
+    memory_budget: int | None = None,
 ) -> Replay:
     """Replay the first ``n_updates`` applied updates of every server of ``schedule``.
 
@@ -141,8 +160,11 @@ def replay(
         schedules a shard-aware one (module docstring).
     initial_position: broadcastable to ``(replicate, server, d)``.
     blocks: which replicate blocks to run (default all); see the module docstring.
+    memory_budget: bytes the replay may hold (default: :func:`replay_memory_budget`'s, else
+        :data:`MEMORY_BUDGET`); a run that cannot fit is refused before it starts.
     """
     n_updates = validation.integer("n_updates", n_updates, minimum=1)
+    memory_budget = _BUDGET.get() if memory_budget is None else memory_budget
     protocol = schedule.attrs.get("protocol")
     if protocol is not None:
         from workbench.protocol_replay import replay_protocol  # it builds on this module

@@ -91,6 +91,7 @@ class Workers:
     kind: str  # "serial", "processes" or "dask"
     description: str
     client: object | None = None
+    memory_budget: int | None = None  # bytes per replay in every task (None: the engine's)
 
     @contextmanager
     def progress_sink(self, add: Callable[[int], None]) -> Iterator[Callable[[int], None]]:
@@ -147,9 +148,11 @@ class DaskSink:
 
 def check_options(processes: int | None = None, scheduler: str | None = None,
                   dask_local: int | None = None,
-                  connect_timeout: float = CONNECT_TIMEOUT) -> dict[str, object]:
+                  connect_timeout: float = CONNECT_TIMEOUT,
+                  memory_budget: int | str | None = None) -> dict[str, object]:
     """The executor options validated (at most one executor), as :func:`open_workers` takes
-    them; raises :class:`~simulators.validation.InvalidParameter` naming the option."""
+    them; raises :class:`~simulators.validation.InvalidParameter` naming the option.
+    ``memory_budget``: bytes (or text such as ``512MiB``) each task's replays may hold."""
     options = {"processes": processes, "scheduler": scheduler, "dask_local": dask_local}
     chosen = [name for name, value in options.items() if value is not None]
     if len(chosen) > 1:
@@ -162,30 +165,36 @@ def check_options(processes: int | None = None, scheduler: str | None = None,
     if scheduler is not None:
         options["scheduler"] = scheduler_address(scheduler)
     options["connect_timeout"] = validation.positive("connect_timeout", connect_timeout)
+    options["memory_budget"] = (None if memory_budget is None
+                                else validation.byte_size("memory_budget", memory_budget))
     return options
 
 
 @contextmanager
 def open_workers(processes: int | None = None, scheduler: str | None = None,
                  dask_local: int | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Workers]:
+                 connect_timeout: float = CONNECT_TIMEOUT,
+                 memory_budget: int | str | None = None) -> Iterator[Workers]:
     """Open the executor the options ask for (at most one of them), close it afterwards."""
-    options = check_options(processes, scheduler, dask_local, connect_timeout)
+    options = check_options(processes, scheduler, dask_local, connect_timeout, memory_budget)
     processes, scheduler, dask_local = (options[k] for k in ("processes", "scheduler",
                                                               "dask_local"))
+    budget = options["memory_budget"]
     if scheduler is not None or dask_local is not None:
         with _dask(scheduler, dask_local, options["connect_timeout"]) as workers:
+            workers.memory_budget = budget
             yield workers
         return
     processes = available_cores() if processes is None else processes
     if processes == 1:
-        yield Workers(SerialExecutor(), 1, "serial", "this process")
+        yield Workers(SerialExecutor(), 1, "serial", "this process", memory_budget=budget)
         return
     # the workers are started here, before the caller starts threads (progress bars, queues)
     pool = WorkerPool(processes)
     try:
         pool.submit(int).result()
-        yield Workers(pool, processes, "processes", f"a pool of {processes} processes")
+        yield Workers(pool, processes, "processes", f"a pool of {processes} processes",
+                      memory_budget=budget)
     except KeyboardInterrupt:
         pool.terminate()  # Ctrl-C: stop now, do not wait for running tasks to end
         raise

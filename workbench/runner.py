@@ -40,6 +40,7 @@ from filelock import FileLock
 
 from simulators import validation
 from workbench import progress
+from workbench.engine import replay_memory_budget
 from workbench.executors import Workers, open_workers
 from workbench.experiments.base import Experiment, point_key
 from workbench.pool import one_blas_thread
@@ -138,9 +139,10 @@ def _makespan(tasks: list[Task], n_workers: int) -> float:
 
 
 def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
-              blocks: tuple[int, ...] | None, sink) -> tuple[xr.Dataset, float]:
+              blocks: tuple[int, ...] | None, sink,
+              memory_budget: int | None = None) -> tuple[xr.Dataset, float]:
     start = time.perf_counter()
-    with progress.reporting_to(sink), one_blas_thread():
+    with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget):
         if blocks is None:
             result = experiment.run_point(config, point, seed)
         else:
@@ -149,9 +151,10 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
 
 
 def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
-                 raws: list[xr.Dataset]) -> tuple[xr.Dataset, float]:
+                 raws: list[xr.Dataset],
+                 memory_budget: int | None = None) -> tuple[xr.Dataset, float]:
     start = time.perf_counter()
-    with one_blas_thread():
+    with one_blas_thread(), replay_memory_budget(memory_budget):
         raw = experiment.merge_blocks(config, point, raws)
         finished = experiment.finish_point(config, point, seed, raw)
     return finished, time.perf_counter() - start
@@ -313,10 +316,12 @@ def _execute(experiment: Experiment, config: dict, seed: int, points: list[dict]
             if task.blocks == FINISH:
                 raws = [partial[task.point][b] for b in sorted(partial[task.point])]
                 future = workers.executor.submit(_finish_task, experiment, config,
-                                                 points[task.point], seed, raws)
+                                                 points[task.point], seed, raws,
+                                                 workers.memory_budget)
             else:
                 future = workers.executor.submit(_run_task, experiment, config,
-                                                 points[task.point], seed, task.blocks, sink)
+                                                 points[task.point], seed, task.blocks, sink,
+                                                 workers.memory_budget)
             in_flight[future] = task
 
     def recover(broken: dict) -> None:

@@ -146,6 +146,9 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     (["run", "stale-gaussian", "--scheduler", "garbage"], "--scheduler"),
     (["run", "stale-gaussian", "--scheduler", "tcp://host:99999"], "--scheduler"),
     (["run", "stale-gaussian", "--connect-timeout", "0"], "connect_timeout"),
+    (["run", "stale-gaussian", "--memory-budget", "lots"], "memory_budget"),
+    (["run", "stale-gaussian", "--memory-budget", "0"], "memory_budget"),
+    (["check", "--all", "--memory-budget", "12 parsecs"], "memory_budget"),
     (["run", "stale-gaussian", "--set", "true_mean=nan"], "true_mean"),
     (["run", "stale-gaussian", "--set", "n_replicates=1e30"], "n_replicates"),
     (["dashboard", "--port", "70000"], "--port"),
@@ -158,6 +161,18 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
 def test_bad_check_all_and_executor_options_are_refused(argv, field, capsys):
     assert main(argv) == 2
     assert field in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_the_memory_budget_reaches_every_task(processes, tmp_path, capsys):
+    # 1 KiB cannot hold a stale-gaussian point: wherever its tasks run, they are refused
+    # before they start, with what they would need; without the flag the same run succeeds
+    argv = ["run", "stale-gaussian", "--quick", "--quiet", "--set", "staleness=[2]",
+            "--processes", processes, "--out", str(tmp_path)]
+    assert main([*argv, "--memory-budget", "1KiB"]) == 2
+    error = capsys.readouterr().err
+    assert "memory_budget = 1024 is invalid: is too small for this run" in error
+    assert main([*argv, "--memory-budget", "0.5GiB"]) == 0
 
 
 def test_executor_options_are_exclusive(capsys):

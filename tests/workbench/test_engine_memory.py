@@ -83,3 +83,17 @@ def test_the_budget_is_validated(wide_model):
         engine.replay(constant_staleness(64, 1), SGLD(1e-4), wide_model.minibatch_gradient(),
                       n_updates=64, n_replicates=2, initial_position=0.0, seed=1,
                       batch_size=10, memory_budget=0)
+
+
+def test_the_enclosing_budget_is_the_default_and_an_explicit_one_wins(wide_model):
+    # what `--memory-budget` sets around every task (workbench.runner._run_task)
+    with engine.replay_memory_budget(8 * MIB), pytest.raises(InvalidParameter) as error:
+        _peak(wide_model)
+    assert "MiB of results for 2000 replicates" in str(error.value)
+    with engine.replay_memory_budget(8 * MIB):
+        run, peak = _peak(wide_model, memory_budget=64 * MIB)
+    assert peak <= 64 * MIB
+    run, _ = _peak(wide_model)  # outside the block: the default budget again
+    with pytest.raises(InvalidParameter, match="memory_budget"):
+        with engine.replay_memory_budget(0):
+            pass
