@@ -3,9 +3,10 @@
 Issue 15 asks for the main job in under 30 s on this 2-core machine. Each round runs it in a
 fresh interpreter into an empty output directory (every point computed, every figure drawn),
 then once more into the same directory (every point read from the store, the figures reused),
-and prints both wall times with the load average at the start, the experiment that took
-longest, and the verdict counts of the fresh run (the same for every round with the same
-seed, except checks on real timings: ``real-vs-simulated``).
+and prints both wall times with the load average at the start, the CPU time the fresh run used
+(all its processes: wall time can approach CPU time / cores only if nothing waits), the
+experiment that took longest, and the verdict counts of the fresh run (the same for every
+round with the same seed, except checks on real timings: ``real-vs-simulated``).
 
 Run: ``python benchmarks/main_job.py [--rounds 3] [--processes 2]``.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,15 +27,23 @@ _SWEEP = re.compile(r"^(?P<name>[a-z-]+): \d+ points .* in (?P<sweep>[0-9.]+) s;
                     r"checks and figures (?P<checks>[0-9.]+) s$")
 
 
-def _run(out: str, processes: int) -> tuple[float, str, str]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(out: str, processes: int) -> tuple[float, float, str, str]:
+    """Wall and CPU seconds of one main job (CPU: it and every process it waited for)."""
     command = [sys.executable, "-m", "workbench.cli", "check", "--all", "--quick", "--quiet",
                "--processes", str(processes), "--out", out]
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    cpu = _children_cpu() - cpu
     if done.returncode not in (0, 1):  # 1: some claim violated (the built-in controls)
         raise SystemExit(f"main job failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    return seconds, done.stdout, done.stderr
+    return seconds, cpu, done.stdout, done.stderr
 
 
 def main() -> None:
@@ -47,14 +57,14 @@ def main() -> None:
     for round_index in range(args.rounds):
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as out:
-            seconds, stdout, stderr = _run(out, args.processes)
-            again, _, _ = _run(out, args.processes)
+            seconds, cpu, stdout, stderr = _run(out, args.processes)
+            again, _, _, _ = _run(out, args.processes)
         fresh.append(seconds)
         rerun.append(again)
         sweeps = [m.groupdict() for m in map(_SWEEP.match, stderr.splitlines()) if m]
         longest = max(sweeps, key=lambda m: float(m["sweep"]) + float(m["checks"]))
-        print(f"  round {round_index + 1}: fresh {seconds:6.1f} s, rerun {again:5.1f} s "
-              f"(load average {load:.2f}); longest: {longest['name']} "
+        print(f"  round {round_index + 1}: fresh {seconds:6.1f} s (CPU {cpu:5.1f} s), rerun "
+              f"{again:5.1f} s (load average {load:.2f}); longest: {longest['name']} "
               f"{longest['sweep']} s + {longest['checks']} s checks and figures")
         print(f"    {stdout.strip().splitlines()[-1].split(' (findings')[0]}")
     print(f"  median: fresh {statistics.median(fresh):.1f} s, rerun "
