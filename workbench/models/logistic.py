@@ -8,9 +8,10 @@ Model: p(y_i = s | x_i, θ) = σ(s x_iᵀθ) for signs s = ±1 (labels given as 
 
 with no intercept: a design that wants one carries a column of ones. The minibatch estimator is
 :class:`workbench.models.per_example.PerExampleGradient`; its per-batch sums are two matrix
-products per replicate on a dense design, and on a CSR design a segmented sum (margins) and a
-weighted ``bincount`` (gradient sums) over the gathered non-zeros: O(non-zeros) work,
-vectorised across replicates.
+products per replicate on a dense design, and on a CSR design two compiled loops over the
+non-zeros of the batch rows (margins, then weighted gradient sums; :mod:`workbench.models.csr_kernels`,
+bit-identical to the SciPy row gather, ``reduceat`` and ``bincount`` they replaced): O(non-zeros)
+work. Full-data products on a CSR design use the same module's kernels in SciPy's order.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from scipy import sparse
 from scipy.special import expit
 
 from simulators import validation
+from workbench.models import csr_kernels
 from workbench.models.classification import (
     binary_signs,
     held_out_test_functions,
@@ -113,21 +115,9 @@ class LogisticRegression:
             margins = np.matmul(batch, theta[:, :, None])[:, :, 0]
             weights = signs * expit(-signs * margins)
             return np.matmul(weights[:, None, :], batch)[:, 0, :]
-        n_rows, batch_size = rows.shape
-        gathered = self.features[rows.ravel()]
-        counts = np.diff(gathered.indptr)
-        example = np.repeat(np.arange(n_rows * batch_size), counts)
-        # θ_r's coordinate for each gathered non-zero, by a flat index into (R, d)
-        coordinate = (example // batch_size) * self.dim + gathered.indices
-        products = gathered.data * theta.ravel().take(coordinate)
-        margins = np.zeros(n_rows * batch_size)
-        present = counts > 0  # reduceat needs strictly increasing starts: skip empty rows
-        if products.size:
-            margins[present] = np.add.reduceat(products, gathered.indptr[:-1][present])
-        weights = signs.ravel() * expit(-signs.ravel() * margins)
-        sums = np.bincount(coordinate, gathered.data * weights[example],
-                           minlength=n_rows * self.dim)
-        return sums.reshape(n_rows, self.dim)
+        margins = csr_kernels.batch_margins(self.features, theta, rows)
+        weights = signs * expit(-signs * margins)
+        return csr_kernels.batch_weighted_rows(self.features, weights, rows)
 
     def minibatch_gradient(self) -> PerExampleGradient:
         return PerExampleGradient(self)
@@ -150,12 +140,12 @@ class LogisticRegression:
 def _margins(design, theta: np.ndarray) -> np.ndarray:
     """x_iᵀθ_b for every position b and row i, shape ``(B, N)``."""
     if sparse.issparse(design):
-        return np.asarray(design @ theta.T).T
+        return csr_kernels.margins(design, theta)
     return theta @ design.T
 
 
 def _weighted_rows(design, weights: np.ndarray) -> np.ndarray:
     """Σ_i w_bi x_i, shape ``(B, d)``, for ``weights`` ``(B, N)``."""
     if sparse.issparse(design):
-        return np.asarray(design.T @ weights.T).T
+        return csr_kernels.weighted_rows(design, weights)
     return weights @ design

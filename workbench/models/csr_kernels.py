@@ -1,0 +1,173 @@
+"""Compiled CSR products for logistic regression, bit-identical to the SciPy/numpy code they
+replace (issue 15: the main job's time went to SciPy's row fancy-indexing and per-call overhead).
+
+Logistic regression (seed 001 §5.1; :mod:`workbench.models.logistic`) needs, on a CSR design
+with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sorted):
+
+- minibatch margins x_iᵀθ_r for the rows i of replicate r's batch (:func:`batch_margins`),
+  formerly gathered with ``design[rows.ravel()]`` and summed with ``np.add.reduceat`` over the
+  products ``data_j θ_r[indices_j]`` of each row. Numpy's reduceat seeds a segment's sum with
+  its first element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a
+  running sum from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above,
+  as :func:`workbench.minibatch.batch_sum` documents); :func:`_segment_sum` does the same
+  additions. An empty row's margin is 0.0, as the old code left it;
+- minibatch gradient sums Σ_{i∈B_r} w_ri x_i (:func:`batch_weighted_rows`), formerly
+  ``np.bincount(coordinate, data * w[example])``: products formed first, then added into a
+  zero-initialised sum one at a time in the order of the gathered non-zeros (replicate,
+  batch member, column), which is this loop's order;
+- full-data margins x_iᵀθ_b for every position b (:func:`margins`), formerly
+  ``design @ theta.T``: SciPy's ``csr_matvec(s)`` adds ``data_jj θ_b[indices_jj]`` to a
+  zero per row in non-zero order; returned as the transpose of a C-ordered (N, B) array, the
+  memory layout ``np.asarray(design @ theta.T).T`` had (later reductions depend on it);
+- full-data weighted sums Σ_i w_bi x_i (:func:`weighted_rows`), formerly
+  ``design.T @ weights.T``: SciPy's ``csc_matvecs`` over the transposed design adds
+  ``data_jj w_b,i`` into the coordinate ``indices_jj`` row after row; returned with the same
+  layout (transpose of a C-ordered (d, B) array).
+
+No fastmath (no reassociation, no fused multiply-add), as in :mod:`workbench.engine_kernel`.
+The transcendental functions (``expit``, ``logaddexp``) stay in numpy/SciPy between the
+kernels, so their bits are the library's. Tests (tests/workbench/models/test_csr_kernels.py)
+compare each kernel with the replaced code kept there, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from scipy import sparse
+
+
+@numba.njit(cache=True)
+def _pairwise(values, start, count):
+    """numpy's ``pairwise_sum`` of ``values[start:start + count]`` (module docstring)."""
+    if count < 8:
+        total = -0.0
+        for k in range(start, start + count):
+            total += values[k]
+        return total
+    if count <= 128:
+        p0 = values[start]
+        p1 = values[start + 1]
+        p2 = values[start + 2]
+        p3 = values[start + 3]
+        p4 = values[start + 4]
+        p5 = values[start + 5]
+        p6 = values[start + 6]
+        p7 = values[start + 7]
+        tail = count - count % 8
+        for k in range(start + 8, start + tail, 8):
+            p0 += values[k]
+            p1 += values[k + 1]
+            p2 += values[k + 2]
+            p3 += values[k + 3]
+            p4 += values[k + 4]
+            p5 += values[k + 5]
+            p6 += values[k + 6]
+            p7 += values[k + 7]
+        total = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+        for k in range(start + tail, start + count):
+            total += values[k]
+        return total
+    half = count // 2
+    half -= half % 8
+    return _pairwise(values, start, half) + _pairwise(values, start + half, count - half)
+
+
+@numba.njit(cache=True)
+def _segment_sum(values, count):
+    """``np.add.reduceat`` of one non-empty segment: first element + pairwise sum of the rest."""
+    return values[0] + _pairwise(values, 1, count - 1)
+
+
+@numba.njit(cache=True)
+def _batch_margins(indptr, indices, data, rows, theta):
+    n_rows, batch_size = rows.shape
+    out = np.zeros((n_rows, batch_size))
+    longest = 0
+    for r in range(n_rows):
+        for k in range(batch_size):
+            longest = max(longest, indptr[rows[r, k] + 1] - indptr[rows[r, k]])
+    products = np.empty(longest)
+    for r in range(n_rows):
+        for k in range(batch_size):
+            i = rows[r, k]
+            first = indptr[i]
+            count = indptr[i + 1] - first
+            if count == 0:
+                continue
+            for j in range(count):
+                products[j] = data[first + j] * theta[r, indices[first + j]]
+            out[r, k] = _segment_sum(products, count)
+    return out
+
+
+@numba.njit(cache=True)
+def _batch_weighted_rows(indptr, indices, data, rows, weights, dim):
+    n_rows, batch_size = rows.shape
+    out = np.zeros((n_rows, dim))
+    for r in range(n_rows):
+        for k in range(batch_size):
+            i = rows[r, k]
+            w = weights[r, k]
+            for j in range(indptr[i], indptr[i + 1]):
+                out[r, indices[j]] += data[j] * w
+    return out
+
+
+@numba.njit(cache=True)
+def _margins(indptr, indices, data, theta):
+    n_positions = theta.shape[0]
+    n_data = indptr.size - 1
+    out = np.zeros((n_data, n_positions))
+    for i in range(n_data):
+        for b in range(n_positions):
+            total = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                total += data[j] * theta[b, indices[j]]
+            out[i, b] = total
+    return out
+
+
+@numba.njit(cache=True)
+def _weighted_rows(indptr, indices, data, weights, dim):
+    n_positions = weights.shape[0]
+    out = np.zeros((dim, n_positions))
+    for i in range(indptr.size - 1):
+        for j in range(indptr[i], indptr[i + 1]):
+            c = indices[j]
+            a = data[j]
+            for b in range(n_positions):
+                out[c, b] += a * weights[b, i]
+    return out
+
+
+def _parts(design: sparse.csr_matrix):
+    return design.indptr, design.indices, design.data
+
+
+def batch_margins(design: sparse.csr_matrix, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """x_iᵀθ_r for i = ``rows[r, k]``, shape ``(R, n)``, for ``theta`` ``(R, d)`` (module
+    docstring: reduceat's additions)."""
+    return _batch_margins(*_parts(design), np.ascontiguousarray(rows),
+                          np.ascontiguousarray(theta, dtype=float))
+
+
+def batch_weighted_rows(design: sparse.csr_matrix, weights: np.ndarray,
+                        rows: np.ndarray) -> np.ndarray:
+    """Σ_k ``weights[r, k]`` x_{rows[r, k]}, shape ``(R, d)`` (module docstring: bincount's
+    additions)."""
+    return _batch_weighted_rows(*_parts(design), np.ascontiguousarray(rows),
+                                np.ascontiguousarray(weights, dtype=float), design.shape[1])
+
+
+def margins(design: sparse.csr_matrix, theta: np.ndarray) -> np.ndarray:
+    """x_iᵀθ_b for every position b and row i, shape ``(B, N)`` (module docstring:
+    ``csr_matvecs``' additions and layout)."""
+    return _margins(*_parts(design), np.ascontiguousarray(theta, dtype=float)).T
+
+
+def weighted_rows(design: sparse.csr_matrix, weights: np.ndarray) -> np.ndarray:
+    """Σ_i w_bi x_i, shape ``(B, d)``, for ``weights`` ``(B, N)`` (module docstring:
+    ``csc_matvecs``' additions and layout)."""
+    return _weighted_rows(*_parts(design), np.ascontiguousarray(weights, dtype=float),
+                          design.shape[1]).T
