@@ -9,9 +9,9 @@ Model: p(y_i = s | x_i, θ) = σ(s x_iᵀθ) for signs s = ±1 (labels given as 
 with no intercept: a design that wants one carries a column of ones. The minibatch estimator is
 :class:`workbench.models.per_example.PerExampleGradient`; its per-batch sums are two matrix
 products per replicate on a dense design, and on a CSR design two compiled loops over the
-non-zeros of the batch rows (margins, then weighted gradient sums; :mod:`workbench.models.csr_kernels`,
-bit-identical to the SciPy row gather, ``reduceat`` and ``bincount`` they replaced): O(non-zeros)
-work. Full-data products on a CSR design use the same module's kernels in SciPy's order.
+non-zeros of the batch rows (margins, then weighted gradient sums; O(non-zeros) work), from
+:mod:`workbench.models.csr_kernels`, bit-identical to the SciPy row gather, ``reduceat`` and
+``bincount`` they replaced. Full-data CSR products use the same module's kernels.
 """
 
 from __future__ import annotations
