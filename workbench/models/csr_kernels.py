@@ -9,8 +9,9 @@ with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sor
   products ``data_j θ_r[indices_j]`` of each row. Numpy's reduceat seeds a segment's sum with
   its first element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a
   running sum from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above,
-  as :func:`workbench.minibatch.batch_sum` documents); :func:`_segment_sum` does the same
-  additions. An empty row's margin is 0.0, as the old code left it;
+  as :func:`workbench.minibatch.batch_sum` documents), which the engine kernel's
+  ``_pairwise_total`` computes (-0.0 + x is x, so starting from the first term is the same).
+  An empty row's margin is 0.0, as the old code left it;
 - minibatch gradient sums Σ_{i∈B_r} w_ri x_i (:func:`batch_weighted_rows`), formerly
   ``np.bincount(coordinate, data * w[example])``: products formed first, then added into a
   zero-initialised sum one at a time in the order of the gathered non-zeros (replicate,
@@ -36,47 +37,7 @@ import numba
 import numpy as np
 from scipy import sparse
 
-
-@numba.njit(cache=True)
-def _pairwise(values, start, count):
-    """numpy's ``pairwise_sum`` of ``values[start:start + count]`` (module docstring)."""
-    if count < 8:
-        total = -0.0
-        for k in range(start, start + count):
-            total += values[k]
-        return total
-    if count <= 128:
-        p0 = values[start]
-        p1 = values[start + 1]
-        p2 = values[start + 2]
-        p3 = values[start + 3]
-        p4 = values[start + 4]
-        p5 = values[start + 5]
-        p6 = values[start + 6]
-        p7 = values[start + 7]
-        tail = count - count % 8
-        for k in range(start + 8, start + tail, 8):
-            p0 += values[k]
-            p1 += values[k + 1]
-            p2 += values[k + 2]
-            p3 += values[k + 3]
-            p4 += values[k + 4]
-            p5 += values[k + 5]
-            p6 += values[k + 6]
-            p7 += values[k + 7]
-        total = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
-        for k in range(start + tail, start + count):
-            total += values[k]
-        return total
-    half = count // 2
-    half -= half % 8
-    return _pairwise(values, start, half) + _pairwise(values, start + half, count - half)
-
-
-@numba.njit(cache=True)
-def _segment_sum(values, count):
-    """``np.add.reduceat`` of one non-empty segment: first element + pairwise sum of the rest."""
-    return values[0] + _pairwise(values, 1, count - 1)
+from workbench.engine_kernel import _pairwise_total
 
 
 @numba.njit(cache=True)
@@ -87,7 +48,8 @@ def _batch_margins(indptr, indices, data, rows, theta):
     for r in range(n_rows):
         for k in range(batch_size):
             longest = max(longest, indptr[rows[r, k] + 1] - indptr[rows[r, k]])
-    products = np.empty(longest)
+    products = np.empty((longest, 1))
+    order = np.arange(longest)
     for r in range(n_rows):
         for k in range(batch_size):
             i = rows[r, k]
@@ -96,8 +58,11 @@ def _batch_margins(indptr, indices, data, rows, theta):
             if count == 0:
                 continue
             for j in range(count):
-                products[j] = data[first + j] * theta[r, indices[first + j]]
-            out[r, k] = _segment_sum(products, count)
+                products[j, 0] = data[first + j] * theta[r, indices[first + j]]
+            # reduceat's segment: the first product + the pairwise sum of the others
+            out[r, k] = products[0, 0]
+            if count > 1:
+                out[r, k] += _pairwise_total(products, order, 1, count - 1)
     return out
 
 
