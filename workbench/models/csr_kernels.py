@@ -1,5 +1,6 @@
-"""Compiled CSR products for logistic regression, bit-identical to the SciPy/numpy code they
-replace (issue 15: the main job's time went to SciPy's row fancy-indexing and per-call overhead).
+"""Compiled CSR minibatch products for logistic regression, bit-identical to the SciPy/numpy
+code they replace (issue 15: the main job's time went to SciPy's row fancy-indexing and
+per-call overhead).
 
 Logistic regression (seed 001 §5.1; :mod:`workbench.models.logistic`) needs, on a CSR design
 with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sorted):
@@ -15,15 +16,7 @@ with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sor
 - minibatch gradient sums Σ_{i∈B_r} w_ri x_i (:func:`batch_weighted_rows`), formerly
   ``np.bincount(coordinate, data * w[example])``: products formed first, then added into a
   zero-initialised sum one at a time in the order of the gathered non-zeros (replicate,
-  batch member, column), which is this loop's order;
-- full-data margins x_iᵀθ_b for every position b (:func:`margins`), formerly
-  ``design @ theta.T``: SciPy's ``csr_matvec(s)`` adds ``data_jj θ_b[indices_jj]`` to a
-  zero per row in non-zero order; returned as the transpose of a C-ordered (N, B) array, the
-  memory layout ``np.asarray(design @ theta.T).T`` had (later reductions depend on it);
-- full-data weighted sums Σ_i w_bi x_i (:func:`weighted_rows`), formerly
-  ``design.T @ weights.T``: SciPy's ``csc_matvecs`` over the transposed design adds
-  ``data_jj w_b,i`` into the coordinate ``indices_jj`` row after row; returned with the same
-  layout (transpose of a C-ordered (d, B) array).
+  batch member, column), which is this loop's order.
 
 No fastmath (no reassociation, no fused multiply-add), as in :mod:`workbench.engine_kernel`.
 The transcendental functions (``expit``, ``logaddexp``) stay in numpy/SciPy between the
@@ -79,33 +72,6 @@ def _batch_weighted_rows(indptr, indices, data, rows, weights, dim):
     return out
 
 
-@numba.njit(cache=True)
-def _margins(indptr, indices, data, theta):
-    n_positions = theta.shape[0]
-    n_data = indptr.size - 1
-    out = np.zeros((n_data, n_positions))
-    for i in range(n_data):
-        for b in range(n_positions):
-            total = 0.0
-            for j in range(indptr[i], indptr[i + 1]):
-                total += data[j] * theta[b, indices[j]]
-            out[i, b] = total
-    return out
-
-
-@numba.njit(cache=True)
-def _weighted_rows(indptr, indices, data, weights, dim):
-    n_positions = weights.shape[0]
-    out = np.zeros((dim, n_positions))
-    for i in range(indptr.size - 1):
-        for j in range(indptr[i], indptr[i + 1]):
-            c = indices[j]
-            a = data[j]
-            for b in range(n_positions):
-                out[c, b] += a * weights[b, i]
-    return out
-
-
 def _parts(design: sparse.csr_matrix):
     return design.indptr, design.indices, design.data
 
@@ -124,15 +90,3 @@ def batch_weighted_rows(design: sparse.csr_matrix, weights: np.ndarray,
     return _batch_weighted_rows(*_parts(design), np.ascontiguousarray(rows),
                                 np.ascontiguousarray(weights, dtype=float), design.shape[1])
 
-
-def margins(design: sparse.csr_matrix, theta: np.ndarray) -> np.ndarray:
-    """x_iᵀθ_b for every position b and row i, shape ``(B, N)`` (module docstring:
-    ``csr_matvecs``' additions and layout)."""
-    return _margins(*_parts(design), np.ascontiguousarray(theta, dtype=float)).T
-
-
-def weighted_rows(design: sparse.csr_matrix, weights: np.ndarray) -> np.ndarray:
-    """Σ_i w_bi x_i, shape ``(B, d)``, for ``weights`` ``(B, N)`` (module docstring:
-    ``csc_matvecs``' additions and layout)."""
-    return _weighted_rows(*_parts(design), np.ascontiguousarray(weights, dtype=float),
-                          design.shape[1]).T

@@ -11,7 +11,7 @@ with no intercept: a design that wants one carries a column of ones. The minibat
 products per replicate on a dense design, and on a CSR design two compiled loops over the
 non-zeros of the batch rows (margins, then weighted gradient sums; O(non-zeros) work), from
 :mod:`workbench.models.csr_kernels`, bit-identical to the SciPy row gather, ``reduceat`` and
-``bincount`` they replaced. Full-data CSR products use the same module's kernels.
+``bincount`` they replaced.
 """
 
 from __future__ import annotations
@@ -140,12 +140,12 @@ class LogisticRegression:
 def _margins(design, theta: np.ndarray) -> np.ndarray:
     """x_iᵀθ_b for every position b and row i, shape ``(B, N)``."""
     if sparse.issparse(design):
-        return csr_kernels.margins(design, theta)
+        return np.asarray(design @ theta.T).T
     return theta @ design.T
 
 
 def _weighted_rows(design, weights: np.ndarray) -> np.ndarray:
     """Σ_i w_bi x_i, shape ``(B, d)``, for ``weights`` ``(B, N)``."""
     if sparse.issparse(design):
-        return csr_kernels.weighted_rows(design, weights)
+        return np.asarray(design.T @ weights.T).T
     return weights @ design
