@@ -40,8 +40,9 @@ def _same_bits(a, b) -> bool:
         np.ascontiguousarray(a).view(np.int64), np.ascontiguousarray(b).view(np.int64))
 
 
-def _reference_gradient_sum(design, signs, theta, rows):
-    """The replaced ``LogisticRegression.log_likelihood_gradient_sum`` (CSR branch)."""
+def scipy_gradient_sum(design, signs, theta, rows):
+    """The replaced ``LogisticRegression.log_likelihood_gradient_sum`` (CSR branch), returning
+    its margins too (benchmarks/model_gradients.py times it against the kernels)."""
     n_rows, batch_size = rows.shape
     gathered = design[rows.ravel()]
     counts = np.diff(gathered.indptr)
@@ -76,7 +77,7 @@ def test_minibatch_sums_are_the_old_bits(problem, n_replicates, batch_size):
     rows[:, 0] = 12  # the longest row (300 non-zeros)
     if batch_size > 3:
         rows[:, 1:4] = [0, 0, 13]  # empty rows, repeated
-    margins, sums = _reference_gradient_sum(design, signs, theta, rows)
+    margins, sums = scipy_gradient_sum(design, signs, theta, rows)
     assert _same_bits(csr_kernels.batch_margins(design, theta, rows), margins)
     batch_signs = signs[rows]
     weights = batch_signs * expit(-batch_signs * margins)
@@ -90,7 +91,7 @@ def test_every_row_length_in_one_batch(problem):
     rng, design, signs = problem
     theta = rng.standard_normal((3, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
     rows = np.tile(np.arange(design.shape[0]), (3, 2))
-    margins, sums = _reference_gradient_sum(design, signs, theta, rows)
+    margins, sums = scipy_gradient_sum(design, signs, theta, rows)
     assert _same_bits(csr_kernels.batch_margins(design, theta, rows), margins)
     model = LogisticRegression(design, signs)
     assert _same_bits(model.log_likelihood_gradient_sum(theta, rows), sums)
@@ -111,7 +112,7 @@ def test_a_running_sum_would_be_seen(problem):
     rng, design, signs = problem
     theta = rng.standard_normal((1, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
     rows = np.arange(design.shape[0])[None]
-    margins, _ = _reference_gradient_sum(design, signs, theta, rows)
+    margins, _ = scipy_gradient_sum(design, signs, theta, rows)
     sequential = np.zeros_like(margins)
     for k, i in enumerate(rows[0]):
         for j in range(design.indptr[i], design.indptr[i + 1]):
