@@ -94,15 +94,21 @@ class LogisticRegression:
     def potential(self, theta: np.ndarray) -> np.ndarray:
         """U(θ) without the prior's normaliser, shape ``(...,)``."""
         def block(rows):
-            margins = self.labels * _margins(self.features, rows)
+            # in place on the fresh (B, N) product: the same operations without a new array
+            # each (the layout, on which the sum's order depends, is kept)
+            margins = _margins(self.features, rows)
+            np.multiply(self.labels, margins, out=margins)
+            losses = np.logaddexp(0.0, np.negative(margins, out=margins), out=margins)
             return (np.sum(rows**2, axis=1) / (2 * self.prior_scale**2)
-                    + np.logaddexp(0.0, -margins).sum(axis=1))
+                    + losses.sum(axis=1))
         return over_positions(block, theta, self.dim, self.n_data)
 
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
         """The full-data ∇U(θ), shape ``(..., d)``."""
         def block(rows):
-            weights = self.labels * expit(-self.labels * _margins(self.features, rows))
+            weights = _margins(self.features, rows)  # in place, as in potential
+            np.multiply(-self.labels, weights, out=weights)
+            np.multiply(self.labels, expit(weights, out=weights), out=weights)
             return rows / self.prior_scale**2 - _weighted_rows(self.features, weights)
         return over_positions(block, theta, self.dim, self.n_data)
 
