@@ -6,8 +6,11 @@ Logistic regression (seed 001 §5.1; :mod:`workbench.models.logistic`) needs, on
 with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sorted):
 
 - minibatch margins x_iᵀθ_r for the rows i of replicate r's batch (:func:`batch_margins`),
-  formerly gathered with ``design[rows.ravel()]`` and summed with ``np.add.reduceat`` over the
-  products ``data_j θ_r[indices_j]`` of each row. Numpy's reduceat seeds a segment's sum with
+  summed, as before, over the products ``data_j θ_r[indices_j]`` of each row of the batch's
+  rows gathered by SciPy (:func:`gather`: ``design[rows.ravel()]``, still the fastest way
+  to pull rows scattered over a large design into one contiguous block; a compiled
+  element-by-element copy was three times slower from about 3,000 rows on), formerly with
+  ``np.add.reduceat``. Numpy's reduceat seeds a segment's sum with
   its first element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a
   running sum from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above,
   as :func:`workbench.minibatch.batch_sum` documents), which the engine kernel's
@@ -34,20 +37,16 @@ from workbench.engine_kernel import _pairwise_total
 
 
 @numba.njit(cache=True)
-def _batch_margins(indptr, indices, data, rows, theta):
-    n_rows, batch_size = rows.shape
+def _batch_margins(indptr, indices, data, theta, batch_size):
+    n_rows = theta.shape[0]
     out = np.zeros((n_rows, batch_size))
-    longest = 0
-    for r in range(n_rows):
-        for k in range(batch_size):
-            longest = max(longest, indptr[rows[r, k] + 1] - indptr[rows[r, k]])
+    longest = np.max(indptr[1:] - indptr[:-1]) if n_rows * batch_size else 0
     products = np.empty((longest, 1))
     order = np.arange(longest)
     for r in range(n_rows):
         for k in range(batch_size):
-            i = rows[r, k]
-            first = indptr[i]
-            count = indptr[i + 1] - first
+            first = indptr[r * batch_size + k]
+            count = indptr[r * batch_size + k + 1] - first
             if count == 0:
                 continue
             for j in range(count):
@@ -60,33 +59,33 @@ def _batch_margins(indptr, indices, data, rows, theta):
 
 
 @numba.njit(cache=True)
-def _batch_weighted_rows(indptr, indices, data, rows, weights, dim):
-    n_rows, batch_size = rows.shape
+def _batch_weighted_rows(indptr, indices, data, weights, dim):
+    n_rows, batch_size = weights.shape
     out = np.zeros((n_rows, dim))
     for r in range(n_rows):
         for k in range(batch_size):
-            i = rows[r, k]
             w = weights[r, k]
-            for j in range(indptr[i], indptr[i + 1]):
+            for j in range(indptr[r * batch_size + k], indptr[r * batch_size + k + 1]):
                 out[r, indices[j]] += data[j] * w
     return out
 
 
-def _parts(design: sparse.csr_matrix):
-    return design.indptr, design.indices, design.data
+def gather(design: sparse.csr_matrix, rows: np.ndarray) -> sparse.csr_matrix:
+    """The rows ``rows[r, k]`` of ``design`` as one CSR matrix, row r·n + k (SciPy's row
+    gather: one pass over the batch's rows in memory order, the kernels then read them in
+    sequence)."""
+    return design[np.asarray(rows).ravel()]
 
 
-def batch_margins(design: sparse.csr_matrix, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """x_iᵀθ_r for i = ``rows[r, k]``, shape ``(R, n)``, for ``theta`` ``(R, d)`` (module
-    docstring: reduceat's additions)."""
-    return _batch_margins(*_parts(design), np.ascontiguousarray(rows),
-                          np.ascontiguousarray(theta, dtype=float))
+def batch_margins(gathered: sparse.csr_matrix, theta: np.ndarray, batch_size: int) -> np.ndarray:
+    """x_iᵀθ_r for the gathered rows of replicate r's batch, shape ``(R, n)``, for ``theta``
+    ``(R, d)`` (module docstring: reduceat's additions)."""
+    return _batch_margins(gathered.indptr, gathered.indices, gathered.data,
+                          np.ascontiguousarray(theta, dtype=float), batch_size)
 
 
-def batch_weighted_rows(design: sparse.csr_matrix, weights: np.ndarray,
-                        rows: np.ndarray) -> np.ndarray:
-    """Σ_k ``weights[r, k]`` x_{rows[r, k]}, shape ``(R, d)`` (module docstring: bincount's
-    additions)."""
-    return _batch_weighted_rows(*_parts(design), np.ascontiguousarray(rows),
-                                np.ascontiguousarray(weights, dtype=float), design.shape[1])
-
+def batch_weighted_rows(gathered: sparse.csr_matrix, weights: np.ndarray) -> np.ndarray:
+    """Σ_k ``weights[r, k]`` x_{rows[r, k]} over the gathered rows, shape ``(R, d)`` (module
+    docstring: bincount's additions)."""
+    return _batch_weighted_rows(gathered.indptr, gathered.indices, gathered.data,
+                                np.ascontiguousarray(weights, dtype=float), gathered.shape[1])

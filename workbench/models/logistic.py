@@ -121,9 +121,10 @@ class LogisticRegression:
             margins = np.matmul(batch, theta[:, :, None])[:, :, 0]
             weights = signs * expit(-signs * margins)
             return np.matmul(weights[:, None, :], batch)[:, 0, :]
-        margins = csr_kernels.batch_margins(self.features, theta, rows)
+        gathered = csr_kernels.gather(self.features, rows)
+        margins = csr_kernels.batch_margins(gathered, theta, rows.shape[1])
         weights = signs * expit(-signs * margins)
-        return csr_kernels.batch_weighted_rows(self.features, weights, rows)
+        return csr_kernels.batch_weighted_rows(gathered, weights)
 
     def minibatch_gradient(self) -> PerExampleGradient:
         return PerExampleGradient(self)
