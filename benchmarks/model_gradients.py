@@ -26,8 +26,7 @@ phase of the shared machine affects both sides alike; rates are medians over rou
 Before/after (issue 15): the logistic model's CSR minibatch sums by the compiled kernels of
 :mod:`workbench.models.csr_kernels` against the SciPy row gather + ``reduceat`` + ``bincount``
 they replaced (kept as the reference in tests/workbench/models/test_csr_kernels.py), checked
-bit-identical first, at the replicate-block sizes the experiments pass (24 replicates × a
-window of 1 to 8 updates, minibatch 50) and at this benchmark's 64 replicates; printed: the
+bit-identical first, at the block sizes the experiments pass (``BLOCKS``); printed: the
 old/new time ratio (median of per-round ratios).
 
 Run: ``python benchmarks/model_gradients.py [--repeats 5] [--calls 50]``.
@@ -52,6 +51,9 @@ from workbench.models.logistic import LogisticRegression
 from workbench.models.mlp import MultilayerPerceptron
 
 REPLICATES, BATCH = 64, 50
+# (replicate rows, minibatch) per call in the experiments: downpour-period's 40 x 10, and
+# stale-blr-speedup's 24 replicates x windows of 1, ~3 and 8 updates with minibatch 50
+BLOCKS = ((40, 10), (24, 50), (64, 50), (192, 50))
 
 
 def logistic_workload():
@@ -174,10 +176,10 @@ def logistic_before_after(repeats: int, calls: int) -> None:
     model = LogisticRegression(data.train_features, data.train_labels, prior_scale=1.0)
     rng = generator(2026, "benchmark", "before-after")
     print(f"\nlogistic CSR minibatch sums, compiled kernels vs the SciPy gather they replaced "
-          f"(minibatch {BATCH}, {calls} calls x {repeats} rounds)")
-    for n_rows in (24, 64, 192):
+          f"({calls} calls x {repeats} rounds)")
+    for n_rows, batch in BLOCKS:
         theta = rng.standard_normal((calls, n_rows, model.dim))
-        rows = rng.integers(0, model.n_data, (calls, n_rows, BATCH)).astype(np.int32)
+        rows = rng.integers(0, model.n_data, (calls, n_rows, batch)).astype(np.int32)
         for c in range(calls):
             old = reference(model.features, model.labels, theta[c], rows[c])[1]
             new = model.log_likelihood_gradient_sum(theta[c], rows[c])
@@ -196,7 +198,7 @@ def logistic_before_after(repeats: int, calls: int) -> None:
             fast.append(_seconds(compiled))
             ratios.append(_seconds(scipy) / fast[-1])
         per_call = statistics.median(fast) / calls * 1e6
-        print(f"  {n_rows:4d} replicate rows: compiled {per_call:8.1f} us/call, "
+        print(f"  {n_rows:4d} replicate rows x {batch:2d}: compiled {per_call:8.1f} us/call, "
               f"old/new {statistics.median(ratios):5.1f}x "
               f"(range {min(ratios):.1f}-{max(ratios):.1f}), bit-identical")
 

@@ -6,11 +6,11 @@ Logistic regression (seed 001 §5.1; :mod:`workbench.models.logistic`) needs, on
 with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sorted):
 
 - minibatch margins x_iᵀθ_r for the rows i of replicate r's batch (:func:`batch_margins`),
-  summed, as before, over the products ``data_j θ_r[indices_j]`` of each row of the batch's
-  rows gathered by SciPy (:func:`gather`: ``design[rows.ravel()]``, still the fastest way
-  to pull rows scattered over a large design into one contiguous block; a compiled
-  element-by-element copy was three times slower from about 3,000 rows on), formerly with
-  ``np.add.reduceat``. Numpy's reduceat seeds a segment's sum with
+  summed, as before with ``np.add.reduceat``, over the products ``data_j θ_r[indices_j]``
+  of each row. The rows are read in place for small batches and gathered by SciPy first
+  for large ones (:func:`batch_rows`; benchmarks/model_gradients.py: reading rows scattered
+  over a 32,561-row design costs more than SciPy's gather from about 1,000 rows on, and
+  less than its fixed cost below). Numpy's reduceat seeds a segment's sum with
   its first element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a
   running sum from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above,
   as :func:`workbench.minibatch.batch_sum` documents): :func:`_row_margin` forms each product
@@ -30,11 +30,15 @@ compare each kernel with the replaced code kept there, bit for bit.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from scipy import sparse
 
 from workbench.engine_kernel import _pairwise_total
+
+GATHER_FROM = 800  # batch rows from which they are gathered first (measured, module docstring)
 
 
 @numba.njit(cache=True)
@@ -84,46 +88,60 @@ def _row_margin(data, indices, theta, first, count):
 
 
 @numba.njit(cache=True)
-def _batch_margins(indptr, indices, data, theta, batch_size):
-    n_rows = theta.shape[0]
+def _batch_margins(indptr, indices, data, rows, theta):
+    n_rows, batch_size = rows.shape
     out = np.zeros((n_rows, batch_size))
     for r in range(n_rows):
         for k in range(batch_size):
-            first = indptr[r * batch_size + k]
-            count = indptr[r * batch_size + k + 1] - first
+            first = indptr[rows[r, k]]
+            count = indptr[rows[r, k] + 1] - first
             if count:
                 out[r, k] = _row_margin(data, indices, theta[r], first, count)
     return out
 
 
 @numba.njit(cache=True)
-def _batch_weighted_rows(indptr, indices, data, weights, dim):
-    n_rows, batch_size = weights.shape
+def _batch_weighted_rows(indptr, indices, data, rows, weights, dim):
+    n_rows, batch_size = rows.shape
     out = np.zeros((n_rows, dim))
     for r in range(n_rows):
         for k in range(batch_size):
             w = weights[r, k]
-            for j in range(indptr[r * batch_size + k], indptr[r * batch_size + k + 1]):
+            for j in range(indptr[rows[r, k]], indptr[rows[r, k] + 1]):
                 out[r, indices[j]] += data[j] * w
     return out
 
 
-def gather(design: sparse.csr_matrix, rows: np.ndarray) -> sparse.csr_matrix:
-    """The rows ``rows[r, k]`` of ``design`` as one CSR matrix, row r·n + k (SciPy's row
-    gather: one pass over the batch's rows in memory order, the kernels then read them in
-    sequence)."""
-    return design[np.asarray(rows).ravel()]
+class BatchRows(NamedTuple):
+    """A minibatch's rows for the kernels: ``rows[r, k]`` indexes ``design``'s rows."""
+
+    design: sparse.csr_matrix
+    rows: np.ndarray
 
 
-def batch_margins(gathered: sparse.csr_matrix, theta: np.ndarray, batch_size: int) -> np.ndarray:
-    """x_iᵀθ_r for the gathered rows of replicate r's batch, shape ``(R, n)``, for ``theta``
-    ``(R, d)`` (module docstring: reduceat's additions)."""
-    return _batch_margins(gathered.indptr, gathered.indices, gathered.data,
-                          np.ascontiguousarray(theta, dtype=float), batch_size)
+def batch_rows(design: sparse.csr_matrix, rows: np.ndarray) -> BatchRows:
+    """The kernels' view of the rows ``rows`` ``(R, n)`` of ``design``: from
+    :data:`GATHER_FROM` rows on, gathered by SciPy into one block read in sequence (SciPy's
+    row copy pulls rows scattered over a large design three times faster than a compiled
+    element-by-element copy or ``take``); below it, read in place (the gather's fixed cost
+    is then larger than the scattered reads it saves)."""
+    rows = np.ascontiguousarray(rows)
+    if rows.size < GATHER_FROM:
+        return BatchRows(design, rows)
+    return BatchRows(design[rows.ravel()], np.arange(rows.size).reshape(rows.shape))
 
 
-def batch_weighted_rows(gathered: sparse.csr_matrix, weights: np.ndarray) -> np.ndarray:
-    """Σ_k ``weights[r, k]`` x_{rows[r, k]} over the gathered rows, shape ``(R, d)`` (module
-    docstring: bincount's additions)."""
-    return _batch_weighted_rows(gathered.indptr, gathered.indices, gathered.data,
-                                np.ascontiguousarray(weights, dtype=float), gathered.shape[1])
+def batch_margins(batch: BatchRows, theta: np.ndarray) -> np.ndarray:
+    """x_iᵀθ_r for i = ``batch.rows[r, k]``, shape ``(R, n)``, for ``theta`` ``(R, d)``
+    (module docstring: reduceat's additions)."""
+    design = batch.design
+    return _batch_margins(design.indptr, design.indices, design.data, batch.rows,
+                          np.ascontiguousarray(theta, dtype=float))
+
+
+def batch_weighted_rows(batch: BatchRows, weights: np.ndarray) -> np.ndarray:
+    """Σ_k ``weights[r, k]`` x_{rows[r, k]}, shape ``(R, d)`` (module docstring: bincount's
+    additions)."""
+    design = batch.design
+    return _batch_weighted_rows(design.indptr, design.indices, design.data, batch.rows,
+                                np.ascontiguousarray(weights, dtype=float), design.shape[1])

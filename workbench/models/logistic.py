@@ -121,10 +121,9 @@ class LogisticRegression:
             margins = np.matmul(batch, theta[:, :, None])[:, :, 0]
             weights = signs * expit(-signs * margins)
             return np.matmul(weights[:, None, :], batch)[:, 0, :]
-        gathered = csr_kernels.gather(self.features, rows)
-        margins = csr_kernels.batch_margins(gathered, theta, rows.shape[1])
-        weights = signs * expit(-signs * margins)
-        return csr_kernels.batch_weighted_rows(gathered, weights)
+        batch = csr_kernels.batch_rows(self.features, rows)
+        weights = signs * expit(-signs * csr_kernels.batch_margins(batch, theta))
+        return csr_kernels.batch_weighted_rows(batch, weights)
 
     def minibatch_gradient(self) -> PerExampleGradient:
         return PerExampleGradient(self)

@@ -40,12 +40,18 @@ def _same_bits(a, b) -> bool:
         np.ascontiguousarray(a).view(np.int64), np.ascontiguousarray(b).view(np.int64))
 
 
+@pytest.fixture(autouse=True, params=["in place", "gathered"])
+def gather_from(request, monkeypatch):
+    """Both ways of reading the batch rows (csr_kernels.batch_rows): every test runs twice."""
+    monkeypatch.setattr(csr_kernels, "GATHER_FROM", 10**9 if request.param == "in place" else 0)
+
+
 def _kernel_margins(design, theta, rows):
-    return csr_kernels.batch_margins(csr_kernels.gather(design, rows), theta, rows.shape[1])
+    return csr_kernels.batch_margins(csr_kernels.batch_rows(design, rows), theta)
 
 
 def _kernel_sums(design, rows, weights):
-    return csr_kernels.batch_weighted_rows(csr_kernels.gather(design, rows), weights)
+    return csr_kernels.batch_weighted_rows(csr_kernels.batch_rows(design, rows), weights)
 
 
 def scipy_gradient_sum(design, signs, theta, rows):
