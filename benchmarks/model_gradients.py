@@ -23,15 +23,23 @@ GFLOP/s, counting only the arithmetic the gradient needs:
 Calls are interleaved round by round and each ratio is the median of per-round ratios, so a slow
 phase of the shared machine affects both sides alike; rates are medians over rounds.
 
+Before/after (issue 15): the logistic model's CSR minibatch sums by the compiled kernels of
+:mod:`workbench.models.csr_kernels` against the SciPy row gather + ``reduceat`` + ``bincount``
+they replaced (kept as the reference in tests/workbench/models/test_csr_kernels.py), checked
+bit-identical first, at the block sizes the experiments pass (``BLOCKS``); printed: the
+old/new time ratio (median of per-round ratios).
+
 Run: ``python benchmarks/model_gradients.py [--repeats 5] [--calls 50]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
@@ -43,6 +51,9 @@ from workbench.models.logistic import LogisticRegression
 from workbench.models.mlp import MultilayerPerceptron
 
 REPLICATES, BATCH = 64, 50
+# (replicate rows, minibatch) per call in the experiments: downpour-period's 40 x 10, and
+# stale-blr-speedup's 24 replicates x windows of 1, ~3 and 8 updates with minibatch 50
+BLOCKS = ((40, 10), (24, 50), (64, 50), (192, 50))
 
 
 def logistic_workload():
@@ -148,12 +159,57 @@ def measure(workload, repeats: int, calls: int) -> None:
           f"range {min(ratios):.1f}-{max(ratios):.1f})")
 
 
+def _scipy_reference():
+    """The replaced SciPy formulation, from the test that keeps it (module docstring)."""
+    path = (Path(__file__).resolve().parents[1] / "tests" / "workbench" / "models"
+            / "test_csr_kernels.py")
+    spec = importlib.util.spec_from_file_location("csr_kernel_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.scipy_gradient_sum
+
+
+def logistic_before_after(repeats: int, calls: int) -> None:
+    """Old/new time ratio of the CSR minibatch sums (module docstring)."""
+    reference = _scipy_reference()
+    data, _ = a9a_like(generator(2026, "benchmark", "a9a"))
+    model = LogisticRegression(data.train_features, data.train_labels, prior_scale=1.0)
+    rng = generator(2026, "benchmark", "before-after")
+    print(f"\nlogistic CSR minibatch sums, compiled kernels vs the SciPy gather they replaced "
+          f"({calls} calls x {repeats} rounds)")
+    for n_rows, batch in BLOCKS:
+        theta = rng.standard_normal((calls, n_rows, model.dim))
+        rows = rng.integers(0, model.n_data, (calls, n_rows, batch)).astype(np.int32)
+        for c in range(calls):
+            old = reference(model.features, model.labels, theta[c], rows[c])[1]
+            new = model.log_likelihood_gradient_sum(theta[c], rows[c])
+            assert np.array_equal(old.view(np.int64), new.view(np.int64)), "not bit-identical"
+
+        def compiled(theta=theta, rows=rows):
+            for c in range(calls):
+                model.log_likelihood_gradient_sum(theta[c], rows[c])
+
+        def scipy(theta=theta, rows=rows):
+            for c in range(calls):
+                reference(model.features, model.labels, theta[c], rows[c])
+
+        ratios, fast = [], []
+        for _ in range(repeats):
+            fast.append(_seconds(compiled))
+            ratios.append(_seconds(scipy) / fast[-1])
+        per_call = statistics.median(fast) / calls * 1e6
+        print(f"  {n_rows:4d} replicate rows x {batch:2d}: compiled {per_call:8.1f} us/call, "
+              f"old/new {statistics.median(ratios):5.1f}x "
+              f"(range {min(ratios):.1f}-{max(ratios):.1f}), bit-identical")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--calls", type=int, default=50)
     options = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    logistic_before_after(options.repeats, options.calls)
     for workload in (logistic_workload(), mlp_workload()):
         measure(workload, options.repeats, options.calls)
 

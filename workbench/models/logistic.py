@@ -8,9 +8,10 @@ Model: p(y_i = s | x_i, θ) = σ(s x_iᵀθ) for signs s = ±1 (labels given as 
 
 with no intercept: a design that wants one carries a column of ones. The minibatch estimator is
 :class:`workbench.models.per_example.PerExampleGradient`; its per-batch sums are two matrix
-products per replicate on a dense design, and on a CSR design a segmented sum (margins) and a
-weighted ``bincount`` (gradient sums) over the gathered non-zeros: O(non-zeros) work,
-vectorised across replicates.
+products per replicate on a dense design, and on a CSR design two compiled loops over the
+non-zeros of the batch rows (margins, then weighted gradient sums; O(non-zeros) work), from
+:mod:`workbench.models.csr_kernels`, bit-identical to the SciPy row gather, ``reduceat`` and
+``bincount`` they replaced.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from scipy import sparse
 from scipy.special import expit
 
 from simulators import validation
+from workbench.models import csr_kernels
 from workbench.models.classification import (
     binary_signs,
     held_out_test_functions,
@@ -92,15 +94,21 @@ class LogisticRegression:
     def potential(self, theta: np.ndarray) -> np.ndarray:
         """U(θ) without the prior's normaliser, shape ``(...,)``."""
         def block(rows):
-            margins = self.labels * _margins(self.features, rows)
+            # in place on the fresh (B, N) product: the same operations without a new array
+            # each (the layout, on which the sum's order depends, is kept)
+            margins = _margins(self.features, rows)
+            np.multiply(self.labels, margins, out=margins)
+            losses = np.logaddexp(0.0, np.negative(margins, out=margins), out=margins)
             return (np.sum(rows**2, axis=1) / (2 * self.prior_scale**2)
-                    + np.logaddexp(0.0, -margins).sum(axis=1))
+                    + losses.sum(axis=1))
         return over_positions(block, theta, self.dim, self.n_data)
 
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
         """The full-data ∇U(θ), shape ``(..., d)``."""
         def block(rows):
-            weights = self.labels * expit(-self.labels * _margins(self.features, rows))
+            weights = _margins(self.features, rows)  # in place, as in potential
+            np.multiply(-self.labels, weights, out=weights)
+            np.multiply(self.labels, expit(weights, out=weights), out=weights)
             return rows / self.prior_scale**2 - _weighted_rows(self.features, weights)
         return over_positions(block, theta, self.dim, self.n_data)
 
@@ -113,21 +121,9 @@ class LogisticRegression:
             margins = np.matmul(batch, theta[:, :, None])[:, :, 0]
             weights = signs * expit(-signs * margins)
             return np.matmul(weights[:, None, :], batch)[:, 0, :]
-        n_rows, batch_size = rows.shape
-        gathered = self.features[rows.ravel()]
-        counts = np.diff(gathered.indptr)
-        example = np.repeat(np.arange(n_rows * batch_size), counts)
-        # θ_r's coordinate for each gathered non-zero, by a flat index into (R, d)
-        coordinate = (example // batch_size) * self.dim + gathered.indices
-        products = gathered.data * theta.ravel().take(coordinate)
-        margins = np.zeros(n_rows * batch_size)
-        present = counts > 0  # reduceat needs strictly increasing starts: skip empty rows
-        if products.size:
-            margins[present] = np.add.reduceat(products, gathered.indptr[:-1][present])
-        weights = signs.ravel() * expit(-signs.ravel() * margins)
-        sums = np.bincount(coordinate, gathered.data * weights[example],
-                           minlength=n_rows * self.dim)
-        return sums.reshape(n_rows, self.dim)
+        batch = csr_kernels.batch_rows(self.features, rows)
+        weights = signs * expit(-signs * csr_kernels.batch_margins(batch, theta))
+        return csr_kernels.batch_weighted_rows(batch, weights)
 
     def minibatch_gradient(self) -> PerExampleGradient:
         return PerExampleGradient(self)

@@ -127,3 +127,35 @@ def test_sparse_rows_without_non_zeros():
     np.testing.assert_allclose(values[0], values[1], rtol=1e-13, atol=1e-13)
     empty = np.broadcast_to([[0, 2, 4]], (3, 3))  # x_i = 0: only the prior term θ/σ₀² is left
     np.testing.assert_array_equal(csr.minibatch_gradient()(theta, empty), theta)
+
+
+def test_full_data_blocks_are_the_out_of_place_formulas_bit_for_bit(models):
+    """potential and potential_gradient work in place on the (B, N) margins (issue 15); the
+    out-of-place formulas they replaced, kept here, give the same bits and layout, dense and
+    CSR, for one position and for many (a layout change would reorder the sums)."""
+    from scipy.special import expit
+
+    from workbench.models.logistic import _margins, _weighted_rows
+    from workbench.models.per_example import over_positions
+
+    def potential(model, theta):
+        def block(rows):
+            margins = model.labels * _margins(model.features, rows)
+            return (np.sum(rows**2, axis=1) / (2 * model.prior_scale**2)
+                    + np.logaddexp(0.0, -margins).sum(axis=1))
+        return over_positions(block, theta, model.dim, model.n_data)
+
+    def gradient(model, theta):
+        def block(rows):
+            weights = model.labels * expit(-model.labels * _margins(model.features, rows))
+            return rows / model.prior_scale**2 - _weighted_rows(model.features, weights)
+        return over_positions(block, theta, model.dim, model.n_data)
+
+    rng = generator(15, "in place")
+    for model in models:
+        for shape in [(7,), (1, 7), (3, 50, 7)]:
+            theta = 3.0 * rng.standard_normal(shape)
+            for fast, reference in [(model.potential(theta), potential(model, theta)),
+                                    (model.potential_gradient(theta), gradient(model, theta))]:
+                assert fast.strides == reference.strides
+                assert np.array_equal(fast.view(np.int64), reference.view(np.int64))
