@@ -8,7 +8,7 @@ Then, measured in the same run (issue 15), the compiled paths against the numpy 
 they replace, which the tests keep and compare with bit for bit: the IMQ Stein kernel against
 the straightforward ``(n, n, d)`` formula at the experiments' sizes, and the CNN's full-data
 gradient at the KSD draws of a ``stale-nn-workers`` replicate (25 positions, the 1438 digits)
-with the numpy im2col, col2im and pooling in place of the compiled loops. Rows: old and new
+with the numpy col2im and pooling in place of the compiled loops. Rows: old and new
 milliseconds (best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one
 thread, as in the pool workers.
 
@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simulators.static import constant_staleness  # noqa: E402
 from tests.workbench.models.test_cnn import (  # noqa: E402
     numpy_col2im,
-    numpy_image_columns,
     numpy_max_pool,
     numpy_max_pool_gradient,
 )
@@ -99,12 +98,12 @@ def old_and_new(old, new) -> tuple[float, float]:
 
 
 def numpy_convolution():
-    """The CNN's helpers replaced by the numpy formulations (a fresh model keeps nothing)."""
+    """The CNN's col2im and pooling replaced by the numpy formulations."""
     from workbench.models import cnn, convolution
 
     stack = ExitStack()
     for module, name, value in (
-            (cnn, "image_columns", numpy_image_columns), (cnn, "max_pool", numpy_max_pool),
+            (cnn, "max_pool", numpy_max_pool),
             (cnn, "max_pool_gradient", numpy_max_pool_gradient),
             (convolution, "_column_image",
              lambda delta, k, c: np.ascontiguousarray(numpy_col2im(delta, k, c)))):
@@ -134,11 +133,12 @@ def compiled_against_numpy() -> None:
     model.potential_gradient(theta[:1])
 
     def old():
+        model.__dict__.pop("_columns", None)  # before, the first layer's columns every call
         with numpy_convolution():
-            network_model(experiment.name, config, 0, "cnn").potential_gradient(theta)
+            model.potential_gradient(theta)
 
     def new():
-        network_model(experiment.name, config, 0, "cnn").potential_gradient(theta)
+        model.potential_gradient(theta)
 
     old_seconds, new_seconds = old_and_new(old, new)
     print(f"{'CNN full-data gradient':<32} {'25 x d=' + str(model.dim):<22} "

@@ -14,13 +14,14 @@ windows with stride 2 and routes the gradient to one arg-max per window, so tied
 (blank image areas give identical outputs) are differentiated as a single winner, as finite
 differences see them.
 
-The matrix products are numpy's (their operands and shapes fix the BLAS summation order).
-The gathers and scatters around them — im2col, col2im, pooling and its gradient — are compiled
-loops over the pixels (numba, ``cache=True``, no fastmath) writing their results once, instead
-of numpy's padded copies, window reshapes and ``take``/``put_along_axis`` temporaries; they
-copy the same numbers and add col2im's terms in the same order (zero, then kernel offset
-(0, 0), (0, 1), … as the shifted slice additions did), so every value is unchanged bit for bit
-(the tests compare with those numpy formulations).
+The matrix products are numpy's (their operands and shapes fix the BLAS summation order), and
+so is im2col (a strided view copied once by ``reshape``, as fast as a loop). col2im, pooling
+and its gradient are compiled loops over the pixels (numba, ``cache=True``, no fastmath)
+writing their results once, instead of numpy's padded copies, window reshapes and
+``take``/``put_along_axis`` temporaries; they copy the same numbers and add col2im's terms in
+the same order (zero, then kernel offset (0, 0), (0, 1), … as the shifted slice additions
+did), so every value is unchanged bit for bit (the tests compare with those numpy
+formulations).
 """
 
 from __future__ import annotations
@@ -29,35 +30,16 @@ import math
 
 import numba
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 
 def image_columns(images: np.ndarray, kernel_size: int) -> np.ndarray:
-    """im2col: ``(..., H, W, C)`` → ``(..., H·W, C·k·k)`` patches of a same-padded image
-    (column c·k² + i·k + j holds channel c at kernel offset (i, j); zeros outside)."""
-    *leading, height, width, channels = images.shape
-    flat = np.ascontiguousarray(images, dtype=float).reshape(-1, height, width, channels)
-    return _image_columns(flat, kernel_size).reshape(*leading, height * width,
-                                                     channels * kernel_size**2)
-
-
-@numba.njit(cache=True)
-def _image_columns(images, kernel_size):
-    n_images, height, width, channels = images.shape
+    """im2col: ``(..., H, W, C)`` → ``(..., H·W, C·k·k)`` patches of a same-padded image."""
     pad = kernel_size // 2
-    columns = np.empty((n_images, height * width, channels * kernel_size**2))
-    for b in range(n_images):
-        for y in range(height):
-            for x in range(width):
-                row = y * width + x
-                for c in range(channels):
-                    for i in range(kernel_size):
-                        h = y + i - pad
-                        for j in range(kernel_size):
-                            w = x + j - pad
-                            inside = 0 <= h < height and 0 <= w < width
-                            columns[b, row, (c * kernel_size + i) * kernel_size + j] = (
-                                images[b, h, w, c] if inside else 0.0)
-    return columns
+    *leading, height, width, channels = images.shape
+    padded = np.pad(images, [(0, 0)] * len(leading) + [(pad, pad), (pad, pad), (0, 0)])
+    patches = sliding_window_view(padded, (kernel_size, kernel_size), axis=(-3, -2))
+    return patches.reshape(*leading, height * width, channels * kernel_size**2)
 
 
 def convolve(columns: np.ndarray, weight: np.ndarray, bias: np.ndarray,
@@ -99,21 +81,20 @@ def _column_image(column_delta, kernel_size, channels):
     order (the order of the shifted slice additions onto a zero padded image)."""
     n_images, height, width, _ = column_delta.shape
     pad = kernel_size // 2
-    image = np.empty((n_images, height, width, channels))
+    image = np.zeros((n_images, height, width, channels))
     for b in range(n_images):
         for y in range(height):
             for x in range(width):
-                for c in range(channels):
-                    total = 0.0
-                    for i in range(kernel_size):
-                        h = y + pad - i
-                        if 0 <= h < height:
-                            for j in range(kernel_size):
-                                w = x + pad - j
-                                if 0 <= w < width:
-                                    total += column_delta[b, h, w,
-                                                          (c * kernel_size + i) * kernel_size + j]
-                    image[b, y, x, c] = total
+                pixel = image[b, y, x]
+                for i in range(kernel_size):
+                    h = y + pad - i
+                    if 0 <= h < height:
+                        for j in range(kernel_size):
+                            w = x + pad - j
+                            if 0 <= w < width:
+                                patch = column_delta[b, h, w]
+                                for c in range(channels):
+                                    pixel[c] += patch[(c * kernel_size + i) * kernel_size + j]
     return image
 
 
@@ -164,11 +145,12 @@ def max_pool_gradient(delta: np.ndarray, winner: np.ndarray) -> np.ndarray:
 @numba.njit(cache=True)
 def _max_pool_gradient(delta, winner):
     n_images, half_height, half_width, n_filters = delta.shape
-    routed = np.zeros((n_images, 2 * half_height, 2 * half_width, n_filters))
+    routed = np.empty((n_images, 2 * half_height, 2 * half_width, n_filters))
     for b in range(n_images):
-        for y in range(half_height):
-            for x in range(half_width):
+        for y in range(2 * half_height):
+            for x in range(2 * half_width):
+                q = 2 * (y % 2) + x % 2  # this pixel's place in its window
                 for f in range(n_filters):
-                    q = winner[b, y, x, f]
-                    routed[b, 2 * y + q // 2, 2 * x + q % 2, f] = delta[b, y, x, f]
+                    chosen = winner[b, y // 2, x // 2, f] == q
+                    routed[b, y, x, f] = delta[b, y // 2, x // 2, f] if chosen else 0.0
     return routed
