@@ -99,8 +99,9 @@ class ConvolutionalNetwork(NetworkClassifier):
                 kept = self.__dict__.setdefault("_columns", {})  # frozen: not a field
                 if field not in kept:
                     columns = image_columns(images, self.kernel_size)
-                    columns.flags.writeable = False
+                    columns.flags.writeable = False  # shared by every later call
                     kept[field] = columns if columns.size <= BLOCK_BUDGET else None
+                    return columns
                 if kept[field] is not None:
                     return kept[field]
         return image_columns(images, self.kernel_size)
