@@ -4,20 +4,39 @@ shapes the experiments' default configurations keep, beside the time of the repl
 them. Prints one row per shape: the seconds of the diagnostics (best of ``REPEATS``) and of the
 replay, and their ratio.
 
+Then, measured in the same run (issue 15), the compiled paths against the numpy formulations
+they replace, which the tests keep and compare with bit for bit: the IMQ Stein kernel against
+the straightforward ``(n, n, d)`` formula at the experiments' sizes, and the CNN's full-data
+gradient at the KSD draws of a ``stale-nn-workers`` replicate (25 positions, the 1438 digits)
+with the numpy col2im and pooling in place of the compiled loops. Rows: old and new
+milliseconds (best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one
+thread, as in the pool workers.
+
     python benchmarks/diagnostics_cost.py
 """
 
+import sys
 import time
+from contextlib import ExitStack
 from functools import partial
+from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
-from simulators.static import constant_staleness
-from workbench.diagnostics import DIAGNOSTIC_DRAWS, diagnose_draws
-from workbench.engine import replay
-from workbench.models.gaussian import GaussianMeanModel
-from workbench.samplers import SGLD
-from workbench.test_functions import THETA, THETA_SQUARED
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from simulators.static import constant_staleness  # noqa: E402
+from tests.workbench.models.test_cnn import (  # noqa: E402
+    numpy_col2im,
+    numpy_max_pool,
+    numpy_max_pool_gradient,
+)
+from tests.workbench.test_diagnostics import straightforward_stein_kernel  # noqa: E402
+from workbench.diagnostics import DIAGNOSTIC_DRAWS, diagnose_draws  # noqa: E402
+from workbench.engine import replay  # noqa: E402
+from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
+from workbench.samplers import SGLD  # noqa: E402
+from workbench.test_functions import THETA, THETA_SQUARED  # noqa: E402
 
 REPEATS = 3
 SHAPES = [  # label, replicates, servers (chains per replicate), dimension, updates
@@ -25,6 +44,15 @@ SHAPES = [  # label, replicates, servers (chains per replicate), dimension, upda
     ("downpour-period", 400, 1, 1, 2000),
     ("elastic-vs-downpour (elastic)", 400, 4, 1, 2000),
     ("dsgld (8 chains, d = 2)", 10, 8, 2, 5000),
+]
+
+
+KERNEL_SHAPES = [  # label, draws n, dimension d
+    ("downpour-period, stale-gaussian", 200, 1),
+    ("dsgld (d = 2)", 200, 2),
+    ("d = 10", 200, 10),
+    ("stale-nn-workers cnn (quick)", 25, 1722),
+    ("stale-nn-workers mlp (quick)", 25, 3760),
 ]
 
 
@@ -58,5 +86,68 @@ def main() -> None:
               f"{seconds / replay_seconds:6.2f}")
 
 
+def old_and_new(old, new) -> tuple[float, float]:
+    """Best seconds of ``old`` and ``new`` over ``REPEATS`` interleaved rounds."""
+    times = {old: [], new: []}
+    for _ in range(REPEATS):
+        for function in (old, new):
+            started = time.perf_counter()
+            function()
+            times[function].append(time.perf_counter() - started)
+    return min(times[old]), min(times[new])
+
+
+def numpy_convolution():
+    """The CNN's col2im and pooling replaced by the numpy formulations."""
+    from workbench.models import cnn, convolution
+
+    stack = ExitStack()
+    for module, name, value in (
+            (cnn, "max_pool", numpy_max_pool),
+            (cnn, "max_pool_gradient", numpy_max_pool_gradient),
+            (convolution, "_column_image",
+             lambda delta, k, c: np.ascontiguousarray(numpy_col2im(delta, k, c)))):
+        stack.enter_context(mock.patch.object(module, name, value))
+    return stack
+
+
+def compiled_against_numpy() -> None:
+    from workbench.diagnostics import imq_stein_kernel
+    from workbench.experiments.asynchronous.models import network_model
+    from workbench.experiments.stale_nn_workers import StaleNnWorkers
+
+    rng = np.random.default_rng(1)
+    print(f"\n{'compiled vs numpy':<32} {'shape':<22} {'old ms':>9} {'new ms':>9} "
+          f"{'old/new':>8}")
+    for label, n, dim in KERNEL_SHAPES:
+        x, s = rng.standard_normal((n, dim)), rng.standard_normal((n, dim))
+        imq_stein_kernel(x, x, s, s)  # compiled (or loaded from the cache) before timing
+        old, new = old_and_new(partial(straightforward_stein_kernel, x, x, s, s),
+                               partial(imq_stein_kernel, x, x, s, s))
+        print(f"{'IMQ kernel: ' + label:<32} {f'n={n}, d={dim}':<22} {old * 1e3:9.2f} "
+              f"{new * 1e3:9.2f} {old / new:8.2f}")
+    experiment = StaleNnWorkers()
+    config = experiment.configure(quick=True)
+    model = network_model(experiment.name, config, 0, "cnn")
+    theta = model.initial_position(rng, (25,))
+    model.potential_gradient(theta[:1])
+
+    def old():
+        model.__dict__.pop("_columns", None)  # before, the first layer's columns every call
+        with numpy_convolution():
+            model.potential_gradient(theta)
+
+    def new():
+        model.potential_gradient(theta)
+
+    old_seconds, new_seconds = old_and_new(old, new)
+    print(f"{'CNN full-data gradient':<32} {'25 x d=' + str(model.dim):<22} "
+          f"{old_seconds * 1e3:9.1f} {new_seconds * 1e3:9.1f} {old_seconds / new_seconds:8.2f}")
+
+
 if __name__ == "__main__":
-    main()
+    from workbench.pool import one_blas_thread
+
+    with one_blas_thread():
+        main()
+        compiled_against_numpy()

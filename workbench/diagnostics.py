@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import numba
 import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
@@ -69,18 +70,92 @@ def imq_stein_kernel(x: np.ndarray, y: np.ndarray, score_x: np.ndarray, score_y:
     k₀(x, y) = s(x)·s(y) k + s(x)·∇_y k + s(y)·∇_x k + ∇_x·∇_y k with k = u^β,
     u = c² + ‖r‖², r = x − y: ∇_x k = 2β u^(β−1) r = −∇_y k and
     ∇_x·∇_y k = −2β d u^(β−1) − 4β(β−1) ‖r‖² u^(β−2) (Gorham & Mackey 2017, eq. (7)).
+
+    The sums over the d components (‖r‖², s(y)·r − s(x)·r) are :func:`_difference_sums`,
+    without an ``(n, m, d)`` temporary, u^β is numpy's ``power`` and s(x)·s(y) its matrix
+    product; :func:`_combine` adds the terms elementwise in the order of the formula above
+    as numpy evaluates it, so the values are those of the straightforward numpy expression
+    bit for bit (the tests keep it and compare).
     """
-    difference = x[:, None, :] - y[None, :, :]
-    squared = np.einsum("ijk,ijk->ij", difference, difference)
+    symmetric = x is y and score_x is score_y
+    x, y, score_x, score_y = (np.ascontiguousarray(a, dtype=float)
+                              for a in (x, y, score_x, score_y))
+    squared, cross = _difference_sums(x, y, score_x, score_y, symmetric)
     u = scale**2 + squared
-    base = u**exponent
-    lower = base / u  # u^(β−1) by a division rather than a second power (the cost here)
-    score_dot = score_x @ score_y.T
-    cross = (np.einsum("jk,ijk->ij", score_y, difference)
-             - np.einsum("ik,ijk->ij", score_x, difference))
-    dim = x.shape[1]
-    trace = -2 * exponent * lower * (dim + 2 * (exponent - 1) * squared / u)
-    return score_dot * base + 2 * exponent * lower * cross + trace
+    return _combine(squared, cross, u, u**exponent, score_x @ score_y.T, float(x.shape[1]),
+                    float(exponent))
+
+
+@numba.njit(cache=True)
+def _combine(squared, cross, u, base, score_dot, dim, exponent):
+    """k₀ from its parts, each operation as numpy evaluates ``score_dot * base + 2 * exponent
+    * lower * cross + trace`` with ``lower = base / u`` and ``trace = -2 * exponent * lower *
+    (dim + 2 * (exponent - 1) * squared / u)``, left to right."""
+    gram = np.empty_like(squared)
+    cross_factor = 2 * exponent
+    trace_factor = -2 * exponent
+    squared_factor = 2 * (exponent - 1)
+    for i in range(squared.shape[0]):
+        for j in range(squared.shape[1]):
+            lower = base[i, j] / u[i, j]
+            trace = trace_factor * lower * (dim + squared_factor * squared[i, j] / u[i, j])
+            gram[i, j] = (score_dot[i, j] * base[i, j] + cross_factor * lower * cross[i, j]
+                          + trace)
+    return gram
+
+
+@numba.njit(cache=True)
+def _difference_sums(x, y, score_x, score_y, symmetric):
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``.
+
+    ``symmetric`` (y and its scores are x and its scores): pairs j ≥ i only, mirrored. Both
+    sums are then symmetric bit for bit: swapping i and j negates r and every product exactly
+    and the additions keep their order, so only the sign of a zero could differ, and the final
+    0 + (…) makes every zero +0.
+
+    Each sum over k is formed exactly as numpy's ``einsum("ijk,ijk->ij", r, r)`` (and
+    ``"jk,ijk->ij"``, ``"ik,ijk->ij"``) forms it on this build, so the values are numpy's bit for
+    bit (the tests compare): einsum's contiguous reduction loop
+    (``sum_of_products_contig_contig_outstride0_two``) keeps two accumulators (128-bit
+    vectors: even and odd k), adds blocks of eight as a·b + (… + (a·b + acc)) from the last pair
+    back, then the remaining pairs one at a time, and returns 0 + (even + odd).
+    """
+    n, dim = x.shape
+    m = y.shape[0]
+    squared = np.empty((n, m))
+    cross = np.empty((n, m))
+    for i in range(n):
+        for j in range(i if symmetric else 0, m):
+            sq0 = sq1 = sy0 = sy1 = sx0 = sx1 = 0.0
+            k = 0
+            while dim - k >= 8:
+                for q in range(k + 6, k - 1, -2):  # the block's pairs, last first
+                    r = x[i, q] - y[j, q]
+                    sq0 = r * r + sq0
+                    sy0 = score_y[j, q] * r + sy0
+                    sx0 = score_x[i, q] * r + sx0
+                    r = x[i, q + 1] - y[j, q + 1]
+                    sq1 = r * r + sq1
+                    sy1 = score_y[j, q + 1] * r + sy1
+                    sx1 = score_x[i, q + 1] * r + sx1
+                k += 8
+            while k < dim:
+                r = x[i, k] - y[j, k]
+                sq0 = r * r + sq0
+                sy0 = score_y[j, k] * r + sy0
+                sx0 = score_x[i, k] * r + sx0
+                if k + 1 < dim:
+                    r = x[i, k + 1] - y[j, k + 1]
+                    sq1 = r * r + sq1
+                    sy1 = score_y[j, k + 1] * r + sy1
+                    sx1 = score_x[i, k + 1] * r + sx1
+                k += 2
+            squared[i, j] = 0.0 + (sq0 + sq1)
+            cross[i, j] = (0.0 + (sy0 + sy1)) - (0.0 + (sx0 + sx1))
+            if symmetric:
+                squared[j, i] = squared[i, j]
+                cross[j, i] = cross[i, j]
+    return squared, cross
 
 
 def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,

@@ -128,6 +128,52 @@ def test_stein_kernel_matches_symbolic_differentiation():
     assert imq_stein_kernel(x, y, t, s)[0, 0] != pytest.approx(expected, rel=1e-3)
 
 
+def straightforward_stein_kernel(x, y, score_x, score_y, scale=IMQ_SCALE,
+                                 exponent=IMQ_EXPONENT):
+    """The IMQ Stein kernel as plain numpy with an (n, m, d) temporary (the formula the
+    compiled :func:`imq_stein_kernel` must reproduce bit for bit)."""
+    difference = x[:, None, :] - y[None, :, :]
+    squared = np.einsum("ijk,ijk->ij", difference, difference)
+    u = scale**2 + squared
+    base = u**exponent
+    lower = base / u
+    cross = (np.einsum("jk,ijk->ij", score_y, difference)
+             - np.einsum("ik,ijk->ij", score_x, difference))
+    trace = -2 * exponent * lower * (x.shape[1] + 2 * (exponent - 1) * squared / u)
+    return (score_x @ score_y.T) * base + 2 * exponent * lower * cross + trace
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 7, 8, 9, 16, 17, 63, 1722])
+@pytest.mark.parametrize("n, m, same", [(1, 1, True), (25, 25, True), (12, 12, False),
+                                        (30, 11, False)])
+def test_stein_kernel_is_the_straightforward_formula_bit_for_bit(dim, n, m, same):
+    """``same``: y is x (the KSD's case, computed on one triangle and mirrored)."""
+    rng = np.random.default_rng(1000 * dim + n)
+    x, s = 3 * rng.standard_normal((n, dim)), rng.standard_normal((n, dim))
+    y, t = (x, s) if same else (3 * rng.standard_normal((m, dim)),
+                                rng.standard_normal((m, dim)))
+    expected = straightforward_stein_kernel(x, y, s, t)
+    assert np.array_equal(imq_stein_kernel(x, y, s, t), expected)
+    # the KSD is the formula's mean
+    if same:
+        assert kernel_stein_discrepancy(x, s) == np.sqrt(max(expected.mean(), 0.0))
+
+
+def test_stein_kernel_sums_in_numpy_order_not_in_sequence():
+    """Negative control for the bit-for-bit test: ‖r‖² summed in plain sequence (as a naive
+    loop would) differs from numpy's einsum in the last bits for some pairs at d = 63, so the
+    comparison above can detect an order that is merely close."""
+    rng = np.random.default_rng(7)
+    x = 3 * rng.standard_normal((25, 63))
+    difference = x[:, None, :] - x[None, :, :]
+    sequential = np.zeros((25, 25))
+    for k in range(63):
+        sequential = sequential + difference[..., k] ** 2
+    numpy_order = np.einsum("ijk,ijk->ij", difference, difference)
+    assert np.allclose(sequential, numpy_order, rtol=1e-13)
+    assert not np.array_equal(sequential, numpy_order)
+
+
 def test_ksd_of_exact_draws_is_its_exact_small_sample_value_and_biased_draws_are_not():
     """For x ~ π, E[KSD²] = E[k₀(x, x)]/n (the off-diagonal terms have mean 0); for
     π = N(0, I_d) and c = 1, β = -1/2: k₀(x, x) = ‖x‖² + d, so E[KSD²] = 2d/n."""

@@ -34,6 +34,7 @@ from workbench.models.network import (
     dense_backward,
     dense_forward,
 )
+from workbench.models.per_example import BLOCK_BUDGET
 
 _DENSE = ["dense0", "dense1"]
 
@@ -89,9 +90,25 @@ class ConvolutionalNetwork(NetworkClassifier):
         return height * width * max(channels * self.kernel_size**2, first,
                                     first * self.kernel_size**2 // 4, second // 4)
 
+    def _data_columns(self, images: np.ndarray) -> np.ndarray:
+        """im2col of ``images`` for the first convolution; of the model's own training or
+        held-out images (every full-data potential and test function passes the same array)
+        formed once and kept, if it fits in :data:`BLOCK_BUDGET` elements."""
+        for field in ("features", "test_features"):
+            if images is getattr(self, field):
+                kept = self.__dict__.setdefault("_columns", {})  # frozen: not a field
+                if field not in kept:
+                    columns = image_columns(images, self.kernel_size)
+                    columns.flags.writeable = False  # shared by every later call
+                    kept[field] = columns if columns.size <= BLOCK_BUDGET else None
+                    return columns
+                if kept[field] is not None:
+                    return kept[field]
+        return image_columns(images, self.kernel_size)
+
     def _forward(self, weights, images):
         height, width = images.shape[-3:-1]
-        columns0 = image_columns(images, self.kernel_size)
+        columns0 = self._data_columns(images)
         pooled0, winner0 = max_pool(convolve(columns0, weights["conv0.weight"],
                                              weights["conv0.bias"], (height, width)))
         active0 = np.maximum(pooled0, 0.0)
