@@ -40,8 +40,8 @@ from engine_throughput import Rounds  # noqa: E402
 from simulators.seeding import generator  # noqa: E402
 from simulators.traveling_chains import TravelingChains  # noqa: E402
 from workbench import engine, engine_kernel, surrogates  # noqa: E402
-from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
 from workbench.minibatch import batch_means  # noqa: E402
+from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
 from workbench.models.sharded_gaussian import ShardedGaussianMean, ShardLocalGradient  # noqa: E402
 from workbench.samplers import SGLD  # noqa: E402
 from workbench.samplers.coupled import CoupledSGLD  # noqa: E402
