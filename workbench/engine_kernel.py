@@ -49,6 +49,12 @@ Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` met
 
 Anything else (other samplers or estimators, full-covariance surrogates, protocols) keeps the
 generic numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
+
+The generic path's sharded minibatch means are compiled too (:func:`shard_batch_means`, the
+sums above without the sampler step): samplers the kernel does not run on shards, such as
+:class:`~workbench.samplers.coupled.CoupledSGLD` (its group mean is numpy's BLAS matmul, whose
+order of additions the kernel cannot reproduce), get them from
+:meth:`~workbench.models.sharded_gaussian.ShardLocalGradient.prepare` without the gathered copy.
 """
 
 from __future__ import annotations
