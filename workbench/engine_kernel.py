@@ -52,8 +52,9 @@ generic numpy path. ``ENABLED = False`` forces the generic path everywhere (the 
 
 The generic path's sharded minibatch means are compiled too (:func:`shard_batch_means`, the
 sums above without the sampler step): samplers the kernel does not run on shards, such as
-:class:`~workbench.samplers.coupled.CoupledSGLD` (its group mean is numpy's BLAS matmul, whose
-order of additions the kernel cannot reproduce), get them from
+:class:`~workbench.samplers.coupled.CoupledSGLD` (its group mean is numpy's matmul, computed by
+OpenBLAS in its own order of fused multiply-adds, which differs from an in-order sum in the
+last bit for groups of 3 or more), get them from
 :meth:`~workbench.models.sharded_gaussian.ShardLocalGradient.prepare` without the gathered copy.
 """
 
