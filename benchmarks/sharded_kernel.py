@@ -91,16 +91,18 @@ def main() -> None:
     cases.update(coupled_workloads(args.coupled_updates))
     for _, run in cases.values():  # warm-up: numba's compilation (or its cache) out of the way
         run()
-    print(f"load average {os.getloadavg()[0]:.2f}; L = {args.updates} updates, "
-          f"{REPLICATES} replicates × {len(SHARD_SIZES)} chains, d = {DIM}; medians of "
-          f"{args.rounds} rounds, million chain-steps/s")
     rounds = Rounds(cases, args.rounds, scale=1e6)
-    print(f"{'estimator':>9} {'n':>4} {'compiled':>9} {'numpy':>7} {'ratio':>6}")
-    for name in () if args.coupled_only else ("dsgld", "fsgld"):
-        for batch in BATCHES:
-            on, off = (name, batch, True), (name, batch, False)
-            print(f"{name:>9} {batch:>4} {rounds.median(on):>9.3f} {rounds.median(off):>7.3f} "
-                  f"{rounds.ratio(on, off):>6.2f}")
+    print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.rounds} rounds, million "
+          "chain-steps/s")
+    if not args.coupled_only:
+        print(f"L = {args.updates} updates, {REPLICATES} replicates × {len(SHARD_SIZES)} "
+              f"chains, d = {DIM}")
+        print(f"{'estimator':>9} {'n':>4} {'compiled':>9} {'numpy':>7} {'ratio':>6}")
+        for name in ("dsgld", "fsgld"):
+            for batch in BATCHES:
+                on, off = (name, batch, True), (name, batch, False)
+                print(f"{name:>9} {batch:>4} {rounds.median(on):>9.3f} "
+                      f"{rounds.median(off):>7.3f} {rounds.ratio(on, off):>6.2f}")
     print(f"coupled D-SGLD, generic path: L = {args.coupled_updates} updates, "
           f"{COUPLED_REPLICATES} replicates × {COUPLED_SHARDS} chains, n = {COUPLED_BATCH}; "
           "minibatch means compiled (new) against numpy's (old)")
