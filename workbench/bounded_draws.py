@@ -11,6 +11,10 @@ bound of 1 draws nothing. Numba compiles the same function over the same bit gen
 so a compiled loop over the elements gives numpy's integers and leaves the generator in
 numpy's state. Bounds above 2³² − 1 (numpy then takes other paths) go to numpy itself. Tests
 compare with ``Generator.integers`` bit for bit, including the state.
+
+One bound for all (``Generator.integers(0, N, shape)``, the minibatches of an unsharded data
+set or of equal shards): numpy's vectorised fill calls the same Lemire draw per element; the
+compiled loop (:func:`uniform_integers`) is about a quarter faster (issue 15).
 """
 
 from __future__ import annotations
@@ -29,6 +33,24 @@ def _lemire(rng, bounds):
         out[i] = 0 if top == 0 else buffered_bounded_lemire_uint32(bit_generator,
                                                                    numba.uint32(top))
     return out
+
+
+@numba.njit(cache=True)
+def _lemire_one_bound(rng, top, size):
+    bit_generator = rng.bit_generator
+    out = np.empty(size, dtype=np.int64)
+    top = numba.uint32(top)
+    for i in range(size):
+        out[i] = 0 if top == 0 else buffered_bounded_lemire_uint32(bit_generator, top)
+    return out
+
+
+def uniform_integers(rng: np.random.Generator, bound: int, shape: tuple[int, ...]) -> np.ndarray:
+    """``rng.integers(0, bound, shape)`` (int64), bit for bit and with the same final generator
+    state (module docstring)."""
+    if not 1 <= bound <= 0xFFFFFFFF:
+        return rng.integers(0, bound, shape)
+    return _lemire_one_bound(rng, bound - 1, int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
 def bounded_integers(rng: np.random.Generator, bounds: np.ndarray) -> np.ndarray:

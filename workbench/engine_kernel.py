@@ -49,6 +49,13 @@ Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` met
 
 Anything else (other samplers or estimators, full-covariance surrogates, protocols) keeps the
 generic numpy path. ``ENABLED = False`` forces the generic path everywhere (the tests compare them).
+
+The generic path's sharded minibatch means are compiled too (:func:`shard_batch_means`, the
+sums above without the sampler step): samplers the kernel does not run on shards, such as
+:class:`~workbench.samplers.coupled.CoupledSGLD` (its group mean is numpy's matmul, computed by
+OpenBLAS in its own order of fused multiply-adds, which differs from an in-order sum in the
+last bit for groups of 3 or more), get them from
+:meth:`~workbench.models.sharded_gaussian.ShardLocalGradient.prepare` without the gathered copy.
 """
 
 from __future__ import annotations
@@ -502,3 +509,52 @@ def _chunk(kind, h, s, factor, data, c0, c1, c2, shards, surrogates, position, m
                         draws[kept, r, q, i] = theta
                 if bad and diverged_at[r, q] < 0:
                     diverged_at[r, q] = count
+
+
+def shard_batch_means(data: np.ndarray, offsets: np.ndarray, sizes: np.ndarray,
+                      shards: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Minibatch means x̄_B of shard-local ``indices`` ``(..., n)``, batch b drawn from shard
+    ``shards[b]`` (broadcast to ``indices.shape[:-1]``) whose rows start at ``offsets[s]``:
+    ``(..., d)``, compiled (issue 15: the generic path's sharded minibatches, as
+    :class:`~workbench.models.sharded_gaussian.ShardLocalGradient` prepares them).
+
+    Bit-identical to :func:`workbench.minibatch.batch_means` on the global rows
+    ``offsets[shards] + indices`` (the additions of ``data.take(rows, axis=0).mean(axis=-2)``:
+    pairwise as :func:`_pairwise_total` for d = 1, in sequence for d > 1, then the division by
+    n), without building the rows or the gathered array. A local index outside its shard's
+    ``0 .. sizes[s] - 1`` raises IndexError.
+    """
+    indices = np.asarray(indices)
+    shards = np.asarray(shards)
+    batch_shape = np.broadcast_shapes(shards.shape, indices.shape[:-1])
+    n = indices.shape[-1]
+    local = np.ascontiguousarray(np.broadcast_to(indices, batch_shape + (n,)), dtype=np.int64)
+    shard = np.broadcast_to(shards, batch_shape).reshape(-1)
+    means = np.empty(batch_shape + (data.shape[1],))
+    _shard_means(np.ascontiguousarray(data, dtype=np.float64), offsets[shard], sizes[shard],
+                 local.reshape(-1, n), means.reshape(-1, data.shape[1]))
+    return means
+
+
+@numba.njit(cache=True)
+def _shard_means(data, starts, sizes, indices, out):
+    """:func:`shard_batch_means` on flat batches: ``indices`` ``(batch, n)``, ``starts`` and
+    ``sizes`` ``(batch,)``, ``out`` ``(batch, d)``."""
+    n_batches, n = indices.shape
+    dim = data.shape[1]
+    rows = np.empty(n, np.int64)
+    for b in range(n_batches):
+        start, size = starts[b], sizes[b]
+        for k in range(n):
+            local = indices[b, k]
+            if local < 0 or local >= size:
+                raise IndexError("minibatch index outside its shard")
+            rows[k] = start + local
+        if dim == 1:
+            out[b, 0] = _pairwise_total(data, rows, 0, n) / n
+            continue
+        for i in range(dim):  # each coordinate's additions in sequence, as numpy's
+            total = data[rows[0], i]
+            for k in range(1, n):
+                total += data[rows[k], i]
+            out[b, i] = total / n

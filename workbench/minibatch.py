@@ -1,6 +1,7 @@
 """Minibatch index draws, vectorised over any leading shape.
 
-- With replacement: n independent indices, exactly uniform (``Generator.integers``).
+- With replacement: n independent indices, exactly uniform (``Generator.integers``, drawn bit
+  for bit as numpy would by :mod:`workbench.bounded_draws`).
 - Without replacement, small batches (n² <= N): Floyd's algorithm (Bentley & Floyd 1987),
   vectorised: for ``j = N - n, ..., N - 1`` draw ``t`` uniform on ``{0..j}`` and take ``t``
   unless already taken, else ``j``; O(n²) work and n uniforms per batch.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulators import validation
-from workbench.bounded_draws import bounded_integers
+from workbench.bounded_draws import bounded_integers, uniform_integers
 
 
 def check_batch(n_data: int, batch_size: int, replacement: bool) -> None:
@@ -48,11 +49,11 @@ def draw_indices(rng: np.random.Generator, n_data, batch_size: int,
     sizes = int(n_data) if one_size else np.broadcast_to(np.asarray(n_data, np.int64), shape)
     if replacement:
         if not one_size and sizes.size and sizes.min() == sizes.max():
-            # One bound for all: numpy's scalar-bound path is several times faster than the
-            # per-element one and draws the same numbers (the same bounded method per element).
-            return rng.integers(0, int(sizes.flat[0]), shape + (batch_size,))
+            # One bound for all: the scalar-bound draw is several times faster than the
+            # per-element one and gives the same numbers (the same bounded method per element).
+            return uniform_integers(rng, int(sizes.flat[0]), shape + (batch_size,))
         if one_size:
-            return rng.integers(0, sizes, shape + (batch_size,))
+            return uniform_integers(rng, sizes, shape + (batch_size,))
         return bounded_integers(rng, np.broadcast_to(sizes[..., None], shape + (batch_size,)))
     if batch_size * batch_size > int(np.min(sizes)):
         keys = rng.random(shape + (int(np.max(sizes)),))

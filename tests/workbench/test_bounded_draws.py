@@ -54,3 +54,37 @@ def test_unequal_shard_minibatches_are_the_per_element_draws():
     expected = theirs.integers(0, np.broadcast_to(sizes, (64, 4, 3))[..., None], (64, 4, 3, 10))
     np.testing.assert_array_equal(drawn, expected)
     assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+@pytest.mark.parametrize("bound", [1, 2, 7, 1000, 2**31 + 5, 2**32 - 1, 2**32, 2**40])
+@pytest.mark.parametrize("spare_half", [0, 1])
+def test_one_bound_for_all_draws_numpy_s_integers_and_state(bound, spare_half):
+    """uniform_integers is Generator.integers(0, N, shape) bit for bit (compiled up to
+    N = 2³² - 1, numpy's own call above), with the same final state and later draws."""
+    from workbench.bounded_draws import uniform_integers
+
+    ours, theirs = np.random.default_rng(bound + spare_half), np.random.default_rng(
+        bound + spare_half)
+    for _ in range(spare_half):
+        ours.integers(0, 7)
+        theirs.integers(0, 7)
+    drawn = uniform_integers(ours, bound, (64, 3, 5, 10))
+    expected = theirs.integers(0, bound, (64, 3, 5, 10))
+    assert drawn.dtype == expected.dtype and drawn.shape == expected.shape
+    np.testing.assert_array_equal(drawn, expected)
+    assert ours.bit_generator.state == theirs.bit_generator.state
+    assert ours.integers(0, 1000, 9).tolist() == theirs.integers(0, 1000, 9).tolist()
+    if bound > 2:
+        # negative control: the bound one lower draws other numbers from the same state
+        lower = uniform_integers(np.random.default_rng(bound), bound - 1, (64, 3, 5, 10))
+        assert not np.array_equal(lower, np.random.default_rng(bound).integers(
+            0, bound, (64, 3, 5, 10)))
+
+
+def test_minibatches_of_one_data_set_and_of_equal_shards_are_numpy_s_integers():
+    for sizes in (1000, np.full((1, 1, 3), 250)):
+        ours, theirs = np.random.default_rng(9), np.random.default_rng(9)
+        drawn = draw_indices(ours, sizes, 10, (64, 4, 3), replacement=True)
+        np.testing.assert_array_equal(drawn, theirs.integers(0, int(np.max(sizes)),
+                                                             (64, 4, 3, 10)))
+        assert ours.bit_generator.state == theirs.bit_generator.state

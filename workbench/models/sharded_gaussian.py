@@ -122,6 +122,7 @@ class ShardLocalGradient:
         self.n_data, self.dim = model.n_data, model.dim
         self.shard_sizes = sharded.shard_sizes
         self._offsets = sharded.offsets
+        self._sizes = np.asarray(sharded.shard_sizes, dtype=np.int64)
         self._data = model.data
         self._prior_precision = 1 / model.prior_scale**2
         self._prior_term = model.prior_mean / model.prior_scale**2
@@ -129,9 +130,12 @@ class ShardLocalGradient:
 
     def prepare(self, indices: np.ndarray, shards: np.ndarray,
                 frequencies: np.ndarray) -> ShardBatches:
-        """Batch means x̄_B from local indices ``(update, replicate, server, n)``."""
-        rows = self._offsets[shards][..., None] + indices
-        means = batch_means(self._data, rows)
+        """Batch means x̄_B from local indices ``(update, replicate, server, n)``, compiled
+        (:func:`workbench.engine_kernel.shard_batch_means`: the additions of
+        :func:`~workbench.minibatch.batch_means` on the global rows, bit for bit)."""
+        from workbench.engine_kernel import shard_batch_means
+
+        means = shard_batch_means(self._data, self._offsets, self._sizes, shards, indices)
         return ShardBatches(shards, frequencies, means)
 
     def prior_gradient(self, position: np.ndarray) -> np.ndarray:
