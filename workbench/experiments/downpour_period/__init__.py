@@ -20,7 +20,7 @@ from workbench.config import Parameter
 from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.asynchronous.system import count_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.downpour_period.logistic import LOGISTIC_RUN_PARAMETERS, run_logistic
+from workbench.experiments.downpour_period.parameters import LOGISTIC_RUN_PARAMETERS
 from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
 from workbench.experiments.validators import distinct_positive_ints, positive
 
@@ -67,6 +67,8 @@ class DownpourPeriod(Experiment):
                                   * config["logistic_replicates"])
 
     def run_point(self, config, point, seed):
+        from workbench.experiments.downpour_period.logistic import run_logistic
+
         run = run_protocol(self.name, config, point, seed, "downpour", point["workers"],
                            point["period"])
         run = run.merge(run_logistic(self.name, config, point, seed, point["workers"],
