@@ -25,13 +25,10 @@ from workbench.experiments.asynchronous.system import count_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed.data import CHECK_PARAMETERS
 from workbench.experiments.validators import at_least_one, non_negative, positive
-from workbench.models.gaussian import GaussianMeanModel
-from workbench.realtime.comparison import compare_real_and_simulated
-from workbench.realtime.server import RealRunSettings
 from workbench.samplers import LINEAR_SAMPLER_NAMES, make_sampler
 
-# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
-# by the methods that use them: describing and configuring the experiment (`workbench
+# the per-point run (the model, the real-run machinery), checks and figures (engine, sympy,
+# matplotlib, xarray) are imported by the methods that use them: describing and configuring the experiment (`workbench
 # show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
@@ -80,6 +77,10 @@ class RealVsSimulated(Experiment):
         return datasets[0]
 
     def run_point(self, config, point, seed):
+        from workbench.models.gaussian import GaussianMeanModel
+        from workbench.realtime.comparison import compare_real_and_simulated
+        from workbench.realtime.server import RealRunSettings
+
         model = GaussianMeanModel.generate(generator(seed, self.name, "data"), config["n_data"],
                                            config["dim"])
         sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
