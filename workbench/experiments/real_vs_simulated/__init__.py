@@ -28,8 +28,8 @@ from workbench.experiments.validators import at_least_one, non_negative, positiv
 from workbench.samplers import LINEAR_SAMPLER_NAMES, make_sampler
 
 # the per-point run (the model, the real-run machinery), checks and figures (engine, sympy,
-# matplotlib, xarray) are imported by the methods that use them: describing and configuring the experiment (`workbench
-# show`, argument errors) stays light (issue 15)
+# matplotlib, xarray) are imported by the methods that use them: describing and configuring
+# the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     Parameter("workers", [1, 2, 4], "worker counts P of the real runs (1, the baseline, and at "
