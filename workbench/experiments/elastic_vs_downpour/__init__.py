@@ -18,9 +18,9 @@ from workbench.experiments.base import Experiment
 from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
 from workbench.experiments.validators import at_least_one, distinct_positive_ints
 
-# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
-# by the methods that use them: describing and configuring the experiment (`workbench
-# show`, argument errors) stays light (issue 15)
+# the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
+# use them, and the shared run code imports the engine where a point runs: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PROTOCOLS = ("downpour", "elastic")
 

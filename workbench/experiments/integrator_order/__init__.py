@@ -39,9 +39,9 @@ from workbench.experiments.validators import (
     rate,
 )
 
-# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
-# by the methods that use them: describing and configuring the experiment (`workbench
-# show`, argument errors) stays light (issue 15)
+# the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
+# use them, and the shared run code imports the engine where a point runs: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     Parameter("iterations", [64, 256, 1024, 4096, 16384],
