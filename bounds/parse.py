@@ -17,11 +17,13 @@ the string, no attribute access, subscripts, keywords, comprehensions or lambdas
   declared with its assumptions (``{"n_chains": "positive integer"}``) and mapped onto the
   sweep dim of that name.
 
-Size limits keep a hostile string from costing time: at most :data:`MAX_LENGTH` characters
-and :data:`MAX_NODES` tree nodes, and a numeric power's exponent at most
-:data:`MAX_EXPONENT` in size and its value within 10^:data:`MAX_DIGITS` (sympy would
-otherwise expand ``10**10**10``). Every refusal is a
-:class:`BoundSyntaxError` naming the offending piece and its column.
+Size limits keep a hostile string from costing time: at most
+:data:`~bounds.expressions.MAX_LENGTH` characters and :data:`~bounds.expressions.MAX_NODES`
+tree nodes, and a numeric power's exponent at most :data:`~bounds.expressions.MAX_EXPONENT`
+in size and its value within 10^:data:`MAX_DIGITS` (sympy would otherwise expand
+``10**10**10``). Every refusal is a :class:`BoundSyntaxError` naming the offending piece and
+its column. The same whitelist checked and computed in floating point, without sympy (the
+derived values of a study), is :mod:`bounds.expressions`.
 
 The result is a :class:`Bound` with provenance ``user`` (a hypothesis under test), so it is
 analysed, rendered, evaluated and checked exactly like a registered bound; ``registered:NAME``
@@ -38,12 +40,10 @@ from collections.abc import Mapping
 import sympy as sp
 
 from bounds import registry
+from bounds.expressions import MAX_EXPONENT, BoundSyntaxError, Checker, syntax_tree
 from bounds.record import Bound
 from bounds.symbols import SYMBOLS, constant, declare, n_iterations, step_size
 
-MAX_LENGTH = 1000
-MAX_NODES = 300
-MAX_EXPONENT = 100
 MAX_DIGITS = 1000
 
 #: the papers' letters for the declared symbols (names of the workbench itself also work)
@@ -67,10 +67,6 @@ _CONSTANT = re.compile(r"^([A-Z])_?(\d*)$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _BINARY = {ast.Add: sp.Add, ast.Sub: lambda a, b: a - b, ast.Mult: sp.Mul,
            ast.Div: lambda a, b: a / b}
-
-
-class BoundSyntaxError(ValueError):
-    """A bound string the whitelist refuses; the message names the piece and the column."""
 
 
 def _declared(name: str) -> sp.Symbol | None:
@@ -111,25 +107,12 @@ def _user_symbol(name: str, assumption: str) -> sp.Symbol:
                    **ASSUMPTIONS[assumption])
 
 
-class _Builder:
+class _Builder(Checker):
     """Rebuilds a whitelisted :mod:`ast` expression tree as sympy (module docstring)."""
-
-    def __init__(self, text: str, symbols: Mapping[str, sp.Symbol]):
-        self.text = text
-        self.symbols = symbols
-
-    def refuse(self, node: ast.AST, what: str) -> BoundSyntaxError:
-        column = getattr(node, "col_offset", 0)
-        piece = ast.get_source_segment(self.text, node) or type(node).__name__
-        return BoundSyntaxError(f"{what} at column {column + 1}: {piece!r}")
 
     def build(self, node: ast.AST) -> sp.Expr:
         if isinstance(node, ast.Constant):
-            value = node.value
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise self.refuse(node, "only numbers are allowed as literals")
-            if not math.isfinite(value):
-                raise self.refuse(node, "numbers must be finite")
+            value = self.literal(node)
             return sp.Integer(value) if isinstance(value, int) else sp.Float(value)
         if isinstance(node, ast.Name):
             if node.id not in self.symbols:
@@ -174,109 +157,9 @@ def parse_assumptions(items) -> dict[str, str]:
     return assumptions
 
 
-def _tree(text: str, what: str = "a bound") -> tuple[str, ast.Expression]:
-    """The normalised text and its :mod:`ast` tree, within the size limits (nothing is run)."""
-    if not isinstance(text, str) or not text.strip():
-        raise BoundSyntaxError(f"{what} must be a non-empty string")
-    if len(text) > MAX_LENGTH:
-        raise BoundSyntaxError(f"{what} has at most {MAX_LENGTH} characters, got {len(text)}")
-    text = text.strip().replace("^", "**")
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as error:
-        raise BoundSyntaxError(f"not an expression: {error.msg} at column "
-                               f"{error.offset or 0}") from None
-    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
-        raise BoundSyntaxError(f"{what} has at most {MAX_NODES} parts")
-    return text, tree
-
-
-_SHAPES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Call, ast.Load,
-           ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
-
-
-def free_names(text: str) -> set[str]:
-    """The names an expression string refers to (functions excluded); BoundSyntaxError if the
-    string is not an expression of the whitelist (numbers, names, + - * / **, the functions
-    :data:`FUNCTIONS` called by name with positional arguments): checked before any value is
-    known, so a study is refused when it is read, not when it runs."""
-    text, tree = _tree(text, "an expression")
-    checker = _Builder(text, {})
-    for node in ast.walk(tree):
-        if not isinstance(node, _SHAPES):
-            raise checker.refuse(node, "not allowed in an expression")
-        if isinstance(node, ast.Constant):
-            checker.build(node)  # a finite number, nothing else
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not any(
-                isinstance(n, ast.Name) for n in ast.walk(node.right)):
-            if abs(_Evaluator(text, {}).build(node.right)) > MAX_EXPONENT:
-                raise checker.refuse(node, f"exponents must lie within ±{MAX_EXPONENT}")
-        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name)
-                                           or node.func.id not in FUNCTIONS or node.keywords
-                                           or not node.args):
-            raise checker.refuse(node, f"only the functions {', '.join(FUNCTIONS)}, called "
-                                       "by name with positional arguments, are allowed")
-    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls
-
-
-class _Evaluator(_Builder):
-    """The same whitelist as :class:`_Builder`, evaluated in floating point in the order
-    written (``a * b * c`` is ``(a*b)*c``, as Python would compute it), for the derived
-    values of a study (``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"``)."""
-
-    _OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-                  ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
-                  ast.Pow: lambda a, b: a ** b}
-    _FUNCTIONS = {"sqrt": math.sqrt, "log": math.log, "exp": math.exp, "abs": abs,
-                  "min": min, "max": max}
-
-    def build(self, node: ast.AST):
-        if isinstance(node, ast.Name):
-            if node.id not in self.symbols:
-                raise self.refuse(node, "unknown name")
-            return self.symbols[node.id]
-        if isinstance(node, ast.Constant):
-            super().build(node)  # the literal checks: a finite number, nothing else
-            return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-            operand = self.build(node.operand)
-            return -operand if isinstance(node.op, ast.USub) else operand
-        if isinstance(node, ast.BinOp) and type(node.op) in self._OPERATORS:
-            left, right = self.build(node.left), self.build(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
-                raise self.refuse(node, f"exponents must lie within ±{MAX_EXPONENT}")
-            try:
-                value = self._OPERATORS[type(node.op)](left, right)
-            except (ZeroDivisionError, OverflowError, ValueError) as error:
-                raise self.refuse(node, f"cannot be computed ({error})") from None
-            if isinstance(value, complex) or not math.isfinite(value):
-                raise self.refuse(node, "is not a finite real number")
-            return value
-        if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in self._FUNCTIONS:
-                raise self.refuse(node, f"only the functions {', '.join(FUNCTIONS)} are allowed")
-            if node.keywords or not node.args:
-                raise self.refuse(node, "functions take positional arguments only")
-            try:
-                return self._FUNCTIONS[node.func.id](*(self.build(a) for a in node.args))
-            except (ValueError, OverflowError, TypeError) as error:
-                raise self.refuse(node, f"cannot be computed ({error})") from None
-        if isinstance(node, ast.BinOp):
-            raise self.refuse(node, "operator not allowed (use + - * / ** or ^)")
-        raise self.refuse(node, "not allowed in an expression")
-
-
-def evaluate(text: str, values: Mapping[str, int | float]) -> int | float:
-    """The value of an expression string over ``values`` (names to numbers), through the
-    bound whitelist and in the order written; BoundSyntaxError naming the offending piece."""
-    text, tree = _tree(text, "an expression")
-    return _Evaluator(text, dict(values)).build(tree.body)
-
-
 def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) -> sp.Expr:
     """The sympy expression of a bound string (module docstring), or BoundSyntaxError."""
-    text, tree = _tree(text)
+    text, tree = syntax_tree(text)
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     calls = {n.func.id for n in ast.walk(tree)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

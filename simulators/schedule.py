@@ -42,9 +42,14 @@ through netCDF), which is also how a schedule recorded from a real run is brough
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
+
+# xarray is imported by the methods that build DataArrays and Datasets: building and replaying
+# a schedule needs only numpy, and the command line loads this module without them (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
 
 EVENT_KINDS = ("gradient", "hop", "push", "pull", "coupling")
 GRADIENT, HOP, PUSH, PULL, COUPLING = 0, 1, 2, 3, 4
@@ -211,6 +216,8 @@ class Schedule:
 
     def staleness_histogram(self, applied_only: bool = True) -> xr.DataArray:
         """Counts of each staleness value, as a DataArray over dim ``staleness``."""
+        import xarray as xr
+
         kept = self.applied if applied_only else np.isin(self.kind, UPDATE_KINDS)
         values = self.staleness[kept]
         counts = np.bincount(values) if values.size else np.zeros(1, dtype=np.int64)
@@ -223,6 +230,8 @@ class Schedule:
 
     def utilisation(self) -> xr.DataArray:
         """Fraction of the makespan each worker spent computing, over dim ``worker``."""
+        import xarray as xr
+
         makespan = float(self.time.max()) if self.n_events else 0.0
         modelled = self.worker >= 0
         busy = np.bincount(
@@ -251,6 +260,8 @@ class Schedule:
     # ----------------------------------------------------------------- storage
     def to_dataset(self) -> xr.Dataset:
         """The schedule as an xarray Dataset over dim ``event`` (netCDF-safe)."""
+        import xarray as xr
+
         data = {}
         for name in _COLUMNS:
             column = getattr(self, name)

@@ -1,22 +1,32 @@
-"""`workbench --help`, `list` and argument errors import nothing heavy (issue 15).
+"""`workbench --help`, `list`, `show NAME` and argument errors import nothing heavy (issue 15).
 
 Behaviour, not timing: a fresh interpreter runs the command and reports which of the heavy
-modules ended up in ``sys.modules``. The negative control runs a command that needs an
-experiment (``show stale-gaussian``) through the same probe and must see them imported.
+modules ended up in ``sys.modules``. ``show`` and a bad ``--set`` are run for every built-in
+experiment (each loads and configures its experiment, which must not import the code that runs
+points, checks them or draws figures). The negative controls run the same probe after an eager
+import of an experiment's checks or figures module, as a package ``__init__`` that imported them
+at module level would, and must see the heavy modules.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
-HEAVY = ("scipy.stats", "sympy", "xarray", "matplotlib", "pandas", "numba")
+from workbench.experiments.catalog import ENTRIES
+
+HEAVY = ("scipy.stats", "sympy", "xarray", "matplotlib", "pandas", "numba", "arviz_stats",
+         "netCDF4", "dask")
+NAMES = [entry.name for entry in ENTRIES]
 
 PROBE = f"""
-import contextlib, io, json, sys
+import contextlib, importlib, io, json, os, sys
+for module in filter(None, os.environ.get("PROBE_PRELOAD", "").split(",")):
+    importlib.import_module(module)
 from workbench.cli import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     try:
@@ -28,9 +38,10 @@ print(json.dumps({{"status": status,
 """
 
 
-def _imported(*argv: str) -> dict:
+def _imported(*argv: str, preload: tuple[str, ...] = ()) -> dict:
+    env = {**os.environ, "PROBE_PRELOAD": ",".join(preload)}
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
-                          text=True, check=True, timeout=120)
+                          text=True, check=True, timeout=120, env=env)
     return json.loads(done.stdout)
 
 
@@ -44,8 +55,36 @@ def test_light_commands_import_nothing_heavy(argv):
     assert result["heavy"] == []
 
 
-def test_probe_sees_the_heavy_imports_of_a_command_that_loads_an_experiment():
-    # negative control: the probe would catch an eager import
-    result = _imported("show", "stale-gaussian")
+@pytest.mark.parametrize("name", NAMES)
+def test_show_imports_nothing_heavy(name):
+    result = _imported("show", name)
     assert result["status"] == 0
-    assert {"xarray", "sympy", "scipy.stats"} <= set(result["heavy"])
+    assert result["heavy"] == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_bad_set_is_refused_without_heavy_imports(name):
+    # configure() runs in check_arguments: an unknown key is refused naming it (status 2)
+    for command in ("run", "check"):
+        result = _imported(command, name, "--set", "no_such_parameter=1")
+        assert result["status"] == 2
+        assert result["heavy"] == []
+
+
+def test_a_bad_value_is_refused_without_heavy_imports():
+    result = _imported("run", "dsgld-imbalance", "--set", "burn_in=-1", "--quick")
+    assert result["status"] == 2
+    assert result["heavy"] == []
+
+
+@pytest.mark.parametrize("module, expected", [
+    ("workbench.experiments.dsgld_imbalance.checks", {"sympy", "scipy.stats", "xarray"}),
+    ("workbench.experiments.dsgld_imbalance.figures", {"matplotlib"}),
+    ("workbench.experiments.integrator_order.checks", {"sympy"}),
+])
+def test_probe_sees_an_eager_import(module, expected):
+    # negative control: an experiment package that imported its checks or figures at module
+    # level would make `show` import these, and the probe reports them
+    result = _imported("show", "dsgld-imbalance", preload=(module,))
+    assert result["status"] == 0
+    assert expected <= set(result["heavy"])

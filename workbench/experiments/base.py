@@ -40,12 +40,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import xarray as xr
-
-from bounds.verdict import Verdict
 from workbench.config import Parameter, resolve
+
+# xarray and the verdicts (scipy.stats) are imported where points are merged and combined:
+# describing and configuring an experiment (``workbench show``, argument errors) needs
+# neither (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from bounds.verdict import Verdict
 
 
 class Experiment:
@@ -85,6 +90,8 @@ class Experiment:
         """Raw results of consecutive block groups, joined in block order."""
         if len(raws) == 1:
             return raws[0]
+        import xarray as xr
+
         return xr.concat(raws, dim="replicate", data_vars="minimal", coords="minimal",
                          compat="equals", join="exact")
 
@@ -97,6 +104,8 @@ class Experiment:
         return self.finish_point(config, point, seed, self.run_blocks(config, point, seed, blocks))
 
     def combine(self, config: dict, datasets: list[xr.Dataset]) -> xr.Dataset:
+        import xarray as xr
+
         return xr.concat(datasets, dim=self.sweep_dims[0], data_vars="minimal",
                          coords="minimal", compat="equals", join="exact")
 

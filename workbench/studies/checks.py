@@ -1,4 +1,5 @@
-"""The check kinds of a study: what a ``[[check]]`` entry may ask, and how it is judged.
+"""The check kinds of a study and how each is judged (their options are validated by
+:mod:`.check_kinds` when a study is read).
 
 - ``oracle``: every point's E φ̂ and Var φ̂ (and Var and MSE of φ̂(θ²) where finite) against the
   exact stacked-state oracle (math.md §7), with ``oracle/divergence/<point>`` a ``violated``
@@ -52,10 +53,6 @@ from bounds.record import Bound
 from bounds.symbols import SYMBOLS, n_iterations, step_size
 from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
 from simulators.seeding import generator
-from workbench.experiments.distributed.references import REFERENCES
-from workbench.studies import sharded_checks
-from workbench.studies.schema import FEDERATED, GAUSSIAN, SHARDED, TRAVELING
-from workbench.test_functions import BUILTIN
 
 #: (test function, oracle moment, measured value, its standard error, judged relative)
 COMPARISONS = (("theta", "mean", "mean", "bias_se", False),
@@ -64,13 +61,6 @@ COMPARISONS = (("theta", "mean", "mean", "bias_se", False),
                ("theta_squared", "variance", "variance", "variance_se", True),
                ("theta_squared", "mse", "mse", "mse_se", True))
 _SYMBOL = {"theta": "θ", "theta_squared": "θ²"}
-SPLITS = ("checkerboard", "extrapolate")
-
-
-class CheckOptionError(ValueError):
-    def __init__(self, key: str, reason: str):
-        super().__init__(f"{key}: {reason}")
-        self.key, self.reason = key, reason
 
 
 @dataclass(frozen=True)
@@ -406,166 +396,3 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
                            fit.observed, fit.errors, z, fit.held_out,
                            n_replicates=ctx.config["n_replicates"], detail=detail,
                            evidence=evidence)]
-
-
-# ------------------------------------------------------------------------------ the kinds
-
-def _function(entry: dict, key: str = "test_function", default=None):
-    value = entry.get(key, default)
-    if value is not None and value not in BUILTIN:
-        raise CheckOptionError(key, f"must be one of {', '.join(BUILTIN)}, got {value!r}")
-    return value
-
-
-def _over(entry: dict, dims: Sequence[str]) -> str:
-    over = entry.get("over", dims[0] if len(dims) == 1 else None)
-    if over not in dims:
-        raise CheckOptionError("over", f"must be a sweep dim ({', '.join(dims) or 'none'}), "
-                                       f"got {over!r}")
-    return over
-
-
-def _bound(entry: dict, bounds: Mapping) -> str:
-    name = entry.get("bound")
-    if name not in bounds:
-        raise CheckOptionError("bound", f"names no [[bound]] of the study "
-                                        f"({', '.join(bounds) or 'none'}), got {name!r}")
-    return name
-
-
-def _known_keys(entry: dict, allowed: Sequence[str]) -> None:
-    for key in entry:
-        if key not in allowed:
-            raise CheckOptionError(key, f"unknown key; known: kind, {', '.join(allowed)}")
-
-
-def _estimator(entry: dict, estimators: Sequence[str]) -> str:
-    name = entry.get("estimator")
-    if name not in estimators:
-        raise CheckOptionError("estimator", f"must be an estimator of the study "
-                                            f"({', '.join(estimators)}), got {name!r}")
-    return name
-
-
-def _reference(entry: dict, key: str) -> str:
-    name = entry.get(key)
-    if name not in REFERENCES:
-        raise CheckOptionError(key, f"must be one of {', '.join(REFERENCES)}, got {name!r}")
-    return name
-
-
-@dataclass(frozen=True)
-class Kind:
-    """A check kind: the keys it takes in a study of each model or system kind it applies to
-    (the first of them the study has decides)."""
-
-    name: str
-    keys: Mapping[str, tuple[str, ...]]
-
-    def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
-                 kinds: Sequence[str], estimators: Sequence[str]) -> dict:
-        """The entry's options; ``kinds``: the study's model and system kinds,
-        ``estimators``: its gradient estimators (sharded studies)."""
-        where = next((k for k in self.keys if k in kinds), None)
-        if where is None:
-            raise CheckOptionError("kind", f"{self.name!r} is a check of "
-                                           f"{' / '.join(self.keys)} studies, not of "
-                                           f"{' / '.join(sorted(kinds))}")
-        _known_keys(entry, self.keys[where])
-        if where != GAUSSIAN:
-            return self._sharded(entry, self.keys[where], dims, estimators)
-        if self.name == "oracle":
-            return {}
-        options: dict[str, Any] = {"test_function": _function(entry)}
-        if self.name in ("invariance", "slope", "rate"):
-            options["over"] = _over(entry, dims)
-        if self.name == "slope":
-            expected = entry.get("expected", 0.0)
-            if isinstance(expected, bool) or not isinstance(expected, int | float):
-                raise CheckOptionError("expected", "must be a number")
-            options["expected"] = float(expected)
-        if self.name in ("rate", "envelope"):
-            options["bound"] = _bound(entry, bounds)
-        if self.name == "rate":
-            if "expected" in entry:
-                options["expected"] = float(entry["expected"])
-            else:
-                spec = bounds[options["bound"]]
-                try:
-                    bound_rate(spec.bound, spec.fixed)
-                except ValueError as error:
-                    raise CheckOptionError("bound", f"{options['bound']!r} gives no rate in L "
-                                                    f"({error}); give expected") from None
-            options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
-        if self.name == "envelope":
-            split = entry.get("split", "checkerboard")
-            if split not in SPLITS:
-                raise CheckOptionError("split", f"must be one of {', '.join(SPLITS)}")
-            options["split"] = split
-            fixed = entry.get("fixed", {})
-            if not isinstance(fixed, dict):
-                raise CheckOptionError("fixed", "must be a table of symbol = value")
-            options["fixed"] = dict(fixed)
-        return options
-
-    def _sharded(self, entry: dict, keys: Sequence[str], dims: Sequence[str],
-                 estimators: Sequence[str]) -> dict:
-        options: dict[str, Any] = {}
-        if "over" in keys:
-            options["over"] = _over(entry, dims)
-        if self.name in ("invariance", "growth"):
-            options["estimator"] = _estimator(entry, estimators)
-        if self.name == "distance":
-            options["longest"] = _reference(entry, "longest")
-            options["shortest"] = _reference(entry, "shortest")
-            if options["longest"] == options["shortest"]:
-                raise CheckOptionError("shortest", "must differ from longest")
-        return options
-
-    def run(self, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-        rate = ctx.config["false_failure_rate"]
-        if ctx.config["model"] == SHARDED:
-            return self._run_sharded(dataset, ctx, options, rate)
-        given = options.get("test_function")
-        function = given or ctx.config["test_function"]
-        options = {**options, "test_function": function}
-        if self.name == "oracle":
-            return oracle_checks(dataset, ctx.dims, rate)
-        if self.name == "invariance":
-            over = options["over"]
-            return [mse_invariance_check(data, function, over,
-                                         f"invariance/mse/{function}{suffix}", rate)
-                    for suffix, data in _slices(dataset, ctx.dims, over)]
-        if self.name == "slope":
-            over = options["over"]
-            functions = [given] if given else dataset["test_function"].values.tolist()
-            return [variance_slope_check(data, f, over, options["expected"],
-                                         f"slope/variance-vs-{over}/{f}{suffix}", rate)
-                    for f in functions for suffix, data in _slices(dataset, ctx.dims, over)]
-        if self.name == "rate":
-            return rate_checks(dataset, ctx, options)
-        return envelope_checks(dataset, ctx, options)
-
-    def _run_sharded(self, dataset, ctx: Context, options: dict, rate: float) -> list[Verdict]:
-        args = (dataset, ctx.dims, ctx.symbols)
-        if self.name == "oracle":
-            return sharded_checks.oracle_checks(*args, rate)
-        if self.name == "stationary":
-            return sharded_checks.stationary_checks(*args, rate)
-        judge = {"distance": sharded_checks.distance_checks,
-                 "invariance": sharded_checks.invariance_checks,
-                 "growth": sharded_checks.growth_checks}[self.name]
-        return judge(*args, options, rate)
-
-
-KINDS = {kind.name: kind for kind in (
-    Kind("oracle", {GAUSSIAN: (), SHARDED: ()}),
-    Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
-    Kind("slope", {GAUSSIAN: ("test_function", "over", "expected")}),
-    Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
-                             "bootstrap_resamples")}),
-    Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed")}),
-    Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
-    Kind("stationary", {FEDERATED: ()}),
-    Kind("growth", {FEDERATED: ("estimator", "over")}),
-)}

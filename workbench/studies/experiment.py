@@ -18,22 +18,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import xarray as xr
 
-from bounds.verdict import Verdict
 from simulators.validation import InvalidParameter
 from workbench.config import Parameter
-from workbench.engine import replicate_blocks
 from workbench.experiments.base import Experiment
-from workbench.results import config_of
-from workbench.studies import figures as default_figures
-from workbench.studies import gaussian_point, grid, sharded_point
-from workbench.studies.checks import KINDS, Context
-from workbench.studies.schema import SHARDED, fields, kind_fields, validate_kinds
+from workbench.studies import grid
+from workbench.studies.check_kinds import KINDS
+from workbench.studies.schema import (
+    SHARDED,
+    fields,
+    kind_fields,
+    validate_kinds,
+    validate_sharded_point,
+)
 from workbench.studies.study import Study
+
+# the points, the checks and the figures (engine, xarray, scipy.stats, sympy, matplotlib) are
+# imported by the methods that run, combine, judge and draw: loading, showing and configuring a
+# study needs none of them (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from bounds.verdict import Verdict
+    from workbench.studies.checks import Context
 
 
 class Plugin:
@@ -104,7 +114,7 @@ class StudyExperiment(Experiment):
             try:
                 resolved = self.resolve(config, point)
                 if resolved["model"] == SHARDED:
-                    sharded_point.validate(resolved)
+                    validate_sharded_point(resolved)
             except InvalidParameter as error:
                 at = ", ".join(f"{k} = {v}" for k, v in point.items())
                 written = config.get(error.field, error.value)
@@ -138,6 +148,8 @@ class StudyExperiment(Experiment):
         return resolved["n_iterations"] * resolved["n_replicates"]
 
     def replicate_blocks(self, config, point):
+        from workbench.engine import replicate_blocks
+
         if self.plugin.owns(point) or config["model"] == SHARDED:
             return 1
         return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
@@ -146,15 +158,21 @@ class StudyExperiment(Experiment):
         if self.plugin.owns(point):
             return self.plugin.run(self.name, self.resolve(config, point), point, seed)
         if config["model"] == SHARDED:
+            from workbench.studies import sharded_point
+
             return self._zipped_coords(sharded_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
         return super().run_point(config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
+        from workbench.studies import gaussian_point
+
         return gaussian_point.run_blocks(self.name, self.resolve(config, point), point, seed,
                                          blocks)
 
     def finish_point(self, config, point, seed, raw):
+        from workbench.studies import gaussian_point
+
         return self._zipped_coords(gaussian_point.finish_point(
             self.name, self.resolve(config, point), point, seed, raw, dims=self.sweep_dims),
             point)
@@ -176,6 +194,8 @@ class StudyExperiment(Experiment):
     def _combine_sweep(self, config, own):
         if not self.sweep_dims:
             return own[0]
+        import xarray as xr
+
         shape = [len(config[d]) for d in self.sweep_dims]
         nested = np.empty(shape, dtype=object)
         for index, dataset in zip(np.ndindex(*shape), own, strict=True):
@@ -186,6 +206,9 @@ class StudyExperiment(Experiment):
 
     # ------------------------------------------------------------------------ judgements
     def context(self, dataset: xr.Dataset) -> Context:
+        from workbench.results import config_of
+        from workbench.studies.checks import Context
+
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
                        int(dataset.attrs.get("seed", 0)), self.study.symbols)
 
@@ -197,6 +220,8 @@ class StudyExperiment(Experiment):
         return verdicts + self.plugin.checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.studies import figures as default_figures
+
         paths = (default_figures.draw(self.name, self.study.checks, self.context(dataset),
                                       dataset, Path(out_dir))
                  if self.plugin.default_figures else [])

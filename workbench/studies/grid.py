@@ -10,7 +10,7 @@ grid grows.
 swept values substituted, then every expression field (``n_iterations = "L0 * staleness"``,
 ``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"``) evaluated over the
 constants and the other values, in dependency order, through the whitelist of
-:mod:`bounds.parse` (never ``eval``) and in floating point in the order written.
+:mod:`bounds.expressions` (never ``eval``) and in floating point in the order written.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from bounds.parse import BoundSyntaxError, evaluate, free_names
+from bounds.expressions import BoundSyntaxError, evaluate, free_names
 from simulators.validation import InvalidParameter
 from workbench.studies.schema import fields
 

@@ -288,6 +288,19 @@ def validate_kinds(values: dict) -> None:
             raise validation.InvalidParameter("estimator", name, f"{system} runs {runs}")
 
 
+def validate_sharded_point(config: dict) -> None:
+    """What a resolved sharded point needs beyond each field's own range: a federated window
+    of whole rounds, starting at a round boundary (checked when a study is configured, before
+    :mod:`.sharded_point` runs it)."""
+    if config["system"] != FEDERATED:
+        return
+    local = config["local_updates"]
+    for name in ("burn_in", "n_iterations"):
+        if config[name] % local:
+            raise validation.InvalidParameter(
+                name, config[name], f"must be a multiple of every local_updates ({local})")
+
+
 #: sections holding fields; the others are free-form (constants, sweep, quick, check, bound)
 FIELD_SECTIONS = tuple(SECTIONS)
 OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound")

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from simulators import validation
 from simulators.seeding import derive, generator
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
@@ -56,18 +55,6 @@ from workbench.samplers import SGLD
 from workbench.shard_gradients import ShardScaled
 
 PAIR = ("component", "component2")
-
-
-def validate(config: dict) -> None:
-    """What a resolved sharded point needs beyond each field's own range: a federated window
-    of whole rounds, starting at a round boundary."""
-    if config["system"] != "federated-rounds":
-        return
-    local = config["local_updates"]
-    for name in ("burn_in", "n_iterations"):
-        if config[name] % local:
-            raise validation.InvalidParameter(
-                name, config[name], f"must be a multiple of every local_updates ({local})")
 
 
 def run_point(experiment: str, config: dict, point: dict, seed,

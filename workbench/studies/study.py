@@ -16,15 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bounds import registry
-from bounds.parse import BoundSyntaxError, free_names, user_bound
-from bounds.record import Bound
-from bounds.symbols import SYMBOLS
+from bounds.expressions import BoundSyntaxError, free_names
 from simulators.validation import InvalidParameter
 from workbench.config import Parameter
-from workbench.studies import checks as check_kinds
+from workbench.studies import check_kinds
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     FIELD_SECTIONS,
@@ -36,6 +33,11 @@ from workbench.studies.schema import (
     kind_fields,
     validate_kinds,
 )
+
+# the bounds (sympy) are imported by the functions that read a [[bound]]: a study without
+# them (every shipped one) loads, shows and configures without sympy (issue 15)
+if TYPE_CHECKING:
+    from bounds.record import Bound
 
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
@@ -319,6 +321,8 @@ def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
                "test_function")
     bounds = {}
     for i, entry in enumerate(entries):
+        from bounds.symbols import SYMBOLS
+
         entry = _table(doc, ("bound", i), entry)
         for key in entry:
             if key not in allowed:
@@ -355,6 +359,8 @@ def _typed(doc: Document, i: int, entry: dict, name: str) -> Bound:
         raise doc.error(("bound", i, "quantity"),
                         f"must be one of {', '.join(BOUND_QUANTITIES)}")
     assumptions = _table(doc, ("bound", i, "assumptions"), entry.get("assumptions", {}))
+    from bounds.parse import user_bound
+
     try:
         return user_bound(entry.get("expression"), name=name, quantity=quantity,
                           assumptions=assumptions, source=f"study {doc.source}")
@@ -368,6 +374,8 @@ def _registered(doc: Document, i: int, entry: dict) -> Bound:
         if key in entry:
             raise doc.error(("bound", i, key), "a registered bound brings its own; "
                                                "write either registered or expression")
+    from bounds import registry
+
     name = entry["registered"]
     if not isinstance(name, str) or name not in registry.BOUNDS:
         raise doc.error(("bound", i, "registered"),

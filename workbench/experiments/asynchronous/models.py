@@ -16,20 +16,21 @@ logistic model, He-normal weights for the networks.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simulators import validation
 from simulators.seeding import generator
 from workbench.config import Parameter
-from workbench.data.a9a_like import a9a_like
 from workbench.data.dataset import ClassificationData
-from workbench.data.digits import DIGITS_SHAPE, digits
-from workbench.data.libsvm import load_libsvm_pair
 from workbench.experiments.validators import at_least_one, non_negative_int, positive
-from workbench.models.cnn import ConvolutionalNetwork
-from workbench.models.logistic import LogisticRegression
-from workbench.models.mlp import MultilayerPerceptron
+
+# the data loaders (scikit-learn, scipy) and the models (numba) are imported by the functions
+# that build a model: the parameters alone are read by `workbench show` and argument checks
+# (issue 15)
+if TYPE_CHECKING:
+    from workbench.models.logistic import LogisticRegression
 
 SYNTHETIC = "a9a-like"
 NETWORKS = ("mlp", "cnn")
@@ -79,6 +80,10 @@ def held_out(data: ClassificationData, count: int, rng: np.random.Generator):
 def logistic_model(experiment: str, config: dict, seed) -> LogisticRegression:
     """Logistic regression on the configured data (module docstring); the same for every
     sweep point (data keyed by experiment)."""
+    from workbench.data.a9a_like import a9a_like
+    from workbench.data.libsvm import load_libsvm_pair
+    from workbench.models.logistic import LogisticRegression
+
     if config["data"] == SYNTHETIC:
         data, _ = a9a_like(generator(seed, experiment, "data"), config["n_train"],
                            config["n_test"])
@@ -92,6 +97,10 @@ def logistic_model(experiment: str, config: dict, seed) -> LogisticRegression:
 
 def network_model(experiment: str, config: dict, seed, network: str):
     """The ``mlp`` or ``cnn`` classifier on the digits (module docstring)."""
+    from workbench.data.digits import DIGITS_SHAPE, digits
+    from workbench.models.cnn import ConvolutionalNetwork
+    from workbench.models.mlp import MultilayerPerceptron
+
     validation.one_of("network", network, NETWORKS)
     data = digits()
     test_features, test_labels = held_out(data, config["n_test_points"],
@@ -114,6 +123,8 @@ def network_model(experiment: str, config: dict, seed, network: str):
 def initial_positions(model, config: dict, rng: np.random.Generator,
                       shape: tuple[int, int]) -> np.ndarray:
     """Dispersed starts ``(replicate, server, d)`` (module docstring)."""
+    from workbench.models.logistic import LogisticRegression
+
     if isinstance(model, LogisticRegression):
         return config["initial_scale"] * rng.standard_normal(shape + (model.dim,))
     return model.initial_position(rng, shape)

@@ -21,21 +21,25 @@ dispersed positions (common random numbers across the sweep).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 from simulators import validation
-from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
 from workbench.config import Parameter
-from workbench.diagnostics import diagnose
-from workbench.engine import log_checkpoints, replay
-from workbench.experiments.asynchronous.models import initial_positions
 from workbench.experiments.asynchronous.system import make_system
 from workbench.experiments.base import point_key
 from workbench.experiments.validators import at_least_one, at_least_two, positive, rate
 from workbench.samplers import SAMPLER_NAMES, make_sampler
+
+# xarray, the engine, the diagnostics and the models are imported by the functions that run
+# and combine points: the parameters alone are read by `workbench show` and argument checks
+# (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from simulators.schedule import Schedule
 
 RUN_PARAMETERS = (
     Parameter("sampler", "sgld", "integrator", choices=SAMPLER_NAMES),
@@ -113,6 +117,12 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     chain a chain, the model's exact score): ``ess_bulk``, ``ess_tail``, ``rhat``,
     ``mcse_mean`` over ``test_function``, ``ksd`` over ``replicate``.
     """
+    import xarray as xr
+
+    from workbench.diagnostics import diagnose
+    from workbench.engine import log_checkpoints, replay
+    from workbench.experiments.asynchronous.models import initial_positions
+
     n_replicates = config["n_replicates"]
     schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, n_updates)
     thin = max(1, n_updates // config["n_evaluations"])
@@ -160,6 +170,8 @@ def at_point(dataset: xr.Dataset, point: dict, dims: tuple[str, ...]) -> xr.Data
 def combine_grid(datasets: list[xr.Dataset], sizes: dict[str, int]) -> xr.Dataset:
     """The points of a full grid (each from :func:`at_point`, in row-major order over
     ``sizes``, outer dim first) as one Dataset with those dims."""
+    import xarray as xr
+
     for dim, size in reversed(sizes.items()):
         datasets = [xr.concat(datasets[i:i + size], dim=dim, data_vars="minimal",
                               coords="minimal", compat="equals", join="exact")

@@ -18,13 +18,14 @@ worker count P, with Monte Carlo errors):
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bounds.checks import slope_check
-from bounds.equivalence import decide_all, verdict_from
-from bounds.speedup import crossing, speedup_check
-from bounds.verdict import Verdict
+# the checks (sympy, scipy.stats) are imported by the functions that judge: experiments read
+# BEND_MARGIN for their parameters, which `workbench show` prints without them (issue 15)
+if TYPE_CHECKING:
+    from bounds.verdict import Verdict
 
 #: default margin of the time-bend check: T_P within 25 % of min(P, P*)
 BEND_MARGIN = 0.25
@@ -54,6 +55,9 @@ def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, vari
     ``bend``: the predicted P* (∞ for none); ``expected_slope``: 1 in theory, another value
     only for negative controls.
     """
+    from bounds.checks import slope_check
+    from bounds.speedup import crossing, speedup_check
+
     workers = np.asarray(workers, dtype=float)
     curves = [np.asarray(a, dtype=float) for a in (iterations_per_worker, variance,
                                                    variance_se, times)]
@@ -78,6 +82,8 @@ def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, vari
 
 def _bend_verdict(prefix: str, workers: np.ndarray, evidence: dict, z: float, bend: float,
                   margin: float) -> Verdict:
+    from bounds.equivalence import decide_all, verdict_from
+
     check = f"{prefix}/time-bend"
     time_speedups = np.asarray(evidence.get("time_speedup", [math.nan] * workers.size))
     log_errors = np.asarray(evidence.get("iteration_speedup_log_se",

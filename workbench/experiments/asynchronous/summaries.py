@@ -9,9 +9,12 @@ interval, each over the valid (not diverged) replicates.
 
 from __future__ import annotations
 
-import xarray as xr
+from typing import TYPE_CHECKING
 
-from workbench.estimators import summarize
+# xarray and the estimators (scipy.stats) are imported where a summary is made, not by the
+# experiments' parameter lists (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
 
 KEPT = ("mean", "variance", "variance_se", "variance_lower", "variance_upper", "n_valid")
 
@@ -19,6 +22,8 @@ KEPT = ("mean", "variance", "variance_se", "variance_lower", "variance_upper", "
 def held_out_summary(estimate: xr.DataArray, confidence: float) -> xr.Dataset:
     """``mean``, ``mean_se``, ``mean_lower``/``upper``, ``variance`` (with ``_se``,
     ``_lower``, ``_upper``) and ``n_valid`` of ``estimate`` over ``replicate``."""
+    from workbench.estimators import summarize
+
     summary = summarize(estimate, 0.0, confidence=confidence)
     out = summary[list(KEPT)]
     # with posterior value 0 the bias is the mean, so its error and interval are the mean's

@@ -8,15 +8,20 @@ so every sweep point of an experiment sees the same data.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from simulators import validation
 from simulators.seeding import generator
 from workbench.config import Parameter
 from workbench.experiments.validators import at_least_one, finite, positive, rate
-from workbench.models.gaussian import GaussianMeanModel
-from workbench.models.sharded_gaussian import ShardedGaussianMean
 from workbench.sharding import gaussian_blobs, iid_shards, uniform_centres
+
+# the models (through the minibatch code, numba) are imported where the data set is built:
+# the parameters alone are read by ``workbench show`` and argument checks (issue 15)
+if TYPE_CHECKING:
+    from workbench.models.sharded_gaussian import ShardedGaussianMean
 
 DATA_REGIMES = ("iid", "blobs")
 
@@ -49,6 +54,9 @@ CHECK_PARAMETERS = (
 
 def make_sharded(experiment: str, config: dict, seed) -> ShardedGaussianMean:
     """The sharded data set of a configuration (module docstring)."""
+    from workbench.models.gaussian import GaussianMeanModel
+    from workbench.models.sharded_gaussian import ShardedGaussianMean
+
     rng = generator(seed, experiment, "data")
     sizes = config["shard_sizes"]
     dim, scale = config["dim"], config["noise_scale"]

@@ -20,14 +20,13 @@ import numpy as np
 
 from simulators.federated import FederatedRounds
 from simulators.seeding import derive
-from workbench import surrogates as surrogate_kinds
-from workbench.engine import log_checkpoints
 from workbench.experiments.base import point_key
 from workbench.experiments.distributed import chen_step_size
 from workbench.experiments.distributed.data import make_sharded
-from workbench.experiments.distributed.windows import measured_window
-from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
-from workbench.shard_gradients import Conducive, ShardScaled
+
+# the surrogates, gradient estimators, oracles and the engine (numba, scipy.stats) are imported
+# where a federation is built: the study schema reads METHODS and SURROGATES, which `workbench
+# show` prints without them (issue 15)
 
 METHODS = ("dsgld", "fsgld")
 SURROGATES = ("analytic", "laplace", "sgld-full", "sgld-diagonal")
@@ -35,6 +34,8 @@ SURROGATES = ("analytic", "laplace", "sgld-full", "sgld-diagonal")
 
 def make_surrogates(experiment: str, config: dict, sharded, seed):
     """q_s per shard, computed once before sampling (seed 002 §3.1); the same for every T."""
+    from workbench import surrogates as surrogate_kinds
+
     kind = config["surrogate"]
     if kind == "analytic":
         return surrogate_kinds.analytic(sharded)
@@ -70,6 +71,10 @@ class Federation:
 
     @classmethod
     def build(cls, experiment: str, config: dict, seed, local: int) -> Federation:
+        from workbench.engine import log_checkpoints
+        from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+        from workbench.shard_gradients import Conducive, ShardScaled
+
         sharded = make_sharded(experiment, config, seed)
         fitted = make_surrogates(experiment, config, sharded, seed)
         n_shards = sharded.n_shards
@@ -90,4 +95,6 @@ class Federation:
 
 def running_window_means(run, burn_in: int, window: np.ndarray) -> np.ndarray:
     """φ̂_T(θ) over the first T updates after the burn-in, ``(T, replicate, chain, d)``."""
+    from workbench.experiments.distributed.windows import measured_window
+
     return np.stack([measured_window(run, burn_in, burn_in + k)[0] for k in window])

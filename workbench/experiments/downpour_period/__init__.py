@@ -20,11 +20,13 @@ from workbench.config import Parameter
 from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.asynchronous.system import count_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.downpour_period.checks import downpour_period_checks
-from workbench.experiments.downpour_period.figures import figure_period
-from workbench.experiments.downpour_period.logistic import LOGISTIC_RUN_PARAMETERS, run_logistic
+from workbench.experiments.downpour_period.parameters import LOGISTIC_RUN_PARAMETERS
 from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
 from workbench.experiments.validators import distinct_positive_ints, positive
+
+# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
+# by the methods that use them: describing and configuring the experiment (`workbench
+# show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     Parameter("period", [1, 2, 4, 8], "communication periods π: local steps per push",
@@ -65,6 +67,8 @@ class DownpourPeriod(Experiment):
                                   * config["logistic_replicates"])
 
     def run_point(self, config, point, seed):
+        from workbench.experiments.downpour_period.logistic import run_logistic
+
         run = run_protocol(self.name, config, point, seed, "downpour", point["workers"],
                            point["period"])
         run = run.merge(run_logistic(self.name, config, point, seed, point["workers"],
@@ -76,7 +80,11 @@ class DownpourPeriod(Experiment):
                                        "workers": len(config["workers"])})
 
     def checks(self, dataset):
+        from workbench.experiments.downpour_period.checks import downpour_period_checks
+
         return downpour_period_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.downpour_period.figures import figure_period
+
         return [figure_period(dataset, out_dir / f"{self.name}.png")]

@@ -30,7 +30,6 @@ same for every point, and its settings (``reference_*``) are part of every point
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -39,16 +38,14 @@ import xarray as xr
 from scipy import sparse
 from scipy.special import expit
 
-from simulators import validation
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
-from workbench.config import Parameter
 from workbench.engine import replay
 from workbench.estimators import summarize
-from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
+from workbench.experiments.asynchronous.models import logistic_model
 from workbench.experiments.base import point_key
+from workbench.experiments.downpour_period.parameters import DATA_KEYS, REFERENCE_KEYS
 from workbench.experiments.protocols.run import make_protocol
-from workbench.experiments.validators import at_least_one, at_least_two, positive
 from workbench.models.logistic import LogisticRegression
 from workbench.reference import (
     ReferenceSettings,
@@ -60,35 +57,6 @@ from workbench.samplers.sgld import SGLD
 
 TEST_FUNCTION = "log_loss"
 PREFIX = "logistic_"
-_DATA_KEYS = ("data", "n_train", "n_test", "prior_scale", "n_test_points")
-#: smaller than a9a's sizes: the reference chains run on the whole training set
-_DATA_DEFAULTS = {"n_train": 2000, "n_test": 1000, "n_test_points": 300}
-_REFERENCE_KEYS = ("reference_chains", "reference_draws", "reference_warmup",
-                   "reference_leapfrog_steps")
-
-
-def at_least_hundred(name, value):
-    """Reference draws per chain: batch means need batches (:class:`ReferenceSettings`)."""
-    return validation.integer(name, value, minimum=100)
-
-
-LOGISTIC_RUN_PARAMETERS = (
-    *(replace(p, default=_DATA_DEFAULTS.get(p.name, p.default))
-      for p in LOGISTIC_PARAMETERS if p.name in _DATA_KEYS),
-    Parameter("logistic_step_size", 5e-5, "logistic regression: SGLD step h (Chen convention)",
-              positive),
-    Parameter("logistic_iterations", 1000, "logistic regression: master versions L",
-              at_least_one),
-    Parameter("logistic_replicates", 100, "logistic regression: independent runs R",
-              at_least_two),
-    Parameter("reference_chains", 8, "reference posterior: HMC chains", at_least_two),
-    Parameter("reference_draws", 2000, "reference posterior: kept draws per chain",
-              at_least_hundred),
-    Parameter("reference_warmup", 500, "reference posterior: adaptation steps per chain",
-              at_least_one),
-    Parameter("reference_leapfrog_steps", 10, "reference posterior: HMC leapfrog steps",
-              at_least_one),
-)
 
 
 def reference_settings(config: dict) -> ReferenceSettings:
@@ -147,7 +115,7 @@ def _cached(experiment: str, seed: int, key: str):
 def logistic_setup(experiment: str, config: dict, seed):
     """(model, test function, reference Dataset, starts ``(R, d)``), the same for every
     point (module docstring)."""
-    keys = _DATA_KEYS + _REFERENCE_KEYS + ("logistic_replicates",)
+    keys = DATA_KEYS + REFERENCE_KEYS + ("logistic_replicates",)
     key = json.dumps({k: config[k] for k in keys}, sort_keys=True)
     return _cached(experiment, int(seed), key)
 

@@ -22,9 +22,6 @@ from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
 from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.experiments.distributed.traveling import run_parameters, system_parameters
-from workbench.experiments.dsgld_coupling.checks import coupling_checks
-from workbench.experiments.dsgld_coupling.figures import figure_coupling
-from workbench.experiments.dsgld_coupling.point import run_point
 from workbench.experiments.validators import (
     at_least_one,
     at_least_two,
@@ -32,6 +29,10 @@ from workbench.experiments.validators import (
     non_negative,
     positive,
 )
+
+# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
+# by the methods that use them: describing and configuring the experiment (`workbench
+# show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     *data_parameters([1000] * 20, "iid"),
@@ -67,12 +68,18 @@ class DsgldCoupling(Experiment):
         return [{"group_size": r} for r in config["group_size"]]
 
     def run_point(self, config, point, seed):
+        from workbench.experiments.dsgld_coupling.point import run_point
+
         return run_point(self.name, config, point, seed)
 
     def checks(self, dataset):
+        from workbench.experiments.dsgld_coupling.checks import coupling_checks
+
         return coupling_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.dsgld_coupling.figures import figure_coupling
+
         return [figure_coupling(dataset, out_dir / f"{self.name}.png")]
 
 

@@ -30,10 +30,11 @@ from workbench.experiments.distributed.traveling import (
     system_parameters,
     trajectory_lengths,
 )
-from workbench.experiments.dsgld_imbalance.checks import imbalance_checks
-from workbench.experiments.dsgld_imbalance.figures import figure_bias
-from workbench.experiments.dsgld_imbalance.point import run_point
 from workbench.experiments.validators import distinct_positive_ints, positive
+
+# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
+# by the methods that use them: describing and configuring the experiment (`workbench
+# show`, argument errors) stays light (issue 15)
 
 
 def _corrections(name, value):
@@ -93,10 +94,16 @@ class DsgldImbalance(Experiment):
         return [{"correction": c} for c in config["correction"]]
 
     def run_point(self, config, point, seed):
+        from workbench.experiments.dsgld_imbalance.point import run_point
+
         return run_point(self.name, config, point, seed)
 
     def checks(self, dataset):
+        from workbench.experiments.dsgld_imbalance.checks import imbalance_checks
+
         return imbalance_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.dsgld_imbalance.figures import figure_bias
+
         return [figure_bias(dataset, out_dir / f"{self.name}.png")]

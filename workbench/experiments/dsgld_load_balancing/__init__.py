@@ -25,9 +25,6 @@ from workbench.experiments.base import Experiment
 from workbench.experiments.distributed import WELLING_TEH_HELP
 from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.experiments.distributed.traveling import run_parameters, system_parameters
-from workbench.experiments.dsgld_load_balancing.checks import load_balancing_checks
-from workbench.experiments.dsgld_load_balancing.figures import figure_error, figure_gantt
-from workbench.experiments.dsgld_load_balancing.point import run_point
 from workbench.experiments.validators import (
     at_least_one,
     at_least_two,
@@ -35,6 +32,10 @@ from workbench.experiments.validators import (
     non_negative_int,
     positive,
 )
+
+# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
+# by the methods that use them: describing and configuring the experiment (`workbench
+# show`, argument errors) stays light (issue 15)
 
 
 def _slowdowns(name, value):
@@ -92,11 +93,17 @@ class DsgldLoadBalancing(Experiment):
         return [{"slowdown": d} for d in config["slowdown"]]
 
     def run_point(self, config, point, seed):
+        from workbench.experiments.dsgld_load_balancing.point import run_point
+
         return run_point(self.name, config, point, seed)
 
     def checks(self, dataset):
+        from workbench.experiments.dsgld_load_balancing.checks import load_balancing_checks
+
         return load_balancing_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.dsgld_load_balancing.figures import figure_error, figure_gantt
+
         return [figure_error(dataset, out_dir / f"{self.name}.png"),
                 figure_gantt(dataset, out_dir / f"{self.name}-gantt.png")]

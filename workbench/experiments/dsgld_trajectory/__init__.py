@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.experiments.dsgld_trajectory.figures import figure_trajectories
 from workbench.studies import library
 from workbench.studies.experiment import Plugin, StudyExperiment
+
+# the figure (matplotlib, xarray) is imported where it is drawn: describing and configuring the
+# experiment (`workbench show`, argument errors) stays light (issue 15)
 
 
 class TrajectoryFigure(Plugin):
@@ -23,6 +25,8 @@ class TrajectoryFigure(Plugin):
     default_figures = False
 
     def figures(self, name, dataset, out_dir: Path):
+        from workbench.experiments.dsgld_trajectory.figures import figure_trajectories
+
         return [figure_trajectories(dataset, out_dir / f"{name}.png")]
 
 

@@ -15,10 +15,12 @@ from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.elastic_vs_downpour.checks import elastic_vs_downpour_checks
-from workbench.experiments.elastic_vs_downpour.figures import figure_budget
 from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
 from workbench.experiments.validators import at_least_one, distinct_positive_ints
+
+# the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
+# use them, and the shared run code imports the engine where a point runs: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PROTOCOLS = ("downpour", "elastic")
 
@@ -79,7 +81,11 @@ class ElasticVsDownpour(Experiment):
                                        "period": len(config["period"])})
 
     def checks(self, dataset):
+        from workbench.experiments.elastic_vs_downpour.checks import elastic_vs_downpour_checks
+
         return elastic_vs_downpour_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.elastic_vs_downpour.figures import figure_budget
+
         return [figure_budget(dataset, out_dir / f"{self.name}.png")]

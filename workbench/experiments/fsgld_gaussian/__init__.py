@@ -16,19 +16,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import xarray as xr
-
 from simulators import validation
 from workbench.config import Parameter
-from workbench.experiments.fsgld_gaussian import bound_grid
-from workbench.experiments.fsgld_gaussian.figures import (
-    figure_constants,
-    figure_error,
-    figure_samples,
-)
-from workbench.results import config_of
 from workbench.studies import library
 from workbench.studies.experiment import Plugin, StudyExperiment
+
+# the bound grid and the figures (engine, sympy, xarray, matplotlib) are imported by the
+# plug-in's methods that run, combine, judge and draw: describing and configuring the
+# experiment (`workbench show`, argument errors) stays light (issue 15)
 
 
 def _step_factors(name, value):
@@ -64,22 +59,43 @@ class BoundGrid(Plugin):
                                               "judges both)")
 
     def points(self, config):
+        from workbench.experiments.fsgld_gaussian import bound_grid
+
         return bound_grid.points(config)
 
     def owns(self, point):
+        from workbench.experiments.fsgld_gaussian import bound_grid
+
         return bound_grid.is_design_point(point)
 
     def run(self, experiment, config, point, seed):
+        from workbench.experiments.fsgld_gaussian import bound_grid
+
         return bound_grid.run(experiment, config, point, seed)
 
     def combine(self, combined, datasets):
+        import xarray as xr
+
+        from workbench.experiments.fsgld_gaussian import bound_grid
+
         return xr.merge([combined, bound_grid.combine(combined, datasets)],
                         combine_attrs="override")
 
     def checks(self, dataset):
+        from workbench.experiments.fsgld_gaussian import bound_grid
+        from workbench.results import config_of
+
         return bound_grid.theorem_checks(dataset, config_of(dataset))
 
     def figures(self, name, dataset, out_dir: Path):
+        from workbench.experiments.fsgld_gaussian import bound_grid
+        from workbench.experiments.fsgld_gaussian.figures import (
+            figure_constants,
+            figure_error,
+            figure_samples,
+        )
+        from workbench.results import config_of
+
         config = config_of(dataset)
         return [figure_samples(dataset, out_dir / f"{name}.png"),
                 figure_error(dataset, out_dir / f"{name}-error.png"),

@@ -30,8 +30,6 @@ from __future__ import annotations
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.run import at_point, combine_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.integrator_order.checks import integrator_order_checks
-from workbench.experiments.integrator_order.figures import figure_order
 from workbench.experiments.integrator_order.point import INTEGRATORS, run_integrator
 from workbench.experiments.validators import (
     at_least_one,
@@ -40,6 +38,10 @@ from workbench.experiments.validators import (
     positive,
     rate,
 )
+
+# the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
+# use them, and the shared run code imports the engine where a point runs: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     Parameter("iterations", [64, 256, 1024, 4096, 16384],
@@ -84,7 +86,11 @@ class IntegratorOrder(Experiment):
                                        "iterations": len(config["iterations"])})
 
     def checks(self, dataset):
+        from workbench.experiments.integrator_order.checks import integrator_order_checks
+
         return integrator_order_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.integrator_order.figures import figure_order
+
         return [figure_order(dataset, out_dir / f"{self.name}.png")]

@@ -17,7 +17,7 @@ prefix ``logistic_`` in the combined Dataset.
 
 from __future__ import annotations
 
-import xarray as xr
+from typing import TYPE_CHECKING
 
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
@@ -30,15 +30,18 @@ from workbench.experiments.asynchronous.run import (
 from workbench.experiments.asynchronous.summaries import held_out_summary
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.multi_server.checks import multi_server_checks
-from workbench.experiments.multi_server.figures import figure_servers
-from workbench.experiments.multi_server.gaussian import run_gaussian
 from workbench.experiments.validators import (
     at_least_one,
     at_least_two,
     finite,
     positive,
 )
+
+# the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
+# by the methods that use them: describing and configuring the experiment (`workbench
+# show`, argument errors) stays light (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
 
 PARTS = ("gaussian", "logistic")
 PREFIX = "logistic_"
@@ -93,6 +96,8 @@ class MultiServer(Experiment):
         return config["n_updates"] * config["n_replicates"] * point["servers"]
 
     def run_point(self, config, point, seed):
+        from workbench.experiments.multi_server.gaussian import run_gaussian
+
         if point["part"] == "gaussian":
             return at_point(run_gaussian(self.name, config, point, seed), point, self.sweep_dims)
         model = logistic_model(self.name, config, seed)
@@ -103,13 +108,19 @@ class MultiServer(Experiment):
         return at_point(run, point, self.sweep_dims)
 
     def combine(self, config, datasets):
+        import xarray as xr
+
         size = len(config["servers"])
         gaussian = super().combine(config, datasets[:size])
         logistic = prefixed(super().combine(config, datasets[size:]))
         return xr.merge([gaussian, logistic], combine_attrs="override")
 
     def checks(self, dataset):
+        from workbench.experiments.multi_server.checks import multi_server_checks
+
         return multi_server_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.multi_server.figures import figure_servers
+
         return [figure_servers(dataset, out_dir / f"{self.name}.png")]

@@ -24,8 +24,9 @@ sent and a reply.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import xarray as xr
 
 from simulators.downpour import DownpourSystem
 from simulators.elastic import ElasticSystem
@@ -33,18 +34,19 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import COUPLING, PULL, PUSH, Schedule
 from simulators.seeding import derive, generator
 from workbench.config import Parameter
-from workbench.diagnostics import diagnose_draws, draws_kept
-from workbench.engine import log_checkpoints, replay
-from workbench.estimators import summarize
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS
 from workbench.experiments.base import point_key
 from workbench.experiments.validators import at_least_one, at_least_two, finite, positive, rate
-from workbench.models.gaussian import GaussianMeanModel
-from workbench.oracles.linear_gaussian import estimator_moments
-from workbench.oracles.protocols import downpour_moments, elastic_moments
-from workbench.protocol_replay import coupling_steps
 from workbench.samplers.sgld import SGLD
 from workbench.test_functions import THETA, THETA_SQUARED
+
+# xarray, the engine, the diagnostics and estimators (scipy.stats, arviz-stats), the model
+# and the oracles (numba) are imported by the functions that run a point: the experiments read
+# RUN_PARAMETERS, which `workbench show` prints without them (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from workbench.models.gaussian import GaussianMeanModel
 
 TEST_FUNCTIONS = (THETA, THETA_SQUARED)
 
@@ -68,6 +70,8 @@ RUN_PARAMETERS = (
 
 
 def gaussian_model(experiment: str, config: dict, seed) -> GaussianMeanModel:
+    from workbench.models.gaussian import GaussianMeanModel
+
     return GaussianMeanModel.generate(generator(seed, experiment, "gaussian-data"),
                                       config["n_data"], 1, 0.0, 1.0, 1.0, 0.0)
 
@@ -103,6 +107,15 @@ def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str
 
     Dims: ``test_function`` (theta, theta_squared), ``checkpoint``, ``replicate``.
     """
+    import xarray as xr
+
+    from workbench.diagnostics import diagnose_draws, draws_kept
+    from workbench.engine import log_checkpoints, replay
+    from workbench.estimators import summarize
+    from workbench.oracles.linear_gaussian import estimator_moments
+    from workbench.oracles.protocols import downpour_moments, elastic_moments
+    from workbench.protocol_replay import coupling_steps
+
     n_updates, n_replicates = config["iterations"], config["n_replicates"]
     model = gaussian_model(experiment, config, seed)
     system = make_protocol(config, protocol, n_workers, period, coupling_strength)

@@ -24,13 +24,12 @@ from workbench.config import Parameter
 from workbench.experiments.asynchronous.system import count_grid
 from workbench.experiments.base import Experiment
 from workbench.experiments.distributed.data import CHECK_PARAMETERS
-from workbench.experiments.real_vs_simulated.checks import real_vs_simulated_checks
-from workbench.experiments.real_vs_simulated.figures import figure_real_vs_simulated
 from workbench.experiments.validators import at_least_one, non_negative, positive
-from workbench.models.gaussian import GaussianMeanModel
-from workbench.realtime.comparison import compare_real_and_simulated
-from workbench.realtime.server import RealRunSettings
 from workbench.samplers import LINEAR_SAMPLER_NAMES, make_sampler
+
+# the per-point run (the model, the real-run machinery), checks and figures (engine, sympy,
+# matplotlib, xarray) are imported by the methods that use them: describing and configuring
+# the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     Parameter("workers", [1, 2, 4], "worker counts P of the real runs (1, the baseline, and at "
@@ -78,6 +77,10 @@ class RealVsSimulated(Experiment):
         return datasets[0]
 
     def run_point(self, config, point, seed):
+        from workbench.models.gaussian import GaussianMeanModel
+        from workbench.realtime.comparison import compare_real_and_simulated
+        from workbench.realtime.server import RealRunSettings
+
         model = GaussianMeanModel.generate(generator(seed, self.name, "data"), config["n_data"],
                                            config["dim"])
         sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
@@ -93,7 +96,11 @@ class RealVsSimulated(Experiment):
                                           config["simulated_factor"])
 
     def checks(self, dataset):
+        from workbench.experiments.real_vs_simulated.checks import real_vs_simulated_checks
+
         return real_vs_simulated_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.real_vs_simulated.figures import figure_real_vs_simulated
+
         return [figure_real_vs_simulated(dataset, out_dir / f"{self.name}.png")]

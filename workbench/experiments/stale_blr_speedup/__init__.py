@@ -26,9 +26,11 @@ from workbench.experiments.asynchronous.speedup import BEND_MARGIN
 from workbench.experiments.asynchronous.summaries import held_out_summary
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.stale_blr_speedup.checks import blr_speedup_checks
-from workbench.experiments.stale_blr_speedup.figures import figure_speedup
 from workbench.experiments.validators import at_least_one, positive
+
+# the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
+# use them, and the shared run code imports the engine where a point runs: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 
 def at_least_ten(name, value):
@@ -82,7 +84,11 @@ class StaleBlrSpeedup(Experiment):
         return at_point(run, point, self.sweep_dims)
 
     def checks(self, dataset):
+        from workbench.experiments.stale_blr_speedup.checks import blr_speedup_checks
+
         return blr_speedup_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.stale_blr_speedup.figures import figure_speedup
+
         return [figure_speedup(dataset, out_dir / f"{self.name}.png")]

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import xarray as xr
-
 from workbench.config import Parameter
-from workbench.experiments.stale_gaussian import bound_design
-from workbench.experiments.stale_gaussian.bound_checks import SPLITS, bound_checks
-from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
-from workbench.experiments.stale_gaussian.figures import figure_mse
 from workbench.experiments.validators import at_least_two, positive_grid
-from workbench.results import config_of
 from workbench.studies import library
+from workbench.studies.check_kinds import SPLITS
 from workbench.studies.experiment import Plugin, StudyExperiment
+
+# the bound designs, their checks and the figures (engine, sympy, xarray, matplotlib) are
+# imported by the plug-in's methods that run, combine, judge and draw: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
     Parameter("bound_designs", True,
@@ -62,26 +60,45 @@ class BoundDesigns(Plugin):
     default_figures = False
 
     def points(self, config):
+        from workbench.experiments.stale_gaussian import bound_design
+
         return bound_design.points(config) if config["bound_designs"] else []
 
     def owns(self, point):
+        from workbench.experiments.stale_gaussian import bound_design
+
         return bound_design.is_design_point(point)
 
     def run(self, experiment, config, point, seed):
+        from workbench.experiments.stale_gaussian import bound_design
+
         return bound_design.run(experiment, config, point, seed)
 
     def point_identity(self, identity, point):
+        from workbench.experiments.stale_gaussian import bound_design
+
         if point.get("design") == bound_design.ENVELOPE:
             identity["envelope_streams"] = bound_design.ENVELOPE_STREAMS
         return identity
 
     def combine(self, combined, datasets):
+        import xarray as xr
+
+        from workbench.experiments.stale_gaussian import bound_design
+
         return xr.merge([combined, bound_design.combine(datasets)], combine_attrs="override")
 
     def checks(self, dataset):
+        from workbench.experiments.stale_gaussian.bound_checks import bound_checks
+        from workbench.results import config_of
+
         return bound_checks(dataset) if config_of(dataset)["bound_designs"] else []
 
     def figures(self, name, dataset, out_dir: Path):
+        from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
+        from workbench.experiments.stale_gaussian.figures import figure_mse
+        from workbench.results import config_of
+
         figures = [figure_mse(dataset, out_dir / f"{name}.png")]
         if config_of(dataset)["bound_designs"]:
             figures.append(figure_bounds(dataset, out_dir / f"{name}-bounds.png"))

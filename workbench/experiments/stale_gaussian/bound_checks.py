@@ -40,8 +40,7 @@ from workbench.experiments.stale_gaussian.bound_design import (
     optimal_design,
 )
 from workbench.results import config_of
-
-SPLITS = ("checkerboard", "extrapolate")
+from workbench.studies.check_kinds import SPLITS
 
 
 def _hypothesis(name: str) -> str:

@@ -12,8 +12,6 @@ say where.
 
 from __future__ import annotations
 
-import xarray as xr
-
 from simulators import validation
 from workbench.config import Parameter
 from workbench.experiments.asynchronous.models import NETWORK_PARAMETERS, NETWORKS, network_model
@@ -26,9 +24,11 @@ from workbench.experiments.asynchronous.run import (
 from workbench.experiments.asynchronous.summaries import held_out_summary
 from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 from workbench.experiments.base import Experiment
-from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
-from workbench.experiments.stale_nn_workers.figures import figure_workers
 from workbench.experiments.validators import at_least_one, non_negative
+
+# the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
+# use them, and the shared run code imports the engine where a point runs: describing and
+# configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 
 def network_list(name, value):
@@ -83,6 +83,8 @@ class StaleNnWorkers(Experiment):
         return at_point(run, point, self.sweep_dims)
 
     def combine(self, config, datasets):
+        import xarray as xr
+
         size = len(config["workers"])
         per_network = [xr.concat(datasets[k:k + size], dim="workers", data_vars="minimal",
                                  coords="minimal", compat="equals", join="exact")
@@ -91,7 +93,11 @@ class StaleNnWorkers(Experiment):
                          compat="equals", join="exact")
 
     def checks(self, dataset):
+        from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
+
         return nn_workers_checks(dataset)
 
     def figures(self, dataset, out_dir):
+        from workbench.experiments.stale_nn_workers.figures import figure_workers
+
         return [figure_workers(dataset, out_dir / f"{self.name}.png")]

@@ -1,0 +1,43 @@
+"""The parameters of downpour-period's logistic-regression half (:mod:`.logistic`), in a module
+of their own: ``workbench show`` and argument checks read them without importing the half's
+run (the engine, the reference posterior, xarray; issue 15)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from simulators import validation
+from workbench.config import Parameter
+from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS
+from workbench.experiments.validators import at_least_one, at_least_two, positive
+
+DATA_KEYS = ("data", "n_train", "n_test", "prior_scale", "n_test_points")
+#: smaller than a9a's sizes: the reference chains run on the whole training set
+DATA_DEFAULTS = {"n_train": 2000, "n_test": 1000, "n_test_points": 300}
+REFERENCE_KEYS = ("reference_chains", "reference_draws", "reference_warmup",
+                  "reference_leapfrog_steps")
+
+
+def at_least_hundred(name, value):
+    """Reference draws per chain: batch means need batches
+    (:class:`workbench.reference.ReferenceSettings`)."""
+    return validation.integer(name, value, minimum=100)
+
+
+LOGISTIC_RUN_PARAMETERS = (
+    *(replace(p, default=DATA_DEFAULTS.get(p.name, p.default))
+      for p in LOGISTIC_PARAMETERS if p.name in DATA_KEYS),
+    Parameter("logistic_step_size", 5e-5, "logistic regression: SGLD step h (Chen convention)",
+              positive),
+    Parameter("logistic_iterations", 1000, "logistic regression: master versions L",
+              at_least_one),
+    Parameter("logistic_replicates", 100, "logistic regression: independent runs R",
+              at_least_two),
+    Parameter("reference_chains", 8, "reference posterior: HMC chains", at_least_two),
+    Parameter("reference_draws", 2000, "reference posterior: kept draws per chain",
+              at_least_hundred),
+    Parameter("reference_warmup", 500, "reference posterior: adaptation steps per chain",
+              at_least_one),
+    Parameter("reference_leapfrog_steps", 10, "reference posterior: HMC leapfrog steps",
+              at_least_one),
+)

@@ -1,0 +1,199 @@
+"""What a study's ``[[check]]`` entries may say: the check kinds, the keys each takes for each
+model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
+
+Reading a study validates its checks; judging a dataset is done by :mod:`.checks` and
+:mod:`.sharded_checks` (the kinds are described there), which :meth:`Kind.run` imports when a
+check runs: they need xarray, scipy.stats and sympy, which loading, showing and configuring a
+study does not (issue 15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.experiments.distributed.references import REFERENCES
+from workbench.studies.schema import FEDERATED, GAUSSIAN, SHARDED, TRAVELING
+from workbench.test_functions import BUILTIN
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from bounds.verdict import Verdict
+    from workbench.studies.checks import Context
+
+SPLITS = ("checkerboard", "extrapolate")
+
+
+class CheckOptionError(ValueError):
+    def __init__(self, key: str, reason: str):
+        super().__init__(f"{key}: {reason}")
+        self.key, self.reason = key, reason
+
+
+def _function(entry: dict, key: str = "test_function", default=None):
+    value = entry.get(key, default)
+    if value is not None and value not in BUILTIN:
+        raise CheckOptionError(key, f"must be one of {', '.join(BUILTIN)}, got {value!r}")
+    return value
+
+
+def _over(entry: dict, dims: Sequence[str]) -> str:
+    over = entry.get("over", dims[0] if len(dims) == 1 else None)
+    if over not in dims:
+        raise CheckOptionError("over", f"must be a sweep dim ({', '.join(dims) or 'none'}), "
+                                       f"got {over!r}")
+    return over
+
+
+def _bound(entry: dict, bounds: Mapping) -> str:
+    name = entry.get("bound")
+    if name not in bounds:
+        raise CheckOptionError("bound", f"names no [[bound]] of the study "
+                                        f"({', '.join(bounds) or 'none'}), got {name!r}")
+    return name
+
+
+def _known_keys(entry: dict, allowed: Sequence[str]) -> None:
+    for key in entry:
+        if key not in allowed:
+            raise CheckOptionError(key, f"unknown key; known: kind, {', '.join(allowed)}")
+
+
+def _estimator(entry: dict, estimators: Sequence[str]) -> str:
+    name = entry.get("estimator")
+    if name not in estimators:
+        raise CheckOptionError("estimator", f"must be an estimator of the study "
+                                            f"({', '.join(estimators)}), got {name!r}")
+    return name
+
+
+def _reference(entry: dict, key: str) -> str:
+    name = entry.get(key)
+    if name not in REFERENCES:
+        raise CheckOptionError(key, f"must be one of {', '.join(REFERENCES)}, got {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A check kind: the keys it takes in a study of each model or system kind it applies to
+    (the first of them the study has decides)."""
+
+    name: str
+    keys: Mapping[str, tuple[str, ...]]
+
+    def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
+                 kinds: Sequence[str], estimators: Sequence[str]) -> dict:
+        """The entry's options; ``kinds``: the study's model and system kinds,
+        ``estimators``: its gradient estimators (sharded studies)."""
+        where = next((k for k in self.keys if k in kinds), None)
+        if where is None:
+            raise CheckOptionError("kind", f"{self.name!r} is a check of "
+                                           f"{' / '.join(self.keys)} studies, not of "
+                                           f"{' / '.join(sorted(kinds))}")
+        _known_keys(entry, self.keys[where])
+        if where != GAUSSIAN:
+            return self._sharded(entry, self.keys[where], dims, estimators)
+        if self.name == "oracle":
+            return {}
+        options: dict[str, Any] = {"test_function": _function(entry)}
+        if self.name in ("invariance", "slope", "rate"):
+            options["over"] = _over(entry, dims)
+        if self.name == "slope":
+            expected = entry.get("expected", 0.0)
+            if isinstance(expected, bool) or not isinstance(expected, int | float):
+                raise CheckOptionError("expected", "must be a number")
+            options["expected"] = float(expected)
+        if self.name in ("rate", "envelope"):
+            options["bound"] = _bound(entry, bounds)
+        if self.name == "rate":
+            if "expected" in entry:
+                options["expected"] = float(entry["expected"])
+            else:
+                from workbench.studies.checks import bound_rate
+
+                spec = bounds[options["bound"]]
+                try:
+                    bound_rate(spec.bound, spec.fixed)
+                except ValueError as error:
+                    raise CheckOptionError("bound", f"{options['bound']!r} gives no rate in L "
+                                                    f"({error}); give expected") from None
+            options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
+        if self.name == "envelope":
+            split = entry.get("split", "checkerboard")
+            if split not in SPLITS:
+                raise CheckOptionError("split", f"must be one of {', '.join(SPLITS)}")
+            options["split"] = split
+            fixed = entry.get("fixed", {})
+            if not isinstance(fixed, dict):
+                raise CheckOptionError("fixed", "must be a table of symbol = value")
+            options["fixed"] = dict(fixed)
+        return options
+
+    def _sharded(self, entry: dict, keys: Sequence[str], dims: Sequence[str],
+                 estimators: Sequence[str]) -> dict:
+        options: dict[str, Any] = {}
+        if "over" in keys:
+            options["over"] = _over(entry, dims)
+        if self.name in ("invariance", "growth"):
+            options["estimator"] = _estimator(entry, estimators)
+        if self.name == "distance":
+            options["longest"] = _reference(entry, "longest")
+            options["shortest"] = _reference(entry, "shortest")
+            if options["longest"] == options["shortest"]:
+                raise CheckOptionError("shortest", "must differ from longest")
+        return options
+
+    def run(self, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+        from workbench.studies import checks
+
+        rate = ctx.config["false_failure_rate"]
+        if ctx.config["model"] == SHARDED:
+            return self._run_sharded(dataset, ctx, options, rate)
+        given = options.get("test_function")
+        function = given or ctx.config["test_function"]
+        options = {**options, "test_function": function}
+        if self.name == "oracle":
+            return checks.oracle_checks(dataset, ctx.dims, rate)
+        if self.name == "invariance":
+            over = options["over"]
+            return [checks.mse_invariance_check(data, function, over,
+                                         f"invariance/mse/{function}{suffix}", rate)
+                    for suffix, data in checks._slices(dataset, ctx.dims, over)]
+        if self.name == "slope":
+            over = options["over"]
+            functions = [given] if given else dataset["test_function"].values.tolist()
+            return [checks.variance_slope_check(data, f, over, options["expected"],
+                                         f"slope/variance-vs-{over}/{f}{suffix}", rate)
+                    for f in functions for suffix, data in checks._slices(dataset, ctx.dims, over)]
+        if self.name == "rate":
+            return checks.rate_checks(dataset, ctx, options)
+        return checks.envelope_checks(dataset, ctx, options)
+
+    def _run_sharded(self, dataset, ctx: Context, options: dict, rate: float) -> list[Verdict]:
+        from workbench.studies import sharded_checks
+
+        args = (dataset, ctx.dims, ctx.symbols)
+        if self.name == "oracle":
+            return sharded_checks.oracle_checks(*args, rate)
+        if self.name == "stationary":
+            return sharded_checks.stationary_checks(*args, rate)
+        judge = {"distance": sharded_checks.distance_checks,
+                 "invariance": sharded_checks.invariance_checks,
+                 "growth": sharded_checks.growth_checks}[self.name]
+        return judge(*args, options, rate)
+
+
+KINDS = {kind.name: kind for kind in (
+    Kind("oracle", {GAUSSIAN: (), SHARDED: ()}),
+    Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
+    Kind("slope", {GAUSSIAN: ("test_function", "over", "expected")}),
+    Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
+                             "bootstrap_resamples")}),
+    Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed")}),
+    Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
+    Kind("stationary", {FEDERATED: ()}),
+    Kind("growth", {FEDERATED: ("estimator", "over")}),
+)}
