@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
+from workbench.oracles.sharded_scan import diagonal_moments
 
 _SCAN_BUDGET = 1 << 22  # float64 elements per array the scan keeps at once
 
@@ -188,13 +189,20 @@ class ConditionalMoments:
 
 
 def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMoments:
-    """Exact moments from a deterministic start ``initial`` (broadcast to ``(chain, d)``)."""
+    """Exact moments from a deterministic start ``initial`` (broadcast to ``(chain, d)``).
+
+    Diagonal maps go through the compiled scan of :mod:`workbench.oracles.sharded_scan` (the
+    same bits as the numpy scan, in float64); full maps through :func:`_prefix_compose`.
+    """
     n_updates, n_chains, dim = maps.offset.shape
     checkpoints = np.unique(np.asarray(checkpoints, dtype=np.int64))
     if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > n_updates:
         raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
                                           f"must lie in [1, {n_updates}]")
     start = np.broadcast_to(np.asarray(initial, dtype=float), (n_chains, dim))
+    if maps.diagonal:
+        return ConditionalMoments(checkpoints, *diagonal_moments(
+            maps.transition, maps.offset, maps.noise, start, checkpoints - 1))
     per_chain = n_updates * dim * dim * 6
     batch = max(1, _SCAN_BUDGET // per_chain)
     parts = []
@@ -206,12 +214,12 @@ def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMome
 
 
 def _chain_moments(maps: StepMaps, chains: slice, start: np.ndarray, checkpoints: np.ndarray):
+    """The moments of full maps for ``chains`` (numpy scan)."""
     transition, offset, noise = (maps.transition[:, chains], maps.offset[:, chains],
                                  maps.noise[:, chains])
-    ops = _DIAGONAL if maps.diagonal else _FULL
     transition, offset, noise = _prefix_compose(transition.copy(), offset.copy(), noise.copy(),
-                                                ops)
-    mean = ops.apply(transition, start) + offset  # E θ_l, l = 1..L
+                                                _FULL)
+    mean = _FULL.apply(transition, start) + offset  # E θ_l, l = 1..L
     second = noise + mean[..., :, None] * mean[..., None, :]  # P_l + m_l m_lᵀ (P_0 = 0)
     index = checkpoints - 1
     sum_mean = np.cumsum(mean, axis=0)[index]
@@ -220,7 +228,8 @@ def _chain_moments(maps: StepMaps, chains: slice, start: np.ndarray, checkpoints
 
 
 def _prefix_compose(transition, offset, noise, ops):
-    """In place: element l becomes the composition of maps 0..l (doubling scan)."""
+    """In place: element l becomes the composition of maps 0..l (doubling scan); ``ops``
+    multiplies maps (``apply``, ``compose``, ``sandwich``: A x, A A', A Q Aᵀ)."""
     n = offset.shape[0]
     shift = 1
     while shift < n:
@@ -232,20 +241,6 @@ def _prefix_compose(transition, offset, noise, ops):
                                                              new_noise)
         shift *= 2
     return transition, offset, noise
-
-
-class _DiagonalOps:
-    @staticmethod
-    def apply(a, x):
-        return a * x
-
-    @staticmethod
-    def compose(later, earlier):
-        return later * earlier
-
-    @staticmethod
-    def sandwich(a, q):
-        return a[..., :, None] * q * a[..., None, :]
 
 
 class _FullOps:
@@ -262,4 +257,4 @@ class _FullOps:
         return a @ q @ np.swapaxes(a, -1, -2)
 
 
-_DIAGONAL, _FULL = _DiagonalOps(), _FullOps()
+_FULL = _FullOps()
