@@ -184,18 +184,22 @@ class Schedule:
         """
         if name not in _COLUMNS:
             raise ScheduleError(f"no column {name!r}; columns are {', '.join(_COLUMNS)}")
-        counts = [self.n_updates(s) for s in range(self.n_servers)]
+        server = self.server[self.applied]
+        counts = np.bincount(server, minlength=self.n_servers)
         if n_updates is None:
-            n_updates = min(counts)
-        if n_updates > min(counts):
+            n_updates = int(counts.min())
+        if n_updates > counts.min():
             raise ScheduleError(
                 f"asked for {n_updates} updates but server {int(np.argmin(counts))} has only"
-                f" {min(counts)}"
+                f" {counts.min()}"
             )
-        values = getattr(self, name)
-        columns = [values[self.applied & (self.server == s)][:n_updates]
-                   for s in range(self.n_servers)]
-        return np.stack(columns, axis=1)
+        # the applied rows grouped by server (stable: processing order within a server)
+        by_server = np.argsort(server, kind="stable")
+        rank = np.arange(server.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        kept = by_server[rank < n_updates]
+        columns = np.empty((n_updates, counts.size), dtype=getattr(self, name).dtype)
+        columns[rank[rank < n_updates], server[kept]] = getattr(self, name)[self.applied][kept]
+        return columns
 
     def update_staleness(self, n_updates: int | None = None) -> np.ndarray:
         """Staleness of the applied updates, shape ``(n_updates, n_servers)``."""
