@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from simulators.server_columns import server_columns
+
 EVENT_KINDS = ("gradient", "hop", "push", "pull", "coupling")
 GRADIENT, HOP, PUSH, PULL, COUPLING = 0, 1, 2, 3, 4
 UPDATE_KINDS = (GRADIENT, PUSH)  # the kinds that change their server's version when applied
@@ -193,13 +195,8 @@ class Schedule:
                 f"asked for {n_updates} updates but server {int(np.argmin(counts))} has only"
                 f" {counts.min()}"
             )
-        # the applied rows grouped by server (stable: processing order within a server)
-        by_server = np.argsort(server, kind="stable")
-        rank = np.arange(server.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        kept = by_server[rank < n_updates]
-        columns = np.empty((n_updates, counts.size), dtype=getattr(self, name).dtype)
-        columns[rank[rank < n_updates], server[kept]] = getattr(self, name)[self.applied][kept]
-        return columns
+        return server_columns(getattr(self, name), self.server, self.applied, n_updates,
+                              counts.size)
 
     def update_staleness(self, n_updates: int | None = None) -> np.ndarray:
         """Staleness of the applied updates, shape ``(n_updates, n_servers)``."""
