@@ -93,22 +93,23 @@ class ShardedGaussianOracle:
         scale = self.n_data * self.data_precision
         weight = (self.shard_sizes[shard] / (self.n_data * frequency) if self.correction
                   else np.ones(frequency.shape))
-        diagonal_k = (self.prior_precision + weight * scale)[..., None] * np.ones(dim)
+        diagonal_k = np.repeat((self.prior_precision + weight * scale)[..., None], dim, axis=-1)
         beta = self.prior_precision * self.prior_mean + (weight * scale)[..., None] \
-            * self.shard_means[shard]
+            * np.take(self.shard_means, shard, axis=0)
         batch = self.batch_size
         sizes = self.shard_sizes[shard]
         finite = (sizes - batch) / np.maximum(sizes - 1, 1) if not self.replacement else 1.0
-        noise = ((weight * scale) ** 2 * finite / batch)[..., None, None] \
-            * self.shard_covariances[shard]
+        # the (..., d, d) product formed in place in the gathered covariances (same bits)
+        noise = np.take(np.asarray(self.shard_covariances, dtype=float), shard, axis=0)
+        noise *= ((weight * scale) ** 2 * finite / batch)[..., None, None]
         if self.alpha == 0 or self.surrogate_precisions is None:
             return diagonal_k, beta, noise
         precisions, means = self.surrogate_precisions, self.surrogate_means
-        own = precisions[shard] / frequency[..., None, None]
+        own = np.take(precisions, shard, axis=0) / frequency[..., None, None]
         extra_k = self.alpha * (precisions.sum(axis=0) - own)
         natural = np.einsum("sij,sj->i", precisions, means)
         beta = beta + self.alpha * (natural - np.einsum("...ij,...j->...i", own,
-                                                        means[shard]))
+                                                        np.take(means, shard, axis=0)))
         if self.diagonal:
             return diagonal_k + np.diagonal(extra_k, axis1=-2, axis2=-1), beta, noise
         return diagonal_k[..., None] * np.eye(dim) + extra_k, beta, noise
@@ -142,7 +143,9 @@ class ShardedGaussianOracle:
         diagonal = k.ndim == beta.ndim
         a = 1.0 - h * k if diagonal else identity - h * k
         injected = (2 * h * thermal)[:, None, None] * identity
-        return StepMaps(a, h * beta, h * h * noise + injected, diagonal)
+        noise *= h * h  # Q = h² Cov ζ + 2h I, in place in the array built above
+        noise += injected
+        return StepMaps(a, h * beta, noise, diagonal)
 
 
 @dataclass(frozen=True)
