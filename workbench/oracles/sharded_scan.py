@@ -13,7 +13,8 @@ This kernel performs that scan with the same floating-point operations in the sa
 element, so its bits are those of the numpy formulation (array operations over l for each
 level): within a level it walks l downwards, so element l - shift still holds the previous
 level's value when element l reads it, and the scan runs in place on one chain's copy of the
-maps at a time, without temporaries. It then forms, in the same pass, E θ_l = a_l θ_0 + b_l,
+maps at a time (one record of a, b and Q per update, so that each element reads two places),
+without temporaries. It then forms, in the same pass, E θ_l = a_l θ_0 + b_l,
 E θ_l θ_lᵀ = Q_l + (E θ_l)(E θ_l)ᵀ and their running sums, one addition per update in update
 order (the order of ``np.cumsum`` along the updates), keeping only the checkpoints' values: no
 (L, C, d, d) array beyond the input is made. No fastmath: no reassociation, no fused
@@ -41,48 +42,53 @@ def _diagonal_moments(transition, offset, noise, start, index):  # pragma: no co
     second_at = np.empty((n_checkpoints, n_chains, dim, dim))
     final_mean = np.empty((n_chains, dim))
     final_covariance = np.empty((n_chains, dim, dim))
-    a = np.empty((n_updates, dim))
-    b = np.empty((n_updates, dim))
-    q = np.empty((n_updates, dim, dim))
+    # one chain's maps, a record per update: a (d), b (d), Q (d × d, row-major)
+    b0, q0 = dim, 2 * dim
+    maps = np.empty((n_updates, q0 + dim * dim))
     mean = np.empty(dim)
+    second = np.empty((dim, dim))
     running_mean = np.empty(dim)
     running_second = np.empty((dim, dim))
     for c in range(n_chains):
-        a[:] = transition[:, c]
-        b[:] = offset[:, c]
-        q[:] = noise[:, c]
+        for step in range(n_updates):
+            for i in range(dim):
+                maps[step, i] = transition[step, c, i]
+                maps[step, b0 + i] = offset[step, c, i]
+                for j in range(dim):
+                    maps[step, q0 + i * dim + j] = noise[step, c, i, j]
         shift = 1
         while shift < n_updates:
             for later in range(n_updates - 1, shift - 1, -1):
-                earlier = later - shift
+                x, y = maps[later], maps[later - shift]  # x after y
                 for i in range(dim):
                     for j in range(dim):
-                        q[later, i, j] = a[later, i] * q[earlier, i, j] * a[later, j] \
-                            + q[later, i, j]
+                        k = q0 + i * dim + j
+                        x[k] = x[i] * y[k] * x[j] + x[k]
                 for i in range(dim):
-                    b[later, i] = a[later, i] * b[earlier, i] + b[later, i]
-                    a[later, i] = a[later, i] * a[earlier, i]
+                    x[b0 + i] = x[i] * y[b0 + i] + x[b0 + i]
+                    x[i] = x[i] * y[i]
             shift *= 2
         k = 0
         for step in range(n_updates):
+            x = maps[step]
             for i in range(dim):
-                mean[i] = a[step, i] * start[c, i] + b[step, i]
+                mean[i] = x[i] * start[c, i] + x[b0 + i]
                 running_mean[i] = mean[i] if step == 0 else running_mean[i] + mean[i]
             for i in range(dim):
                 for j in range(dim):
-                    second = q[step, i, j] + mean[i] * mean[j]
-                    running_second[i, j] = (second if step == 0
-                                            else running_second[i, j] + second)
+                    second[i, j] = x[q0 + i * dim + j] + mean[i] * mean[j]
+                    running_second[i, j] = (second[i, j] if step == 0
+                                            else running_second[i, j] + second[i, j])
             while k < n_checkpoints and index[k] == step:
-                for i in range(dim):
-                    sum_mean[k, c, i] = running_mean[i]
-                    mean_at[k, c, i] = mean[i]
-                    for j in range(dim):
-                        sum_second[k, c, i, j] = running_second[i, j]
-                        second_at[k, c, i, j] = q[step, i, j] + mean[i] * mean[j]
+                sum_mean[k, c] = running_mean
+                sum_second[k, c] = running_second
+                mean_at[k, c] = mean
+                second_at[k, c] = second
                 k += 1
         final_mean[c] = mean
-        final_covariance[c] = q[n_updates - 1]
+        for i in range(dim):
+            for j in range(dim):
+                final_covariance[c, i, j] = maps[n_updates - 1, q0 + i * dim + j]
     return sum_mean, sum_second, mean_at, second_at, final_mean, final_covariance
 
 
