@@ -3,9 +3,7 @@ the numpy scan it replaced, bit for bit, on random diagonal maps; and a negative
 step-by-step recursion, the same mathematics with another rounding, is not bit-identical, so
 the comparison can tell.
 
-The numpy reference is the package's generic scan (``_prefix_compose``, which full maps still
-use) with elementwise products for diagonal A, and the moments as the package formed them
-before the compiled kernel: ``np.cumsum`` over the updates, indexed at the checkpoints.
+The numpy reference is :mod:`tests.workbench.sharded_reference`.
 """
 
 import numpy as np
@@ -13,36 +11,8 @@ import pytest
 
 from simulators.seeding import generator
 from simulators.validation import InvalidParameter
-from workbench.oracles.sharded_gaussian import StepMaps, _prefix_compose, conditional_moments
-
-FIELDS = ("sum_mean", "sum_second", "mean", "second", "final_mean", "final_covariance")
-
-
-class _DiagonalReference:
-    """A = diag(a): the numpy products of the scan before it was compiled."""
-
-    @staticmethod
-    def apply(a, x):
-        return a * x
-
-    @staticmethod
-    def compose(later, earlier):
-        return later * earlier
-
-    @staticmethod
-    def sandwich(a, q):
-        return a[..., :, None] * q * a[..., None, :]
-
-
-def reference_moments(maps: StepMaps, start: np.ndarray, checkpoints) -> dict:
-    transition, offset, noise = _prefix_compose(maps.transition.copy(), maps.offset.copy(),
-                                                maps.noise.copy(), _DiagonalReference)
-    mean = transition * start + offset
-    second = noise + mean[..., :, None] * mean[..., None, :]
-    index = np.unique(checkpoints) - 1
-    return dict(sum_mean=np.cumsum(mean, axis=0)[index],
-                sum_second=np.cumsum(second, axis=0)[index], mean=mean[index],
-                second=second[index], final_mean=mean[-1], final_covariance=noise[-1])
+from tests.workbench.sharded_reference import FIELDS, reference_moments
+from workbench.oracles.sharded_gaussian import StepMaps, conditional_moments
 
 
 def random_maps(n_updates: int, n_chains: int, dim: int, seed: int) -> tuple[StepMaps, np.ndarray]:

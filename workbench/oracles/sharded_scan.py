@@ -6,7 +6,9 @@
 all L prefixes by a doubling (Hillis-Steele) scan: at level ``shift`` = 1, 2, 4, ... every
 element l >= shift becomes the composition of element l after element l - shift,
 
-    Q_l ← (a_l,i Q_{l-shift},ij) a_l,j + Q_l,   b_l ← a_l b_{l-shift} + b_l,   a_l ← a_l a_{l-shift},
+    Q_l,ij ← (a_l,i Q_{l-shift},ij) a_l,j + Q_l,ij,
+    b_l ← a_l b_{l-shift} + b_l,
+    a_l ← a_l a_{l-shift},
 
 all from the values of the previous level. With A = diag(a) every product is elementwise.
 This kernel performs that scan with the same floating-point operations in the same order per
