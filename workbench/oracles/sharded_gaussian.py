@@ -19,8 +19,9 @@ R² after summing.
 SGLD then gives θ' = A θ + b + noise, A = I - hK, b = hβ, noise covariance Q = h² Cov ζ + 2h I:
 for any given sequence of shards (a schedule) the mean and covariance propagate exactly,
 m' = A m + b, P' = A P Aᵀ + Q. The per-step maps compose associatively, so all L prefixes are
-computed at once by a doubling (Hillis-Steele) scan in O(L log L) array operations, whatever the
-pattern of shards. This yields E θ_l and E θ_l θ_lᵀ for every l, and their running sums at the
+computed at once by a doubling (Hillis-Steele) scan in O(L log L) operations, whatever the
+pattern of shards (compiled for diagonal maps, :mod:`workbench.oracles.sharded_scan`). This
+yields E θ_l and E θ_l θ_lᵀ for every l, and their running sums at the
 checkpoints give the exact expectation of any window average of θ and θθᵀ: how far D-SGLD
 with long trajectories drifts towards the mixture of local posteriors, conditional on the
 realised schedule, is then an exact number.
@@ -35,7 +36,7 @@ import numpy as np
 from simulators import validation
 from workbench.oracles.sharded_scan import diagonal_moments
 
-_SCAN_BUDGET = 1 << 22  # float64 elements per array the scan keeps at once
+_SCAN_BUDGET = 1 << 22  # float64 elements per array the numpy scan of full maps keeps at once
 
 
 @dataclass(frozen=True)
