@@ -50,6 +50,19 @@ def test_a_broadcast_start_and_strided_maps_give_the_same_bits():
         assert same_bits(getattr(moments, field), expected[field]), field
 
 
+def test_maps_that_overflow_give_the_same_infinities_and_nans():
+    """Growing maps (|a| > 1) overflow to ±inf and then NaN (inf - inf, 0 · inf) at the same
+    places with the same bits."""
+    maps, start = random_maps(3000, 3, 2, 7)
+    growing = StepMaps(maps.transition + 0.6, maps.offset, maps.noise, True)
+    moments = conditional_moments(growing, start, [10, 3000])
+    assert not np.isfinite(moments.sum_second).all()
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = reference_moments(growing, start, [10, 3000])
+    for field in FIELDS:
+        assert same_bits(getattr(moments, field), expected[field]), field
+
+
 def test_negative_control_the_sequential_recursion_differs_in_the_last_bits():
     """Same maths, other rounding: a bit-for-bit comparison sees it (so the test above can
     fail), while the values agree to rounding."""
