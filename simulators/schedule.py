@@ -51,6 +51,8 @@ import numpy as np
 if TYPE_CHECKING:
     import xarray as xr
 
+from simulators.server_columns import server_columns
+
 EVENT_KINDS = ("gradient", "hop", "push", "pull", "coupling")
 GRADIENT, HOP, PUSH, PULL, COUPLING = 0, 1, 2, 3, 4
 UPDATE_KINDS = (GRADIENT, PUSH)  # the kinds that change their server's version when applied
@@ -189,18 +191,17 @@ class Schedule:
         """
         if name not in _COLUMNS:
             raise ScheduleError(f"no column {name!r}; columns are {', '.join(_COLUMNS)}")
-        counts = [self.n_updates(s) for s in range(self.n_servers)]
+        server = self.server[self.applied]
+        counts = np.bincount(server, minlength=self.n_servers)
         if n_updates is None:
-            n_updates = min(counts)
-        if n_updates > min(counts):
+            n_updates = int(counts.min())
+        if n_updates > counts.min():
             raise ScheduleError(
                 f"asked for {n_updates} updates but server {int(np.argmin(counts))} has only"
-                f" {min(counts)}"
+                f" {counts.min()}"
             )
-        values = getattr(self, name)
-        columns = [values[self.applied & (self.server == s)][:n_updates]
-                   for s in range(self.n_servers)]
-        return np.stack(columns, axis=1)
+        return server_columns(getattr(self, name), self.server, self.applied, n_updates,
+                              counts.size)
 
     def update_staleness(self, n_updates: int | None = None) -> np.ndarray:
         """Staleness of the applied updates, shape ``(n_updates, n_servers)``."""

@@ -7,6 +7,7 @@ from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import Schedule, ScheduleError
 from simulators.static import constant_staleness, iid_staleness, round_robin
+from simulators.traveling_chains import TravelingChains
 from simulators.validation import InvalidParameter
 from tests.simulators.round_trip import assert_round_trips
 
@@ -147,3 +148,25 @@ def _with_times(columns):
     columns = {name: values.copy() for name, values in columns.items()}
     columns["start_time"], columns["finish_time"] = columns["time"].copy(), columns["time"].copy()
     return columns
+
+
+@pytest.mark.parametrize("name", ["shard", "time", "staleness", "shard_frequency"])
+def test_update_columns_list_each_servers_applied_rows_in_order(name):
+    """Against the per-server boolean selection, on a schedule whose servers interleave and
+    carry rows that are not updates (hops) and have unequal numbers of updates."""
+    timing = WorkerTiming(LatencyModel("exponential", 1.0),
+                          speed_factors=(1.0, 0.5, 0.25, 0.5, 1.0))
+    schedule = TravelingChains(5, n_chains=4, trajectory_lengths=(3, 2, 1, 2, 1),
+                               timing=timing).simulate(40, seed=3)
+    values = getattr(schedule, name)
+    per_server = [values[schedule.applied & (schedule.server == s)] for s in range(4)]
+    shortest = min(column.size for column in per_server)
+    assert (~schedule.applied).any() and len({column.size for column in per_server}) > 1
+    for n_updates in (None, 1, shortest):
+        columns = schedule.update_column(name, n_updates)
+        count = shortest if n_updates is None else n_updates
+        expected = np.stack([column[:count] for column in per_server], axis=1)
+        assert columns.dtype == values.dtype
+        np.testing.assert_array_equal(columns, expected)
+    with pytest.raises(ScheduleError, match=f"has only {shortest}"):
+        schedule.update_column(name, shortest + 1)

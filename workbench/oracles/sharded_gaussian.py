@@ -19,8 +19,9 @@ R² after summing.
 SGLD then gives θ' = A θ + b + noise, A = I - hK, b = hβ, noise covariance Q = h² Cov ζ + 2h I:
 for any given sequence of shards (a schedule) the mean and covariance propagate exactly,
 m' = A m + b, P' = A P Aᵀ + Q. The per-step maps compose associatively, so all L prefixes are
-computed at once by a doubling (Hillis-Steele) scan in O(L log L) array operations, whatever the
-pattern of shards. This yields E θ_l and E θ_l θ_lᵀ for every l, and their running sums at the
+computed at once by a doubling (Hillis-Steele) scan in O(L log L) operations, whatever the
+pattern of shards (compiled for diagonal maps, :mod:`workbench.oracles.sharded_scan`). This
+yields E θ_l and E θ_l θ_lᵀ for every l, and their running sums at the
 checkpoints give the exact expectation of any window average of θ and θθᵀ: how far D-SGLD
 with long trajectories drifts towards the mixture of local posteriors, conditional on the
 realised schedule, is then an exact number.
@@ -33,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
+from workbench.oracles.sharded_scan import diagonal_moments
 
-_SCAN_BUDGET = 1 << 22  # float64 elements per array the scan keeps at once
+_SCAN_BUDGET = 1 << 22  # float64 elements per array the numpy scan of full maps keeps at once
 
 
 @dataclass(frozen=True)
@@ -92,22 +94,23 @@ class ShardedGaussianOracle:
         scale = self.n_data * self.data_precision
         weight = (self.shard_sizes[shard] / (self.n_data * frequency) if self.correction
                   else np.ones(frequency.shape))
-        diagonal_k = (self.prior_precision + weight * scale)[..., None] * np.ones(dim)
+        diagonal_k = np.repeat((self.prior_precision + weight * scale)[..., None], dim, axis=-1)
         beta = self.prior_precision * self.prior_mean + (weight * scale)[..., None] \
-            * self.shard_means[shard]
+            * np.take(self.shard_means, shard, axis=0)
         batch = self.batch_size
         sizes = self.shard_sizes[shard]
         finite = (sizes - batch) / np.maximum(sizes - 1, 1) if not self.replacement else 1.0
-        noise = ((weight * scale) ** 2 * finite / batch)[..., None, None] \
-            * self.shard_covariances[shard]
+        # the (..., d, d) product formed in place in the gathered covariances (same bits)
+        noise = np.take(np.asarray(self.shard_covariances, dtype=float), shard, axis=0)
+        noise *= ((weight * scale) ** 2 * finite / batch)[..., None, None]
         if self.alpha == 0 or self.surrogate_precisions is None:
             return diagonal_k, beta, noise
         precisions, means = self.surrogate_precisions, self.surrogate_means
-        own = precisions[shard] / frequency[..., None, None]
+        own = np.take(precisions, shard, axis=0) / frequency[..., None, None]
         extra_k = self.alpha * (precisions.sum(axis=0) - own)
         natural = np.einsum("sij,sj->i", precisions, means)
         beta = beta + self.alpha * (natural - np.einsum("...ij,...j->...i", own,
-                                                        means[shard]))
+                                                        np.take(means, shard, axis=0)))
         if self.diagonal:
             return diagonal_k + np.diagonal(extra_k, axis1=-2, axis2=-1), beta, noise
         return diagonal_k[..., None] * np.eye(dim) + extra_k, beta, noise
@@ -141,7 +144,9 @@ class ShardedGaussianOracle:
         diagonal = k.ndim == beta.ndim
         a = 1.0 - h * k if diagonal else identity - h * k
         injected = (2 * h * thermal)[:, None, None] * identity
-        return StepMaps(a, h * beta, h * h * noise + injected, diagonal)
+        noise *= h * h  # Q = h² Cov ζ + 2h I, in place in the array built above
+        noise += injected
+        return StepMaps(a, h * beta, noise, diagonal)
 
 
 @dataclass(frozen=True)
@@ -188,13 +193,20 @@ class ConditionalMoments:
 
 
 def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMoments:
-    """Exact moments from a deterministic start ``initial`` (broadcast to ``(chain, d)``)."""
+    """Exact moments from a deterministic start ``initial`` (broadcast to ``(chain, d)``).
+
+    Diagonal maps go through the compiled scan of :mod:`workbench.oracles.sharded_scan` (the
+    same bits as the numpy scan, in float64); full maps through :func:`_prefix_compose`.
+    """
     n_updates, n_chains, dim = maps.offset.shape
     checkpoints = np.unique(np.asarray(checkpoints, dtype=np.int64))
     if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > n_updates:
         raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
                                           f"must lie in [1, {n_updates}]")
     start = np.broadcast_to(np.asarray(initial, dtype=float), (n_chains, dim))
+    if maps.diagonal:
+        return ConditionalMoments(checkpoints, *diagonal_moments(
+            maps.transition, maps.offset, maps.noise, start, checkpoints - 1))
     per_chain = n_updates * dim * dim * 6
     batch = max(1, _SCAN_BUDGET // per_chain)
     parts = []
@@ -206,12 +218,12 @@ def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMome
 
 
 def _chain_moments(maps: StepMaps, chains: slice, start: np.ndarray, checkpoints: np.ndarray):
+    """The moments of full maps for ``chains`` (numpy scan)."""
     transition, offset, noise = (maps.transition[:, chains], maps.offset[:, chains],
                                  maps.noise[:, chains])
-    ops = _DIAGONAL if maps.diagonal else _FULL
     transition, offset, noise = _prefix_compose(transition.copy(), offset.copy(), noise.copy(),
-                                                ops)
-    mean = ops.apply(transition, start) + offset  # E θ_l, l = 1..L
+                                                _FULL)
+    mean = _FULL.apply(transition, start) + offset  # E θ_l, l = 1..L
     second = noise + mean[..., :, None] * mean[..., None, :]  # P_l + m_l m_lᵀ (P_0 = 0)
     index = checkpoints - 1
     sum_mean = np.cumsum(mean, axis=0)[index]
@@ -220,7 +232,8 @@ def _chain_moments(maps: StepMaps, chains: slice, start: np.ndarray, checkpoints
 
 
 def _prefix_compose(transition, offset, noise, ops):
-    """In place: element l becomes the composition of maps 0..l (doubling scan)."""
+    """In place: element l becomes the composition of maps 0..l (doubling scan); ``ops``
+    multiplies maps (``apply``, ``compose``, ``sandwich``: A x, A A', A Q Aᵀ)."""
     n = offset.shape[0]
     shift = 1
     while shift < n:
@@ -232,20 +245,6 @@ def _prefix_compose(transition, offset, noise, ops):
                                                              new_noise)
         shift *= 2
     return transition, offset, noise
-
-
-class _DiagonalOps:
-    @staticmethod
-    def apply(a, x):
-        return a * x
-
-    @staticmethod
-    def compose(later, earlier):
-        return later * earlier
-
-    @staticmethod
-    def sandwich(a, q):
-        return a[..., :, None] * q * a[..., None, :]
 
 
 class _FullOps:
@@ -262,4 +261,4 @@ class _FullOps:
         return a @ q @ np.swapaxes(a, -1, -2)
 
 
-_DIAGONAL, _FULL = _DiagonalOps(), _FullOps()
+_FULL = _FullOps()
