@@ -46,12 +46,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-# xarray is imported by the methods that build DataArrays and Datasets: building and replaying
-# a schedule needs only numpy, and the command line loads this module without them (issue 15)
+# xarray is imported by the methods that build DataArrays and Datasets, and numba (the compiled
+# column gather) by update_column: building a schedule needs only numpy, and the command line
+# loads this module without them (issue 15)
 if TYPE_CHECKING:
     import xarray as xr
-
-from simulators.server_columns import server_columns
 
 EVENT_KINDS = ("gradient", "hop", "push", "pull", "coupling")
 GRADIENT, HOP, PUSH, PULL, COUPLING = 0, 1, 2, 3, 4
@@ -200,6 +199,8 @@ class Schedule:
                 f"asked for {n_updates} updates but server {int(np.argmin(counts))} has only"
                 f" {counts.min()}"
             )
+        from simulators.server_columns import server_columns  # numba: only when replaying
+
         return server_columns(getattr(self, name), self.server, self.applied, n_updates,
                               counts.size)
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
-from workbench.oracles.sharded_scan import diagonal_moments
 
 _SCAN_BUDGET = 1 << 22  # float64 elements per array the numpy scan of full maps keeps at once
 
@@ -205,6 +204,9 @@ def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMome
                                           f"must lie in [1, {n_updates}]")
     start = np.broadcast_to(np.asarray(initial, dtype=float), (n_chains, dim))
     if maps.diagonal:
+        # numba loads with the first oracle, not with the experiments' metadata (issue 15)
+        from workbench.oracles.sharded_scan import diagonal_moments
+
         return ConditionalMoments(checkpoints, *diagonal_moments(
             maps.transition, maps.offset, maps.noise, start, checkpoints - 1))
     per_chain = n_updates * dim * dim * 6
