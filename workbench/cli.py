@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_options(check)
     _add_set_option(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    check.add_argument("--figures", action="store_true",
+                       help="also draw the figures, as run and report do (by default check "
+                            "writes the results and judges them without drawing)")
     report = sub.add_parser("report", help="run experiments and write a self-contained HTML "
                                            "report (<out>/report.html)")
     report.add_argument("names", nargs="*", metavar="name",
@@ -160,11 +163,16 @@ def _run(args, stream):
     with _workers(args) as workers:
         outcome = run_one(experiment, config, args.seed, args.out, workers,
                           recompute=args.recompute, show_progress=not args.quiet,
-                          judge=args.command == "check")
+                          judge=args.command == "check", figures=_draws_figures(args))
     print(f"{experiment.name}: {outcome.sweep.describe()}", file=sys.stderr)
     for path in outcome.paths:
         print(f"wrote {path}", file=stream)
     return outcome
+
+
+def _draws_figures(args) -> bool:
+    """run and report draw figures; check only when asked (--figures)."""
+    return args.command != "check" or args.figures
 
 
 def _selected(names: list[str]) -> list[experiments.Experiment]:
@@ -176,7 +184,8 @@ def _run_all(args, names: list[str]):
 
     with _workers(args) as workers:
         return run_all(_selected(names), args.quick, args.seed, args.out, workers,
-                       recompute=args.recompute, show_progress=not args.quiet)
+                       recompute=args.recompute, show_progress=not args.quiet,
+                       figures=_draws_figures(args))
 
 
 def _check_all(args) -> int:
@@ -276,7 +285,8 @@ def run_command(args: argparse.Namespace) -> int:
         return _report(args)
     if args.all:
         return _check_all(args)
-    # check: results and figures are written as by `run`; verdicts go to stdout.
+    # check: results (and, with --figures, figures) are written as by `run`; verdicts go to
+    # stdout.
     from bounds.verdict import VIOLATED
 
     outcome = _run(args, sys.stderr)

@@ -8,7 +8,9 @@ source of the ``workbench`` package (so editing any figure code redraws). The ke
 SHA-256 of every figure file go to ``<out>/.figures/<name>.json``, written after the figures
 (atomically, :func:`workbench.files.atomic_write`); the figures are reused only if the key
 matches and every file is there with its recorded digest, so a deleted, damaged or hand-edited
-figure is drawn again, and a crash between figure and record only costs a redraw.
+figure is drawn again, and a crash between figure and record only costs a redraw. A run
+that writes a dataset without drawing its figures removes the recorded ones drawn from other
+content (:func:`discard_stale`).
 """
 
 from __future__ import annotations
@@ -65,6 +67,36 @@ def figures_once(name: str, dataset: xr.Dataset, out: Path,
                                       else str(p): _sha256(p) for p in paths}}
     atomic_write(record_path, json.dumps(record, indent=1, sort_keys=True).encode())
     return paths
+
+
+def discard_stale(name: str, dataset: xr.Dataset, out: Path) -> list[Path]:
+    """Remove ``name``'s recorded figures in ``out`` unless they were drawn from ``dataset``
+    (same key, module docstring), and their record; returns the files removed.
+
+    For a run that writes ``<name>.nc`` without drawing: figures of other numbers must not be
+    left beside it. Only files the record lists are touched (what this module drew); a figure
+    already gone is skipped.
+    """
+    out = Path(out)
+    record_path = out / RECORD_DIR / f"{name}.json"
+    try:
+        record = json.loads(record_path.read_text())
+        if record.get("key") == content_key(name, dataset):
+            return []
+        listed = [out / relative for relative in record["figures"]]
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        listed = []  # unreadable record: drop it, the figures it named are unknown
+    removed = []
+    for path in listed:
+        try:
+            path.unlink()
+            removed.append(path)
+        except FileNotFoundError:
+            pass
+    record_path.unlink(missing_ok=True)
+    return removed
 
 
 def _recorded(record_path: Path, key: str, out: Path) -> list[Path] | None:

@@ -2,8 +2,13 @@
 
 The combined ``<out>/<name>.nc`` is always rebuilt from the (verified) store, so a corrupt one
 is replaced, and said to have been; temporary files crashed writers left in ``<out>`` are
-removed first. Figures are drawn again only when the dataset or the code changed
-(:mod:`workbench.figure_cache`).
+removed first.
+
+Figures are drawn only when asked (``run``, ``report``, the dashboard, ``check --figures``:
+issue 15, they were about an eighth of the main job's CPU time), and then again only when
+the dataset or the code changed (:mod:`workbench.figure_cache`). A run that does not draw
+them removes the figures it had drawn from other results (:func:`discard_stale`), so a
+figure beside ``<name>.nc`` always shows that file's numbers.
 
 :func:`run_one` is what ``workbench run`` and ``workbench check`` do for one experiment;
 :func:`run_all` does it for several (``workbench check --all``, ``workbench report``) and
@@ -26,7 +31,7 @@ import xarray as xr
 from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from workbench.executors import Workers
 from workbench.experiments.base import Experiment
-from workbench.figure_cache import figures_once
+from workbench.figure_cache import discard_stale, figures_once
 from workbench.files import WriteFailed, remove_orphaned_temporaries
 from workbench.results import CorruptResult, read_netcdf, write_netcdf
 from workbench.runner import PointsLost, SweepResult, run_sweep
@@ -56,11 +61,12 @@ class Outcome:
 
 def run_one(experiment: Experiment, config: dict, seed: int, out: Path, workers: Workers, *,
             recompute: bool = False, show_progress: bool = False,
-            judge: bool = False, on_point=None) -> Outcome:
-    """Sweep (resuming from ``out/store``), write ``out/<name>.nc`` and figures, check."""
+            judge: bool = False, figures: bool = True, on_point=None) -> Outcome:
+    """Sweep (resuming from ``out/store``), write ``out/<name>.nc`` and (if asked) the
+    figures, check (if asked)."""
     outcome = _sweep(experiment, config, seed, out, workers, recompute=recompute,
                      show_progress=show_progress, on_point=on_point)
-    return _finish(outcome, out, judge)
+    return _finish(outcome, out, judge, figures)
 
 
 def _sweep(experiment: Experiment, config: dict, seed: int, out: Path, workers: Workers, *,
@@ -74,15 +80,19 @@ def _sweep(experiment: Experiment, config: dict, seed: int, out: Path, workers: 
     return Outcome(experiment, config, seed, sweep.dataset, sweep, seconds=sweep.seconds)
 
 
-def _finish(outcome: Outcome, out: Path, judge: bool) -> Outcome:
-    """The rest of :func:`run_one`: the combined file, the figures and (if asked) the checks."""
+def _finish(outcome: Outcome, out: Path, judge: bool, figures: bool) -> Outcome:
+    """The rest of :func:`run_one`: the combined file, the figures and the checks (each if
+    asked)."""
     started = time.perf_counter()
     out = Path(out)
     experiment, dataset = outcome.experiment, outcome.dataset
     combined = out / f"{experiment.name}.nc"
     _report_corrupt(combined)
     outcome.paths = [write_netcdf(dataset, combined)]
-    outcome.paths += figures_once(experiment.name, dataset, out, experiment.figures)
+    if figures:
+        outcome.paths += figures_once(experiment.name, dataset, out, experiment.figures)
+    else:
+        discard_stale(experiment.name, dataset, out)
     if judge:
         outcome.verdicts = experiment.checks(dataset)
     outcome.seconds += time.perf_counter() - started
@@ -100,9 +110,10 @@ def _report_corrupt(path: Path) -> None:
 
 
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
-            *, recompute: bool = False, show_progress: bool = False,
+            *, recompute: bool = False, show_progress: bool = False, figures: bool = True,
             log=None) -> list[Outcome]:
-    """:func:`run_one` with checks for each experiment (its quick configuration if asked).
+    """:func:`run_one` with checks (and figures, if asked) for each experiment (its quick
+    configuration if asked).
 
     With worker processes or a cluster, an experiment's combined file, figures and checks are
     done in a second thread of this process while the next experiment's sweep keeps the
@@ -125,23 +136,23 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
                 pending.append(_done(_failed(experiment, config, seed, error, log)))
                 continue
             if overlap:
-                pending.append(finishing.submit(_finish_logged, swept, out, log))
+                pending.append(finishing.submit(_finish_logged, swept, out, figures, log))
             else:
-                pending.append(_done(_finish_logged(swept, out, log)))
+                pending.append(_done(_finish_logged(swept, out, figures, log)))
         return [future.result() for future in pending]
     finally:
         finishing.shutdown(wait=True, cancel_futures=True)
 
 
-def _finish_logged(outcome: Outcome, out: Path, log) -> Outcome:
+def _finish_logged(outcome: Outcome, out: Path, figures: bool, log) -> Outcome:
     """:func:`_finish` with checks, its errors made an error row, and its line in ``log``."""
     swept = outcome.seconds
     try:
-        outcome = _finish(outcome, out, judge=True)
+        outcome = _finish(outcome, out, judge=True, figures=figures)
     except Exception as error:  # noqa: BLE001 - reported as an error row; the others still run
         return _failed(outcome.experiment, outcome.config, outcome.seed, error, log)
-    print(f"{outcome.experiment.name}: {outcome.sweep.describe()}; checks and figures "
-          f"{outcome.seconds - swept:.1f} s", file=log)
+    print(f"{outcome.experiment.name}: {outcome.sweep.describe()}; checks"
+          f"{' and figures' if figures else ''} {outcome.seconds - swept:.1f} s", file=log)
     return outcome
 
 

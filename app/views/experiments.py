@@ -102,7 +102,8 @@ def plot_view() -> None:
 def figures_view() -> None:
     files = results_browser.figure_files(result)
     if not files:
-        st.info("No figures beside this result; `workbench run` writes them.")
+        st.info("No figures beside this result; `workbench run`, `workbench report` and "
+                "`workbench check --figures` draw them.")
     for file in files:
         st.image(str(file), caption=file.name)
 

@@ -38,7 +38,8 @@ def test_run_writes_dataset_and_figure(tmp_path, capsys):
 
 
 def test_check_json_reports_verdicts_and_sets_the_exit_status(tmp_path, capsys):
-    status = main(["check", "stale-gaussian", "--json", "--out", str(tmp_path), *SMALL])
+    status = main(["check", "stale-gaussian", "--json", "--figures", "--out", str(tmp_path),
+                   *SMALL])
     verdicts = json.loads(capsys.readouterr().out)
     assert {v["verdict"] for v in verdicts} <= {"holds", "violated", "inconclusive"}
     for v in verdicts:
@@ -48,6 +49,20 @@ def test_check_json_reports_verdicts_and_sets_the_exit_status(tmp_path, capsys):
     assert (tmp_path / "stale-gaussian-bounds.png").stat().st_size > 0
     violated = any(v["verdict"] == "violated" for v in verdicts)
     assert status == (1 if violated else 0)
+
+
+def test_check_draws_figures_only_when_asked_and_leaves_none_of_other_numbers(tmp_path):
+    figures = ["stale-gaussian.png", "stale-gaussian-bounds.png"]
+    run = ["--out", str(tmp_path), "--processes", "1", *SMALL]
+    main(["check", "stale-gaussian", *run])
+    assert (tmp_path / "stale-gaussian.nc").exists()
+    assert not any((tmp_path / name).exists() for name in figures)
+    main(["check", "stale-gaussian", "--figures", *run])
+    assert all((tmp_path / name).stat().st_size > 0 for name in figures)
+    main(["check", "stale-gaussian", *run])  # the same numbers: their figures stay
+    assert all((tmp_path / name).exists() for name in figures)
+    main(["check", "stale-gaussian", "--seed", "9", *run])  # other numbers: figures removed
+    assert not any((tmp_path / name).exists() for name in figures)
 
 
 @pytest.mark.parametrize("assignment, field", [

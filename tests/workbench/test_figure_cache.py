@@ -44,6 +44,29 @@ def test_the_same_content_is_drawn_once_and_a_change_draws_again(tmp_path):
     assert draw.calls == 5
 
 
+def test_figures_of_other_content_are_discarded_and_nothing_else(tmp_path):
+    draw = Drawer()
+    figure_cache.figures_once("toy", _dataset(1.0), tmp_path, draw)
+    mine = tmp_path / "notes.png"  # not drawn by the workbench: never touched
+    mine.write_bytes(b"the user's own")
+    record = tmp_path / figure_cache.RECORD_DIR / "toy.json"
+    assert figure_cache.discard_stale("toy", _dataset(1.0), tmp_path) == []  # same content
+    assert (tmp_path / "toy.png").exists() and record.exists()
+    removed = figure_cache.discard_stale("toy", _dataset(1.5), tmp_path)  # other numbers
+    assert removed == [tmp_path / "toy.png"]
+    assert not (tmp_path / "toy.png").exists() and not record.exists()
+    assert mine.read_bytes() == b"the user's own"
+    assert figure_cache.discard_stale("toy", _dataset(1.5), tmp_path) == []  # nothing recorded
+    figure_cache.figures_once("toy", _dataset(1.0), tmp_path, draw)
+    (tmp_path / "toy.png").unlink()  # already gone: skipped, the record still dropped
+    assert figure_cache.discard_stale("toy", _dataset(2.0), tmp_path) == []
+    assert not record.exists()
+    figure_cache.figures_once("toy", _dataset(1.0), tmp_path, draw)
+    record.write_text("{not json")  # garbled record: dropped, no file guessed at
+    assert figure_cache.discard_stale("toy", _dataset(1.0), tmp_path) == []
+    assert not record.exists() and (tmp_path / "toy.png").exists()
+
+
 def test_other_attributes_or_code_make_another_key(monkeypatch):
     base = figure_cache.content_key("toy", _dataset(1.0))
     other = _dataset(1.0)

@@ -66,3 +66,13 @@ def test_outcomes_are_those_of_one_experiment_after_the_other(tmp_path, processe
     assert in_thread == (processes > 1)  # overlapped only where tasks run elsewhere
     err = capsys.readouterr().err
     assert "workbench: figures-fail failed" in err and "other-toy: 3 points" in err
+
+
+def test_figures_are_drawn_only_when_asked(tmp_path):
+    selected = [Toy(), OtherToy()]
+    with open_workers(processes=2) as workers:
+        outcomes = run_all(selected, quick=False, seed=5, out=tmp_path, workers=workers,
+                           figures=False)
+    assert all(not o.error and not o.figures for o in outcomes)
+    assert not any(hasattr(toy, "drawn_in") for toy in selected)
+    assert not list(tmp_path.glob("*.png"))
