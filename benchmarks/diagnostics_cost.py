@@ -8,29 +8,26 @@ Then, measured in the same run (issue 15), the compiled paths against the numpy 
 they replace, which the tests keep and compare with bit for bit: the IMQ Stein kernel against
 the straightforward ``(n, n, d)`` formula at the experiments' sizes, and the CNN's full-data
 gradient at the KSD draws of a ``stale-nn-workers`` replicate (25 positions, the 1438 digits)
-with the numpy col2im and pooling in place of the compiled loops. Rows: old and new
-milliseconds (best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one
-thread, as in the pool workers.
+computed with the numpy formulations of every layer (``tests/workbench/models/
+numpy_convolution.py``: im2col, bias, pooling, ReLU, masks, routing, bias sums and col2im,
+which the compiled loops replace) against the model as it is. Rows: old and new milliseconds
+(best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one thread, as in the
+pool workers.
 
     python benchmarks/diagnostics_cost.py
 """
 
+import dataclasses
 import sys
 import time
-from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simulators.static import constant_staleness  # noqa: E402
-from tests.workbench.models.test_cnn import (  # noqa: E402
-    numpy_col2im,
-    numpy_max_pool,
-    numpy_max_pool_gradient,
-)
+from tests.workbench.models.numpy_convolution import NumpyNetwork  # noqa: E402
 from tests.workbench.test_diagnostics import straightforward_stein_kernel  # noqa: E402
 from workbench.diagnostics import DIAGNOSTIC_DRAWS, diagnose_draws  # noqa: E402
 from workbench.engine import replay  # noqa: E402
@@ -97,20 +94,6 @@ def old_and_new(old, new) -> tuple[float, float]:
     return min(times[old]), min(times[new])
 
 
-def numpy_convolution():
-    """The CNN's col2im and pooling replaced by the numpy formulations."""
-    from workbench.models import cnn, convolution
-
-    stack = ExitStack()
-    for module, name, value in (
-            (cnn, "max_pool", numpy_max_pool),
-            (cnn, "max_pool_gradient", numpy_max_pool_gradient),
-            (convolution, "_column_image",
-             lambda delta, k, c: np.ascontiguousarray(numpy_col2im(delta, k, c)))):
-        stack.enter_context(mock.patch.object(module, name, value))
-    return stack
-
-
 def compiled_against_numpy() -> None:
     from workbench.diagnostics import imq_stein_kernel
     from workbench.experiments.asynchronous.models import network_model
@@ -129,17 +112,12 @@ def compiled_against_numpy() -> None:
     experiment = StaleNnWorkers()
     config = experiment.configure(quick=True)
     model = network_model(experiment.name, config, 0, "cnn")
+    reference = NumpyNetwork(**{field.name: getattr(model, field.name)
+                                for field in dataclasses.fields(model)})
     theta = model.initial_position(rng, (25,))
     model.potential_gradient(theta[:1])
-
-    def old():
-        model.__dict__.pop("_columns", None)  # before, the first layer's columns every call
-        with numpy_convolution():
-            model.potential_gradient(theta)
-
-    def new():
-        model.potential_gradient(theta)
-
+    old, new = partial(reference.potential_gradient, theta), partial(model.potential_gradient,
+                                                                     theta)
     old_seconds, new_seconds = old_and_new(old, new)
     print(f"{'CNN full-data gradient':<32} {'25 x d=' + str(model.dim):<22} "
           f"{old_seconds * 1e3:9.1f} {new_seconds * 1e3:9.1f} {old_seconds / new_seconds:8.2f}")

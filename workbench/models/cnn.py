@@ -10,7 +10,8 @@ images ``(N, H, W)`` or ``(N, H, W, C)`` with H and W divisible by 4:
 (Pooling before the ReLU equals pooling after it, both being monotone, and costs a quarter of
 the work.) Defaults suit scikit-learn's 8×8 digits (3×3 kernels, 8 and 16 filters, 64 hidden
 units: d = 6,058); LeNet's own sizes for 28×28 are 5×5 kernels, 20 and 50 filters, 500 hidden.
-Convolutions are numpy im2col (:mod:`workbench.models.convolution`), batched over replicates;
+Convolutions are im2col matrix products (:mod:`workbench.models.convolution`: numpy's products,
+compiled im2col, pooling and their gradients), batched over replicates;
 likelihood, prior and test functions come from :class:`workbench.models.network.NetworkClassifier`.
 """
 
@@ -25,8 +26,8 @@ from workbench.models.convolution import (
     convolution_gradients,
     convolve,
     image_columns,
-    max_pool,
-    max_pool_gradient,
+    pool_activate,
+    pool_backward,
 )
 from workbench.models.network import (
     NetworkClassifier,
@@ -109,26 +110,28 @@ class ConvolutionalNetwork(NetworkClassifier):
     def _forward(self, weights, images):
         height, width = images.shape[-3:-1]
         columns0 = self._data_columns(images)
-        pooled0, winner0 = max_pool(convolve(columns0, weights["conv0.weight"],
-                                             weights["conv0.bias"], (height, width)))
-        active0 = np.maximum(pooled0, 0.0)
+        output0 = convolve(columns0, weights["conv0.weight"], (height, width))
+        active0, route0 = pool_activate(output0, weights["conv0.bias"])
         columns1 = image_columns(active0, self.kernel_size)
-        pooled1, winner1 = max_pool(convolve(columns1, weights["conv1.weight"],
-                                             weights["conv1.bias"], (height // 2, width // 2)))
-        active1 = np.maximum(pooled1, 0.0)
+        output1 = convolve(columns1, weights["conv1.weight"], (height // 2, width // 2))
+        active1, route1 = pool_activate(output1, weights["conv1.bias"])
         logits, dense_inputs = dense_forward(weights, _DENSE,
                                              active1.reshape(*active1.shape[:2], -1))
-        return logits, (columns0, winner0, pooled0, columns1, winner1, pooled1, dense_inputs)
+        # the convolution outputs' and the second layer's columns' memory takes gradients of
+        # their shapes in the backward pass (no large array allocated and faulted in again)
+        return logits, (columns0, route0, output0, columns1, route1, output1, dense_inputs)
 
     def _backward(self, weights, cache, delta):
-        columns0, winner0, pooled0, columns1, winner1, pooled1, dense_inputs = cache
+        columns0, route0, output0, columns1, route1, output1, dense_inputs = cache
         gradients: dict[str, np.ndarray] = {}
         delta = dense_backward(weights, _DENSE, dense_inputs, delta, gradients,
                                input_gradient=True)
-        delta = max_pool_gradient(delta.reshape(pooled1.shape) * (pooled1 > 0), winner1)
-        gradients["conv1.weight"], gradients["conv1.bias"], delta = convolution_gradients(
-            columns1, weights["conv1.weight"], delta, self.kernel_size, input_gradient=True)
-        delta = max_pool_gradient(delta * (pooled0 > 0), winner0)
-        gradients["conv0.weight"], gradients["conv0.bias"], _ = convolution_gradients(
+        delta, gradients["conv1.bias"] = pool_backward(delta.reshape(route1.shape), route1,
+                                                       out=output1)
+        gradients["conv1.weight"], delta = convolution_gradients(
+            columns1, weights["conv1.weight"], delta, self.kernel_size, input_gradient=True,
+            overwrite_columns=True)
+        delta, gradients["conv0.bias"] = pool_backward(delta, route0, out=output0)
+        gradients["conv0.weight"], _ = convolution_gradients(
             columns0, weights["conv0.weight"], delta, self.kernel_size, input_gradient=False)
         return gradients
