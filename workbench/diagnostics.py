@@ -42,6 +42,7 @@ import xarray as xr
 from arviz_stats.base import array_stats
 
 from simulators import validation
+from workbench.engine_kernel import _pairwise_total
 from workbench.test_functions import TestFunction
 
 IMQ_SCALE = 1.0
@@ -52,6 +53,9 @@ KSD_DRAWS = 200
 """Most draws per chain entering the KSD V-statistic (evenly spaced, the last one kept)."""
 DIAGNOSTIC_DRAWS = 200
 """Thinned draws per chain kept for the diagnostics when a run keeps none of its own."""
+GRAM_BUDGET = 1 << 19
+"""Most Gram-matrix elements (float64) :func:`kernel_stein_discrepancies` holds per array at
+once: chains are processed in blocks of at most this many n × n elements."""
 TAIL_PROBABILITIES = (0.05, 0.95)
 """Quantiles whose indicator ESS makes ``ess_tail`` (Vehtari et al. 2021, §4.3)."""
 RHAT_LIMIT = 1.01
@@ -106,7 +110,18 @@ def _combine(squared, cross, u, base, score_dot, dim, exponent):
 
 @numba.njit(cache=True)
 def _difference_sums(x, y, score_x, score_y, symmetric):
-    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``.
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``
+    (:func:`_fill_difference_sums` into new arrays)."""
+    squared = np.empty((x.shape[0], y.shape[0]))
+    cross = np.empty((x.shape[0], y.shape[0]))
+    _fill_difference_sums(x, y, score_x, score_y, symmetric, squared, cross)
+    return squared, cross
+
+
+@numba.njit(cache=True)
+def _fill_difference_sums(x, y, score_x, score_y, symmetric, squared, cross):
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair, into ``squared``
+    and ``cross`` ``(n, m)``.
 
     ``symmetric`` (y and its scores are x and its scores): pairs j ≥ i only, mirrored. Both
     sums are then symmetric bit for bit: swapping i and j negates r and every product exactly
@@ -122,8 +137,6 @@ def _difference_sums(x, y, score_x, score_y, symmetric):
     """
     n, dim = x.shape
     m = y.shape[0]
-    squared = np.empty((n, m))
-    cross = np.empty((n, m))
     for i in range(n):
         for j in range(i if symmetric else 0, m):
             sq0 = sq1 = sy0 = sy1 = sx0 = sx1 = 0.0
@@ -155,25 +168,84 @@ def _difference_sums(x, y, score_x, score_y, symmetric):
             if symmetric:
                 squared[j, i] = squared[i, j]
                 cross[j, i] = cross[i, j]
-    return squared, cross
 
 
 def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,
                              scale: float = IMQ_SCALE,
                              exponent: float = IMQ_EXPONENT) -> float:
     """The IMQ kernel Stein discrepancy √(n⁻² Σ_ij k₀(x_i, x_j)) of draws ``(n, d)`` with
-    their scores ∇log π ``(n, d)`` (a V-statistic, so it is never negative)."""
+    their scores ∇log π ``(n, d)`` (a V-statistic, so it is never negative): one chain of
+    :func:`kernel_stein_discrepancies`."""
     draws = np.asarray(draws, dtype=float)
     scores = np.asarray(scores, dtype=float)
     if draws.ndim != 2 or scores.shape != draws.shape:
         raise validation.InvalidParameter(
             "draws", draws.shape, f"must be (draw, d) with scores of the same shape, "
                                   f"got scores {scores.shape}")
+    return float(kernel_stein_discrepancies(draws[None], scores[None], scale, exponent)[0])
+
+
+def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
+                               scale: float = IMQ_SCALE,
+                               exponent: float = IMQ_EXPONENT) -> np.ndarray:
+    """The IMQ KSD of every chain: draws ``(chain, n, d)`` with their scores → ``(chain,)``.
+
+    Each value is the one :func:`imq_stein_kernel` and numpy give for the chain alone,
+    ``sqrt(max(gram.mean(), 0))``, bit for bit (the tests compare): the sums over d are
+    :func:`_fill_difference_sums`'s, u^β is numpy's ``power`` and s(x)·s(x) numpy's matrix
+    product on blocks of chains (``matmul`` makes per chain the BLAS call it makes for one),
+    the terms are combined by :func:`_combine` and the mean is :func:`_gram_means`'s
+    reproduction of numpy's. Chains are taken in blocks of at most :data:`GRAM_BUDGET` Gram
+    elements, so memory is bounded whatever their number.
+    """
+    draws = np.asarray(draws, dtype=float)
+    scores = np.asarray(scores, dtype=float)
+    if draws.ndim != 3 or scores.shape != draws.shape:
+        raise validation.InvalidParameter(
+            "draws", draws.shape, f"must be (chain, draw, d) with scores of the same shape, "
+                                  f"got scores {scores.shape}")
     validation.positive("scale", scale)
     if not -1 < exponent < 0:
         raise validation.InvalidParameter("exponent", exponent, "must lie in (-1, 0)")
-    gram = imq_stein_kernel(draws, draws, scores, scores, scale, exponent)
-    return float(np.sqrt(max(gram.mean(), 0.0)))
+    n_chains, n, dim = draws.shape
+    means = np.empty(n_chains)
+    block = max(1, GRAM_BUDGET // max(1, n * n))
+    order = np.arange(n * n)
+    for start in range(0, n_chains, block):
+        x = np.ascontiguousarray(draws[start:start + block])
+        s = np.ascontiguousarray(scores[start:start + block])
+        squared = np.empty((len(x), n, n))
+        cross = np.empty((len(x), n, n))
+        _chain_difference_sums(x, s, squared, cross)
+        u = scale**2 + squared
+        means[start:start + block] = _gram_means(squared, cross, u, u**exponent,
+                                                 s @ s.transpose(0, 2, 1), float(dim),
+                                                 float(exponent), order)
+    return np.sqrt(np.where(0.0 > means, 0.0, means))  # max(mean, 0) as Python's max
+
+
+@numba.njit(cache=True)
+def _chain_difference_sums(draws, scores, squared, cross):
+    """:func:`_fill_difference_sums` of every chain with itself (the symmetric case)."""
+    for chain in range(draws.shape[0]):
+        _fill_difference_sums(draws[chain], draws[chain], scores[chain], scores[chain], True,
+                              squared[chain], cross[chain])
+
+
+@numba.njit(cache=True)
+def _gram_means(squared, cross, u, base, score_dot, dim, exponent, order):
+    """Per chain, the mean of the Gram matrix :func:`_combine` forms from its parts, as numpy's
+    ``gram.mean()``: 0 + the pairwise sum of the n² values in memory order (numpy's reduction
+    starts from add's identity; :func:`workbench.engine_kernel._pairwise_total` walks numpy's
+    pairwise order, here over ``order`` = 0 … n² − 1), divided by n²."""
+    n = squared.shape[1]
+    means = np.empty(squared.shape[0])
+    for chain in range(squared.shape[0]):
+        gram = _combine(squared[chain], cross[chain], u[chain], base[chain], score_dot[chain],
+                        dim, exponent)
+        total = 0.0 + _pairwise_total(gram.reshape((n * n, 1)), order, 0, n * n)
+        means[chain] = total / (n * n)
+    return means
 
 
 def spaced(n_draws: int, count: int) -> np.ndarray:
@@ -217,28 +289,44 @@ def diagnose_draws(draws: np.ndarray, functions: Sequence[TestFunction],
                    potential_gradient: Callable[[np.ndarray], np.ndarray],
                    valid: np.ndarray | None = None) -> xr.Dataset:
     """:func:`diagnose` of the test ``functions`` evaluated at ``draws`` ``(replicate, server,
-    draw, d)``, the KSD with the exact score −∇U of the model's ``potential_gradient``."""
+    draw, d)``, the KSD with the exact score −∇U of the model's ``potential_gradient`` (called
+    once for every replicate if it is the bound method of a model whose
+    ``positionwise_gradient`` is true, :func:`is_positionwise`)."""
     with np.errstate(over="ignore", invalid="ignore"):  # diverged replicates: left out
         values = {function.name: function(draws) for function in functions}
-    return diagnose(draws, values, lambda theta: -potential_gradient(theta), valid)
+    return diagnose(draws, values, lambda theta: -potential_gradient(theta), valid,
+                    positionwise=is_positionwise(potential_gradient))
+
+
+def is_positionwise(potential_gradient: Callable[[np.ndarray], np.ndarray]) -> bool:
+    """Whether ``potential_gradient`` is a bound method of a model that declares
+    ``positionwise_gradient``: its value at a position is the same bit for bit whichever other
+    positions share the call (:mod:`workbench.models.protocol`); False for anything else."""
+    return bool(getattr(getattr(potential_gradient, "__self__", None), "positionwise_gradient",
+                        False))
 
 
 def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],
              score: Callable[[np.ndarray], np.ndarray] | None,
-             valid: np.ndarray | None = None, ksd_draws: int = KSD_DRAWS) -> xr.Dataset:
+             valid: np.ndarray | None = None, ksd_draws: int = KSD_DRAWS,
+             positionwise: bool = False) -> xr.Dataset:
     """Every diagnostic of a point's thinned draws (module docstring).
 
     draws: ``(replicate, server, draw, d)`` positions, one chain per replicate and server (one
     server in most experiments); values: test function name → ``(replicate, server, draw, m)``
     φ at those draws; score: θ ``(..., d)`` → ∇log π(θ), or None when the experiment has no
     exact gradient (``ksd`` is then NaN); valid: ``(replicate,)`` replicates to use (default:
-    those whose draws and values are all finite).
+    those whose draws and values are all finite); positionwise: ``score``'s value at a
+    position does not depend on the other positions of its call, so it is called once on
+    every kept replicate's draws ``(replicate, draw, d)``; else (a model whose matrix products
+    depend on the batch's shape) once per replicate, as the values were first computed.
 
     Returns ``ess_bulk``, ``ess_tail``, ``rhat``, ``mcse_mean`` over ``(test_function,
     component)`` with every replicate-server chain of the valid replicates as a chain;
     ``ksd`` over ``replicate``, of the replicate's pooled draws (its servers' samples are
     pooled, as its estimate pools them; at most ``ksd_draws`` in all, evenly spaced per
-    server; NaN for a replicate left out); and ``diagnostic_chains``, the chains used.
+    server; NaN for a replicate left out; all kept replicates in one
+    :func:`kernel_stein_discrepancies`); and ``diagnostic_chains``, the chains used.
     """
     draws = np.asarray(draws, dtype=float)
     if draws.ndim != 4:
@@ -254,12 +342,14 @@ def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],
     dataset = chain_diagnostics({name: array[kept].reshape(-1, n_draws, array.shape[-1])
                                  for name, array in values.items()})
     ksd = np.full(n_replicates, np.nan)
-    if score is not None:
+    if score is not None and kept.any():
         per_server = spaced(n_draws, max(2, ksd_draws // n_servers))
-        pooled = draws[:, :, per_server].reshape(n_replicates, -1, dim)
-        for replicate in np.flatnonzero(kept):
-            ksd[replicate] = kernel_stein_discrepancy(pooled[replicate],
-                                                      score(pooled[replicate]))
+        pooled = draws[kept][:, :, per_server].reshape(int(kept.sum()), -1, dim)
+        if positionwise:
+            scores = score(pooled)
+        else:
+            scores = np.stack([score(chain) for chain in pooled])
+        ksd[kept] = kernel_stein_discrepancies(pooled, scores)
     dataset["ksd"] = ("replicate", ksd)
     dataset["diagnostic_chains"] = ((), int(kept.sum()) * n_servers)
     dataset.attrs["diagnostics"] = (
