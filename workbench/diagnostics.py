@@ -53,9 +53,10 @@ KSD_DRAWS = 200
 """Most draws per chain entering the KSD V-statistic (evenly spaced, the last one kept)."""
 DIAGNOSTIC_DRAWS = 200
 """Thinned draws per chain kept for the diagnostics when a run keeps none of its own."""
-GRAM_BUDGET = 1 << 19
-"""Most Gram-matrix elements (float64) :func:`kernel_stein_discrepancies` holds per array at
-once: chains are processed in blocks of at most this many n × n elements."""
+GRAM_BUDGET = 1 << 16
+"""Most Gram-matrix elements :func:`kernel_stein_discrepancies` forms at once (chains in
+blocks of at most this many n × n elements; 512 KiB a float64 array, so a block's arrays stay
+in cache)."""
 TAIL_PROBABILITIES = (0.05, 0.95)
 """Quantiles whose indicator ESS makes ``ess_tail`` (Vehtari et al. 2021, §4.3)."""
 RHAT_LIMIT = 1.01
@@ -92,41 +93,51 @@ def imq_stein_kernel(x: np.ndarray, y: np.ndarray, score_x: np.ndarray, score_y:
 
 @numba.njit(cache=True)
 def _combine(squared, cross, u, base, score_dot, dim, exponent):
-    """k₀ from its parts, each operation as numpy evaluates ``score_dot * base + 2 * exponent
-    * lower * cross + trace`` with ``lower = base / u`` and ``trace = -2 * exponent * lower *
-    (dim + 2 * (exponent - 1) * squared / u)``, left to right."""
+    """k₀ from its parts ``(n, m)``, each element by :func:`_stein_value`."""
     gram = np.empty_like(squared)
-    cross_factor = 2 * exponent
-    trace_factor = -2 * exponent
-    squared_factor = 2 * (exponent - 1)
     for i in range(squared.shape[0]):
         for j in range(squared.shape[1]):
-            lower = base[i, j] / u[i, j]
-            trace = trace_factor * lower * (dim + squared_factor * squared[i, j] / u[i, j])
-            gram[i, j] = (score_dot[i, j] * base[i, j] + cross_factor * lower * cross[i, j]
-                          + trace)
+            gram[i, j] = _stein_value(squared[i, j], cross[i, j], u[i, j], base[i, j],
+                                      score_dot[i, j], dim, exponent)
     return gram
+
+
+@numba.njit(cache=True, inline="always")
+def _stein_value(squared, cross, u, base, score_dot, dim, exponent):
+    """k₀ of one pair from its parts, each operation as numpy evaluates ``score_dot * base + 2
+    * exponent * lower * cross + trace`` with ``lower = base / u`` and ``trace = -2 * exponent
+    * lower * (dim + 2 * (exponent - 1) * squared / u)``, left to right."""
+    lower = base / u
+    trace = -2 * exponent * lower * (dim + 2 * (exponent - 1) * squared / u)
+    return score_dot * base + 2 * exponent * lower * cross + trace
 
 
 @numba.njit(cache=True)
 def _difference_sums(x, y, score_x, score_y, symmetric):
-    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``
-    (:func:`_fill_difference_sums` into new arrays)."""
-    squared = np.empty((x.shape[0], y.shape[0]))
-    cross = np.empty((x.shape[0], y.shape[0]))
-    _fill_difference_sums(x, y, score_x, score_y, symmetric, squared, cross)
-    return squared, cross
-
-
-@numba.njit(cache=True)
-def _fill_difference_sums(x, y, score_x, score_y, symmetric, squared, cross):
-    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair, into ``squared``
-    and ``cross`` ``(n, m)``.
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``, by
+    :func:`_pair_sums`.
 
     ``symmetric`` (y and its scores are x and its scores): pairs j ≥ i only, mirrored. Both
     sums are then symmetric bit for bit: swapping i and j negates r and every product exactly
     and the additions keep their order, so only the sign of a zero could differ, and the final
     0 + (…) makes every zero +0.
+    """
+    n = x.shape[0]
+    m = y.shape[0]
+    squared = np.empty((n, m))
+    cross = np.empty((n, m))
+    for i in range(n):
+        for j in range(i if symmetric else 0, m):
+            squared[i, j], cross[i, j] = _pair_sums(x, y, score_x, score_y, i, j)
+            if symmetric:
+                squared[j, i] = squared[i, j]
+                cross[j, i] = cross[i, j]
+    return squared, cross
+
+
+@numba.njit(cache=True, inline="always")
+def _pair_sums(x, y, score_x, score_y, i, j):
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j.
 
     Each sum over k is formed exactly as numpy's ``einsum("ijk,ijk->ij", r, r)`` (and
     ``"jk,ijk->ij"``, ``"ik,ijk->ij"``) forms it on this build, so the values are numpy's bit for
@@ -135,39 +146,32 @@ def _fill_difference_sums(x, y, score_x, score_y, symmetric, squared, cross):
     vectors: even and odd k), adds blocks of eight as a·b + (… + (a·b + acc)) from the last pair
     back, then the remaining pairs one at a time, and returns 0 + (even + odd).
     """
-    n, dim = x.shape
-    m = y.shape[0]
-    for i in range(n):
-        for j in range(i if symmetric else 0, m):
-            sq0 = sq1 = sy0 = sy1 = sx0 = sx1 = 0.0
-            k = 0
-            while dim - k >= 8:
-                for q in range(k + 6, k - 1, -2):  # the block's pairs, last first
-                    r = x[i, q] - y[j, q]
-                    sq0 = r * r + sq0
-                    sy0 = score_y[j, q] * r + sy0
-                    sx0 = score_x[i, q] * r + sx0
-                    r = x[i, q + 1] - y[j, q + 1]
-                    sq1 = r * r + sq1
-                    sy1 = score_y[j, q + 1] * r + sy1
-                    sx1 = score_x[i, q + 1] * r + sx1
-                k += 8
-            while k < dim:
-                r = x[i, k] - y[j, k]
-                sq0 = r * r + sq0
-                sy0 = score_y[j, k] * r + sy0
-                sx0 = score_x[i, k] * r + sx0
-                if k + 1 < dim:
-                    r = x[i, k + 1] - y[j, k + 1]
-                    sq1 = r * r + sq1
-                    sy1 = score_y[j, k + 1] * r + sy1
-                    sx1 = score_x[i, k + 1] * r + sx1
-                k += 2
-            squared[i, j] = 0.0 + (sq0 + sq1)
-            cross[i, j] = (0.0 + (sy0 + sy1)) - (0.0 + (sx0 + sx1))
-            if symmetric:
-                squared[j, i] = squared[i, j]
-                cross[j, i] = cross[i, j]
+    dim = x.shape[1]
+    sq0 = sq1 = sy0 = sy1 = sx0 = sx1 = 0.0
+    k = 0
+    while dim - k >= 8:
+        for q in range(k + 6, k - 1, -2):  # the block's pairs, last first
+            r = x[i, q] - y[j, q]
+            sq0 = r * r + sq0
+            sy0 = score_y[j, q] * r + sy0
+            sx0 = score_x[i, q] * r + sx0
+            r = x[i, q + 1] - y[j, q + 1]
+            sq1 = r * r + sq1
+            sy1 = score_y[j, q + 1] * r + sy1
+            sx1 = score_x[i, q + 1] * r + sx1
+        k += 8
+    while k < dim:
+        r = x[i, k] - y[j, k]
+        sq0 = r * r + sq0
+        sy0 = score_y[j, k] * r + sy0
+        sx0 = score_x[i, k] * r + sx0
+        if k + 1 < dim:
+            r = x[i, k + 1] - y[j, k + 1]
+            sq1 = r * r + sq1
+            sy1 = score_y[j, k + 1] * r + sy1
+            sx1 = score_x[i, k + 1] * r + sx1
+        k += 2
+    return 0.0 + (sq0 + sq1), (0.0 + (sy0 + sy1)) - (0.0 + (sx0 + sx1))
 
 
 def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,
@@ -191,12 +195,15 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
     """The IMQ KSD of every chain: draws ``(chain, n, d)`` with their scores → ``(chain,)``.
 
     Each value is the one :func:`imq_stein_kernel` and numpy give for the chain alone,
-    ``sqrt(max(gram.mean(), 0))``, bit for bit (the tests compare): the sums over d are
-    :func:`_fill_difference_sums`'s, u^β is numpy's ``power`` and s(x)·s(x) numpy's matrix
-    product on blocks of chains (``matmul`` makes per chain the BLAS call it makes for one),
-    the terms are combined by :func:`_combine` and the mean is :func:`_gram_means`'s
-    reproduction of numpy's. Chains are taken in blocks of at most :data:`GRAM_BUDGET` Gram
-    elements, so memory is bounded whatever their number.
+    ``sqrt(max(gram.mean(), 0))``, bit for bit (the tests compare), with half the work: that
+    Gram matrix is symmetric bit for bit (its sums are, :func:`_difference_sums`, and so is
+    numpy's s(x)·s(x)ᵀ, formed by BLAS ``syrk`` on one triangle and mirrored), so only its
+    upper triangle is formed, packed by rows — the sums by :func:`_pair_sums`, u^β by numpy's
+    ``power`` (not libm's: numpy's may be vectorised with other roundings), s·s by numpy's
+    ``matmul`` on a block of chains (it makes per chain the BLAS call it makes for one), the
+    terms by :func:`_stein_value` — and :func:`_triangle_means` reads it back in the full
+    matrix's memory order for numpy's mean. Chains are taken in blocks of at most
+    :data:`GRAM_BUDGET` Gram elements, so memory is bounded whatever their number.
     """
     draws = np.asarray(draws, dtype=float)
     scores = np.asarray(scores, dtype=float)
@@ -210,41 +217,56 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
     n_chains, n, dim = draws.shape
     means = np.empty(n_chains)
     block = max(1, GRAM_BUDGET // max(1, n * n))
-    order = np.arange(n * n)
+    rows, columns = np.triu_indices(n)
+    packed = np.empty((n, n), dtype=np.int64)  # full matrix position -> packed triangle index
+    packed[rows, columns] = packed[columns, rows] = np.arange(rows.size)
     for start in range(0, n_chains, block):
         x = np.ascontiguousarray(draws[start:start + block])
         s = np.ascontiguousarray(scores[start:start + block])
-        squared = np.empty((len(x), n, n))
-        cross = np.empty((len(x), n, n))
-        _chain_difference_sums(x, s, squared, cross)
+        squared, cross = _triangle_sums(x, s)
         u = scale**2 + squared
-        means[start:start + block] = _gram_means(squared, cross, u, u**exponent,
-                                                 s @ s.transpose(0, 2, 1), float(dim),
-                                                 float(exponent), order)
+        means[start:start + block] = _triangle_means(squared, cross, u, u**exponent,
+                                                     s @ s.transpose(0, 2, 1), float(dim),
+                                                     float(exponent), packed.ravel())
     return np.sqrt(np.where(0.0 > means, 0.0, means))  # max(mean, 0) as Python's max
 
 
 @numba.njit(cache=True)
-def _chain_difference_sums(draws, scores, squared, cross):
-    """:func:`_fill_difference_sums` of every chain with itself (the symmetric case)."""
-    for chain in range(draws.shape[0]):
-        _fill_difference_sums(draws[chain], draws[chain], scores[chain], scores[chain], True,
-                              squared[chain], cross[chain])
+def _triangle_sums(draws, scores):
+    """:func:`_pair_sums` of every chain's pairs i ≤ j, packed by rows: ``(chain, n(n+1)/2)``
+    each."""
+    n_chains, n = draws.shape[:2]
+    squared = np.empty((n_chains, n * (n + 1) // 2))
+    cross = np.empty_like(squared)
+    for chain in range(n_chains):
+        x, s = draws[chain], scores[chain]
+        k = 0
+        for i in range(n):
+            for j in range(i, n):
+                squared[chain, k], cross[chain, k] = _pair_sums(x, x, s, s, i, j)
+                k += 1
+    return squared, cross
 
 
 @numba.njit(cache=True)
-def _gram_means(squared, cross, u, base, score_dot, dim, exponent, order):
-    """Per chain, the mean of the Gram matrix :func:`_combine` forms from its parts, as numpy's
-    ``gram.mean()``: 0 + the pairwise sum of the n² values in memory order (numpy's reduction
-    starts from add's identity; :func:`workbench.engine_kernel._pairwise_total` walks numpy's
-    pairwise order, here over ``order`` = 0 … n² − 1), divided by n²."""
-    n = squared.shape[1]
-    means = np.empty(squared.shape[0])
-    for chain in range(squared.shape[0]):
-        gram = _combine(squared[chain], cross[chain], u[chain], base[chain], score_dot[chain],
-                        dim, exponent)
-        total = 0.0 + _pairwise_total(gram.reshape((n * n, 1)), order, 0, n * n)
-        means[chain] = total / (n * n)
+def _triangle_means(squared, cross, u, base, score_dot, dim, exponent, packed):
+    """Per chain, the mean numpy's ``gram.mean()`` gives of the symmetric Gram matrix whose
+    upper triangle (packed by rows) :func:`_stein_value` forms from its parts: 0 + the pairwise
+    sum of the n² values in the full matrix's memory order (numpy's reduction starts from add's
+    identity; :func:`workbench.engine_kernel._pairwise_total` walks numpy's pairwise order,
+    here through ``packed``, the packed index of each full position), divided by n²."""
+    n_chains, n = score_dot.shape[:2]
+    gram = np.empty((squared.shape[1], 1))
+    means = np.empty(n_chains)
+    for chain in range(n_chains):
+        k = 0
+        for i in range(n):
+            for j in range(i, n):
+                gram[k, 0] = _stein_value(squared[chain, k], cross[chain, k], u[chain, k],
+                                          base[chain, k], score_dot[chain, i, j], dim,
+                                          exponent)
+                k += 1
+        means[chain] = (0.0 + _pairwise_total(gram, packed, 0, n * n)) / (n * n)
     return means
 
 
