@@ -12,6 +12,11 @@ with the numpy col2im and pooling in place of the compiled loops. Rows: old and 
 milliseconds (best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one
 thread, as in the pool workers.
 
+Last, the KSD of every replicate at once (:func:`workbench.diagnostics.kernel_stein_discrepancies`,
+the Gram matrix's upper triangle in one compiled pass per block of replicates) against the
+per-replicate computation it replaced (``imq_stein_kernel`` and numpy's ``mean``, one replicate
+at a time), which the tests keep and compare with bit for bit.
+
     python benchmarks/diagnostics_cost.py
 """
 
@@ -31,7 +36,10 @@ from tests.workbench.models.test_cnn import (  # noqa: E402
     numpy_max_pool,
     numpy_max_pool_gradient,
 )
-from tests.workbench.test_diagnostics import straightforward_stein_kernel  # noqa: E402
+from tests.workbench.test_diagnostics import (  # noqa: E402
+    numpy_ksd,
+    straightforward_stein_kernel,
+)
 from workbench.diagnostics import DIAGNOSTIC_DRAWS, diagnose_draws  # noqa: E402
 from workbench.engine import replay  # noqa: E402
 from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
@@ -53,6 +61,13 @@ KERNEL_SHAPES = [  # label, draws n, dimension d
     ("d = 10", 200, 10),
     ("stale-nn-workers cnn (quick)", 25, 1722),
     ("stale-nn-workers mlp (quick)", 25, 3760),
+]
+
+BATCHED_SHAPES = [  # label, replicates R, draws n, dimension d
+    ("R = 200, n = 100, d = 1", 200, 100, 1),
+    ("R = 200, n = 100, d = 10", 200, 100, 10),
+    ("downpour-period (per point)", 400, 200, 1),
+    ("stale-blr-speedup (per point)", 24, 150, 123),
 ]
 
 
@@ -145,9 +160,30 @@ def compiled_against_numpy() -> None:
           f"{old_seconds * 1e3:9.1f} {new_seconds * 1e3:9.1f} {old_seconds / new_seconds:8.2f}")
 
 
+def batched_against_per_replicate() -> None:
+    from workbench.diagnostics import kernel_stein_discrepancies
+
+    rng = np.random.default_rng(2)
+    print(f"\n{'KSD of every replicate':<32} {'shape (R, n, d)':<22} {'per-rep ms':>10} "
+          f"{'batched ms':>10} {'ratio':>6}")
+    for label, replicates, n, dim in BATCHED_SHAPES:
+        x = rng.standard_normal((replicates, n, dim))
+        s = -x + 0.1 * rng.standard_normal(x.shape)
+        kernel_stein_discrepancies(x[:1], s[:1])  # compiled (or loaded) before timing
+
+        def per_replicate(x=x, s=s):
+            return [numpy_ksd(x[r], s[r]) for r in range(len(x))]
+
+        old, new = old_and_new(per_replicate, partial(kernel_stein_discrepancies, x, s))
+        assert np.array_equal(per_replicate(), kernel_stein_discrepancies(x, s))
+        print(f"{label:<32} {str(x.shape):<22} {old * 1e3:10.1f} {new * 1e3:10.1f} "
+              f"{old / new:6.2f}")
+
+
 if __name__ == "__main__":
     from workbench.pool import one_blas_thread
 
     with one_blas_thread():
         main()
         compiled_against_numpy()
+        batched_against_per_replicate()
