@@ -114,8 +114,8 @@ def _stein_value(squared, cross, u, base, score_dot, dim, exponent):
 
 @numba.njit(cache=True)
 def _difference_sums(x, y, score_x, score_y, symmetric):
-    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``, by
-    :func:`_pair_sums`.
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for every pair ``(n, m)``, row by
+    row (:func:`_row_sums`).
 
     ``symmetric`` (y and its scores are x and its scores): pairs j ≥ i only, mirrored. Both
     sums are then symmetric bit for bit: swapping i and j negates r and every product exactly
@@ -126,52 +126,71 @@ def _difference_sums(x, y, score_x, score_y, symmetric):
     m = y.shape[0]
     squared = np.empty((n, m))
     cross = np.empty((n, m))
+    y_t, score_y_t = np.ascontiguousarray(y.T), np.ascontiguousarray(score_y.T)
+    order, partial = _einsum_order(x.shape[1]), np.empty((6, m))
     for i in range(n):
-        for j in range(i if symmetric else 0, m):
-            squared[i, j], cross[i, j] = _pair_sums(x, y, score_x, score_y, i, j)
-            if symmetric:
-                squared[j, i] = squared[i, j]
-                cross[j, i] = cross[i, j]
+        first = i if symmetric else 0
+        _row_sums(x, y_t, score_x, score_y_t, i, first, order, partial, squared[i, first:],
+                  cross[i, first:])
+        if symmetric:
+            squared[i:, i] = squared[i, i:]
+            cross[i:, i] = cross[i, i:]
     return squared, cross
 
 
-@numba.njit(cache=True, inline="always")
-def _pair_sums(x, y, score_x, score_y, i, j):
-    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j.
-
-    Each sum over k is formed exactly as numpy's ``einsum("ijk,ijk->ij", r, r)`` (and
-    ``"jk,ijk->ij"``, ``"ik,ijk->ij"``) forms it on this build, so the values are numpy's bit for
-    bit (the tests compare): einsum's contiguous reduction loop
+@numba.njit(cache=True)
+def _einsum_order(dim):
+    """The component q and accumulator (0: even, 1: odd) of each addition of a sum over d
+    components, in the order numpy's ``einsum("ijk,ijk->ij", r, r)`` (and ``"jk,ijk->ij"``,
+    ``"ik,ijk->ij"``) adds them on this build, so that the sums are numpy's bit for bit (the
+    tests compare): einsum's contiguous reduction loop
     (``sum_of_products_contig_contig_outstride0_two``) keeps two accumulators (128-bit
     vectors: even and odd k), adds blocks of eight as a·b + (… + (a·b + acc)) from the last pair
-    back, then the remaining pairs one at a time, and returns 0 + (even + odd).
-    """
-    dim = x.shape[1]
-    sq0 = sq1 = sy0 = sy1 = sx0 = sx1 = 0.0
-    k = 0
+    back, then the remaining pairs one at a time, and returns 0 + (even + odd)."""
+    order = np.empty((dim, 2), dtype=np.int64)
+    t = k = 0
     while dim - k >= 8:
         for q in range(k + 6, k - 1, -2):  # the block's pairs, last first
-            r = x[i, q] - y[j, q]
-            sq0 = r * r + sq0
-            sy0 = score_y[j, q] * r + sy0
-            sx0 = score_x[i, q] * r + sx0
-            r = x[i, q + 1] - y[j, q + 1]
-            sq1 = r * r + sq1
-            sy1 = score_y[j, q + 1] * r + sy1
-            sx1 = score_x[i, q + 1] * r + sx1
+            order[t, 0], order[t, 1] = q, 0
+            order[t + 1, 0], order[t + 1, 1] = q + 1, 1
+            t += 2
         k += 8
     while k < dim:
-        r = x[i, k] - y[j, k]
-        sq0 = r * r + sq0
-        sy0 = score_y[j, k] * r + sy0
-        sx0 = score_x[i, k] * r + sx0
+        order[t, 0], order[t, 1] = k, 0
+        t += 1
         if k + 1 < dim:
-            r = x[i, k + 1] - y[j, k + 1]
-            sq1 = r * r + sq1
-            sy1 = score_y[j, k + 1] * r + sy1
-            sx1 = score_x[i, k + 1] * r + sx1
+            order[t, 0], order[t, 1] = k + 1, 1
+            t += 1
         k += 2
-    return 0.0 + (sq0 + sq1), (0.0 + (sy0 + sy1)) - (0.0 + (sx0 + sx1))
+    return order
+
+
+@numba.njit(cache=True)
+def _row_sums(x, y_t, score_x, score_y_t, i, first, order, partial, squared, cross):
+    """‖x_i − y_j‖² and s(y_j)·r − s(x_i)·r, r = x_i − y_j, for j = first … m − 1 into
+    ``squared`` and ``cross`` ``(m − first,)``; y and its scores transposed ``(d, m)``.
+
+    Each pair's sums take the additions of :func:`_einsum_order` in its order; the pairs of a
+    row are independent lanes of one loop (which the compiler may vectorise: no addition is
+    reordered). ``partial``: ``(6, m)`` work space, the two accumulators of each sum.
+    """
+    width = y_t.shape[1] - first
+    partial[:, :width] = 0.0
+    for t in range(order.shape[0]):
+        q, lane = order[t, 0], order[t, 1]
+        x_q, score_q = x[i, q], score_x[i, q]
+        y_q, score_y_q = y_t[q, first:], score_y_t[q, first:]
+        squares, y_products, x_products = (partial[3 * lane], partial[3 * lane + 1],
+                                           partial[3 * lane + 2])
+        for j in range(width):
+            r = x_q - y_q[j]
+            squares[j] = r * r + squares[j]
+            y_products[j] = score_y_q[j] * r + y_products[j]
+            x_products[j] = score_q * r + x_products[j]
+    for j in range(width):
+        squared[j] = 0.0 + (partial[0, j] + partial[3, j])
+        cross[j] = (0.0 + (partial[1, j] + partial[4, j])) - (0.0 + (partial[2, j]
+                                                                  + partial[5, j]))
 
 
 def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,
@@ -198,7 +217,7 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
     ``sqrt(max(gram.mean(), 0))``, bit for bit (the tests compare), with half the work: that
     Gram matrix is symmetric bit for bit (its sums are, :func:`_difference_sums`, and so is
     numpy's s(x)·s(x)ᵀ, formed by BLAS ``syrk`` on one triangle and mirrored), so only its
-    upper triangle is formed, packed by rows — the sums by :func:`_pair_sums`, u^β by numpy's
+    upper triangle is formed, packed by rows — the sums by :func:`_row_sums`, u^β by numpy's
     ``power`` (not libm's: numpy's may be vectorised with other roundings), s·s by numpy's
     ``matmul`` on a block of chains (it makes per chain the BLAS call it makes for one), the
     terms by :func:`_stein_value` — and :func:`_triangle_means` reads it back in the full
@@ -233,18 +252,20 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
 
 @numba.njit(cache=True)
 def _triangle_sums(draws, scores):
-    """:func:`_pair_sums` of every chain's pairs i ≤ j, packed by rows: ``(chain, n(n+1)/2)``
+    """:func:`_row_sums` of every chain's pairs i ≤ j, packed by rows: ``(chain, n(n+1)/2)``
     each."""
-    n_chains, n = draws.shape[:2]
+    n_chains, n, dim = draws.shape
     squared = np.empty((n_chains, n * (n + 1) // 2))
     cross = np.empty_like(squared)
+    order, partial = _einsum_order(dim), np.empty((6, n))
     for chain in range(n_chains):
         x, s = draws[chain], scores[chain]
+        x_t, s_t = np.ascontiguousarray(x.T), np.ascontiguousarray(s.T)
         k = 0
         for i in range(n):
-            for j in range(i, n):
-                squared[chain, k], cross[chain, k] = _pair_sums(x, x, s, s, i, j)
-                k += 1
+            _row_sums(x, x_t, s, s_t, i, i, order, partial, squared[chain, k:k + n - i],
+                      cross[chain, k:k + n - i])
+            k += n - i
     return squared, cross
 
 
