@@ -42,7 +42,6 @@ import xarray as xr
 from arviz_stats.base import array_stats
 
 from simulators import validation
-from workbench.engine_kernel import _pairwise_total
 from workbench.test_functions import TestFunction
 
 IMQ_SCALE = 1.0
@@ -55,8 +54,7 @@ DIAGNOSTIC_DRAWS = 200
 """Thinned draws per chain kept for the diagnostics when a run keeps none of its own."""
 GRAM_BUDGET = 1 << 16
 """Most Gram-matrix elements :func:`kernel_stein_discrepancies` forms at once (chains in
-blocks of at most this many n × n elements; 512 KiB a float64 array, so a block's arrays stay
-in cache)."""
+blocks of at most this many n × n elements; 512 KiB of float64, so a block stays in cache)."""
 TAIL_PROBABILITIES = (0.05, 0.95)
 """Quantiles whose indicator ESS makes ``ess_tail`` (Vehtari et al. 2021, §4.3)."""
 RHAT_LIMIT = 1.01
@@ -214,15 +212,16 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
     """The IMQ KSD of every chain: draws ``(chain, n, d)`` with their scores → ``(chain,)``.
 
     Each value is the one :func:`imq_stein_kernel` and numpy give for the chain alone,
-    ``sqrt(max(gram.mean(), 0))``, bit for bit (the tests compare), with half the work: that
-    Gram matrix is symmetric bit for bit (its sums are, :func:`_difference_sums`, and so is
-    numpy's s(x)·s(x)ᵀ, formed by BLAS ``syrk`` on one triangle and mirrored), so only its
-    upper triangle is formed, packed by rows — the sums by :func:`_row_sums`, u^β by numpy's
+    ``sqrt(max(gram.mean(), 0))``, bit for bit (the tests compare), with about half the work:
+    that Gram matrix is symmetric bit for bit (its sums are, :func:`_difference_sums`, and so is
+    numpy's s(x)·s(x)ᵀ, formed by BLAS ``syrk`` on one triangle and mirrored), so its upper
+    triangle is formed, packed by rows — the sums by :func:`_row_sums`, u^β by numpy's
     ``power`` (not libm's: numpy's may be vectorised with other roundings), s·s by numpy's
-    ``matmul`` on a block of chains (it makes per chain the BLAS call it makes for one), the
-    terms by :func:`_stein_value` — and :func:`_triangle_means` reads it back in the full
-    matrix's memory order for numpy's mean. Chains are taken in blocks of at most
-    :data:`GRAM_BUDGET` Gram elements, so memory is bounded whatever their number.
+    ``matmul`` on a block of chains (it makes per chain the call it makes for one) — and
+    :func:`_symmetric_gram` writes the whole matrix from it, whose mean is then numpy's own
+    (each chain's n² values one contiguous row, reduced as one array). Chains are taken in
+    blocks of at most :data:`GRAM_BUDGET` Gram elements, so memory is bounded whatever their
+    number.
     """
     draws = np.asarray(draws, dtype=float)
     scores = np.asarray(scores, dtype=float)
@@ -236,17 +235,16 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
     n_chains, n, dim = draws.shape
     means = np.empty(n_chains)
     block = max(1, GRAM_BUDGET // max(1, n * n))
-    rows, columns = np.triu_indices(n)
-    packed = np.empty((n, n), dtype=np.int64)  # full matrix position -> packed triangle index
-    packed[rows, columns] = packed[columns, rows] = np.arange(rows.size)
     for start in range(0, n_chains, block):
         x = np.ascontiguousarray(draws[start:start + block])
         s = np.ascontiguousarray(scores[start:start + block])
         squared, cross = _triangle_sums(x, s)
         u = scale**2 + squared
-        means[start:start + block] = _triangle_means(squared, cross, u, u**exponent,
-                                                     s @ s.transpose(0, 2, 1), float(dim),
-                                                     float(exponent), packed.ravel())
+        # with d = 1, numpy's matmul adds no BLAS call: each product is 0 + s_i s_j, formed
+        # in the compiled loop (the tests compare, zeros of either sign included)
+        score_dot = s @ s.transpose(0, 2, 1) if dim > 1 else np.empty((len(s), 0, 0))
+        gram = _symmetric_gram(squared, cross, u, u**exponent, s, score_dot, float(exponent))
+        means[start:start + block] = gram.reshape(len(gram), -1).mean(axis=1)
     return np.sqrt(np.where(0.0 > means, 0.0, means))  # max(mean, 0) as Python's max
 
 
@@ -270,25 +268,27 @@ def _triangle_sums(draws, scores):
 
 
 @numba.njit(cache=True)
-def _triangle_means(squared, cross, u, base, score_dot, dim, exponent, packed):
-    """Per chain, the mean numpy's ``gram.mean()`` gives of the symmetric Gram matrix whose
-    upper triangle (packed by rows) :func:`_stein_value` forms from its parts: 0 + the pairwise
-    sum of the n² values in the full matrix's memory order (numpy's reduction starts from add's
-    identity; :func:`workbench.engine_kernel._pairwise_total` walks numpy's pairwise order,
-    here through ``packed``, the packed index of each full position), divided by n²."""
-    n_chains, n = score_dot.shape[:2]
-    gram = np.empty((squared.shape[1], 1))
-    means = np.empty(n_chains)
+def _symmetric_gram(squared, cross, u, base, scores, score_dot, exponent):
+    """Every chain's Gram matrix ``(chain, n, n)`` from the parts of its upper triangle
+    (packed by rows), each term by :func:`_stein_value`, mirrored below the diagonal; the score
+    products from ``score_dot``, or, when it is empty (d = 1), 0 + s_i s_j."""
+    n_chains, n, dim = scores.shape
+    gram = np.empty((n_chains, n, n))
     for chain in range(n_chains):
         k = 0
         for i in range(n):
             for j in range(i, n):
-                gram[k, 0] = _stein_value(squared[chain, k], cross[chain, k], u[chain, k],
-                                          base[chain, k], score_dot[chain, i, j], dim,
-                                          exponent)
+                if score_dot.shape[1] == 0:
+                    dot = 0.0 + scores[chain, i, 0] * scores[chain, j, 0]
+                else:
+                    dot = score_dot[chain, i, j]
+                gram[chain, i, j] = _stein_value(squared[chain, k], cross[chain, k],
+                                                 u[chain, k], base[chain, k], dot, float(dim),
+                                                 exponent)
                 k += 1
-        means[chain] = (0.0 + _pairwise_total(gram, packed, 0, n * n)) / (n * n)
-    return means
+            for j in range(i):
+                gram[chain, i, j] = gram[chain, j, i]
+    return gram
 
 
 def spaced(n_draws: int, count: int) -> np.ndarray:

@@ -220,6 +220,20 @@ def test_ksd_of_many_chains_is_each_chains_numpy_value_bit_for_bit(n, dim, chain
         kernel_stein_discrepancies(x[0], s[0])
 
 
+@pytest.mark.parametrize("dim", [1, 2])
+def test_ksd_of_many_chains_keeps_numpys_zeros_and_repeated_draws(dim):
+    """Scores that are exactly 0 or -0 (so products and sums of either zero) and repeated
+    draws (r = 0 off the diagonal) give each chain's numpy value bit for bit too."""
+    rng = np.random.default_rng(30 + dim)
+    x = np.round(rng.standard_normal((6, 40, dim)), 1)  # many repeated positions
+    s = np.where(rng.random(x.shape) < 0.3, 0.0, rng.standard_normal(x.shape))
+    s[rng.random(x.shape) < 0.2] = -0.0
+    s[2] = -0.0
+    x[3] = 0.0
+    assert np.array_equal(kernel_stein_discrepancies(x, s),
+                          [numpy_ksd(x[c], s[c]) for c in range(6)])
+
+
 def test_gram_mean_is_numpys_pairwise_order_not_a_running_sum():
     """Negative control for the bit-for-bit test above: the mean of the Gram matrix as one
     running sum differs from numpy's pairwise ``mean`` in the last bits for some chains at
