@@ -197,12 +197,7 @@ def kernel_stein_discrepancy(draws: np.ndarray, scores: np.ndarray,
     """The IMQ kernel Stein discrepancy √(n⁻² Σ_ij k₀(x_i, x_j)) of draws ``(n, d)`` with
     their scores ∇log π ``(n, d)`` (a V-statistic, so it is never negative): one chain of
     :func:`kernel_stein_discrepancies`."""
-    draws = np.asarray(draws, dtype=float)
-    scores = np.asarray(scores, dtype=float)
-    if draws.ndim != 2 or scores.shape != draws.shape:
-        raise validation.InvalidParameter(
-            "draws", draws.shape, f"must be (draw, d) with scores of the same shape, "
-                                  f"got scores {scores.shape}")
+    draws, scores = _with_scores(draws, scores, "(draw, d)")
     return float(kernel_stein_discrepancies(draws[None], scores[None], scale, exponent)[0])
 
 
@@ -223,12 +218,7 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
     blocks of at most :data:`GRAM_BUDGET` Gram elements, so memory is bounded whatever their
     number.
     """
-    draws = np.asarray(draws, dtype=float)
-    scores = np.asarray(scores, dtype=float)
-    if draws.ndim != 3 or scores.shape != draws.shape:
-        raise validation.InvalidParameter(
-            "draws", draws.shape, f"must be (chain, draw, d) with scores of the same shape, "
-                                  f"got scores {scores.shape}")
+    draws, scores = _with_scores(draws, scores, "(chain, draw, d)")
     validation.positive("scale", scale)
     if not -1 < exponent < 0:
         raise validation.InvalidParameter("exponent", exponent, "must lie in (-1, 0)")
@@ -246,6 +236,17 @@ def kernel_stein_discrepancies(draws: np.ndarray, scores: np.ndarray,
         gram = _symmetric_gram(squared, cross, u, u**exponent, s, score_dot, float(exponent))
         means[start:start + block] = gram.reshape(len(gram), -1).mean(axis=1)
     return np.sqrt(np.where(0.0 > means, 0.0, means))  # max(mean, 0) as Python's max
+
+
+def _with_scores(draws, scores, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """Draws and scores as float arrays of one shape with the axes ``layout`` names."""
+    draws = np.asarray(draws, dtype=float)
+    scores = np.asarray(scores, dtype=float)
+    if draws.ndim != layout.count(",") + 1 or scores.shape != draws.shape:
+        raise validation.InvalidParameter(
+            "draws", draws.shape, f"must be {layout} with scores of the same shape, "
+                                  f"got scores {scores.shape}")
+    return draws, scores
 
 
 @numba.njit(cache=True)
