@@ -14,6 +14,11 @@ which the compiled loops replace) against the model as it is. Rows: old and new 
 (best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one thread, as in the
 pool workers.
 
+Last, the KSD of every replicate at once (:func:`workbench.diagnostics.kernel_stein_discrepancies`,
+the Gram matrix's upper triangle in one compiled pass per block of replicates) against the
+per-replicate computation it replaced (``imq_stein_kernel`` and numpy's ``mean``, one replicate
+at a time, as ``diagnose`` did); the tests compare both with the plain numpy formula bit for bit.
+
     python benchmarks/diagnostics_cost.py
 """
 
@@ -50,6 +55,13 @@ KERNEL_SHAPES = [  # label, draws n, dimension d
     ("d = 10", 200, 10),
     ("stale-nn-workers cnn (quick)", 25, 1722),
     ("stale-nn-workers mlp (quick)", 25, 3760),
+]
+
+BATCHED_SHAPES = [  # label, replicates R, draws n, dimension d
+    ("R = 200, n = 100, d = 1", 200, 100, 1),
+    ("R = 200, n = 100, d = 10", 200, 100, 10),
+    ("downpour-period (per point)", 400, 200, 1),
+    ("stale-blr-speedup (per point)", 24, 150, 123),
 ]
 
 
@@ -123,9 +135,31 @@ def compiled_against_numpy() -> None:
           f"{old_seconds * 1e3:9.1f} {new_seconds * 1e3:9.1f} {old_seconds / new_seconds:8.2f}")
 
 
+def batched_against_per_replicate() -> None:
+    from workbench.diagnostics import imq_stein_kernel, kernel_stein_discrepancies
+
+    rng = np.random.default_rng(2)
+    print(f"\n{'KSD of every replicate':<32} {'shape (R, n, d)':<22} {'per-rep ms':>10} "
+          f"{'batched ms':>10} {'ratio':>6}")
+    for label, replicates, n, dim in BATCHED_SHAPES:
+        x = rng.standard_normal((replicates, n, dim))
+        s = -x + 0.1 * rng.standard_normal(x.shape)
+        kernel_stein_discrepancies(x[:1], s[:1])  # compiled (or loaded) before timing
+
+        def per_replicate(x=x, s=s):  # as diagnose did before: the compiled kernel, mean
+            return [np.sqrt(max(imq_stein_kernel(c, c, t, t).mean(), 0.0))
+                    for c, t in zip(x, s, strict=True)]
+
+        old, new = old_and_new(per_replicate, partial(kernel_stein_discrepancies, x, s))
+        assert np.array_equal(per_replicate(), kernel_stein_discrepancies(x, s))
+        print(f"{label:<32} {str(x.shape):<22} {old * 1e3:10.1f} {new * 1e3:10.1f} "
+              f"{old / new:6.2f}")
+
+
 if __name__ == "__main__":
     from workbench.pool import one_blas_thread
 
     with one_blas_thread():
         main()
         compiled_against_numpy()
+        batched_against_per_replicate()

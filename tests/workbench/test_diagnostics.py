@@ -17,6 +17,7 @@ from workbench.diagnostics import (
     chain_diagnostics,
     diagnose,
     imq_stein_kernel,
+    kernel_stein_discrepancies,
     kernel_stein_discrepancy,
     spaced,
 )
@@ -189,6 +190,99 @@ def test_ksd_of_exact_draws_is_its_exact_small_sample_value_and_biased_draws_are
     many = rng.standard_normal((4 * n, d))
     assert kernel_stein_discrepancy(many, -many) < 0.6 * np.sqrt(np.mean(exact))
     assert kernel_stein_discrepancy(many + 0.5, -(many + 0.5)) > 0.8 * np.sqrt(biased.mean())
+
+
+def numpy_ksd(x, s):
+    """One chain's KSD as plain numpy forms it: the straightforward Gram matrix and its
+    ``mean`` (the value before issue 15)."""
+    return np.sqrt(max(straightforward_stein_kernel(x, x, s, s).mean(), 0.0))
+
+
+@pytest.mark.parametrize("n, dim", [(1, 1), (2, 1), (7, 1), (8, 2), (25, 1), (91, 3),
+                                    (129, 1), (200, 1), (200, 10), (137, 63)])
+@pytest.mark.parametrize("chains_per_block", [None, 2])
+def test_ksd_of_many_chains_is_each_chains_numpy_value_bit_for_bit(n, dim, chains_per_block,
+                                                                   monkeypatch):
+    """kernel_stein_discrepancies over ``(chain, n, d)`` = numpy's mean of each chain's Gram
+    matrix, chain by chain, bit for bit, in one block or in blocks of 2 chains (5 chains: a
+    short last block), and = the single-chain API."""
+    from workbench import diagnostics
+
+    if chains_per_block is not None:
+        monkeypatch.setattr(diagnostics, "GRAM_BUDGET", chains_per_block * n * n)
+    rng = np.random.default_rng(100 * n + dim)
+    x, s = 3 * rng.standard_normal((5, n, dim)), rng.standard_normal((5, n, dim))
+    s[1] = -x[1]  # the exact score of N(0, I): a small KSD
+    batched = kernel_stein_discrepancies(x, s)
+    expected = np.array([numpy_ksd(x[c], s[c]) for c in range(5)])
+    assert np.array_equal(batched, expected)
+    assert [kernel_stein_discrepancy(x[c], s[c]) for c in range(5)] == expected.tolist()
+    with pytest.raises(InvalidParameter, match="draws"):
+        kernel_stein_discrepancies(x[0], s[0])
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_ksd_of_many_chains_keeps_numpys_zeros_and_repeated_draws(dim):
+    """Scores that are exactly 0 or -0 (so products and sums of either zero) and repeated
+    draws (r = 0 off the diagonal) give each chain's numpy value bit for bit too."""
+    rng = np.random.default_rng(30 + dim)
+    x = np.round(rng.standard_normal((6, 40, dim)), 1)  # many repeated positions
+    s = np.where(rng.random(x.shape) < 0.3, 0.0, rng.standard_normal(x.shape))
+    s[rng.random(x.shape) < 0.2] = -0.0
+    s[2] = -0.0
+    x[3] = 0.0
+    assert np.array_equal(kernel_stein_discrepancies(x, s),
+                          [numpy_ksd(x[c], s[c]) for c in range(6)])
+
+
+def test_gram_mean_is_numpys_pairwise_order_not_a_running_sum():
+    """Negative control for the bit-for-bit test above: the mean of the Gram matrix as one
+    running sum differs from numpy's pairwise ``mean`` in the last bits for some chains at
+    n = 200, so that test can tell an order that is merely close."""
+    rng = np.random.default_rng(8)
+    differ = 0
+    for _ in range(5):
+        x, s = 3 * rng.standard_normal((200, 2)), rng.standard_normal((200, 2))
+        gram = imq_stein_kernel(x, x, s, s)
+        running = np.cumsum(gram.ravel())[-1] / gram.size
+        assert running == pytest.approx(gram.mean(), rel=1e-10, abs=1e-12)
+        differ += running != gram.mean()
+    assert differ > 0
+
+
+def test_diagnose_scores_every_replicate_at_once_only_when_told_positionwise():
+    """The KSD of each kept replicate is its pooled draws' single-chain KSD bit for bit, with
+    one score call for all (positionwise) or one per replicate; a diverged replicate is left
+    out (NaN) and never scored. Negative control: a score that reads the other positions of
+    its call changes the KSD when called once for all, so the flag is what keeps it exact."""
+    rng = np.random.default_rng(4)
+    draws = rng.standard_normal((6, 2, 60, 3))  # (replicate, server, draw, d)
+    draws[3, 0, 5, 1] = np.inf
+    calls = []
+
+    def score(theta):
+        assert np.isfinite(theta).all()
+        calls.append(theta.shape)
+        return -1.5 * theta
+
+    values = {"theta": draws}
+    per_replicate = diagnose(draws, values, score, ksd_draws=40)["ksd"].values
+    assert calls == [(40, 3)] * 5
+    calls.clear()
+    at_once = diagnose(draws, values, score, ksd_draws=40, positionwise=True)["ksd"].values
+    assert calls == [(5, 40, 3)]
+    assert np.isnan(at_once[3]) and np.isfinite(np.delete(at_once, 3)).all()
+    pooled = draws[:, :, spaced(60, 20)].reshape(6, 40, 3)
+    expected = [kernel_stein_discrepancy(p, -1.5 * p) for p in pooled]
+    for replicate in (0, 1, 2, 4, 5):
+        assert at_once[replicate] == expected[replicate] == per_replicate[replicate]
+
+    def centred(theta):  # about the mean of every position in the call
+        return -(theta - theta.reshape(-1, theta.shape[-1]).mean(axis=0))
+
+    batch_dependent = diagnose(draws, values, centred, ksd_draws=40, positionwise=True)
+    one_by_one = diagnose(draws, values, centred, ksd_draws=40)
+    assert not np.array_equal(batch_dependent["ksd"], one_by_one["ksd"], equal_nan=True)
 
 
 def test_diagnose_leaves_out_diverged_chains_and_names_bad_input():

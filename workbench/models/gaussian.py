@@ -131,6 +131,10 @@ class GaussianMeanModel:
                       + 0.5 * n_data * np.log(2 * np.pi * self.noise_scale**2))
         return np.sum(prior + likelihood, axis=-1)
 
+    positionwise_gradient = True
+    """:meth:`potential_gradient` is elementwise, so a position's value does not depend on the
+    others of its call (:mod:`workbench.models.protocol`)."""
+
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
         """The full-data gradient ∇U(θ) = k (θ - μ)."""
         return self.precision * (np.asarray(theta) - self.posterior_mean)

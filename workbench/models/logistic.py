@@ -84,6 +84,15 @@ class LogisticRegression:
         return sparse.issparse(self.features)
 
     @property
+    def positionwise_gradient(self) -> bool:
+        """On a CSR design, :meth:`potential_gradient`'s value at a position does not depend
+        on the other positions of its call (SciPy's sparse products loop over the non-zeros
+        with the positions innermost; :mod:`workbench.models.protocol`). A dense design's BLAS
+        product does: one position alone differs in the last bits from the same position in
+        a block (the tests show both)."""
+        return self.is_sparse
+
+    @property
     def example_cost(self) -> int:
         """Elements gathered per example: a dense row, or a CSR row's non-zeros (and more)."""
         if self.is_sparse:

@@ -12,7 +12,11 @@ for windows of stale updates, ``(width, replicate, server)``).
 
 - ``potential(theta)``: U, shape ``(...,)``; additive constants that do not depend on θ (the
   prior's normaliser) may be dropped, as Metropolis ratios and gradients never see them.
-- ``potential_gradient(theta)``: the full-data ∇U, shape ``(..., d)``.
+- ``potential_gradient(theta)``: the full-data ∇U, shape ``(..., d)``. A model may declare
+  ``positionwise_gradient = True`` when the value at each position is the same bit for bit
+  whichever other positions share the call (no matrix product whose order of additions depends
+  on the batch's shape); the diagnostics then score every replicate's draws in one call
+  (:func:`workbench.diagnostics.diagnose`). Without it they call once per replicate.
 - ``minibatch_gradient()``: the estimator the engine replays (:func:`workbench.engine.replay`):
   ``n_data``, ``dim``, ``prepare(indices)`` for indices of shape ``(..., n)`` drawn by
   :func:`workbench.minibatch.draw_indices`, and ``estimator(position, minibatch)`` → ∇Ũ of

@@ -49,3 +49,15 @@ def assert_estimator_matches(model, theta: np.ndarray, rows: np.ndarray) -> None
         scale = model.n_data / batch.size
         expected.append(prior + scale * (sub.potential_gradient(position) - prior))
     np.testing.assert_allclose(got, np.reshape(expected, theta.shape), rtol=1e-9, atol=1e-9)
+
+
+def scores_positionwise(gradient, theta: np.ndarray) -> bool:
+    """Whether ``gradient`` gives every position of ``theta`` ``(B, d)`` the same bits alone,
+    inside the whole batch, in blocks of 7 and as a ``(2, B/2, d)`` stack (what a model's
+    ``positionwise_gradient`` promises, :mod:`workbench.models.protocol`)."""
+    whole = gradient(theta)
+    alone = np.concatenate([gradient(theta[i:i + 1]) for i in range(len(theta))])
+    sevens = np.concatenate([gradient(theta[i:i + 7]) for i in range(0, len(theta), 7)])
+    stacked = gradient(theta.reshape(2, -1, theta.shape[-1])).reshape(theta.shape)
+    return all(np.array_equal(whole.view(np.int64), other.view(np.int64))
+               for other in (alone, sevens, stacked))

@@ -17,7 +17,7 @@ from workbench.models.mlp import MultilayerPerceptron
 from workbench.models.protocol import GradientEstimator, Model
 from workbench.samplers import SGHMC, SGLD
 
-from .checks import assert_gradient_matches
+from .checks import assert_gradient_matches, scores_positionwise
 
 
 def test_gaussian_mean_satisfies_the_protocol(gaussian_model):
@@ -43,6 +43,32 @@ def _logistic():
     labels = (features @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.logistic(size=60) > 0)
     return LogisticRegression(features, labels.astype(int), 1.0, features[:10],
                               labels[:10].astype(int))
+
+
+def test_models_declaring_positionwise_gradients_have_them(monkeypatch):
+    """``positionwise_gradient``: a position's ∇U is the same bit for bit alone, in the whole
+    call and in other blocks (the diagnostics then score all replicates at once). The Gaussian
+    mean is elementwise; a CSR logistic model's SciPy products loop over non-zeros with the
+    positions innermost, checked here across the full-data position blocks too (a budget of 5
+    positions per block). A dense design declares no such thing. Negative control: a gradient
+    that reads the other positions of its call is caught."""
+    from scipy import sparse
+
+    from workbench.models import per_example
+
+    rng = generator(21, "positionwise")
+    gaussian = GaussianMeanModel.generate(rng, 30, 3, 0.5, 1.5, 2.0, 0.2)
+    features = (rng.random((60, 9)) < 0.3) * rng.standard_normal((60, 9))
+    labels = rng.integers(0, 2, 60)
+    csr = LogisticRegression(sparse.csr_matrix(features), labels)
+    monkeypatch.setattr(per_example, "BLOCK_BUDGET", 5 * csr.n_data)  # its (B, N) blocks
+    for model in (gaussian, csr):
+        assert model.positionwise_gradient
+        assert scores_positionwise(model.potential_gradient,
+                                   3.0 * rng.standard_normal((42, model.dim)))
+    assert not LogisticRegression(features, labels).positionwise_gradient
+    theta = rng.standard_normal((42, 9))
+    assert not scores_positionwise(lambda t: t - t.mean(axis=-2, keepdims=True), theta)
 
 
 def test_engine_replays_a_logistic_model_with_held_out_test_functions():

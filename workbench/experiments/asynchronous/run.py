@@ -119,7 +119,7 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     """
     import xarray as xr
 
-    from workbench.diagnostics import diagnose
+    from workbench.diagnostics import diagnose, is_positionwise
     from workbench.engine import log_checkpoints, replay
     from workbench.experiments.asynchronous.models import initial_positions
 
@@ -149,7 +149,9 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
             estimates.append(running.mean(axis=1).T)  # servers pooled: (checkpoint, replicate)
     estimate = np.stack(estimates)
     diagnostics = diagnose(run.draws, values, lambda theta: -model.potential_gradient(theta),
-                           valid=~diverged).isel(component=0, drop=True)
+                           valid=~diverged,
+                           positionwise=is_positionwise(model.potential_gradient)
+                           ).isel(component=0, drop=True)
     estimate[:, :, diverged] = np.nan
     iterations = run.draw_iterations[checkpoints - 1]
     data = {"estimate": (("test_function", "checkpoint", "replicate"), estimate),
