@@ -174,7 +174,7 @@ class _Run:
         n_workers, n_chains = system.n_workers, system.n_chains
         self.latencies = LatencyTable(system.timing, [(w,) for w in range(n_workers)], seed)
         self.assignment_rng = generator(seed, "assignment")
-        self.assignments = np.zeros((0, n_chains), dtype=np.int64)
+        self.candidates = np.zeros((0, n_workers), dtype=np.int64)
         self.monitor = (DelayMonitor(n_workers, system.mean_trajectory_length,
                                      system.replan_threshold)
                         if system.balancing == "adaptive" else None)
@@ -191,20 +191,13 @@ class _Run:
             for k, (time, factor) in enumerate(worker_changes):
                 self.change_times[worker, k], self.change_factors[worker, k] = time, factor
 
-    def _draw_assignments(self, n_rounds: int) -> None:
-        """Permutation assignments for ``n_rounds`` more rounds: uniform over injective
-        assignments with no chain staying on the worker it just left."""
-        n_workers, n_chains = self.system.n_workers, self.system.n_chains
-        rows = list(self.assignments)
-        previous = rows[-1] if rows else None
-        for _ in range(n_rounds):
-            while True:
-                candidate = self.assignment_rng.permutation(n_workers)[:n_chains]
-                if previous is None or np.all(candidate != previous):
-                    break
-            rows.append(candidate)
-            previous = candidate
-        self.assignments = np.array(rows, dtype=np.int64)
+    def _draw_candidates(self, count: int) -> None:
+        """``count`` more candidate assignments: the first ``n_chains`` entries of a uniform
+        permutation of the workers (an injective assignment); the kernel takes the first that
+        leaves no chain on the worker it just left, so rounds are uniform over those."""
+        permutation, n_workers = self.assignment_rng.permutation, self.system.n_workers
+        fresh = np.array([permutation(n_workers) for _ in range(count)], dtype=np.int64)
+        self.candidates = np.concatenate((self.candidates, fresh))
 
     def until(self, n_updates: int) -> Schedule:
         system = self.system
@@ -220,17 +213,20 @@ class _Run:
         measured = np.full(n_workers, np.nan)
         planned_with = (self.monitor.planned_with if adaptive else np.ones(n_workers)).copy()
         pending = np.zeros((3, n_chains))
-        per_round = n_chains + int(self.plan.max()) * n_chains
-        events = np.zeros((5, per_round * 64), dtype=np.int64)
-        times = np.zeros((4, events.shape[1]))
+        # room for about a chain's events: its updates (overshooting by a trajectory or, with
+        # unequal lengths, by chance) and a hop a round; grown if a run makes more
+        rows = int(1.1 * (n_updates + self.plan.max()) + 1.1 * n_updates / self.plan.mean()) + 2
+        events = np.empty((n_chains, 3, rows), dtype=np.int64)
+        times = np.empty((n_chains, 4, rows))
         scratch = np.zeros((6, max(n_workers, int(self.plan.max()))))
-        state = np.array([0, -1, 0, 0, 0], dtype=np.int64)
+        state = np.zeros(6, dtype=np.int64)
+        state[traveling_kernel.POSITION] = -1  # no round under way
         request = np.zeros(2, dtype=np.int64)
         latencies = self.latencies
         while True:
             code = traveling_kernel.advance(
                 n_updates, adaptive, system.assignment == "cyclic", float(system.hop_time),
-                self.assignments, self.assignments.shape[0], first_member, sizes, coupling,
+                self.candidates, self.candidates.shape[0], first_member, sizes, coupling,
                 latencies._values, latencies._positions, latencies._ends, self.change_times,
                 self.change_factors, self.change_counts, version, departure, worker_free,
                 round_workers, round_starts, round_order, self.plan, self.frequencies,
@@ -239,57 +235,50 @@ class _Run:
                 scratch)
             if code == traveling_kernel.DONE:
                 break
-            if code == traveling_kernel.NEED_ASSIGNMENTS:
-                self._draw_assignments(max(64, self.assignments.shape[0]))
+            if code == traveling_kernel.NEED_CANDIDATES:
+                self._draw_candidates(max(64, self.candidates.shape[0]))
             elif code == traveling_kernel.NEED_LATENCIES:
                 latencies._refill(int(request[0]), int(request[1]))
             elif code == traveling_kernel.NEED_ROOM:
-                grown = max(2 * events.shape[1], int(state[_N_EVENTS] + request[0]))
-                events = np.pad(events, ((0, 0), (0, grown - events.shape[1])))
-                times = np.pad(times, ((0, 0), (0, grown - times.shape[1])))
+                rows = max(events.shape[2] * 3 // 2, int(request[0]))
+                events, times = (np.concatenate((a, np.empty(a.shape[:2] + (rows - a.shape[2],),
+                                                              a.dtype)), axis=2)
+                                 for a in (events, times))
                 if request[1] > scratch.shape[1]:
                     scratch = np.zeros((6, 2 * int(request[1])))
             else:  # a measured delay the monitor rejects
-                validation.positive("delay", float(scratch[0, 0]))
+                raise validation.InvalidParameter("delay", float(scratch[0, 0]),
+                                                  "must be a finite number > 0")
         n_rounds = int(state[_ROUND])
         attrs = system.describe()
         attrs["n_rounds"] = n_rounds
         if adaptive:
             attrs["n_replans"] = int(state[_N_REPLANS])
             attrs["final_plan"] = ",".join(map(str, self.plan.tolist()))
-        n_events = int(state[_N_EVENTS])
-        return Schedule(**_columns(events, times, n_events, version, n_rounds), attrs=attrs)
+        return Schedule(**_columns(events, times, version, n_rounds), attrs=attrs)
 
 
-_ROUND, _N_EVENTS, _N_REPLANS = (traveling_kernel.ROUND, traveling_kernel.N_EVENTS,
-                                 traveling_kernel.N_REPLANS)
+_ROUND, _N_REPLANS = traveling_kernel.ROUND, traveling_kernel.N_REPLANS
 
 
-def _columns(events: np.ndarray, times: np.ndarray, n_events: int, final_versions: np.ndarray,
+def _columns(events: np.ndarray, times: np.ndarray, final_versions: np.ndarray,
              n_rounds: int) -> dict[str, np.ndarray]:
     """The columns in processing order: by time, then chain, then the chain's own order (a
-    stable sort by time of the events placed chain after chain)."""
+    stable sort by time of the events placed chain after chain; a chain's events are in time
+    order, so the sort merges runs)."""
     # every chain makes one trajectory a round and hops before all but the first
-    chain_rows = final_versions + (n_rounds - 1)
-    chain_first = np.cumsum(chain_rows) - chain_rows
-    placed, placed_times = traveling_kernel.chain_major(events, times, n_events, chain_first)
-    by_time = np.argsort(placed_times[2], kind="stable")
-    chain, worker, kind, version = (column[by_time] for column in placed)
-    workers = worker.astype(np.int32)
-    kinds = kind.astype(np.int8)
-    return {
-        "server": chain.astype(np.int32),
-        "worker": workers,
-        "shard": workers.copy(),
-        "kind": kinds,
-        "version_read": version,
-        "staleness": np.zeros(n_events, dtype=np.int64),
-        "applied": kinds == GRADIENT,
-        "start_time": placed_times[0][by_time],
-        "finish_time": placed_times[1][by_time],
-        "time": placed_times[2][by_time],
-        "shard_frequency": placed_times[3][by_time],
-    }
+    n_rows = final_versions + (n_rounds - 1)
+    n_events = int(n_rows.sum())
+    server, worker = np.empty(n_events, np.int32), np.empty(n_events, np.int32)
+    kind, version = np.empty(n_events, np.int8), np.empty(n_events, np.int64)
+    start, finish, time, frequency = (np.empty(n_events) for _ in range(4))
+    order = np.argsort(traveling_kernel.chain_major_times(times, n_rows), kind="stable")
+    traveling_kernel.columns(events, times, n_rows, order, server, worker, kind, version, start,
+                             finish, time, frequency)
+    return {"server": server, "worker": worker, "shard": worker.copy(), "kind": kind,
+            "version_read": version, "staleness": np.zeros(n_events, dtype=np.int64),
+            "applied": kind == GRADIENT, "start_time": start, "finish_time": finish,
+            "time": time, "shard_frequency": frequency}
 
 
 def waiting_time(schedule: Schedule) -> np.ndarray:

@@ -4,7 +4,8 @@ described in :mod:`simulators.traveling_chains`).
 :func:`advance` runs rounds (fixed plan: a round's groups in index order; adaptive plan: a
 round's trajectories in order of their starts, then chain) until every chain has made the
 updates asked for, or until it needs something only Python can give: the next permutation
-assignments (drawn by numpy's ``Generator.permutation``), a latency refill (drawn by
+candidate assignments (permutations drawn by numpy's ``Generator.permutation``; a round takes
+the first candidate that leaves no chain on the worker it just left), a latency refill (drawn by
 :class:`~simulators.latency.LatencyTable` with the sizes it always draws), more room for
 events, or a measured delay that validation rejects. It then returns a request code; the
 caller serves the request and calls again, and the kernel resumes where it stopped (a fixed
@@ -37,10 +38,10 @@ import numpy as np
 
 from simulators.schedule import GRADIENT, HOP
 
-DONE, NEED_ASSIGNMENTS, NEED_LATENCIES, NEED_ROOM, BAD_DELAY = range(5)
+DONE, NEED_CANDIDATES, NEED_LATENCIES, NEED_ROOM, BAD_DELAY = range(5)
 
 # state slots
-ROUND, POSITION, N_EVENTS, N_REPLANS, N_PENDING = range(5)
+ROUND, POSITION, N_REPLANS, N_PENDING, CANDIDATE, ASSIGNED = range(6)
 
 
 @numba.njit(cache=True)
@@ -151,19 +152,17 @@ def _replan(measured, planned_with, plan, frequencies, mean_length, threshold,
 
 
 @numba.njit(cache=True)
-def _record(events, times, state, chain, row, worker, kind, version, start, finish, time,
+def _record(events, times, chain, row, worker, kind, version, start, finish, time,
             frequency):  # pragma: no cover - compiled
-    """One event: ``events`` int64 (chain, row, worker, kind, version), ``times`` float64
-    (start, finish, time, shard frequency)."""
-    n = state[N_EVENTS]
-    events[0, n], events[1, n], events[2, n] = chain, row, worker
-    events[3, n], events[4, n] = kind, version
-    times[0, n], times[1, n], times[2, n], times[3, n] = start, finish, time, frequency
-    state[N_EVENTS] = n + 1
+    """Row ``row`` of the chain's events: ``events[chain]`` int64 (worker, kind, version),
+    ``times[chain]`` float64 (start, finish, time, shard frequency)."""
+    events[chain, 0, row], events[chain, 1, row], events[chain, 2, row] = worker, kind, version
+    times[chain, 0, row], times[chain, 1, row] = start, finish
+    times[chain, 2, row], times[chain, 3, row] = time, frequency
 
 
 @numba.njit(cache=True)
-def advance(n_updates, adaptive, cyclic, hop_time, assignments, n_assigned, group_first,
+def advance(n_updates, adaptive, cyclic, hop_time, candidates, n_candidates, group_first,
             group_size, coupling, values, positions, ends, change_times, change_factors,
             change_counts, version, departure, worker_free, round_workers, round_starts,
             round_order, plan, frequencies, measured, planned_with, mean_length, threshold,
@@ -180,7 +179,7 @@ def advance(n_updates, adaptive, cyclic, hop_time, assignments, n_assigned, grou
     """
     n_chains = version.size
     n_workers = worker_free.size
-    capacity = events.shape[1]
+    capacity = events.shape[2]
     while True:
         r = state[ROUND]
         hop = hop_time if r > 0 else 0.0
@@ -190,29 +189,37 @@ def advance(n_updates, adaptive, cyclic, hop_time, assignments, n_assigned, grou
                 lowest = min(lowest, version[c])
             if lowest >= n_updates:
                 return DONE
-            if cyclic:
-                for c in range(n_chains):
-                    round_workers[c] = (c + r) % n_workers
-            else:
-                if r >= n_assigned:
-                    return NEED_ASSIGNMENTS
-                for c in range(n_chains):
-                    round_workers[c] = assignments[r, c]
+            if state[ASSIGNED] <= r:  # the round's workers are not chosen yet
+                if cyclic:
+                    for c in range(n_chains):
+                        round_workers[c] = (c + r) % n_workers
+                else:  # the next candidate that moves every chain off its last worker
+                    while True:
+                        if state[CANDIDATE] >= n_candidates:
+                            return NEED_CANDIDATES
+                        candidate = candidates[state[CANDIDATE]]
+                        state[CANDIDATE] += 1
+                        moves = True
+                        for c in range(n_chains):
+                            if r > 0 and candidate[c] == round_workers[c]:
+                                moves = False
+                        if moves:
+                            break
+                    for c in range(n_chains):
+                        round_workers[c] = candidate[c]
+                state[ASSIGNED] = r + 1
             if not adaptive:
-                needed = n_chains if r > 0 else 0
                 for c in range(n_chains):
                     w = round_workers[c]
                     if positions[w] + plan[w] > ends[w]:
                         request[0], request[1] = w, plan[w]
                         return NEED_LATENCIES
-                    needed += plan[w]
-                if state[N_EVENTS] + needed > capacity:
-                    request[0], request[1] = needed, 0
-                    return NEED_ROOM
+                    if version[c] + r + plan[w] > capacity:
+                        request[0], request[1] = version[c] + r + plan[w], 0
+                        return NEED_ROOM
                 _fixed_round(r, hop, group_first, group_size, coupling, values, positions,
                              change_times, change_factors, change_counts, version, departure,
-                             worker_free, round_workers, plan, frequencies, events, times,
-                             state, scratch)
+                             worker_free, round_workers, plan, frequencies, events, times)
                 state[ROUND] = r + 1
                 continue
             for c in range(n_chains):  # adaptive: start order by (start, chain)
@@ -255,11 +262,11 @@ def advance(n_updates, adaptive, cyclic, hop_time, assignments, n_assigned, grou
             if positions[w] + length > ends[w]:
                 request[0], request[1] = w, length
                 return NEED_LATENCIES
-            if length > scratch.shape[1] or state[N_EVENTS] + length + 1 > capacity:
-                request[0], request[1] = length + 1, length
+            if length > scratch.shape[1] or version[c] + r + length > capacity:
+                request[0], request[1] = version[c] + r + length, length
                 return NEED_ROOM
             if r > 0:
-                _record(events, times, state, c, version[c] + r - 1, w, HOP, version[c],
+                _record(events, times, c, version[c] + r - 1, w, HOP, version[c],
                         departure[c], departure[c], departure[c] + hop, frequencies[w])
             durations = scratch[1]
             t = start
@@ -269,7 +276,7 @@ def advance(n_updates, adaptive, cyclic, hop_time, assignments, n_assigned, grou
                     d = d * _factor(w, t, change_times, change_factors, change_counts)
                 finish = t + d
                 durations[u] = finish - t
-                _record(events, times, state, c, version[c] + r + u, w, GRADIENT,
+                _record(events, times, c, version[c] + r + u, w, GRADIENT,
                         version[c] + u, t, finish, t + d, frequencies[w])
                 t = t + d
             positions[w] += length
@@ -288,8 +295,7 @@ def advance(n_updates, adaptive, cyclic, hop_time, assignments, n_assigned, grou
 @numba.njit(cache=True)
 def _fixed_round(r, hop, group_first, group_size, coupling, values, positions, change_times,
                  change_factors, change_counts, version, departure, worker_free,
-                 round_workers, plan, frequencies, events, times, state,
-                 scratch):  # pragma: no cover - compiled
+                 round_workers, plan, frequencies, events, times):  # pragma: no cover
     """Every group's trajectory of a fixed-plan round (all members of a group share a length)."""
     for g in range(group_first.size):
         first, size = group_first[g], group_size[g]
@@ -300,31 +306,27 @@ def _fixed_round(r, hop, group_first, group_size, coupling, values, positions, c
         if r > 0:
             for c in range(first, first + size):
                 w = round_workers[c]
-                _record(events, times, state, c, version[c] + r - 1, w, HOP, version[c],
+                _record(events, times, c, version[c] + r - 1, w, HOP, version[c],
                         departure[c], departure[c], departure[c] + hop, frequencies[w])
         t = start
-        first_event = state[N_EVENTS]
         for u in range(length):
             step = 0.0
-            for m in range(size):
-                c = first + m
+            for c in range(first, first + size):
                 w = round_workers[c]
                 d = values[w, positions[w] + u]
                 if change_counts[w] > 0:
                     d = d * _factor(w, t, change_times, change_factors, change_counts)
-                step = d if m == 0 else max(step, d)
-                # member m's update u: its events are laid out member after member
-                n = first_event + m * length + u
-                events[0, n], events[1, n], events[2, n] = c, version[c] + r + u, w
-                events[3, n], events[4, n] = GRADIENT, version[c] + u
-                times[0, n], times[1, n], times[3, n] = t, t + d, frequencies[w]
+                step = d if c == first else max(step, d)
+                row = version[c] + r + u
+                events[c, 0, row], events[c, 1, row], events[c, 2, row] = (
+                    w, GRADIENT, version[c] + u)
+                times[c, 0, row], times[c, 1, row], times[c, 3, row] = t, t + d, frequencies[w]
             if size > 1:
                 step = step + coupling[g]
             t_next = t + step
-            for m in range(size):
-                times[2, first_event + m * length + u] = t_next
+            for c in range(first, first + size):
+                times[c, 2, version[c] + r + u] = t_next
             t = t_next
-        state[N_EVENTS] = first_event + size * length
         for c in range(first, first + size):
             w = round_workers[c]
             positions[w] += length
@@ -334,15 +336,32 @@ def _fixed_round(r, hop, group_first, group_size, coupling, values, positions, c
 
 
 @numba.njit(cache=True)
-def chain_major(events, times, n_events, chain_first):  # pragma: no cover - compiled
-    """The events placed chain after chain, each chain's in its own order: (chain, worker,
-    kind, version) and (start, finish, time, frequency) columns."""
-    placed = np.empty((4, n_events), np.int64)
-    placed_times = np.empty((4, n_events))
-    for n in range(n_events):
-        row = chain_first[events[0, n]] + events[1, n]
-        placed[0, row], placed[1, row] = events[0, n], events[2, n]
-        placed[2, row], placed[3, row] = events[3, n], events[4, n]
-        for i in range(4):
-            placed_times[i, row] = times[i, n]
-    return placed, placed_times
+def chain_major_times(times, n_rows):  # pragma: no cover - compiled
+    """The events' times placed chain after chain, each chain's rows in order."""
+    placed = np.empty(n_rows.sum())
+    k = 0
+    for c in range(n_rows.size):
+        for row in range(n_rows[c]):
+            placed[k] = times[c, 2, row]
+            k += 1
+    return placed
+
+
+@numba.njit(cache=True)
+def columns(events, times, n_rows, order, server, worker, kind, version, start, finish, time,
+            frequency):  # pragma: no cover - compiled
+    """The schedule's columns: event ``order[n]`` of the chain-major placement
+    (:func:`chain_major_times`) in row n."""
+    first = np.zeros(n_rows.size + 1, np.int64)
+    for c in range(n_rows.size):
+        first[c + 1] = first[c] + n_rows[c]
+    chain_of = np.empty(order.size, np.int64)
+    for c in range(n_rows.size):
+        chain_of[first[c]:first[c + 1]] = c
+    for n in range(order.size):
+        c = chain_of[order[n]]
+        row = order[n] - first[c]
+        server[n], worker[n], kind[n] = c, events[c, 0, row], events[c, 1, row]
+        version[n] = events[c, 2, row]
+        start[n], finish[n] = times[c, 0, row], times[c, 1, row]
+        time[n], frequency[n] = times[c, 2, row], times[c, 3, row]
