@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulators import traveling_kernel, validation
+from simulators import validation
 from simulators.latency import LatencyTable, WorkerTiming
 from simulators.load_balancing import DelayMonitor, plan_frequencies, trajectory_lengths
 from simulators.schedule import GRADIENT, HOP, Schedule
@@ -200,6 +200,10 @@ class _Run:
         self.candidates = np.concatenate((self.candidates, fresh))
 
     def until(self, n_updates: int) -> Schedule:
+        # numba loads with the first simulation, not with the system's definition (which the
+        # command line's light paths import through the study schema)
+        from simulators import traveling_kernel
+
         system = self.system
         n_workers, n_chains = system.n_workers, system.n_chains
         sizes = np.asarray(system.coupling_groups, dtype=np.int64)
@@ -216,8 +220,8 @@ class _Run:
         # room for about a chain's events: its updates (overshooting by a trajectory or, with
         # unequal lengths, by chance) and a hop a round; grown if a run makes more
         rows = int(1.1 * (n_updates + self.plan.max()) + 1.1 * n_updates / self.plan.mean()) + 2
-        events = np.empty((n_chains, 3, rows), dtype=np.int64)
-        times = np.empty((n_chains, 4, rows))
+        events = np.empty((n_chains, rows, 3), dtype=np.int64)  # an event's fields together
+        times = np.empty((n_chains, rows, 4))
         scratch = np.zeros((6, max(n_workers, int(self.plan.max()))))
         state = np.zeros(6, dtype=np.int64)
         state[traveling_kernel.POSITION] = -1  # no round under way
@@ -240,25 +244,22 @@ class _Run:
             elif code == traveling_kernel.NEED_LATENCIES:
                 latencies._refill(int(request[0]), int(request[1]))
             elif code == traveling_kernel.NEED_ROOM:
-                rows = max(events.shape[2] * 3 // 2, int(request[0]))
-                events, times = (np.concatenate((a, np.empty(a.shape[:2] + (rows - a.shape[2],),
-                                                              a.dtype)), axis=2)
-                                 for a in (events, times))
+                rows = max(events.shape[1] * 3 // 2, int(request[0]))
+                events, times = (np.concatenate(
+                    (a, np.empty((a.shape[0], rows - a.shape[1], a.shape[2]), a.dtype)), axis=1)
+                    for a in (events, times))
                 if request[1] > scratch.shape[1]:
                     scratch = np.zeros((6, 2 * int(request[1])))
             else:  # a measured delay the monitor rejects
                 raise validation.InvalidParameter("delay", float(scratch[0, 0]),
                                                   "must be a finite number > 0")
-        n_rounds = int(state[_ROUND])
+        n_rounds = int(state[traveling_kernel.ROUND])
         attrs = system.describe()
         attrs["n_rounds"] = n_rounds
         if adaptive:
-            attrs["n_replans"] = int(state[_N_REPLANS])
+            attrs["n_replans"] = int(state[traveling_kernel.N_REPLANS])
             attrs["final_plan"] = ",".join(map(str, self.plan.tolist()))
         return Schedule(**_columns(events, times, version, n_rounds), attrs=attrs)
-
-
-_ROUND, _N_REPLANS = traveling_kernel.ROUND, traveling_kernel.N_REPLANS
 
 
 def _columns(events: np.ndarray, times: np.ndarray, final_versions: np.ndarray,
@@ -266,6 +267,8 @@ def _columns(events: np.ndarray, times: np.ndarray, final_versions: np.ndarray,
     """The columns in processing order: by time, then chain, then the chain's own order (a
     stable sort by time of the events placed chain after chain; a chain's events are in time
     order, so the sort merges runs)."""
+    from simulators import traveling_kernel
+
     # every chain makes one trajectory a round and hops before all but the first
     n_rows = final_versions + (n_rounds - 1)
     n_events = int(n_rows.sum())

@@ -154,11 +154,11 @@ def _replan(measured, planned_with, plan, frequencies, mean_length, threshold,
 @numba.njit(cache=True)
 def _record(events, times, chain, row, worker, kind, version, start, finish, time,
             frequency):  # pragma: no cover - compiled
-    """Row ``row`` of the chain's events: ``events[chain]`` int64 (worker, kind, version),
-    ``times[chain]`` float64 (start, finish, time, shard frequency)."""
-    events[chain, 0, row], events[chain, 1, row], events[chain, 2, row] = worker, kind, version
-    times[chain, 0, row], times[chain, 1, row] = start, finish
-    times[chain, 2, row], times[chain, 3, row] = time, frequency
+    """Row ``row`` of the chain's events: ``events[chain, row]`` int64 (worker, kind, version),
+    ``times[chain, row]`` float64 (start, finish, time, shard frequency)."""
+    events[chain, row, 0], events[chain, row, 1], events[chain, row, 2] = worker, kind, version
+    times[chain, row, 0], times[chain, row, 1] = start, finish
+    times[chain, row, 2], times[chain, row, 3] = time, frequency
 
 
 @numba.njit(cache=True)
@@ -179,7 +179,7 @@ def advance(n_updates, adaptive, cyclic, hop_time, candidates, n_candidates, gro
     """
     n_chains = version.size
     n_workers = worker_free.size
-    capacity = events.shape[2]
+    capacity = events.shape[1]
     while True:
         r = state[ROUND]
         hop = hop_time if r > 0 else 0.0
@@ -318,14 +318,14 @@ def _fixed_round(r, hop, group_first, group_size, coupling, values, positions, c
                     d = d * _factor(w, t, change_times, change_factors, change_counts)
                 step = d if c == first else max(step, d)
                 row = version[c] + r + u
-                events[c, 0, row], events[c, 1, row], events[c, 2, row] = (
+                events[c, row, 0], events[c, row, 1], events[c, row, 2] = (
                     w, GRADIENT, version[c] + u)
-                times[c, 0, row], times[c, 1, row], times[c, 3, row] = t, t + d, frequencies[w]
+                times[c, row, 0], times[c, row, 1], times[c, row, 3] = t, t + d, frequencies[w]
             if size > 1:
                 step = step + coupling[g]
             t_next = t + step
             for c in range(first, first + size):
-                times[c, 2, version[c] + r + u] = t_next
+                times[c, version[c] + r + u, 2] = t_next
             t = t_next
         for c in range(first, first + size):
             w = round_workers[c]
@@ -342,7 +342,7 @@ def chain_major_times(times, n_rows):  # pragma: no cover - compiled
     k = 0
     for c in range(n_rows.size):
         for row in range(n_rows[c]):
-            placed[k] = times[c, 2, row]
+            placed[k] = times[c, row, 2]
             k += 1
     return placed
 
@@ -361,7 +361,7 @@ def columns(events, times, n_rows, order, server, worker, kind, version, start, 
     for n in range(order.size):
         c = chain_of[order[n]]
         row = order[n] - first[c]
-        server[n], worker[n], kind[n] = c, events[c, 0, row], events[c, 1, row]
-        version[n] = events[c, 2, row]
-        start[n], finish[n] = times[c, 0, row], times[c, 1, row]
-        time[n], frequency[n] = times[c, 2, row], times[c, 3, row]
+        server[n], worker[n], kind[n] = c, events[c, row, 0], events[c, row, 1]
+        version[n] = events[c, row, 2]
+        start[n], finish[n] = times[c, row, 0], times[c, row, 1]
+        time[n], frequency[n] = times[c, row, 2], times[c, row, 3]
