@@ -161,12 +161,12 @@ class _Run:
     """The state of one simulation (module docstring of :mod:`simulators.traveling_chains`).
 
     The rounds run in the compiled loop :func:`simulators.traveling_kernel.advance`, which
-    stops to ask for what only numpy's generators give: the next permutation assignments (drawn
-    here round by round, as many rounds ahead as asked so far; the assignment stream feeds
-    nothing else, so rounds drawn and never run change nothing) and a worker's latency refill
-    (:class:`~simulators.latency.LatencyTable`, with the sizes its takes always ask for).
-    Every update's times are the same floating-point operations as a running sum from its
-    trajectory's start, in update order.
+    stops to ask for what only numpy's generators give: more candidate permutations (drawn here
+    by ``Generator.permutation``, one call per candidate as always; the assignment stream feeds
+    nothing else, so candidates drawn ahead and never used change nothing) and a worker's
+    latency refill (:class:`~simulators.latency.LatencyTable`, with the sizes its takes always
+    ask for). Every update's times are the same floating-point operations as a running sum
+    from its trajectory's start, in update order.
     """
 
     def __init__(self, system: TravelingChains, seed: SeedLike):
