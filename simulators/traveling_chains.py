@@ -288,13 +288,18 @@ def waiting_time(schedule: Schedule) -> np.ndarray:
     """Total time each chain spent waiting for busy workers (or for its group), per server.
 
     A chain is ready when its hop arrives (time 0 for its first trajectory) and waits until
-    its next gradient starts.
+    its next gradient starts. The rows are grouped by server with one stable sort (each
+    server's in row order); a server's waits are summed by ``np.sum`` over them in that order.
     """
-    waits = np.zeros(schedule.n_servers)
-    for server in range(schedule.n_servers):
-        rows = schedule.server == server
-        kinds, starts, times = schedule.kind[rows], schedule.start_time[rows], schedule.time[rows]
-        first = (kinds == GRADIENT) & np.concatenate(([True], kinds[:-1] == HOP))
-        ready = np.concatenate(([0.0], times[:-1]))
-        waits[server] = float(np.sum(starts[first] - ready[first]))
-    return waits
+    n_servers = schedule.n_servers
+    order = np.argsort(schedule.server, kind="stable")
+    server, kinds = schedule.server[order], schedule.kind[order]
+    begins = np.concatenate(([True], server[1:] != server[:-1]))  # a server's first row
+    after_hop = np.concatenate(([True], kinds[:-1] == HOP)) | begins
+    ready = np.concatenate(([0.0], schedule.time[order][:-1]))
+    ready[begins] = 0.0
+    first = (kinds == GRADIENT) & after_hop
+    gaps = schedule.start_time[order][first] - ready[first]
+    bounds = np.searchsorted(server[first], np.arange(n_servers + 1))
+    return np.array([float(np.sum(gaps[a:b])) for a, b in zip(bounds[:-1], bounds[1:],
+                                                                strict=True)])

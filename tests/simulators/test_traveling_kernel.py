@@ -13,9 +13,9 @@ import pytest
 
 from simulators.latency import LatencyModel, LatencyTable, WorkerTiming
 from simulators.load_balancing import DelayMonitor, plan_frequencies
-from simulators.schedule import GRADIENT, HOP, ROW_FIELDS
+from simulators.schedule import GRADIENT, HOP, ROW_FIELDS, Schedule
 from simulators.seeding import generator
-from simulators.traveling_chains import TravelingChains
+from simulators.traveling_chains import TravelingChains, waiting_time
 from simulators.traveling_kernel import pairwise_sum
 from tests.simulators.traveling_cases import cases
 
@@ -190,3 +190,41 @@ def test_negative_control_a_running_sum_is_not_numpys_sum():
         differs += running != np.sum(values)
         assert pairwise_sum(values, count) == np.sum(values)
     assert differs >= 2
+
+
+def waiting_reference(schedule) -> list[float]:
+    """Per server: its rows by a mask, the first gradient after each hop (or the start)."""
+    waits = []
+    for server in range(schedule.n_servers):
+        rows = schedule.server == server
+        kinds, starts, times = schedule.kind[rows], schedule.start_time[rows], schedule.time[rows]
+        first = (kinds == GRADIENT) & np.concatenate(([True], kinds[:-1] == HOP))
+        ready = np.concatenate(([0.0], times[:-1]))
+        waits.append(float(np.sum(starts[first] - ready[first])))
+    return waits
+
+
+@pytest.mark.parametrize("name", ["load-balancing-fixed", "load-balancing-adaptive",
+                                  "exponential-hops", "coupled-hybrid", "fewer-chains-cyclic",
+                                  "adaptive-long-trajectories", "one-worker"])
+def test_waiting_time_equals_the_per_server_sums(name):
+    system, n_updates, seed = CASES[name]
+    schedule = system.simulate(n_updates, seed)
+    waits = waiting_time(schedule)
+    assert waits.tolist() == waiting_reference(schedule)
+    assert waits.dtype == np.float64 and waits.shape == (system.n_chains,)
+
+
+def test_negative_control_waiting_time_sees_a_later_start_after_a_hop():
+    system, n_updates, seed = CASES["exponential-hops"]
+    schedule = system.simulate(n_updates, seed)
+    columns = {name: np.array(getattr(schedule, name)) for name in ROW_FIELDS}
+    waits = waiting_reference(schedule)
+    row = np.flatnonzero((columns["kind"] == HOP) & (columns["server"] == 2))[3]
+    gradient = np.flatnonzero((columns["server"] == 2)
+                              & (np.arange(columns["kind"].size) > row))[0]  # the hop's next
+    columns["start_time"][gradient] += 2.0**-20  # within its duration: a valid schedule
+    later = Schedule(**columns, attrs=schedule.attrs)
+    nudged = waiting_time(later)
+    assert nudged[2] != waits[2] and nudged.tolist()[:2] == waits[:2]
+    assert nudged.tolist() == waiting_reference(later)
