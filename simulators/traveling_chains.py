@@ -171,7 +171,7 @@ class _Run:
 
     def __init__(self, system: TravelingChains, seed: SeedLike):
         self.system = system
-        n_workers, n_chains = system.n_workers, system.n_chains
+        n_workers = system.n_workers
         self.latencies = LatencyTable(system.timing, [(w,) for w in range(n_workers)], seed)
         self.assignment_rng = generator(seed, "assignment")
         self.candidates = np.zeros((0, n_workers), dtype=np.int64)
@@ -222,7 +222,7 @@ class _Run:
         rows = int(1.1 * (n_updates + self.plan.max()) + 1.1 * n_updates / self.plan.mean()) + 2
         events = np.empty((n_chains, rows, 3), dtype=np.int64)  # an event's fields together
         times = np.empty((n_chains, rows, 4))
-        scratch = np.zeros((6, max(n_workers, int(self.plan.max()))))
+        scratch = np.zeros((5, max(n_workers, int(self.plan.max()))))
         state = np.zeros(6, dtype=np.int64)
         state[traveling_kernel.POSITION] = -1  # no round under way
         request = np.zeros(2, dtype=np.int64)
@@ -249,7 +249,7 @@ class _Run:
                     (a, np.empty((a.shape[0], rows - a.shape[1], a.shape[2]), a.dtype)), axis=1)
                     for a in (events, times))
                 if request[1] > scratch.shape[1]:
-                    scratch = np.zeros((6, 2 * int(request[1])))
+                    scratch = np.zeros((5, max(n_workers, 2 * int(request[1]))))
             else:  # a measured delay the monitor rejects
                 raise validation.InvalidParameter("delay", float(scratch[0, 0]),
                                                   "must be a finite number > 0")

@@ -169,13 +169,13 @@ def advance(n_updates, adaptive, cyclic, hop_time, candidates, n_candidates, gro
             pending, events, times, state, request, scratch):  # pragma: no cover - compiled
     """Run rounds until done or until a request (module docstring); returns the code.
 
-    ``plan``/``frequencies``: the fixed plan, or the adaptive plan in force, and q_s.
-    ``pending``: (3, n_chains) end, worker, delay of measurements not yet available (first
-    ``state[N_PENDING]`` columns). ``request``: on NEED_LATENCIES (worker, count), on
-    NEED_ROOM the number of events the next step writes and the trajectory length (the
-    width ``scratch`` needs); on BAD_DELAY ``scratch[0, 0]`` holds
-    the delay. ``durations``, ``finishes`` scratch rows are ``scratch[1]``, ``scratch[2]``
-    (grown by the caller to the longest trajectory).
+    ``plan``/``frequencies``: the fixed plan, or the adaptive plan in force, and its q_s.
+    ``pending``: (3, n_chains) end, worker and delay of the measurements not yet available
+    (the first ``state[N_PENDING]`` columns). ``events``/``times``: (n_chains, rows, fields),
+    see :func:`_record`. ``request``: on NEED_LATENCIES (worker, count); on NEED_ROOM (the rows
+    a chain needs, the trajectory length ``scratch`` must hold). ``scratch`` (5, width): row 0
+    the rejected delay on BAD_DELAY, row 1 a trajectory's (finish - start) per update, rows
+    2-4 :func:`_replan`'s; width at least n_workers and the longest trajectory.
     """
     n_chains = version.size
     n_workers = worker_free.size
@@ -256,7 +256,7 @@ def advance(n_updates, adaptive, cyclic, hop_time, candidates, n_candidates, gro
                 state[N_PENDING] = last
                 observed = True
             if observed and _replan(measured, planned_with, plan, frequencies, mean_length,
-                                    threshold, scratch[3:6]):
+                                    threshold, scratch[2:5]):
                 state[N_REPLANS] += 1
             length = plan[w]
             if positions[w] + length > ends[w]:
@@ -268,14 +268,14 @@ def advance(n_updates, adaptive, cyclic, hop_time, candidates, n_candidates, gro
             if r > 0:
                 _record(events, times, c, version[c] + r - 1, w, HOP, version[c],
                         departure[c], departure[c], departure[c] + hop, frequencies[w])
-            durations = scratch[1]
+            spent = scratch[1]
             t = start
             for u in range(length):
                 d = values[w, positions[w] + u]
                 if change_counts[w] > 0:
                     d = d * _factor(w, t, change_times, change_factors, change_counts)
                 finish = t + d
-                durations[u] = finish - t
+                spent[u] = finish - t
                 _record(events, times, c, version[c] + r + u, w, GRADIENT,
                         version[c] + u, t, finish, t + d, frequencies[w])
                 t = t + d
@@ -285,7 +285,7 @@ def advance(n_updates, adaptive, cyclic, hop_time, candidates, n_candidates, gro
             worker_free[w] = t
             k = state[N_PENDING]
             pending[0, k], pending[1, k] = t, w
-            pending[2, k] = pairwise_sum(durations, length) / length
+            pending[2, k] = pairwise_sum(spent, length) / length  # np.mean
             state[N_PENDING] = k + 1
             state[POSITION] += 1
         state[POSITION] = -1

@@ -17,6 +17,7 @@ from simulators.schedule import GRADIENT, HOP, ROW_FIELDS, Schedule
 from simulators.seeding import generator
 from simulators.traveling_chains import TravelingChains, waiting_time
 from simulators.traveling_kernel import pairwise_sum
+from simulators.validation import InvalidParameter
 from tests.simulators.traveling_cases import cases
 
 
@@ -75,7 +76,7 @@ def reference_columns(system: TravelingChains, n_updates: int, seed) -> tuple[di
         else:
             while True:
                 candidate = assignment_rng.permutation(n_workers)[:n_chains].tolist()
-                if workers is None or all(a != b for a, b in zip(candidate, workers)):
+                if workers is None or all(a != b for a, b in zip(candidate, workers, strict=True)):
                     workers = candidate
                     break
         hop = system.hop_time if round_index else 0.0
@@ -228,3 +229,20 @@ def test_negative_control_waiting_time_sees_a_later_start_after_a_hop():
     nudged = waiting_time(later)
     assert nudged[2] != waits[2] and nudged.tolist()[:2] == waits[:2]
     assert nudged.tolist() == waiting_reference(later)
+
+
+def test_a_delay_lost_to_rounding_is_refused_naming_the_field():
+    """Latencies below the clock's resolution after the first hop measure a delay of 0, which
+    the monitor refuses (InvalidParameter naming ``delay``), as the reference's DelayMonitor."""
+    system = TravelingChains(3, balancing="adaptive", mean_trajectory_length=4.0,
+                             timing=WorkerTiming(LatencyModel("constant", 1e-20)), hop_time=1.0)
+    with pytest.raises(InvalidParameter) as reference:
+        reference_columns(system, 50, 0)
+    with pytest.raises(InvalidParameter) as compiled:
+        system.simulate(50, 0)
+    assert compiled.value.field == reference.value.field == "delay"
+    assert compiled.value.value == reference.value.value == 0.0
+    # negative control: a resolvable latency runs
+    TravelingChains(3, balancing="adaptive", mean_trajectory_length=4.0,
+                    timing=WorkerTiming(LatencyModel("constant", 1e-3)),
+                    hop_time=1.0).simulate(50, 0)
