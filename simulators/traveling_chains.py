@@ -226,23 +226,22 @@ class _Run:
         state = np.zeros(6, dtype=np.int64)
         state[traveling_kernel.POSITION] = -1  # no round under way
         request = np.zeros(2, dtype=np.int64)
-        latencies = self.latencies
         while True:
+            values, positions, ends = self.latencies.buffers()
             code = traveling_kernel.advance(
                 n_updates, adaptive, system.assignment == "cyclic", float(system.hop_time),
                 self.candidates, self.candidates.shape[0], first_member, sizes, coupling,
-                latencies._values, latencies._positions, latencies._ends, self.change_times,
-                self.change_factors, self.change_counts, version, departure, worker_free,
-                round_workers, round_starts, round_order, self.plan, self.frequencies,
-                measured, planned_with, float(system.mean_trajectory_length),
-                float(system.replan_threshold), pending, events, times, state, request,
-                scratch)
+                values, positions, ends, self.change_times, self.change_factors,
+                self.change_counts, version, departure, worker_free, round_workers,
+                round_starts, round_order, self.plan, self.frequencies, measured, planned_with,
+                float(system.mean_trajectory_length), float(system.replan_threshold), pending,
+                events, times, state, request, scratch)
             if code == traveling_kernel.DONE:
                 break
             if code == traveling_kernel.NEED_CANDIDATES:
                 self._draw_candidates(max(64, self.candidates.shape[0]))
             elif code == traveling_kernel.NEED_LATENCIES:
-                latencies._refill(int(request[0]), int(request[1]))
+                self.latencies.refill(int(request[0]), int(request[1]))
             elif code == traveling_kernel.NEED_ROOM:
                 rows = max(events.shape[1] * 3 // 2, int(request[0]))
                 events, times = (np.concatenate(
