@@ -202,7 +202,7 @@ class LatencyTable:
         self._positions = np.zeros(len(worker_keys), dtype=np.int64)
         self._ends = np.zeros(len(worker_keys), dtype=np.int64)
 
-    def _refill(self, worker: int, count: int) -> None:
+    def refill(self, worker: int, count: int) -> None:
         """Keep the worker's unused values and draw at least enough for ``count`` more."""
         position, end = self._positions[worker], self._ends[worker]
         kept = self._values[worker, position:end]
@@ -216,12 +216,21 @@ class LatencyTable:
         self._values[worker, :size] = np.concatenate((kept, fresh))
         self._positions[worker], self._ends[worker] = 0, size
 
+    def buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(values, positions, ends)`` for a consumer that takes values in place (the compiled
+        traveling-chain loop, :mod:`simulators.traveling_kernel`): worker w's next values are
+        ``values[w, positions[w]:ends[w]]``; the consumer moves ``positions[w]`` past what it
+        takes and, when fewer than ``count`` are left, calls :meth:`refill` first (as
+        :meth:`take` does), so the draws are the same. A refill may replace ``values``: ask
+        again after each."""
+        return self._values, self._positions, self._ends
+
     def take_rows(self, workers: np.ndarray, counts: np.ndarray) -> np.ndarray:
         workers = np.asarray(workers, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         short = np.flatnonzero(self._positions[workers] + counts > self._ends[workers])
         for i in short.tolist():
-            self._refill(int(workers[i]), int(counts[i]))
+            self.refill(int(workers[i]), int(counts[i]))
         positions = self._positions[workers]
         self._positions[workers] = positions + counts
         columns = np.minimum(positions[:, None] + np.arange(counts.max(initial=0)),
@@ -231,7 +240,7 @@ class LatencyTable:
     def take(self, worker: int, count: int) -> np.ndarray:
         """The worker's next ``count`` times (as :meth:`LatencyStreams.take`)."""
         if self._positions[worker] + count > self._ends[worker]:
-            self._refill(worker, count)
+            self.refill(worker, count)
         position = int(self._positions[worker])
         self._positions[worker] = position + count
         return self._values[worker, position:position + count].copy()

@@ -32,7 +32,6 @@ starting at or after ``time`` (temporal imbalance, to which the adaptive plan re
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,310 +160,145 @@ class TravelingChains:
 class _Run:
     """The state of one simulation (module docstring of :mod:`simulators.traveling_chains`).
 
-    Each worker serves at most one chain per round and draws its latencies from its own stream,
-    so with a fixed plan the trajectories of a round do not depend on one another: a round is
-    computed at once, one row per coupling group (``_round``). Adaptive balancing plans each
-    trajectory from the trajectories finished before it starts, so it walks them one at a time
-    in order of their starts (``_trajectory``). Both give every update's times by the same
-    floating-point operations: a running sum from the start, in update order.
+    The rounds run in the compiled loop :func:`simulators.traveling_kernel.advance`, which
+    stops to ask for what only numpy's generators give: more candidate permutations (drawn here
+    by ``Generator.permutation``, one call per candidate as always; the assignment stream feeds
+    nothing else, so candidates drawn ahead and never used change nothing) and a worker's
+    latency refill (:class:`~simulators.latency.LatencyTable`, with the sizes its takes always
+    ask for). Every update's times are the same floating-point operations as a running sum
+    from its trajectory's start, in update order.
     """
 
     def __init__(self, system: TravelingChains, seed: SeedLike):
         self.system = system
-        n_workers, n_chains = system.n_workers, system.n_chains
+        n_workers = system.n_workers
         self.latencies = LatencyTable(system.timing, [(w,) for w in range(n_workers)], seed)
         self.assignment_rng = generator(seed, "assignment")
-        self.groups = system.groups()
-        sizes = np.asarray(system.coupling_groups)
-        self.first_member = np.cumsum(sizes) - sizes  # chain index where each group begins
-        self.group_of = np.repeat(np.arange(sizes.size), sizes)
-        self.coupled = bool(sizes.max() > 1)
-        self.coupling = np.where(sizes > 1, system.coupling_time, 0.0)
-        self.version = np.zeros(n_chains, dtype=np.int64)
-        self.departure = np.zeros(n_chains)
-        self.worker_free = np.zeros(n_workers)
+        self.candidates = np.zeros((0, n_workers), dtype=np.int64)
         self.monitor = (DelayMonitor(n_workers, system.mean_trajectory_length,
                                      system.replan_threshold)
                         if system.balancing == "adaptive" else None)
-        self.fixed_plan = np.asarray(system.trajectory_lengths, dtype=np.int64)
-        self.pending: list[tuple[float, int, float]] = []  # measurements not yet available
-        self.changes = [[(t, f) for t, w, f in system.delay_changes if w == worker]
-                        for worker in range(n_workers)]
-        self.chains = np.arange(n_chains)
-        self.equal_lengths = len(set(system.trajectory_lengths)) == 1
-        self.pieces = _Pieces()
-        self._planned = self.fixed_plan
-        self._frequencies = plan_frequencies(self.fixed_plan)
+        plan = np.asarray(system.trajectory_lengths if self.monitor is None
+                          else self.monitor.plan, dtype=np.int64).copy()
+        self.plan, self.frequencies = plan, plan_frequencies(plan)
+        changes = [[(t, f) for t, w, f in system.delay_changes if w == worker]
+                   for worker in range(n_workers)]
+        width = max(1, max(map(len, changes)))
+        self.change_times = np.zeros((n_workers, width))
+        self.change_factors = np.ones((n_workers, width))
+        self.change_counts = np.array(list(map(len, changes)), dtype=np.int64)
+        for worker, worker_changes in enumerate(changes):
+            for k, (time, factor) in enumerate(worker_changes):
+                self.change_times[worker, k], self.change_factors[worker, k] = time, factor
+
+    def _draw_candidates(self, count: int) -> None:
+        """``count`` more candidate assignments: the first ``n_chains`` entries of a uniform
+        permutation of the workers (an injective assignment); the kernel takes the first that
+        leaves no chain on the worker it just left, so rounds are uniform over those."""
+        permutation, n_workers = self.assignment_rng.permutation, self.system.n_workers
+        fresh = np.array([permutation(n_workers) for _ in range(count)], dtype=np.int64)
+        self.candidates = np.concatenate((self.candidates, fresh))
 
     def until(self, n_updates: int) -> Schedule:
-        system = self.system
-        assignment = None
-        round_index = 0
-        while self.version.min() < n_updates:
-            assignment = self._assign(assignment)
-            hop = system.hop_time if round_index else 0.0
-            arrival = self.departure + hop
-            free = self.worker_free[assignment]
-            if self.coupled:  # a group starts when all its members have arrived and are free
-                arrival = np.maximum.reduceat(arrival, self.first_member)
-                free = np.maximum.reduceat(free, self.first_member)
-            starts = np.maximum(arrival, free)
-            if self.monitor is None:
-                self._round(assignment, starts, hop, round_index)
-            else:  # adaptive balancing: chains are never coupled, a group is one chain
-                starts = starts.tolist()
-                for chain in sorted(range(len(starts)), key=lambda c: (starts[c], c)):
-                    self._trajectory(chain, int(assignment[chain]), starts[chain], hop,
-                                     round_index)
-            round_index += 1
-        attrs = system.describe()
-        attrs["n_rounds"] = round_index
-        if self.monitor is not None:
-            attrs["n_replans"] = self.monitor.n_replans
-            attrs["final_plan"] = ",".join(map(str, self.monitor.plan.tolist()))
-        return Schedule(**self.pieces.columns(self.version, round_index), attrs=attrs)
+        # numba loads with the first simulation, not with the system's definition (which the
+        # command line's light paths import through the study schema)
+        from simulators import traveling_kernel
 
-    # ------------------------------------------------------------------ pieces
-    def _assign(self, previous: np.ndarray | None) -> np.ndarray:
         system = self.system
         n_workers, n_chains = system.n_workers, system.n_chains
-        if system.assignment == "cyclic":
-            shift = 0 if previous is None else previous[0] + 1
-            return (np.arange(n_chains) + shift) % n_workers
-        while True:  # uniform over injective assignments with no chain staying in place
-            candidate = self.assignment_rng.permutation(n_workers)[:n_chains]
-            if previous is None or np.all(candidate != previous):
-                return candidate
-
-    def _round(self, workers: np.ndarray, starts: np.ndarray, hop: float,
-               round_index: int) -> None:
-        """Every trajectory of a round under the fixed plan, all chains at once."""
-        lengths = self.fixed_plan[workers]
-        base = self.latencies.take_rows(workers, lengths)
-        member_starts = starts[self.group_of] if self.coupled else starts
-        durations = base
-        if self.system.delay_changes:
-            factors = [self._factor(w, t) for w, t in zip(workers.tolist(),
-                                                          member_starts.tolist(), strict=True)]
-            durations = base * np.array(factors)[:, None]
-        steps = durations
-        if self.coupled:  # a group's update is applied when its slowest member has finished
-            steps = np.maximum.reduceat(durations, self.first_member) + self.coupling[:, None]
-        # per group a running sum from its start: each update begins exactly where the last
-        # one was applied, rounding included (np.cumsum along a row adds in order)
-        times = np.cumsum(np.concatenate((starts[:, None], steps), axis=1), axis=1)
-        member_times = times[self.group_of] if self.coupled else times
-        finishes = member_times[:, :-1] + durations
-        if self.system.delay_changes:
-            self._walk_changes(workers, base, lengths, times, member_times, finishes)
-        ends = member_times[self.chains, lengths]
-        frequencies = self._frequencies[workers]
-        if round_index:
-            self.pieces.add(HOP, round_index, self.chains, workers, frequencies, self.version,
-                            None, self.departure, self.departure, self.departure + hop)
-        if self.equal_lengths:
-            length = int(lengths[0])
-            begins, finishes, applied = (member_times[:, :length], finishes[:, :length],
-                                         member_times[:, 1:])
-        else:
-            inside = np.arange(base.shape[1]) < lengths[:, None]
-            begins, finishes, applied = (member_times[:, :-1][inside], finishes[inside],
-                                         member_times[:, 1:][inside])
-        self.pieces.add(GRADIENT, round_index, self.chains, workers, frequencies, self.version,
-                        lengths, begins.ravel(), finishes.ravel(), applied.ravel())
-        self.version = self.version + lengths
-        self.departure = ends
-        self.worker_free[workers] = ends
-
-    def _walk_changes(self, workers, base, lengths, times, member_times, finishes) -> None:
-        """Redo, update by update, the groups whose workers' delays change mid-trajectory."""
-        for g, members in enumerate(self.groups):
-            length = int(lengths[members[0]])
-            member_workers = workers[members].tolist()
-            start, end = times[g, 0], times[g, length]
-            if any(start < t <= end for w in member_workers for t, _ in self.changes[w]):
-                walked, walked_finishes = self._timing(
-                    member_workers, base[members, :length], float(start), self.coupling[g])
-                times[g, :length + 1] = walked
-                if self.coupled:
-                    member_times[members, :length + 1] = walked
-                finishes[members, :length] = walked_finishes
-
-    def _plan(self, start: float) -> np.ndarray:
-        observed = False
-        while self.pending and self.pending[0][0] <= start:
-            _, worker, delay = heapq.heappop(self.pending)
-            self.monitor.observe(worker, delay)
-            observed = True
-        if observed:  # with nothing new the monitor's decision cannot change
-            self.monitor.update()
-        return self.monitor.plan
-
-    def _trajectory(self, chain: int, worker: int, start: float, hop: float,
-                    round_index: int) -> None:
-        """One chain's trajectory under the adaptive plan (chains are not coupled)."""
-        plan = self._plan(start)
-        if plan is not self._planned:
-            self._planned, self._frequencies = plan, plan_frequencies(plan)
-        length = int(plan[worker])
-        times, finishes = self._timing([worker], self.latencies.take(worker, length)[None, :],
-                                       start, 0.0)
-        frequency, version = float(self._frequencies[worker]), int(self.version[chain])
-        if round_index:
-            leave = float(self.departure[chain])
-            self.pieces.add_hop(round_index, chain, worker, frequency, version, leave,
-                                leave + hop)
-        self.pieces.add_trajectory(round_index, chain, worker, frequency, version, times,
-                                   finishes[0])
-        end = float(times[-1])
-        self.version[chain] = version + length
-        self.departure[chain] = end
-        self.worker_free[worker] = end
-        heapq.heappush(self.pending, (end, worker, float(np.mean(finishes[0] - times[:-1]))))
-
-    def _timing(self, workers: list[int], base: np.ndarray, start: float,
-                coupling: float) -> tuple[np.ndarray, np.ndarray]:
-        """One trajectory's times (its start, then when each update is applied) and each
-        member's finish times.
-
-        Update u starts when update u - 1 was applied; member r finishes after its latency
-        times its worker's delay factor at that start; the update is applied once the slowest
-        member has finished, plus the coupling exchange for a group.
-        """
-        durations = base
-        if any(self.changes[w] for w in workers):
-            durations = base * np.array([self._factor(w, start) for w in workers])[:, None]
-        # a running sum that starts at ``start``: each update begins exactly where the last
-        # one was applied, rounding included
-        steps = durations[0] if len(workers) == 1 else durations.max(axis=0) + coupling
-        times = np.cumsum(np.concatenate(([start], steps)))
-        if any(start < t <= times[-1] for w in workers for t, _ in self.changes[w]):
-            # a delay changes during this trajectory: walk it update by update
-            for u in range(base.shape[1]):
-                durations[:, u] = [base[r, u] * self._factor(w, times[u])
-                                   for r, w in enumerate(workers)]
-                times[u + 1] = times[u] + (durations[:, u].max() + coupling)
-        return times, times[:-1] + durations
-
-    def _factor(self, worker: int, time: float) -> float:
-        factor = 1.0
-        for change_time, change in self.changes[worker]:
-            if change_time <= time:
-                factor *= change
-        return factor
+        sizes = np.asarray(system.coupling_groups, dtype=np.int64)
+        first_member = np.cumsum(sizes) - sizes  # chain index where each group begins
+        coupling = np.where(sizes > 1, system.coupling_time, 0.0)
+        version = np.zeros(n_chains, dtype=np.int64)
+        departure, worker_free = np.zeros(n_chains), np.zeros(n_workers)
+        round_workers = np.zeros(n_chains, dtype=np.int64)
+        round_starts, round_order = np.zeros(n_chains), np.zeros(n_chains, dtype=np.int64)
+        adaptive = self.monitor is not None
+        measured = np.full(n_workers, np.nan)
+        planned_with = (self.monitor.planned_with if adaptive else np.ones(n_workers)).copy()
+        pending = np.zeros((3, n_chains))
+        # room for about a chain's events: its updates (overshooting by a trajectory or, with
+        # unequal lengths, by chance) and a hop a round; grown if a run makes more
+        rows = int(1.1 * (n_updates + self.plan.max()) + 1.1 * n_updates / self.plan.mean()) + 2
+        events = np.empty((n_chains, rows, 3), dtype=np.int64)  # an event's fields together
+        times = np.empty((n_chains, rows, 4))
+        scratch = np.zeros((5, max(n_workers, int(self.plan.max()))))
+        state = np.zeros(6, dtype=np.int64)
+        state[traveling_kernel.POSITION] = -1  # no round under way
+        request = np.zeros(2, dtype=np.int64)
+        while True:
+            values, positions, ends = self.latencies.buffers()
+            code = traveling_kernel.advance(
+                n_updates, adaptive, system.assignment == "cyclic", float(system.hop_time),
+                self.candidates, self.candidates.shape[0], first_member, sizes, coupling,
+                values, positions, ends, self.change_times, self.change_factors,
+                self.change_counts, version, departure, worker_free, round_workers,
+                round_starts, round_order, self.plan, self.frequencies, measured, planned_with,
+                float(system.mean_trajectory_length), float(system.replan_threshold), pending,
+                events, times, state, request, scratch)
+            if code == traveling_kernel.DONE:
+                break
+            if code == traveling_kernel.NEED_CANDIDATES:
+                self._draw_candidates(max(64, self.candidates.shape[0]))
+            elif code == traveling_kernel.NEED_LATENCIES:
+                self.latencies.refill(int(request[0]), int(request[1]))
+            elif code == traveling_kernel.NEED_ROOM:
+                rows = max(events.shape[1] * 3 // 2, int(request[0]))
+                events, times = (np.concatenate(
+                    (a, np.empty((a.shape[0], rows - a.shape[1], a.shape[2]), a.dtype)), axis=1)
+                    for a in (events, times))
+                if request[1] > scratch.shape[1]:
+                    scratch = np.zeros((5, max(n_workers, 2 * int(request[1]))))
+            else:  # a measured delay the monitor rejects
+                raise validation.InvalidParameter("delay", float(scratch[0, 0]),
+                                                  "must be a finite number > 0")
+        n_rounds = int(state[traveling_kernel.ROUND])
+        attrs = system.describe()
+        attrs["n_rounds"] = n_rounds
+        if adaptive:
+            attrs["n_replans"] = int(state[traveling_kernel.N_REPLANS])
+            attrs["final_plan"] = ",".join(map(str, self.plan.tolist()))
+        return Schedule(**_columns(events, times, version, n_rounds), attrs=attrs)
 
 
-class _Pieces:
-    """The events of a run, gathered a batch at a time (a round's hops or updates, all chains
-    at once) or one chain's trajectory or hop at a time: per chain its kind, round, worker,
-    shard frequency, first version and number of events, and the events' times in order;
-    expanded into the schedule's columns once, at the end.
+def _columns(events: np.ndarray, times: np.ndarray, final_versions: np.ndarray,
+             n_rounds: int) -> dict[str, np.ndarray]:
+    """The columns in processing order: by time, then chain, then the chain's own order (a
+    stable sort by time of the events placed chain after chain; a chain's events are in time
+    order, so the sort merges runs)."""
+    from simulators import traveling_kernel
 
-    A chain's events come in its own order (a round's hop, then its updates), so the row of an
-    event among its chain's rows follows from its round and version: a chain that starts round
-    r at version v has made v updates and r - 1 hops before that round's hop."""
-
-    FIELDS = ("kind", "round", "chain", "worker", "frequency", "version", "length")
-
-    def __init__(self) -> None:
-        self.batch_scalars: list[tuple[int, int, int]] = []  # kind, round, number of chains
-        self.batches: list[tuple[np.ndarray, ...]] = []  # chain, worker, frequency, version,
-        self.batch_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # length
-        self.singles: list[tuple] = []  # FIELDS as scalars
-        self.single_times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.hops: list[tuple] = []  # FIELDS as scalars, then departure and arrival
-        self._ones = np.ones(0, dtype=np.int64)
-
-    def add(self, kind: int, round_index: int, chains: np.ndarray, workers: np.ndarray,
-            frequencies: np.ndarray, versions: np.ndarray, lengths: np.ndarray | None,
-            start: np.ndarray, finish: np.ndarray, time: np.ndarray) -> None:
-        """A batch, chain after chain; ``lengths`` None means one event per chain."""
-        if lengths is None:
-            if self._ones.size != chains.size:
-                self._ones = np.ones(chains.size, dtype=np.int64)
-            lengths = self._ones
-        self.batch_scalars.append((kind, round_index, chains.size))
-        self.batches.append((chains, workers, frequencies, versions, lengths))
-        self.batch_times.append((start, finish, time))
-
-    def add_trajectory(self, round_index: int, chain: int, worker: int, frequency: float,
-                       version: int, times: np.ndarray, finishes: np.ndarray) -> None:
-        """One trajectory: ``times`` its start, then when each update is applied."""
-        self.singles.append((GRADIENT, round_index, chain, worker, frequency, version,
-                             finishes.size))
-        self.single_times.append((times[:-1], finishes, times[1:]))
-
-    def add_hop(self, round_index: int, chain: int, worker: int, frequency: float,
-                version: int, departure: float, arrival: float) -> None:
-        self.hops.append((HOP, round_index, chain, worker, frequency, version, 1, departure,
-                          arrival))
-
-    def _gathered(self):
-        """FIELDS as flat arrays, one entry per chain in a piece, and the events' times."""
-        parts, times = [], list(self.batch_times)
-        if self.batches:
-            kind, round_index, size = (np.array(c) for c in zip(*self.batch_scalars,
-                                                                strict=True))
-            parts.append((np.repeat(kind, size), np.repeat(round_index, size),
-                          *(np.concatenate(c) for c in zip(*self.batches, strict=True))))
-        if self.singles:
-            parts.append(tuple(np.array(c) for c in zip(*self.singles, strict=True)))
-            times.extend(self.single_times)
-        if self.hops:
-            *fields, departure, arrival = (np.array(c) for c in zip(*self.hops, strict=True))
-            parts.append(tuple(fields))
-            times.append((departure, departure, arrival))
-        fields = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        return fields, [np.concatenate(c) for c in zip(*times, strict=True)]
-
-    def columns(self, final_versions: np.ndarray, n_rounds: int) -> dict[str, np.ndarray]:
-        """The columns in processing order: by time, then chain, then the chain's own order
-        (what a stable sort by (time, chain) of the events in the order they happened
-        gives)."""
-        (kind, round_index, chain, worker, frequency, version, lengths), (start, finish, time) \
-            = self._gathered()
-        entry = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
-        first = np.cumsum(lengths) - lengths  # each entry's first event, as added
-        # every chain makes one trajectory a round and hops before all but the first
-        chain_rows = final_versions + (n_rounds - 1)
-        chain_first = np.cumsum(chain_rows) - chain_rows
-        entry_row = chain_first[chain] + version + round_index - (kind == HOP)
-        added = np.arange(time.size)
-        by_chain = np.empty(time.size, dtype=np.int64)
-        by_chain[(entry_row - first)[entry] + added] = added
-        # chain after chain, each in its own order: a stable sort by time keeps ties so
-        time = time[by_chain]
-        by_time = np.argsort(time, kind="stable")
-        order = by_chain[by_time]
-        entry = entry[order]
-        kinds = kind.astype(np.int8)[entry]
-        workers = worker.astype(np.int32)[entry]
-        return {
-            "server": chain.astype(np.int32)[entry],
-            "worker": workers,
-            "shard": workers.copy(),
-            "kind": kinds,
-            "version_read": (version - first)[entry] + order,
-            "staleness": np.zeros(time.size, dtype=np.int64),
-            "applied": kinds == GRADIENT,
-            "start_time": start[order],
-            "finish_time": finish[order],
-            "time": time[by_time],
-            "shard_frequency": frequency[entry],
-        }
+    # every chain makes one trajectory a round and hops before all but the first
+    n_rows = final_versions + (n_rounds - 1)
+    n_events = int(n_rows.sum())
+    server, worker = np.empty(n_events, np.int32), np.empty(n_events, np.int32)
+    kind, version = np.empty(n_events, np.int8), np.empty(n_events, np.int64)
+    start, finish, time, frequency = (np.empty(n_events) for _ in range(4))
+    order = np.argsort(traveling_kernel.chain_major_times(times, n_rows), kind="stable")
+    traveling_kernel.columns(events, times, n_rows, order, server, worker, kind, version, start,
+                             finish, time, frequency)
+    return {"server": server, "worker": worker, "shard": worker.copy(), "kind": kind,
+            "version_read": version, "staleness": np.zeros(n_events, dtype=np.int64),
+            "applied": kind == GRADIENT, "start_time": start, "finish_time": finish,
+            "time": time, "shard_frequency": frequency}
 
 
 def waiting_time(schedule: Schedule) -> np.ndarray:
     """Total time each chain spent waiting for busy workers (or for its group), per server.
 
     A chain is ready when its hop arrives (time 0 for its first trajectory) and waits until
-    its next gradient starts.
+    its next gradient starts. The rows are grouped by server with one stable sort (each
+    server's in row order); a server's waits are summed by ``np.sum`` over them in that order.
     """
-    waits = np.zeros(schedule.n_servers)
-    for server in range(schedule.n_servers):
-        rows = schedule.server == server
-        kinds, starts, times = schedule.kind[rows], schedule.start_time[rows], schedule.time[rows]
-        first = (kinds == GRADIENT) & np.concatenate(([True], kinds[:-1] == HOP))
-        ready = np.concatenate(([0.0], times[:-1]))
-        waits[server] = float(np.sum(starts[first] - ready[first]))
-    return waits
+    n_servers = schedule.n_servers
+    order = np.argsort(schedule.server, kind="stable")
+    server, kinds = schedule.server[order], schedule.kind[order]
+    begins = np.concatenate(([True], server[1:] != server[:-1]))  # a server's first row
+    after_hop = np.concatenate(([True], kinds[:-1] == HOP)) | begins
+    ready = np.concatenate(([0.0], schedule.time[order][:-1]))
+    ready[begins] = 0.0
+    first = (kinds == GRADIENT) & after_hop
+    gaps = schedule.start_time[order][first] - ready[first]
+    bounds = np.searchsorted(server[first], np.arange(n_servers + 1))
+    return np.array([float(np.sum(gaps[a:b])) for a, b in zip(bounds[:-1], bounds[1:],
+                                                                strict=True)])
