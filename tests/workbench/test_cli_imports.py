@@ -88,3 +88,48 @@ def test_probe_sees_an_eager_import(module, expected):
     result = _imported("show", "dsgld-imbalance", preload=(module,))
     assert result["status"] == 0
     assert expected <= set(result["heavy"])
+
+
+POINTS_PROBE = """
+import json, sys
+from workbench.experiments import get
+experiment = get(sys.argv[1])
+experiment.points(experiment.configure(quick=True))
+print(json.dumps("matplotlib" in sys.modules))
+"""
+
+
+def _points_import_matplotlib(name: str, preload: str = "") -> bool:
+    code = (f"import {preload}\n" if preload else "") + POINTS_PROBE
+    done = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True,
+                          check=True, timeout=120)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_planning_a_sweep_imports_no_plotting(name):
+    # `check` draws nothing unless asked: the main thread plans every sweep, and the pool
+    # workers fork from it, so matplotlib imported there would cost every process its import
+    assert _points_import_matplotlib(name) is False
+
+
+def test_the_points_probe_sees_plotting_imported():
+    # negative control: a module importing the plots at module level, as fsgld-gaussian's
+    # bound grid did, is seen
+    assert _points_import_matplotlib(
+        "fsgld-gaussian", preload="workbench.experiments.distributed.plots") is True
+
+
+def test_check_without_figures_never_imports_matplotlib(tmp_path):
+    code = ("import sys\nfrom workbench.cli import main\n"
+            "status = main(sys.argv[1:])\n"
+            "print('matplotlib' in sys.modules, file=sys.stderr)\n")
+    argv = ["check", "stale-gaussian", "--quick", "--processes", "1", "--quiet",
+            "--out", str(tmp_path), "--set", "staleness=[1, 2]", "--set", "n_replicates=20"]
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == "False"
+    with_figures = subprocess.run([sys.executable, "-c", code, *argv, "--figures"],
+                                  capture_output=True, text=True, timeout=600)
+    assert with_figures.stderr.strip().splitlines()[-1] == "True"  # the control

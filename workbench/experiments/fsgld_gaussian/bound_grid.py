@@ -33,7 +33,7 @@ from bounds.verdict import Verdict, one_sided_z_for_family
 from simulators.seeding import derive
 from workbench.engine import replay
 from workbench.experiments.base import point_key
-from workbench.experiments.distributed import chen_step_size, plots
+from workbench.experiments.distributed import chen_step_size
 from workbench.experiments.distributed.arm import TEST_FUNCTIONS
 from workbench.experiments.distributed.federation import (
     METHODS,
@@ -153,6 +153,8 @@ def theorem_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
 def figure_theorems(dataset: xr.Dataset, config: dict, path):
     """Measured MSE of φ̂_T(θ) against T per step factor (points with ±2 SE) and the envelope
     of Theorem 1 (DSGLD) or 2 (FSGLD) fitted at the seed design's step (lines)."""
+    from workbench.experiments.distributed import plots  # matplotlib: only when drawing
+
     locals_ = dataset["local_updates"].values.tolist()
     fig, axes = plots.new(len(METHODS), len(locals_), 3.4 * len(locals_), 3.0 * len(METHODS))
     iterations = dataset["iterations"].values
