@@ -30,7 +30,7 @@ compare each kernel with the replaced code kept there, bit for bit.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
 
 import numba
 import numpy as np
@@ -88,60 +88,51 @@ def _row_margin(data, indices, theta, first, count):
 
 
 @numba.njit(cache=True)
-def _batch_margins(indptr, indices, data, rows, theta):
-    n_rows, batch_size = rows.shape
-    out = np.zeros((n_rows, batch_size))
-    for r in range(n_rows):
-        for k in range(batch_size):
-            first = indptr[rows[r, k]]
-            count = indptr[rows[r, k] + 1] - first
-            if count:
-                out[r, k] = _row_margin(data, indices, theta[r], first, count)
-    return out
+def _expit(x):
+    """scipy.special.expit for float64: SciPy's xsf library computes ``1 / (1 + exp(-x))``
+    with the C library's ``exp``, which numba's ``math.exp`` calls too (bit for bit, test
+    ``test_expit_is_scipys``)."""
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 @numba.njit(cache=True)
-def _batch_weighted_rows(indptr, indices, data, rows, weights, dim):
+def _gradient_sums(indptr, indices, data, signs, rows, theta, scale, with_prior, precision,
+                   out):
+    """``out[r] = precision θ_r + scale Σ_k w_rk x_{rows[r, k]}`` (the prior term only
+    ``with_prior``), w_rk = s σ(-s x_iᵀθ_r) for i = rows[r, k], s = signs[i]: the
+    replaced composition's operations in its order (module docstring), one row at a time."""
     n_rows, batch_size = rows.shape
-    out = np.zeros((n_rows, dim))
+    dim = out.shape[1]
+    sums = np.empty(dim)
     for r in range(n_rows):
+        position = theta[r]
+        sums[:] = 0.0
         for k in range(batch_size):
-            w = weights[r, k]
-            for j in range(indptr[rows[r, k]], indptr[rows[r, k] + 1]):
-                out[r, indices[j]] += data[j] * w
+            row = rows[r, k]
+            first = indptr[row]
+            count = indptr[row + 1] - first
+            margin = _row_margin(data, indices, position, first, count) if count else 0.0
+            sign = signs[row]
+            weight = sign * _expit(-sign * margin)
+            for j in range(first, first + count):
+                sums[indices[j]] += data[j] * weight
+        for c in range(dim):
+            if with_prior:
+                out[r, c] = precision * position[c] + scale * sums[c]
+            else:
+                out[r, c] = scale * sums[c]
+
+
+def gradient_sums(design: sparse.csr_matrix, signs: np.ndarray, theta: np.ndarray,
+                  rows: np.ndarray, scale: float = 1.0, precision: float | None = None
+                  ) -> np.ndarray:
+    """``precision·θ + scale·Σ_{i∈rows[r]} s_i σ(-s_i x_iᵀθ_r) x_i``, shape ``(R, d)``, for
+    ``theta`` ``(R, d)`` and ``rows`` ``(R, n)`` (the prior term only when ``precision`` is
+    given): one compiled call on the design's own arrays. Bit for bit the former
+    composition ``signs * expit(-signs * margins)`` → weighted row sums → ``scale * sums`` →
+    ``precision * θ + …`` (module docstring)."""
+    out = np.empty(theta.shape)
+    _gradient_sums(design.indptr, design.indices, design.data, signs,
+                   np.ascontiguousarray(rows), np.ascontiguousarray(theta, dtype=float),
+                   float(scale), precision is not None, 0.0 if precision is None else float(precision), out)
     return out
-
-
-class BatchRows(NamedTuple):
-    """A minibatch's rows for the kernels: ``rows[r, k]`` indexes ``design``'s rows."""
-
-    design: sparse.csr_matrix
-    rows: np.ndarray
-
-
-def batch_rows(design: sparse.csr_matrix, rows: np.ndarray) -> BatchRows:
-    """The kernels' view of the rows ``rows`` ``(R, n)`` of ``design``: from
-    :data:`GATHER_FROM` rows on, gathered by SciPy into one block read in sequence (SciPy's
-    row copy pulls rows scattered over a large design three times faster than a compiled
-    element-by-element copy or ``take``); below it, read in place (the gather's fixed cost
-    is then larger than the scattered reads it saves)."""
-    rows = np.ascontiguousarray(rows)
-    if rows.size < GATHER_FROM:
-        return BatchRows(design, rows)
-    return BatchRows(design[rows.ravel()], np.arange(rows.size).reshape(rows.shape))
-
-
-def batch_margins(batch: BatchRows, theta: np.ndarray) -> np.ndarray:
-    """x_iᵀθ_r for i = ``batch.rows[r, k]``, shape ``(R, n)``, for ``theta`` ``(R, d)``
-    (module docstring: reduceat's additions)."""
-    design = batch.design
-    return _batch_margins(design.indptr, design.indices, design.data, batch.rows,
-                          np.ascontiguousarray(theta, dtype=float))
-
-
-def batch_weighted_rows(batch: BatchRows, weights: np.ndarray) -> np.ndarray:
-    """Σ_k ``weights[r, k]`` x_{rows[r, k]}, shape ``(R, d)`` (module docstring: bincount's
-    additions)."""
-    design = batch.design
-    return _batch_weighted_rows(design.indptr, design.indices, design.data, batch.rows,
-                                np.ascontiguousarray(weights, dtype=float), design.shape[1])
