@@ -1,31 +1,32 @@
-"""Compiled CSR minibatch products for logistic regression, bit-identical to the SciPy/numpy
-code they replace (issue 15: the main job's time went to SciPy's row fancy-indexing and
-per-call overhead).
+"""Chen's minibatch gradient of logistic regression on a CSR design as one compiled call,
+bit-identical to the SciPy/numpy code it replaces (issue 15: the main job's time went to
+SciPy's row fancy-indexing and to per-call numpy steps).
 
-Logistic regression (seed 001 §5.1; :mod:`workbench.models.logistic`) needs, on a CSR design
-with rows x_i (``indptr``, ``indices``, ``data``; duplicates summed, indices sorted):
+For θ_r, a batch B_r of rows x_i of the design (``indptr``, ``indices``, ``data``;
+duplicates summed, indices sorted) and signs s_i = ±1, :func:`gradient_sums` returns
+θ_r/σ₀² - (N/n) Σ_{i∈B_r} s_i σ(-s_i x_iᵀθ_r) x_i (seed 001 §5.1, Eq. 1; math.md §1) with
+every operation of the former composition, in its order:
 
-- minibatch margins x_iᵀθ_r for the rows i of replicate r's batch (:func:`batch_margins`),
-  summed, as before with ``np.add.reduceat``, over the products ``data_j θ_r[indices_j]``
-  of each row. The rows are read in place for small batches and gathered by SciPy first
-  for large ones (:func:`batch_rows`; benchmarks/model_gradients.py: reading rows scattered
-  over a 32,561-row design costs more than SciPy's gather from about 1,000 rows on, and
-  less than its fixed cost below). Numpy's reduceat seeds a segment's sum with
-  its first element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a
-  running sum from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above,
-  as :func:`workbench.minibatch.batch_sum` documents): :func:`_row_margin` forms each product
-  as it adds it, which is 2.4 times faster than a buffer of products summed by the engine
+- the margin x_iᵀθ_r is summed, as first with ``np.add.reduceat``, over the products
+  ``data_j θ_r[indices_j]`` of the row: numpy's reduceat seeds a segment's sum with its first
+  element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a running sum
+  from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above, as
+  :func:`workbench.minibatch.batch_sum` documents). :func:`_row_margin` forms each product as
+  it adds it, which is 2.4 times faster than a buffer of products summed by the engine
   kernel's ``_pairwise_total`` (kept for rows of more than 129 non-zeros). An empty row's
-  margin is 0.0, as the old code left it;
-- minibatch gradient sums Σ_{i∈B_r} w_ri x_i (:func:`batch_weighted_rows`), formerly
-  ``np.bincount(coordinate, data * w[example])``: products formed first, then added into a
-  zero-initialised sum one at a time in the order of the gathered non-zeros (replicate,
-  batch member, column), which is this loop's order.
+  margin is +0.0, as the old code left it;
+- the weight is ``s * expit(-s * margin)`` with SciPy's expit formula (:func:`_expit`);
+- the sum Σ w x_i, formerly ``np.bincount(coordinate, data * w[example])``, adds the
+  products into a zero-initialised sum one at a time in the order (batch member, column);
+- then ``-(N/n) * sum`` and ``θ/σ₀² + …`` element by element, as
+  :class:`workbench.models.per_example.PerExampleGradient` does with numpy.
 
+Each replicate's rows are read in place, one row at a time (margin, weight, then its
+products while the row is in cache): benchmarks/model_gradients.py measures this against the
+former composition, which had SciPy gather the rows of batches of 800 rows or more first.
 No fastmath (no reassociation, no fused multiply-add), as in :mod:`workbench.engine_kernel`.
-The transcendental functions (``expit``, ``logaddexp``) stay in numpy/SciPy between the
-kernels, so their bits are the library's. Tests (tests/workbench/models/test_csr_kernels.py)
-compare each kernel with the replaced code kept there, bit for bit.
+Tests (tests/workbench/models/test_csr_kernels.py) compare every entry point with the
+replaced code kept there, bit for bit.
 """
 
 from __future__ import annotations
@@ -37,9 +38,6 @@ import numpy as np
 from scipy import sparse
 
 from workbench.engine_kernel import _pairwise_total
-
-GATHER_FROM = 800  # batch rows from which they are gathered first (measured, module docstring)
-
 
 @numba.njit(cache=True)
 def _product(data, indices, theta, j):
