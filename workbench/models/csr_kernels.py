@@ -189,7 +189,8 @@ def gradient_sums(design: sparse.csr_matrix, signs: np.ndarray, theta: np.ndarra
     composition ``signs * expit(-signs * margins)`` → weighted row sums → ``scale * sums`` →
     ``precision * θ + …`` (module docstring)."""
     out = np.empty(theta.shape)
+    with_prior = precision is not None
     _gradient_sums(design.indptr, design.indices, design.data, signs,
                    np.ascontiguousarray(rows), np.ascontiguousarray(theta, dtype=float),
-                   float(scale), precision is not None, 0.0 if precision is None else float(precision), out)
+                   float(scale), with_prior, float(precision) if with_prior else 0.0, out)
     return out

@@ -18,7 +18,6 @@ from scipy.special import expit
 from simulators.seeding import generator
 from workbench.models import csr_kernels
 from workbench.models.logistic import LogisticRegression
-from workbench.models.per_example import PerExampleGradient
 
 ROW_LENGTHS = [0, 1, 2, 7, 8, 9, 15, 16, 17, 128, 129, 136, 300, 0, 5]
 DIM = 400
@@ -120,8 +119,11 @@ def scipy_gradient_sum(design, signs, theta, rows):
 # ------------------------------------------------------------------ the tests
 def _random_design(rng, n_data, dim, density) -> sparse.csr_matrix:
     """A SciPy random CSR design (some rows empty at low density), values over four decades."""
+    def values(k):
+        return rng.standard_normal(k) * 10.0 ** rng.uniform(-2, 2, k)
+
     design = sparse.random(n_data, dim, density=density, format="csr", random_state=rng,
-                           data_rvs=lambda k: rng.standard_normal(k) * 10.0 ** rng.uniform(-2, 2, k))
+                           data_rvs=values)
     design.sort_indices()
     return design
 
