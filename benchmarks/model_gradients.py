@@ -23,11 +23,13 @@ GFLOP/s, counting only the arithmetic the gradient needs:
 Calls are interleaved round by round and each ratio is the median of per-round ratios, so a slow
 phase of the shared machine affects both sides alike; rates are medians over rounds.
 
-Before/after (issue 15): the logistic model's CSR minibatch sums by the compiled kernels of
-:mod:`workbench.models.csr_kernels` against the SciPy row gather + ``reduceat`` + ``bincount``
-they replaced (kept as the reference in tests/workbench/models/test_csr_kernels.py), checked
-bit-identical first, at the block sizes the experiments pass (``BLOCKS``); printed: the
-old/new time ratio (median of per-round ratios).
+Before/after (issue 15): the logistic model's CSR minibatch estimate ∇Ũ, one compiled call
+(:func:`workbench.models.csr_kernels.gradient_sums`), against the composition it replaced
+(SciPy row gather from 800 batch rows, two compiled kernels, SciPy's expit, numpy's
+``-(N/n) *`` and ``prior +``; kept as the reference in
+tests/workbench/models/test_csr_kernels.py), checked bit-identical first, at the block sizes
+the experiments pass (``BLOCKS``); printed: µs per call and the current/fused time ratio
+(median of per-round ratios).
 
 Run: ``python benchmarks/model_gradients.py [--repeats 5] [--calls 50]``.
 """
@@ -159,48 +161,49 @@ def measure(workload, repeats: int, calls: int) -> None:
           f"range {min(ratios):.1f}-{max(ratios):.1f})")
 
 
-def _scipy_reference():
-    """The replaced SciPy formulation, from the test that keeps it (module docstring)."""
+def _replaced_composition():
+    """The replaced composition, from the test that keeps it (module docstring)."""
     path = (Path(__file__).resolve().parents[1] / "tests" / "workbench" / "models"
             / "test_csr_kernels.py")
     spec = importlib.util.spec_from_file_location("csr_kernel_reference", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.scipy_gradient_sum
+    return module.composed_gradient
 
 
 def logistic_before_after(repeats: int, calls: int) -> None:
-    """Old/new time ratio of the CSR minibatch sums (module docstring)."""
-    reference = _scipy_reference()
+    """Current/fused time ratio of the CSR minibatch estimate (module docstring)."""
+    reference = _replaced_composition()
     data, _ = a9a_like(generator(2026, "benchmark", "a9a"))
     model = LogisticRegression(data.train_features, data.train_labels, prior_scale=1.0)
+    estimator = model.minibatch_gradient()
     rng = generator(2026, "benchmark", "before-after")
-    print(f"\nlogistic CSR minibatch sums, compiled kernels vs the SciPy gather they replaced "
+    print(f"\nlogistic CSR minibatch estimate, one compiled call vs the composition it replaced "
           f"({calls} calls x {repeats} rounds)")
     for n_rows, batch in BLOCKS:
         theta = rng.standard_normal((calls, n_rows, model.dim))
-        rows = rng.integers(0, model.n_data, (calls, n_rows, batch)).astype(np.int32)
+        rows = estimator.prepare(rng.integers(0, model.n_data, (calls, n_rows, batch)))
         for c in range(calls):
-            old = reference(model.features, model.labels, theta[c], rows[c])[1]
-            new = model.log_likelihood_gradient_sum(theta[c], rows[c])
+            old = reference(model, theta[c], rows[c])
+            new = estimator(theta[c], rows[c])
             assert np.array_equal(old.view(np.int64), new.view(np.int64)), "not bit-identical"
 
-        def compiled(theta=theta, rows=rows):
+        def fused(theta=theta, rows=rows):
             for c in range(calls):
-                model.log_likelihood_gradient_sum(theta[c], rows[c])
+                estimator(theta[c], rows[c])
 
-        def scipy(theta=theta, rows=rows):
+        def replaced(theta=theta, rows=rows):
             for c in range(calls):
-                reference(model.features, model.labels, theta[c], rows[c])
+                reference(model, theta[c], rows[c])
 
         ratios, fast = [], []
         for _ in range(repeats):
-            fast.append(_seconds(compiled))
-            ratios.append(_seconds(scipy) / fast[-1])
+            fast.append(_seconds(fused))
+            ratios.append(_seconds(replaced) / fast[-1])
         per_call = statistics.median(fast) / calls * 1e6
-        print(f"  {n_rows:4d} replicate rows x {batch:2d}: compiled {per_call:8.1f} us/call, "
-              f"old/new {statistics.median(ratios):5.1f}x "
-              f"(range {min(ratios):.1f}-{max(ratios):.1f}), bit-identical")
+        print(f"  {n_rows:4d} replicate rows x {batch:2d}: fused {per_call:8.1f} us/call, "
+              f"current/fused {statistics.median(ratios):5.2f}x "
+              f"(range {min(ratios):.2f}-{max(ratios):.2f}), bit-identical")
 
 
 def main() -> None:

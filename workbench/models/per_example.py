@@ -50,6 +50,19 @@ class PerExampleGradient:
                 f"must lie in [0, n_data = {self.n_data})")
         return indices.astype(self._index_type, copy=False)
 
+    def flat(self, position: np.ndarray, minibatch: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``position`` as floats, and it and ``minibatch`` as ``(R, d)`` and ``(R, n)``
+        (checked: the same leading shape)."""
+        position = np.asarray(position, dtype=float)
+        if position.shape[-1:] != (self.dim,) or minibatch.shape[:-1] != position.shape[:-1]:
+            raise validation.InvalidParameter(
+                "minibatch", (position.shape, minibatch.shape),
+                f"position must be (..., d = {self.dim}) and the minibatch (..., batch_size) "
+                "with the same leading shape")
+        return (position, position.reshape(-1, self.dim),
+                minibatch.reshape(-1, minibatch.shape[-1]))
+
     def prior_gradient(self, position: np.ndarray) -> np.ndarray:
         """-∇log p(θ) = θ/σ₀², the part of ∇Ũ no minibatch touches."""
         return self._prior_precision * np.asarray(position, dtype=float)
@@ -58,16 +71,8 @@ class PerExampleGradient:
         """-(N/n) Σ_{i∈B} ∇log p(x_i | θ), shape ``(..., d)`` (wrappers such as D-SGLD's
         shard scaling act on this part alone, as on :mod:`workbench.models.sharded_gaussian`'s).
         """
-        position = np.asarray(position, dtype=float)
-        leading = position.shape[:-1]
-        if position.shape[-1:] != (self.dim,) or minibatch.shape[:-1] != leading:
-            raise validation.InvalidParameter(
-                "minibatch", (position.shape, minibatch.shape),
-                f"position must be (..., d = {self.dim}) and the minibatch (..., batch_size) "
-                "with the same leading shape")
-        batch_size = minibatch.shape[-1]
-        theta = position.reshape(-1, self.dim)
-        rows = minibatch.reshape(-1, batch_size)
+        position, theta, rows = self.flat(position, minibatch)
+        batch_size = rows.shape[1]
         block = max(1, BLOCK_BUDGET // (batch_size * self.model.example_cost))
         scores = [self.model.log_likelihood_gradient_sum(theta[start:start + block],
                                                          rows[start:start + block])

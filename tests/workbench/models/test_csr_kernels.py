@@ -1,10 +1,15 @@
-"""The compiled CSR kernels of logistic regression against the SciPy/numpy code they replaced,
-kept here as the reference: bit for bit (signed zeros included) and with the same memory
-layout, on rows that are empty, short (< 8 non-zeros), medium (8-128) and long (> 128, the
-pairwise sum's halving), for a batch of one, repeated indices and many replicates; and a
-negative control showing that a plain running sum (a different order) changes the bits, so
-the comparison would see a kernel that added in another order."""
+"""The fused CSR minibatch gradient of logistic regression against the code it replaced, kept
+here as the reference: the two-kernel composition (rows read in place below ``GATHER_FROM``
+batch rows, gathered by SciPy from there on; margins, SciPy's ``expit``, weighted row sums,
+then numpy's ``-(N/n) *`` and ``prior +``) and, before it, the SciPy row gather + ``reduceat``
++ ``bincount``. Bit for bit (signed zeros included) on rows that are empty, short (< 8
+non-zeros), medium (8-128) and long (> 128, the pairwise sum's halving), for a batch of one,
+repeated and empty rows and many replicates, on both sides of ``GATHER_FROM``; the compiled
+``expit`` against SciPy's on a large sample and its extremes. Negative controls: a plain
+running sum (another order), ``exp`` by another formula, and a prior added in the other
+order each change the bits, so the comparisons would see them."""
 
+import numba
 import numpy as np
 import pytest
 from scipy import sparse
@@ -40,23 +45,60 @@ def _same_bits(a, b) -> bool:
         np.ascontiguousarray(a).view(np.int64), np.ascontiguousarray(b).view(np.int64))
 
 
-@pytest.fixture(autouse=True, params=["in place", "gathered"])
-def gather_from(request, monkeypatch):
-    """Both ways of reading the batch rows (csr_kernels.batch_rows): every test runs twice."""
-    monkeypatch.setattr(csr_kernels, "GATHER_FROM", 10**9 if request.param == "in place" else 0)
+# ------------------------------------------------------------------ the replaced composition
+GATHER_FROM = 800  # the replaced rule: batch rows from which SciPy gathered them first
 
 
-def _kernel_margins(design, theta, rows):
-    return csr_kernels.batch_margins(csr_kernels.batch_rows(design, rows), theta)
+@numba.njit
+def _batch_margins(indptr, indices, data, rows, theta):
+    n_rows, batch_size = rows.shape
+    out = np.zeros((n_rows, batch_size))
+    for r in range(n_rows):
+        for k in range(batch_size):
+            first = indptr[rows[r, k]]
+            count = indptr[rows[r, k] + 1] - first
+            if count:
+                out[r, k] = csr_kernels._row_margin(data, indices, theta[r], first, count)
+    return out
 
 
-def _kernel_sums(design, rows, weights):
-    return csr_kernels.batch_weighted_rows(csr_kernels.batch_rows(design, rows), weights)
+@numba.njit
+def _batch_weighted_rows(indptr, indices, data, rows, weights, dim):
+    n_rows, batch_size = rows.shape
+    out = np.zeros((n_rows, dim))
+    for r in range(n_rows):
+        for k in range(batch_size):
+            w = weights[r, k]
+            for j in range(indptr[rows[r, k]], indptr[rows[r, k] + 1]):
+                out[r, indices[j]] += data[j] * w
+    return out
+
+
+def composed_gradient_sum(design, signs, theta, rows, gather_from=GATHER_FROM):
+    """The replaced ``log_likelihood_gradient_sum`` (CSR branch): rows gathered by SciPy from
+    ``gather_from`` batch rows on, margins, SciPy's expit, weighted row sums (two compiled
+    kernels with numpy between them; benchmarks/model_gradients.py times it)."""
+    rows = np.ascontiguousarray(rows)
+    batch_signs = signs[rows]
+    if rows.size >= gather_from:
+        design, rows = design[rows.ravel()], np.arange(rows.size).reshape(rows.shape)
+    arrays = design.indptr, design.indices, design.data, rows
+    margins = _batch_margins(*arrays, np.ascontiguousarray(theta, dtype=float))
+    weights = batch_signs * expit(-batch_signs * margins)
+    return _batch_weighted_rows(*arrays, weights, design.shape[1])
+
+
+def composed_gradient(model, position, rows, with_prior=True):
+    """The replaced ``PerExampleGradient`` glue around it: ``-(N/n) *`` the sums, then
+    ``prior_gradient +`` (one block: the CSR sums do not depend on the blocking)."""
+    sums = composed_gradient_sum(model.features, model.labels, position, rows)
+    likelihood = -(model.n_data / rows.shape[-1]) * sums
+    return (1.0 / model.prior_scale**2) * position + likelihood if with_prior else likelihood
 
 
 def scipy_gradient_sum(design, signs, theta, rows):
-    """The replaced ``LogisticRegression.log_likelihood_gradient_sum`` (CSR branch), returning
-    its margins too (benchmarks/model_gradients.py times it against the kernels)."""
+    """The first ``LogisticRegression.log_likelihood_gradient_sum`` (CSR branch), returning
+    its margins too."""
     n_rows, batch_size = rows.shape
     gathered = design[rows.ravel()]
     counts = np.diff(gathered.indptr)
@@ -74,6 +116,18 @@ def scipy_gradient_sum(design, signs, theta, rows):
     return margins.reshape(rows.shape), sums.reshape(n_rows, design.shape[1])
 
 
+# ------------------------------------------------------------------ the tests
+def _random_design(rng, n_data, dim, density) -> sparse.csr_matrix:
+    """A SciPy random CSR design (some rows empty at low density), values over four decades."""
+    def values(k):
+        return rng.standard_normal(k) * 10.0 ** rng.uniform(-2, 2, k)
+
+    design = sparse.random(n_data, dim, density=density, format="csr", random_state=rng,
+                           data_rvs=values)
+    design.sort_indices()
+    return design
+
+
 @pytest.fixture(scope="module")
 def problem():
     rng = generator(15, "csr-kernels")
@@ -82,8 +136,57 @@ def problem():
     return rng, design, signs
 
 
-@pytest.mark.parametrize("n_replicates, batch_size", [(1, 1), (1, 15), (7, 1), (9, 23)])
-def test_minibatch_sums_are_the_old_bits(problem, n_replicates, batch_size):
+def test_expit_is_scipys():
+    """The compiled expit against scipy.special.expit, bit for bit, on 2·10⁶ values of several
+    scales, 10⁶ random bit patterns (NaNs, infinities, subnormals among them) and the
+    extremes; negative control: exp(x)/(1 + exp(x)), the same function by another formula,
+    differs in the bits on the sample."""
+    rng = generator(15, "expit")
+    values = np.concatenate([
+        rng.standard_normal(500_000), 30 * rng.standard_normal(500_000),
+        rng.uniform(-746, 710, 1_000_000),
+        rng.integers(0, 2**64, 1_000_000, dtype=np.uint64).view(np.float64),
+        [0.0, -0.0, 700.0, -700.0, 750.0, -750.0, 709.79, -709.79, -745.14, -745.13, 36.7,
+         37.0, 5e-324, -5e-324, 2.2250738585072014e-308, -1e-310, 1e-17, -1e-17, np.inf,
+         -np.inf, np.nan, -np.nan, np.finfo(float).max, -np.finfo(float).max]])
+    compiled = np.array([csr_kernels._expit(x) for x in values[-24:]])
+    assert _same_bits(compiled, expit(values[-24:]))
+    assert _same_bits(_compiled_expit(values), expit(values))
+    with np.errstate(over="ignore", invalid="ignore"):
+        other = np.exp(values) / (1.0 + np.exp(values))
+    assert not _same_bits(other, expit(values))
+
+
+@numba.njit
+def _compiled_expit(values):
+    out = np.empty_like(values)
+    for i in range(values.size):
+        out[i] = csr_kernels._expit(values[i])
+    return out
+
+
+def _check_fused(model, theta, rows):
+    """Every fused entry point against the replaced composition (and the first SciPy code)."""
+    design, signs = model.features, model.labels
+    sums = composed_gradient_sum(design, signs, theta, rows)
+    assert _same_bits(composed_gradient_sum(design, signs, theta, rows, gather_from=0), sums)
+    assert _same_bits(composed_gradient_sum(design, signs, theta, rows, gather_from=10**9), sums)
+    first = scipy_gradient_sum(design, signs, theta, rows)[1]
+    assert _same_bits(first.astype(float), sums)  # (bincount gave integers with no non-zeros)
+    assert _same_bits(model.log_likelihood_gradient_sum(theta, rows), sums)
+    estimator = model.minibatch_gradient()
+    prepared = estimator.prepare(rows)
+    assert _same_bits(estimator(theta, prepared), composed_gradient(model, theta, rows))
+    assert _same_bits(estimator.likelihood_gradient(theta, prepared),
+                      composed_gradient(model, theta, rows, with_prior=False))
+    assert _same_bits(estimator.prior_gradient(theta), (1.0 / model.prior_scale**2) * theta)
+
+
+@pytest.mark.parametrize("n_replicates, batch_size", [(1, 1), (1, 15), (7, 1), (9, 23),
+                                                      (40, 20), (24, 50)])
+def test_fused_gradient_is_the_old_bits(problem, n_replicates, batch_size):
+    """Batches of 1 to 1,200 rows (both sides of the replaced GATHER_FROM), with the longest
+    row, empty rows and a repeated row in every batch, signed zeros in θ."""
     rng, design, signs = problem
     theta = rng.standard_normal((n_replicates, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
     theta[:, :5] = -0.0  # products of signed zeros
@@ -91,13 +194,20 @@ def test_minibatch_sums_are_the_old_bits(problem, n_replicates, batch_size):
     rows[:, 0] = 12  # the longest row (300 non-zeros)
     if batch_size > 3:
         rows[:, 1:4] = [0, 0, 13]  # empty rows, repeated
-    margins, sums = scipy_gradient_sum(design, signs, theta, rows)
-    assert _same_bits(_kernel_margins(design, theta, rows), margins)
-    batch_signs = signs[rows]
-    weights = batch_signs * expit(-batch_signs * margins)
-    assert _same_bits(_kernel_sums(design, rows, weights), sums)
-    model = LogisticRegression(design, signs)
-    assert _same_bits(model.log_likelihood_gradient_sum(theta, rows), sums)
+    _check_fused(LogisticRegression(design, signs, prior_scale=0.7), theta, rows)
+
+
+@pytest.mark.parametrize("n_data, dim, density, n_replicates, batch_size", [
+    (1000, 123, 0.11, 40, 10), (1000, 123, 0.11, 24, 50), (300, 7, 0.3, 64, 13),
+    (50, 1, 0.5, 5, 200), (2000, 600, 0.02, 3, 300)])
+def test_random_designs(n_data, dim, density, n_replicates, batch_size):
+    """SciPy random designs of several N, d and densities, batches drawn with replacement."""
+    rng = generator(15, "csr-random", n_data, dim)
+    design = _random_design(rng, n_data, dim, density)
+    labels = rng.integers(0, 2, n_data)
+    theta = rng.standard_normal((n_replicates, dim))
+    rows = rng.integers(0, n_data, (n_replicates, batch_size))
+    _check_fused(LogisticRegression(design, labels), theta, rows)
 
 
 def test_every_row_length_in_one_batch(problem):
@@ -105,19 +215,27 @@ def test_every_row_length_in_one_batch(problem):
     rng, design, signs = problem
     theta = rng.standard_normal((3, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
     rows = np.tile(np.arange(design.shape[0]), (3, 2))
-    margins, sums = scipy_gradient_sum(design, signs, theta, rows)
-    assert _same_bits(_kernel_margins(design, theta, rows), margins)
-    model = LogisticRegression(design, signs)
-    assert _same_bits(model.log_likelihood_gradient_sum(theta, rows), sums)
+    _check_fused(LogisticRegression(design, signs), theta, rows)
 
 
 def test_all_rows_empty():
-    design = sparse.csr_matrix((4, 6))
+    """No non-zeros at all: the sums are +0.0 (weights 1/2, nothing added), the gradient the
+    prior's alone."""
+    model = LogisticRegression(sparse.csr_matrix((4, 6)), [0, 1, 1, 0])
     theta = generator(1, "theta").standard_normal((2, 6))
     rows = np.array([[0, 3, 3], [1, 2, 0]])
-    assert _same_bits(_kernel_margins(design, theta, rows), np.zeros((2, 3)))
-    assert _same_bits(_kernel_sums(design, rows, np.ones((2, 3))),
-                      np.zeros((2, 6)))
+    assert _same_bits(model.log_likelihood_gradient_sum(theta, rows), np.zeros((2, 6)))
+    _check_fused(model, theta, rows)
+
+
+def test_the_fused_estimator_checks_its_input(problem):
+    _, design, signs = problem
+    estimator = LogisticRegression(design, signs).minibatch_gradient()
+    with pytest.raises(ValueError, match="minibatch"):
+        estimator(np.zeros((3, DIM)), estimator.prepare(np.zeros((2, 4), dtype=int)))
+    with pytest.raises(ValueError, match="minibatch"):
+        estimator.likelihood_gradient(np.zeros((3, DIM + 1)),
+                                      estimator.prepare(np.zeros((3, 4), dtype=int)))
 
 
 def test_a_running_sum_would_be_seen(problem):
@@ -132,4 +250,23 @@ def test_a_running_sum_would_be_seen(problem):
         for j in range(design.indptr[i], design.indptr[i + 1]):
             sequential[0, k] += design.data[j] * theta[0, design.indices[j]]
     assert not _same_bits(sequential, margins)
-    assert _same_bits(_kernel_margins(design, theta, rows), margins)
+    arrays = design.indptr, design.indices, design.data, rows
+    assert _same_bits(_batch_margins(*arrays, theta), margins)
+
+
+def test_a_scale_folded_into_the_weights_would_be_seen(problem):
+    """Negative control: -(N/n) applied to each weight before the sum (not to the sum) changes
+    the bits here, so the fused kernel's order of the prefactor is what the tests see."""
+    rng, design, signs = problem
+    model = LogisticRegression(design, signs)
+    theta = rng.standard_normal((4, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
+    rows = np.tile(np.arange(design.shape[0]), (4, 1))
+    scale = -(model.n_data / rows.shape[1])
+    batch_signs = signs[rows]
+    arrays = design.indptr, design.indices, design.data, rows
+    margins = _batch_margins(*arrays, theta)
+    folded = _batch_weighted_rows(*arrays, scale * batch_signs * expit(-batch_signs * margins),
+                                  DIM)
+    likelihood = model.minibatch_gradient().likelihood_gradient(theta, rows)
+    assert _same_bits(likelihood, composed_gradient(model, theta, rows, with_prior=False))
+    assert not _same_bits(folded, likelihood)
