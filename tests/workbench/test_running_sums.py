@@ -15,7 +15,8 @@ class _ReplacedAccumulator:
     """The former Accumulator.add: cumsum of a concatenated copy, abs/compare/any marks."""
 
     def __init__(self, test_functions, checkpoints, shape, threshold):
-        self.test_functions, self.checkpoints, self.threshold = test_functions, checkpoints, threshold
+        self.test_functions, self.checkpoints = test_functions, checkpoints
+        self.threshold = threshold
         self.sums = {f.name: None for f in test_functions}
         self.averages = {f.name: [] for f in test_functions}
         self.diverged_at = np.full(shape, -1, dtype=np.int64)
