@@ -58,7 +58,7 @@ def _same_replay(a, b) -> bool:
 
 
 def _row(name, after, before, same):
-    print(f"  {name:34s} {after * 1e3:9.1f} {before * 1e3:10.1f} {before / after:8.1f}x "
+    print(f"  {name:40s} {after * 1e3:9.1f} {before * 1e3:10.1f} {before / after:8.1f}x "
           f"{'yes' if same else 'NO':>9s}")
 
 
@@ -77,7 +77,7 @@ def main() -> None:
     positions[7_000:, 1, 3] = np.nan  # one chain diverges
     checkpoints = log_checkpoints(N_UPDATES, 20)
     print(f"median of {args.repeats} interleaved repeats; before = {args.before}")
-    print(f"  {'part':34s} {'after ms':>9s} {'before ms':>10s} {'speed-up':>9s} "
+    print(f"  {'part':40s} {'after ms':>9s} {'before ms':>10s} {'speed-up':>9s} "
           f"{'identical':>9s}")
     for label, new, old in (("accumulator, theta + theta_outer", (THETA, THETA_OUTER),
                              (THETA, old_outer)),
