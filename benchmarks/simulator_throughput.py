@@ -79,19 +79,23 @@ def main_job_systems() -> dict[str, tuple[TravelingChains, int]]:
     }
 
 
-def simulator_at(revision: str) -> types.ModuleType | None:
-    """``simulators.traveling_chains`` as it was at ``revision`` (None when git cannot say)."""
+def module_at(revision: str, path: str) -> types.ModuleType | None:
+    """The module in file ``path`` as it was at git ``revision`` (None when git cannot say)."""
     root = Path(__file__).resolve().parent.parent
-    shown = subprocess.run(["git", "show", f"{revision}:simulators/traveling_chains.py"],
+    shown = subprocess.run(["git", "show", f"{revision}:{path}"],
                            cwd=root, capture_output=True, text=True)
     if shown.returncode != 0:
         return None
-    name = f"traveling_chains_at_{revision}"
+    name = f"{Path(path).stem}_at_{revision}"
     module = types.ModuleType(name)
     sys.modules[name] = module  # dataclasses look their module up
-    exec(compile(shown.stdout, f"{revision}:simulators/traveling_chains.py", "exec"),
-         module.__dict__)
+    exec(compile(shown.stdout, f"{revision}:{path}", "exec"), module.__dict__)
     return module
+
+
+def simulator_at(revision: str) -> types.ModuleType | None:
+    """``simulators.traveling_chains`` as it was at ``revision`` (None when git cannot say)."""
+    return module_at(revision, "simulators/traveling_chains.py")
 
 
 def identical(a, b) -> bool:

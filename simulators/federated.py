@@ -69,55 +69,59 @@ class FederatedRounds:
         return rng.choice(self.n_clients, size=n_rounds, p=np.asarray(self.client_probabilities))
 
     def simulate(self, n_updates: int, seed: SeedLike) -> Schedule:
-        """Whole rounds until every chain has made at least ``n_updates`` updates."""
-        n_updates = validation.integer("n_updates", n_updates, minimum=1)
-        local = self.local_updates
-        n_rounds = -(-n_updates // local)
-        pieces = [self._chain(c, n_rounds, seed) for c in range(self.n_chains)]
-        columns = {name: np.concatenate([p[name] for p in pieces]) for name in pieces[0]}
-        order = np.lexsort((columns["server"], columns["time"]))
-        columns = {name: values[order] for name, values in columns.items()}
-        return Schedule(**columns, attrs=self.describe())
+        """Whole rounds until every chain has made at least ``n_updates`` updates.
 
-    def _chain(self, chain: int, n_rounds: int, seed: SeedLike) -> dict[str, np.ndarray]:
-        local, n_clients = self.local_updates, self.n_clients
-        clients = self.client_sequence(chain, n_rounds, seed)
-        streams = LatencyStreams(self.timing, [(chain, s) for s in range(n_clients)], seed)
-        update_client = np.repeat(clients, local)
+        Chain c's events are laid out as a grid ``(round, slot)``: slot 0 is the round's hop,
+        slot k the round's update k - 1. One running sum along each chain's events makes each
+        event start exactly where the previous one ended; the chains' events are then merged by
+        time, ties in chain order (a stable sort of the chain-major concatenation).
+        """
+        n_updates = validation.integer("n_updates", n_updates, minimum=1)
+        local, n_chains = self.local_updates, self.n_chains
+        n_rounds = -(-n_updates // local)
+        slots = local + 1
+        per_chain = n_rounds * slots
+        clients = np.empty((n_chains, n_rounds), dtype=np.int64)
+        times = np.empty((n_chains, n_rounds, slots))  # event increments, then end times
+        times[:, :, 0] = self.hop_time
+        for chain in range(n_chains):
+            clients[chain] = self.client_sequence(chain, n_rounds, seed)
+            times[chain, :, 1:] = self._latencies(chain, clients[chain], seed).reshape(
+                n_rounds, local)
+        running = np.zeros((n_chains, per_chain + 1))
+        running[:, 1:] = times.reshape(n_chains, per_chain)
+        np.cumsum(running, axis=1, out=running)
+        begin, end = running[:, :-1].ravel(), running[:, 1:].ravel()
+        order = np.argsort(end, kind="stable")
+        slot = order % slots
+        is_hop = slot == 0
+        chain_round = order // slots  # chain * n_rounds + round
+        worker = clients.ravel()[chain_round].astype(np.int32)
+        start = begin[order]
+        finish = end[order]
+        probabilities = np.asarray(self.client_probabilities)
+        return Schedule(
+            server=(order // per_chain).astype(np.int32),
+            worker=worker,
+            shard=worker,
+            kind=np.where(is_hop, HOP, GRADIENT).astype(np.int8),
+            # a round's hop reads the version its first update reads
+            version_read=(chain_round % n_rounds) * local + np.maximum(slot - 1, 0),
+            staleness=np.zeros(order.size, dtype=np.int64),
+            applied=~is_hop,
+            start_time=start,
+            finish_time=np.where(is_hop, start, finish),  # a hop finishes as it departs
+            time=finish,  # a hop arrives when it ends, an update is applied when it finishes
+            shard_frequency=probabilities[worker],
+            attrs=self.describe())
+
+    def _latencies(self, chain: int, clients: np.ndarray, seed: SeedLike) -> np.ndarray:
+        """The response delays of chain ``chain``'s updates when it visits ``clients`` round by
+        round, ``local_updates`` per round: each client's draws in the order it computes them."""
+        streams = LatencyStreams(self.timing, [(chain, s) for s in range(self.n_clients)], seed)
+        update_client = np.repeat(clients, self.local_updates)
         latency = np.empty(update_client.size)
-        for s in range(n_clients):  # each client's draws in the order it computes them
+        for s in range(self.n_clients):
             where = np.flatnonzero(update_client == s)
             latency[where] = streams.take(s, where.size)
-        # Each round: the hop, then T updates back to back. One running sum over all events
-        # makes each event start exactly where the previous one ended.
-        rounds_at = np.arange(n_rounds) * local
-        increments = np.insert(latency, rounds_at, self.hop_time)
-        times = np.cumsum(np.concatenate(([0.0], increments)))
-        is_hop = np.zeros(increments.size, dtype=bool)
-        is_hop[rounds_at + np.arange(n_rounds)] = True
-        begin, end = times[:-1], times[1:]
-        start, finish = begin[~is_hop], end[~is_hop]
-        departure, arrival = begin[is_hop], end[is_hop]
-        n = update_client.size
-        probabilities = np.asarray(self.client_probabilities)
-        gradient_rows = {
-            "kind": np.full(n, GRADIENT), "worker": update_client, "version_read": np.arange(n),
-            "applied": np.ones(n, dtype=bool), "start_time": start, "finish_time": finish,
-            "time": finish,
-        }
-        hop_rows = {
-            "kind": np.full(n_rounds, HOP), "worker": clients,
-            "version_read": np.arange(n_rounds) * local, "applied": np.zeros(n_rounds, bool),
-            "start_time": departure, "finish_time": departure, "time": arrival,
-        }
-        # hop r comes just before the first update of round r
-        columns = {name: np.insert(gradient_rows[name], rounds_at, hop_rows[name])
-                   for name in gradient_rows}
-        total = n + n_rounds
-        columns.update({
-            "server": np.full(total, chain),
-            "shard": columns["worker"],
-            "staleness": np.zeros(total, dtype=np.int64),
-            "shard_frequency": probabilities[columns["worker"]],
-        })
-        return columns
+        return latency

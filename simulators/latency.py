@@ -165,19 +165,18 @@ class LatencyStreams:
 
     def take(self, worker: int, count: int) -> np.ndarray:
         """The worker's next ``count`` times as an array: the same values ``count`` calls of
-        :meth:`next` would return, so the two can be mixed freely."""
-        pieces = []
-        while count > 0:
-            position = self._positions[worker]
-            if position >= len(self._buffers[worker]):
-                self._refill(worker)
-                position = 0
-            piece = self._buffers[worker][position:position + count]
-            self._positions[worker] = position + len(piece)
-            pieces.append(piece)
-            count -= len(piece)
-        return np.concatenate([np.asarray(piece, dtype=float) for piece in pieces]) if pieces \
-            else np.zeros(0)
+        :meth:`next` would return, so the two can be mixed freely (the rest of the buffer,
+        then whole blocks drawn as :meth:`next`'s refills would draw them)."""
+        position, buffer = self._positions[worker], self._buffers[worker]
+        head = np.asarray(buffer[position:position + count], dtype=float)
+        self._positions[worker] = position + head.size
+        missing = count - head.size
+        if missing == 0:
+            return head
+        blocks = [self._draws.draw(worker, self.block) for _ in range(-(-missing // self.block))]
+        self._buffers[worker] = blocks[-1].tolist()
+        self._positions[worker] = missing - (len(blocks) - 1) * self.block
+        return np.concatenate([head] + blocks)[:count]
 
 
 class LatencyTable:

@@ -142,21 +142,13 @@ class Schedule:
 
     def _validate_servers(self) -> None:
         """Per server, in row order: the staleness counts the updates applied before the row,
-        and times never decrease. All servers at once (rows grouped by a stable sort on the
-        server); the first server that fails is named, its staleness checked first."""
-        by_server = np.argsort(self.server, kind="stable") if self.n_servers > 1 else slice(None)
-        server = self.server[by_server]
-        applied = self.applied[by_server].astype(np.int64)
-        per_server = np.bincount(self.server[self.applied], minlength=self.n_servers)
-        rows = np.bincount(self.server, minlength=self.n_servers)
-        # applied updates before each row, counted within its server
-        version_at_event = (np.cumsum(applied) - applied
-                            - np.repeat(np.cumsum(per_server) - per_server, rows))
-        stale = self.staleness[by_server] != version_at_event - self.version_read[by_server]
-        late = np.concatenate(([False], (np.diff(self.time[by_server]) < 0)
-                               & (server[1:] == server[:-1])))
-        first_stale = server[stale].min(initial=self.n_servers)
-        first_late = server[late].min(initial=self.n_servers)
+        and times never decrease. All servers in one compiled pass over the rows
+        (:mod:`simulators.server_checks`); the first server that fails is named, its staleness
+        checked first."""
+        from simulators.server_checks import first_failures  # numba: only when validating
+
+        first_stale, first_late = first_failures(self.server, self.applied, self.staleness,
+                                                 self.version_read, self.time, self.n_servers)
         if first_stale < self.n_servers and first_stale <= first_late:
             raise ScheduleError(
                 f"server {first_stale}: staleness must equal (updates applied before the event)"

@@ -63,6 +63,7 @@ import numpy as np
 from simulators import validation
 from simulators.schedule import Schedule
 from simulators.seeding import SeedLike, generator
+from workbench import running_sums
 from workbench.minibatch import check_batch, draw_indices
 from workbench.samplers.base import Sampler
 from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
@@ -468,18 +469,22 @@ class Accumulator:
         """Positions of updates ``first + 1 .. first + len(positions)``."""
         length = positions.shape[0]
         checkpoints = self.checkpoints
+        running_sums.mark_divergence(positions, first, self.threshold, self.diverged_at)
+        sample_counts = np.arange(first + 1, first + length + 1)
+        inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
         with np.errstate(over="ignore", invalid="ignore"):
-            _mark_divergence(positions, first, self.threshold, self.diverged_at)
-            sample_counts = np.arange(first + 1, first + length + 1)
-            inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
             for f in self.test_functions:
                 values = f(positions)
-                previous = self.sums[f.name]
-                if previous is None:
-                    previous = np.zeros_like(values[0])
-                # cumsum is a sequential loop: starting it from the previous total makes the
-                # sums bit-identical for any chunking.
-                running = np.cumsum(np.concatenate([previous[None], values]), axis=0)[1:]
+                total = self.sums[f.name]
+                if total is None:
+                    total = self.sums[f.name] = np.zeros_like(values[0])
+                # Sequential additions from the previous total (a cumsum's order), so the sums
+                # are bit-identical for any chunking; float64 sums in one compiled pass.
+                if values.dtype == np.float64 and total.dtype == np.float64:
+                    self.averages[f.name].extend(
+                        running_sums.running_sums(values, total, first, inside))
+                    continue
+                running = np.cumsum(np.concatenate([total[None], values]), axis=0)[1:]
                 self.sums[f.name] = running[-1]
                 for count in inside:
                     self.averages[f.name].append(running[count - first - 1] / count)
@@ -637,13 +642,3 @@ class _ShardDraws:
         """Shards and frequencies of a chunk, shaped ``(update, 1, server)``."""
         rows = slice(first, first + length)
         return self.shards[rows, None, :], self.frequencies[rows, None, :]
-
-
-def _mark_divergence(positions: np.ndarray, first: int, threshold: float,
-                     diverged_at: np.ndarray) -> None:
-    """Record, for replicates not yet flagged, the first sample count with a bad position."""
-    bad = ~(np.abs(positions) <= threshold)  # NaN compares False, so it counts as bad
-    bad = bad.any(axis=-1)  # (chunk, replicate, server)
-    hit = bad.any(axis=0) & (diverged_at < 0)
-    if hit.any():
-        diverged_at[hit] = first + 1 + bad.argmax(axis=0)[hit]

@@ -56,3 +56,24 @@ def test_a_single_take_is_a_copy_that_a_refill_does_not_change():
     kept = first.copy()
     table.take(0, 100)  # refills row 0 in place
     np.testing.assert_array_equal(first, kept)
+
+
+@pytest.mark.parametrize("name", sorted(TIMINGS))
+def test_stream_takes_equal_single_next_calls(name):
+    # take() hands out the rest of the buffer, then whole blocks drawn as next()'s refills
+    # draw them: the values (and the state left for later calls) are those of next().
+    timing = TIMINGS[name]
+    taken = LatencyStreams(timing, KEYS, seed=5, block=16)
+    single = LatencyStreams(timing, KEYS, seed=5, block=16)
+    for count in (0, 3, 13, 16, 0, 1, 40, 32, 5, 100):
+        for worker in (0, 2):
+            expected = np.array([single.next(worker) for _ in range(count)], dtype=float)
+            got = taken.take(worker, count)
+            assert got.dtype == np.float64 and got.tobytes() == expected.tobytes()
+            assert taken.next(worker) == single.next(worker)  # mixed with next() afterwards
+    # negative control: a stream that skipped one value hands out other values
+    skipped = LatencyStreams(timing, KEYS, seed=5, block=16)
+    skipped.next(0)
+    fresh = LatencyStreams(timing, KEYS, seed=5, block=16)
+    if name != "constant-speeds":
+        assert not np.array_equal(skipped.take(0, 50), fresh.take(0, 50))

@@ -72,7 +72,9 @@ class ShardedGaussianMean:
     def point_scores(self, theta: np.ndarray, shard: int) -> np.ndarray:
         """∇_θ log p(x_i | θ) = (x_i - θ)/σ_x² for every point of the shard, ``(..., N_s, d)``."""
         theta = np.asarray(theta, dtype=float)
-        return (self.shard_data(shard) - theta[..., None, :]) / self.model.noise_scale**2
+        scores = self.shard_data(shard) - theta[..., None, :]  # a fresh array: divided in place
+        scores /= self.model.noise_scale**2
+        return scores
 
     # ------------------------------------------------------------------ local targets
     def likelihood_precision(self, shard: int) -> float:

@@ -90,7 +90,7 @@ def theta_grid(half_width: float, points: int, dim: int = 2) -> np.ndarray:
 
 def gamma_squared(point_scores, n_shards: int, grid: np.ndarray) -> np.ndarray:
     """γ_s² on the grid: ``point_scores(θ_grid, s)`` gives ``(G, N_s, d)`` scores."""
-    return np.array([float(np.max(np.sum(point_scores(grid, s) ** 2, axis=-1)))
+    return np.array([float(np.max(_squared_norms(point_scores(grid, s))))
                      for s in range(n_shards)])
 
 
@@ -99,5 +99,20 @@ def epsilon_squared(point_scores, shard_sizes, grid: np.ndarray, surrogates) -> 
     values = []
     for s, size in enumerate(shard_sizes):
         residual = point_scores(grid, s) - surrogates.score(grid, s)[:, None, :] / size
-        values.append(float(np.max(np.mean(np.sum(residual**2, axis=-1), axis=-1))))
+        values.append(float(np.max(np.mean(_squared_norms(residual), axis=-1))))
     return np.array(values)
+
+
+def _squared_norms(vectors: np.ndarray) -> np.ndarray:
+    """‖v‖² over the last axis, bit for bit ``np.sum(v**2, axis=-1)``: numpy adds fewer than
+    8 contiguous terms in sequence, so for such d the squares are added column by column in
+    that order, without the reduction's inner loops of d elements (as slow as the arithmetic
+    at d = 2; tests/workbench/test_gradient_noise.py compares the two for d = 1 .. 9)."""
+    squares = np.square(vectors)
+    dim = squares.shape[-1]
+    if not 0 < dim < 8:
+        return np.sum(squares, axis=-1)
+    total = squares[..., 0].copy()
+    for k in range(1, dim):
+        total += squares[..., k]
+    return total

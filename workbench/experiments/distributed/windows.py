@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numba
 import numpy as np
 from scipy import stats
 
@@ -36,8 +37,25 @@ from workbench.oracles.sharded_gaussian import ConditionalMoments, conditional_m
 from workbench.test_functions import THETA, TestFunction
 
 
+@numba.njit(cache=True)
+def _products(flat, out):
+    """out[r, i d + j] = flat[r, i] flat[r, j]: one IEEE multiplication each (no fastmath), so
+    the same bits as numpy's broadcast product, without its short inner loops."""
+    n, d = flat.shape
+    for r in range(n):
+        for i in range(d):
+            for j in range(d):
+                out[r, i * d + j] = flat[r, i] * flat[r, j]
+
+
 def _outer(position: np.ndarray) -> np.ndarray:
-    return (position[..., :, None] * position[..., None, :]).reshape(position.shape[:-1] + (-1,))
+    """θθᵀ flattened to ``(..., d²)``, row-major (``θ_i θ_j`` at ``i d + j``)."""
+    position = np.asarray(position, dtype=np.float64)
+    dim = position.shape[-1]
+    flat = np.ascontiguousarray(position).reshape(-1, dim)
+    out = np.empty((flat.shape[0], dim * dim))
+    _products(flat, out)
+    return out.reshape(position.shape[:-1] + (dim * dim,))
 
 
 THETA_OUTER = TestFunction("theta_outer", _outer)
