@@ -8,9 +8,11 @@ approach CPU time / cores only if nothing waits), the experiment that took longe
 verdict counts of the fresh run (the same for every round with the same seed, except checks on
 real timings: ``real-vs-simulated``). With ``--figures`` each round also runs ``check --all
 --quick --figures`` fresh (every figure drawn), interleaved, so that what drawing costs comes
-from the same run.
+from the same run. With ``--cold`` each round also runs it fresh with an empty numba cache
+(``NUMBA_CACHE_DIR`` set to a new directory): the first run after an install, which compiles
+every kernel it meets before using it.
 
-Run: ``python benchmarks/main_job.py [--rounds 3] [--processes 2] [--figures]``.
+Run: ``python benchmarks/main_job.py [--rounds 3] [--processes 2] [--figures] [--cold]``.
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(out: str, processes: int, figures: bool = False) -> tuple[float, float, str, str]:
-    """Wall and CPU seconds of one main job (CPU: it and every process it waited for)."""
+def _run(out: str, processes: int, figures: bool = False,
+         numba_cache: str | None = None) -> tuple[float, float, str, str]:
+    """Wall and CPU seconds of one main job (CPU: it and every process it waited for);
+    ``numba_cache``: a directory for numba's cache instead of the package's own."""
     command = [sys.executable, "-m", "workbench.cli", "check", "--all", "--quick", "--quiet",
                "--processes", str(processes), "--out", out, *(["--figures"] if figures else [])]
+    env = {**os.environ, **({"NUMBA_CACHE_DIR": numba_cache} if numba_cache else {})}
     cpu = _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - started
     cpu = _children_cpu() - cpu
     if done.returncode not in (0, 1):  # 1: some claim violated (the built-in controls)
@@ -54,8 +59,10 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--figures", action="store_true",
                         help="also time check --all --quick --figures in every round")
+    parser.add_argument("--cold", action="store_true",
+                        help="also time a fresh run with an empty numba cache in every round")
     args = parser.parse_args()
-    fresh, rerun, drawn = [], [], []
+    fresh, rerun, drawn, cold = [], [], [], []
     print(f"workbench check --all --quick --processes {args.processes}, {args.rounds} rounds "
           f"on {os.cpu_count()} cores")
     for round_index in range(args.rounds):
@@ -76,9 +83,15 @@ def main() -> None:
                 seconds, cpu, _, _ = _run(out, args.processes, figures=True)
             drawn.append(seconds)
             print(f"    with --figures: fresh {seconds:6.1f} s (CPU {cpu:5.1f} s)")
+        if args.cold:
+            with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as cache:
+                seconds, cpu, _, _ = _run(out, args.processes, numba_cache=cache)
+            cold.append(seconds)
+            print(f"    empty numba cache: fresh {seconds:6.1f} s (CPU {cpu:5.1f} s)")
     print(f"  median: fresh {statistics.median(fresh):.1f} s, rerun "
           f"{statistics.median(rerun):.1f} s (target for fresh: < 30 s)"
-          + (f"; with --figures {statistics.median(drawn):.1f} s" if drawn else ""))
+          + (f"; with --figures {statistics.median(drawn):.1f} s" if drawn else "")
+          + (f"; empty numba cache {statistics.median(cold):.1f} s" if cold else ""))
 
 
 if __name__ == "__main__":
