@@ -182,6 +182,18 @@ def _replaced(name: str):
     return getattr(module, name)
 
 
+def _interleaved(new, old, repeats: int, calls: int, label: str) -> str:
+    """``new`` and ``old`` (each ``calls`` calls) timed round by round: the median µs a call of
+    ``new`` and the median of the per-round old/new ratios, as printed."""
+    ratios, fast = [], []
+    for _ in range(repeats):
+        fast.append(_seconds(new))
+        ratios.append(_seconds(old) / fast[-1])
+    per_call = statistics.median(fast) / calls * 1e6
+    return (f"{per_call:8.1f} us/call, {label} {statistics.median(ratios):5.2f}x "
+            f"(range {min(ratios):.2f}-{max(ratios):.2f}), bit-identical")
+
+
 def logistic_before_after(repeats: int, calls: int) -> None:
     """Current/fused time ratio of the CSR minibatch estimate (module docstring)."""
     reference = _replaced("composed_gradient")
@@ -207,14 +219,8 @@ def logistic_before_after(repeats: int, calls: int) -> None:
             for c in range(calls):
                 reference(model, theta[c], rows[c])
 
-        ratios, fast = [], []
-        for _ in range(repeats):
-            fast.append(_seconds(fused))
-            ratios.append(_seconds(replaced) / fast[-1])
-        per_call = statistics.median(fast) / calls * 1e6
-        print(f"  {n_rows:4d} replicate rows x {batch:2d}: fused {per_call:8.1f} us/call, "
-              f"current/fused {statistics.median(ratios):5.2f}x "
-              f"(range {min(ratios):.2f}-{max(ratios):.2f}), bit-identical")
+        print(f"  {n_rows:4d} replicate rows x {batch:2d}: fused "
+              + _interleaved(fused, replaced, repeats, calls, "current/fused"))
 
 
 def logistic_full_data(repeats: int, calls: int) -> None:
@@ -240,14 +246,8 @@ def logistic_full_data(repeats: int, calls: int) -> None:
             for c in range(calls):
                 reference(model, theta[c])
 
-        ratios, fast = [], []
-        for _ in range(repeats):
-            fast.append(_seconds(compiled))
-            ratios.append(_seconds(replaced) / fast[-1])
-        per_call = statistics.median(fast) / calls * 1e6
         print(f"  N = {n_data:5d}, {n_positions:3d} positions ({use}): compiled "
-              f"{per_call:8.1f} us/call, SciPy/compiled {statistics.median(ratios):5.2f}x "
-              f"(range {min(ratios):.2f}-{max(ratios):.2f}), bit-identical")
+              + _interleaved(compiled, replaced, repeats, calls, "SciPy/compiled"))
 
 
 def main() -> None:
