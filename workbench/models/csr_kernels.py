@@ -207,13 +207,16 @@ def gradient_sums(design: sparse.csr_matrix, signs: np.ndarray, theta: np.ndarra
 # (one row and position, one column and position) therefore sees its terms in the same order
 # whatever the loop over positions, which lets a pass take one position at a time (a sweep of
 # the design each, sums in registers) or, from :data:`VECTOR_FROM` positions, all positions
-# of a row together as SciPy does (the design read once, the position loop innermost).
+# of a row together as SciPy does (the position loop innermost; the design read once for each
+# :data:`POSITION_BLOCK` positions, transposed to ``(d, block)``: per position 66 µs with 524
+# positions on a 8,000-row a9a-like design, 85 µs with 4,400 in one sweep).
 #
 # Indices are unsigned (the design's ``indptr`` and ``indices`` viewed as ``uint32``, loop
 # counters ``uint64``): numba then skips the test for negative (wrap-around) indices that it
 # otherwise puts on every access, which made a signed loop 1.6-2.3 times slower than SciPy's.
 
 VECTOR_FROM = 8  # positions from which the passes run over positions innermost (measured)
+POSITION_BLOCK = 512  # positions a sweep of the design then (their sums stay in cache)
 
 
 @numba.njit(cache=True)
@@ -239,22 +242,37 @@ def _row_margins_of(indptr, indices, data, theta_t, i, out):
 
 
 @numba.njit(cache=True)
-def _margins(indptr, indices, data, theta, theta_t, out):
+def _transposed(theta, start, stop):
+    """Positions ``theta[start:stop]`` as a contiguous ``(d, stop - start)`` block."""
+    block = np.empty((theta.shape[1], stop - start))
+    for b in range(stop - start):
+        for c in range(theta.shape[1]):
+            block[c, b] = theta[start + b, c]
+    return block
+
+
+@numba.njit(cache=True)
+def _margins(indptr, indices, data, theta, out):
     """``out[i, b] = x_iᵀθ_b``, shape ``(N, B)``: csr_matvecs' sums (above)."""
     n_rows = np.uint64(indptr.size - 1)
-    n_positions = np.uint64(theta.shape[0])
+    n_positions = theta.shape[0]
     if n_positions < VECTOR_FROM:
         for b in range(n_positions):
             position = theta[b]
             for i in range(n_rows):
                 out[i, b] = _row_margin_of(indptr, indices, data, position, i)
-    else:
+        return
+    for start in range(0, n_positions, POSITION_BLOCK):
+        stop = min(start + POSITION_BLOCK, n_positions)
+        theta_t = _transposed(theta, start, stop)
+        row = np.empty(stop - start)
         for i in range(n_rows):
-            _row_margins_of(indptr, indices, data, theta_t, i, out[i])
+            _row_margins_of(indptr, indices, data, theta_t, i, row)
+            out[i, start:stop] = row
 
 
 @numba.njit(cache=True)
-def _full_gradient(indptr, indices, data, signs, theta, theta_t, prior_variance, out):
+def _full_gradient(indptr, indices, data, signs, theta, prior_variance, out):
     """``out[b] = θ_b/σ₀² - Σ_i s_i σ(-s_i x_iᵀθ_b) x_i`` over every row of the design:
     the margin summed as csr_matvecs does, the weight ``s · expit(-s · margin)`` as the numpy
     steps formed it (``-s`` times the margin, :func:`_expit` is SciPy's, times ``s``), the
@@ -276,20 +294,24 @@ def _full_gradient(indptr, indices, data, signs, theta, theta_t, prior_variance,
             for c in range(dim):
                 out[b, c] = position[c] / prior_variance - sums[c]
         return
-    sums_t = np.zeros((dim, n_positions))
-    weights = np.empty(n_positions)
-    for i in range(n_rows):
-        _row_margins_of(indptr, indices, data, theta_t, i, weights)
-        sign = signs[i]
-        for b in range(n_positions):
-            weights[b] = sign * _expit(-sign * weights[b])
-        for j in range(np.uint64(indptr[i]), np.uint64(indptr[i + np.uint64(1)])):
-            value, column = data[j], sums_t[indices[j]]
-            for b in range(n_positions):
-                column[b] += value * weights[b]
-    for b in range(n_positions):
-        for c in range(dim):
-            out[b, c] = theta_t[c, b] / prior_variance - sums_t[c, b]
+    for start in range(0, theta.shape[0], POSITION_BLOCK):
+        stop = min(start + POSITION_BLOCK, theta.shape[0])
+        theta_t = _transposed(theta, start, stop)
+        sums_t = np.zeros((dim, np.uint64(stop - start)))
+        weights = np.empty(np.uint64(stop - start))
+        size = np.uint64(weights.size)
+        for i in range(n_rows):
+            _row_margins_of(indptr, indices, data, theta_t, i, weights)
+            sign = signs[i]
+            for b in range(size):
+                weights[b] = sign * _expit(-sign * weights[b])
+            for j in range(np.uint64(indptr[i]), np.uint64(indptr[i + np.uint64(1)])):
+                value, column = data[j], sums_t[indices[j]]
+                for b in range(size):
+                    column[b] += value * weights[b]
+        for b in range(stop - start):
+            for c in range(dim):
+                out[start + b, c] = theta_t[c, b] / prior_variance - sums_t[c, b]
 
 
 def _unsigned(design: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -306,7 +328,7 @@ def margins(design: sparse.csr_matrix, theta: np.ndarray) -> np.ndarray:
     numpy's later reductions' order depends)."""
     theta = np.ascontiguousarray(theta, dtype=float)
     out = np.empty((design.shape[0], theta.shape[0]))
-    _margins(*_unsigned(design), design.data, theta, np.ascontiguousarray(theta.T), out)
+    _margins(*_unsigned(design), design.data, theta, out)
     return out.T
 
 
@@ -314,9 +336,8 @@ def full_gradient(design: sparse.csr_matrix, signs: np.ndarray, theta: np.ndarra
                   prior_variance: float) -> np.ndarray:
     """θ_b/σ₀² - Σ_i s_i σ(-s_i x_iᵀθ_b) x_i over the whole design, shape ``(B, d)`` for
     ``theta`` ``(B, d)``: one compiled pass, bit for bit the SciPy products and numpy steps
-    it replaces (above), its memory the output and a ``(d, B)`` block of sums."""
+    it replaces (above), its memory the output and ``(d, block)`` positions and sums."""
     theta = np.ascontiguousarray(theta, dtype=float)
     out = np.empty(theta.shape)
-    _full_gradient(*_unsigned(design), design.data, signs, theta,
-                   np.ascontiguousarray(theta.T), float(prior_variance), out)
+    _full_gradient(*_unsigned(design), design.data, signs, theta, float(prior_variance), out)
     return out

@@ -312,8 +312,10 @@ def _check_full_data(model, theta):
         model, stacked.reshape(-1, model.dim)).reshape(stacked.shape))
 
 
-# B on both sides of VECTOR_FROM (one position at a time, or all of a row's positions together)
-POSITION_COUNTS = [0, 1, 2, csr_kernels.VECTOR_FROM - 1, csr_kernels.VECTOR_FROM, 33]
+# B on both sides of VECTOR_FROM (one position at a time, or a row's positions together) and
+# of POSITION_BLOCK (positions a sweep of the design)
+POSITION_COUNTS = [0, 1, 2, csr_kernels.VECTOR_FROM - 1, csr_kernels.VECTOR_FROM, 33,
+                   csr_kernels.POSITION_BLOCK, 2 * csr_kernels.POSITION_BLOCK + 1]
 
 
 @pytest.mark.parametrize("n_positions", POSITION_COUNTS)
@@ -328,7 +330,8 @@ def test_full_data_passes_are_scipys_on_every_row_length(problem, n_positions):
 
 @pytest.mark.parametrize("n_data, dim, density", [
     (1000, 123, 0.11), (300, 7, 0.3), (50, 1, 0.5), (2000, 600, 0.002), (40, 30, 0.01)])
-@pytest.mark.parametrize("n_positions", [1, csr_kernels.VECTOR_FROM - 1, 20])
+@pytest.mark.parametrize("n_positions", [1, csr_kernels.VECTOR_FROM - 1, 20,
+                                         csr_kernels.POSITION_BLOCK + 1])
 def test_full_data_passes_on_random_designs(n_data, dim, density, n_positions):
     """SciPy random designs of several N, d and densities (the sparsest with empty rows and
     columns); the held-out log-loss and accuracy too."""
@@ -370,8 +373,9 @@ def test_another_order_of_the_full_data_sums_would_be_seen(problem):
     """Negative controls: each row's margin summed with its entries reversed, and the
     weighted rows summed with the rows reversed (the transposed product's order), differ in
     the bits from SciPy's, so the comparisons above see the order of every sum."""
-    rng, design, signs = problem
+    _, design, signs = problem
     model = LogisticRegression(design, signs, prior_scale=0.7)
+    rng = generator(15, "full-data order")  # its own stream: fixed values whatever ran first
     theta = rng.standard_normal((3, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
     reversed_entries = np.zeros((design.shape[0], 3))
     for i in range(design.shape[0]):
@@ -386,11 +390,14 @@ def test_another_order_of_the_full_data_sums_would_be_seen(problem):
                           csr_kernels.full_gradient(design, signs, theta, 0.49))
 
 
-def test_the_margins_layout_would_be_seen(problem):
-    """Negative control: the potential's sum over rows follows the margins' layout, so a
+def test_the_margins_layout_would_be_seen():
+    """Negative control: the potential's sum over rows follows the margins' layout (in row
+    order on the transpose of an (N, B) array, pairwise on a C-ordered (B, N) one), so a
     C-ordered copy of the same margins gives other bits (hence the layout assertions)."""
-    rng, design, signs = problem
-    theta = rng.standard_normal((5, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
+    rng = generator(15, "margins layout")
+    design = _random_design(rng, 2000, 50, 0.1)
+    signs = np.where(rng.random(2000) < 0.5, -1.0, 1.0)
+    theta = rng.standard_normal((5, 50))
     margins = csr_kernels.margins(design, theta)
     losses = np.logaddexp(0.0, -signs * margins)
     assert not _same_bits(losses.sum(axis=1), np.ascontiguousarray(losses).sum(axis=1))
