@@ -32,7 +32,10 @@ process time, medians of 30 interleaved rounds): 31/83/219/653 µs a call for 40
 prefetching, 83/151/314/823 µs with SciPy's row gather first (the former rule from 800
 rows) and 51/162/337/873 µs for the former composition; 16 rows ahead was no better.
 benchmarks/model_gradients.py measures fused against former in one run.
-No fastmath (no reassociation, no fused multiply-add), as in :mod:`workbench.engine_kernel`.
+The full-data passes of ``LogisticRegression`` on a CSR design (:func:`full_gradient`,
+:func:`margins`; the section "full-data passes" below) keep SciPy's sparse products' order
+instead. No fastmath (no reassociation, no fused multiply-add), as in
+:mod:`workbench.engine_kernel`.
 Tests (tests/workbench/models/test_csr_kernels.py) compare every entry point with the
 replaced code kept there, bit for bit.
 """
