@@ -31,6 +31,12 @@ tests/workbench/models/test_csr_kernels.py), checked bit-identical first, at the
 the experiments pass (``BLOCKS``); printed: µs per call and the current/fused time ratio
 (median of per-round ratios).
 
+Full data (issue 15): the logistic model's full-data gradient ∇U on a CSR design, one compiled
+pass (:func:`workbench.models.csr_kernels.full_gradient`), against the SciPy sparse products and
+numpy steps it replaced (``scipy_full_gradient``, kept in
+tests/workbench/models/test_csr_kernels.py), checked bit-identical first, at the experiments'
+shapes (``FULL_DATA``); printed: µs per call and the SciPy/compiled time ratio.
+
 Run: ``python benchmarks/model_gradients.py [--repeats 5] [--calls 50]``.
 """
 
@@ -56,6 +62,11 @@ REPLICATES, BATCH = 64, 50
 # (replicate rows, minibatch) per call in the experiments: downpour-period's 40 x 10, and
 # stale-blr-speedup's 24 replicates x windows of 1, ~3 and 8 updates with minibatch 50
 BLOCKS = ((40, 10), (24, 50), (64, 50), (192, 50))
+# (training rows N, positions per call, where) of the full-data gradient in the experiments:
+# downpour-period's reference HMC (8 chains), and the KSD's exact score in stale-blr-speedup
+# and multi-server (blocks of 2^22 // N positions), with one position for the per-call cost
+FULL_DATA = ((2000, 1, "one position"), (2000, 8, "reference HMC"),
+             (8000, 524, "KSD score"))
 
 
 def logistic_workload():
@@ -161,19 +172,31 @@ def measure(workload, repeats: int, calls: int) -> None:
           f"range {min(ratios):.1f}-{max(ratios):.1f})")
 
 
-def _replaced_composition():
-    """The replaced composition, from the test that keeps it (module docstring)."""
+def _replaced(name: str):
+    """A replaced formulation, from the test that keeps it (module docstring)."""
     path = (Path(__file__).resolve().parents[1] / "tests" / "workbench" / "models"
             / "test_csr_kernels.py")
     spec = importlib.util.spec_from_file_location("csr_kernel_reference", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.composed_gradient
+    return getattr(module, name)
+
+
+def _interleaved(new, old, repeats: int, calls: int, label: str) -> str:
+    """``new`` and ``old`` (each ``calls`` calls) timed round by round: the median µs a call of
+    ``new`` and the median of the per-round old/new ratios, as printed."""
+    ratios, fast = [], []
+    for _ in range(repeats):
+        fast.append(_seconds(new))
+        ratios.append(_seconds(old) / fast[-1])
+    per_call = statistics.median(fast) / calls * 1e6
+    return (f"{per_call:8.1f} us/call, {label} {statistics.median(ratios):5.2f}x "
+            f"(range {min(ratios):.2f}-{max(ratios):.2f}), bit-identical")
 
 
 def logistic_before_after(repeats: int, calls: int) -> None:
     """Current/fused time ratio of the CSR minibatch estimate (module docstring)."""
-    reference = _replaced_composition()
+    reference = _replaced("composed_gradient")
     data, _ = a9a_like(generator(2026, "benchmark", "a9a"))
     model = LogisticRegression(data.train_features, data.train_labels, prior_scale=1.0)
     estimator = model.minibatch_gradient()
@@ -196,14 +219,35 @@ def logistic_before_after(repeats: int, calls: int) -> None:
             for c in range(calls):
                 reference(model, theta[c], rows[c])
 
-        ratios, fast = [], []
-        for _ in range(repeats):
-            fast.append(_seconds(fused))
-            ratios.append(_seconds(replaced) / fast[-1])
-        per_call = statistics.median(fast) / calls * 1e6
-        print(f"  {n_rows:4d} replicate rows x {batch:2d}: fused {per_call:8.1f} us/call, "
-              f"current/fused {statistics.median(ratios):5.2f}x "
-              f"(range {min(ratios):.2f}-{max(ratios):.2f}), bit-identical")
+        print(f"  {n_rows:4d} replicate rows x {batch:2d}: fused "
+              + _interleaved(fused, replaced, repeats, calls, "current/fused"))
+
+
+def logistic_full_data(repeats: int, calls: int) -> None:
+    """SciPy/compiled time ratio of the full-data gradient on a CSR design (module
+    docstring), bit-identical, at the experiments' shapes (``FULL_DATA``)."""
+    reference = _replaced("scipy_full_gradient")
+    rng = generator(2026, "benchmark", "full-data")
+    print(f"\nlogistic CSR full-data gradient, one compiled pass vs SciPy's products and numpy's "
+          f"steps ({calls} calls x {repeats} rounds)")
+    for n_data, n_positions, use in FULL_DATA:
+        data, _ = a9a_like(generator(2026, "benchmark", "a9a", n_data), n_data, 100)
+        model = LogisticRegression(data.train_features, data.train_labels, prior_scale=1.0)
+        theta = 0.3 * rng.standard_normal((calls, n_positions, model.dim))
+        for c in range(calls):
+            old, new = reference(model, theta[c]), model.potential_gradient(theta[c])
+            assert np.array_equal(old.view(np.int64), new.view(np.int64)), "not bit-identical"
+
+        def compiled(theta=theta, model=model):
+            for c in range(calls):
+                model.potential_gradient(theta[c])
+
+        def replaced(theta=theta, model=model):
+            for c in range(calls):
+                reference(model, theta[c])
+
+        print(f"  N = {n_data:5d}, {n_positions:3d} positions ({use}): compiled "
+              + _interleaved(compiled, replaced, repeats, calls, "SciPy/compiled"))
 
 
 def main() -> None:
@@ -213,6 +257,7 @@ def main() -> None:
     options = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     logistic_before_after(options.repeats, options.calls)
+    logistic_full_data(options.repeats, options.calls)
     for workload in (logistic_workload(), mlp_workload()):
         measure(workload, options.repeats, options.calls)
 

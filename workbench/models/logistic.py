@@ -11,7 +11,10 @@ with no intercept: a design that wants one carries a column of ones. The minibat
 products per replicate on a dense design; on a CSR design the whole estimate (prior term
 included) is one compiled loop over the non-zeros of the batch rows (O(non-zeros) work;
 :class:`CsrLogisticGradient`, :mod:`workbench.models.csr_kernels`), bit-identical to the
-SciPy row gather, ``reduceat``, ``expit`` and ``bincount`` it replaced.
+SciPy row gather, ``reduceat``, ``expit`` and ``bincount`` it replaced. On a CSR design the
+full-data gradient is one compiled pass and the margins of the potential and held-out
+log-probabilities a compiled product, each bit for bit the SciPy sparse products (and numpy
+steps) they replaced (:mod:`workbench.models.csr_kernels`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from workbench.models.classification import (
     held_out_test_functions,
     labelled_examples,
 )
-from workbench.models.per_example import PerExampleGradient, over_positions
+from workbench.models.per_example import PerExampleGradient, flat_positions, over_positions
 from workbench.test_functions import TestFunction
 
 
@@ -86,8 +89,9 @@ class LogisticRegression:
     @property
     def positionwise_gradient(self) -> bool:
         """On a CSR design, :meth:`potential_gradient`'s value at a position does not depend
-        on the other positions of its call (SciPy's sparse products loop over the non-zeros
-        with the positions innermost; :mod:`workbench.models.protocol`). A dense design's BLAS
+        on the other positions of its call (the compiled pass, like the SciPy products it
+        replaced, sums each position's terms on their own; :mod:`workbench.models.protocol`).
+        A dense design's BLAS
         product does: one position alone differs in the last bits from the same position in
         a block (the tests show both)."""
         return self.is_sparse
@@ -113,12 +117,20 @@ class LogisticRegression:
         return over_positions(block, theta, self.dim, self.n_data)
 
     def potential_gradient(self, theta: np.ndarray) -> np.ndarray:
-        """The full-data ∇U(θ), shape ``(..., d)``."""
+        """The full-data ∇U(θ), shape ``(..., d)``: on a CSR design one compiled pass for all
+        positions (:func:`workbench.models.csr_kernels.full_gradient`, bit for bit the SciPy
+        products and numpy steps of the dense path below, memory O(B·d)), else in position
+        blocks."""
+        if self.is_sparse:
+            theta, flat = flat_positions(theta, self.dim)
+            return csr_kernels.full_gradient(self.features, self.labels, flat,
+                                             self.prior_scale**2).reshape(theta.shape)
+
         def block(rows):
             weights = _margins(self.features, rows)  # in place, as in potential
             np.multiply(-self.labels, weights, out=weights)
             np.multiply(self.labels, expit(weights, out=weights), out=weights)
-            return rows / self.prior_scale**2 - _weighted_rows(self.features, weights)
+            return rows / self.prior_scale**2 - weights @ self.features
         return over_positions(block, theta, self.dim, self.n_data)
 
     # ------------------------------------------------------------------ minibatches
@@ -172,14 +184,9 @@ class CsrLogisticGradient(PerExampleGradient):
 
 
 def _margins(design, theta: np.ndarray) -> np.ndarray:
-    """x_iᵀθ_b for every position b and row i, shape ``(B, N)``."""
+    """x_iᵀθ_b for every position b and row i, shape ``(B, N)``; on a CSR design compiled
+    (:func:`workbench.models.csr_kernels.margins`: SciPy's ``(design @ theta.T).T`` bit for
+    bit, in its layout)."""
     if sparse.issparse(design):
-        return np.asarray(design @ theta.T).T
+        return csr_kernels.margins(design, theta)
     return theta @ design.T
-
-
-def _weighted_rows(design, weights: np.ndarray) -> np.ndarray:
-    """Σ_i w_bi x_i, shape ``(B, d)``, for ``weights`` ``(B, N)``."""
-    if sparse.issparse(design):
-        return np.asarray(design.T @ weights.T).T
-    return weights @ design

@@ -83,6 +83,15 @@ class PerExampleGradient:
         return self.prior_gradient(position) + self.likelihood_gradient(position, minibatch)
 
 
+def flat_positions(theta: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``(..., d)`` as a float64 array and its ``(B, d)`` view; ``theta`` is named
+    in the error when its last axis is not ``dim``."""
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape[-1:] != (dim,):
+        raise validation.InvalidParameter("theta", theta.shape, f"must have shape (..., {dim})")
+    return theta, theta.reshape(-1, dim)
+
+
 def over_positions(function: Callable[[np.ndarray], np.ndarray], theta: np.ndarray,
                    dim: int, cost_per_position: int) -> np.ndarray:
     """Apply ``function`` (``(B, d) -> (B, ...)``) to positions ``(..., d)`` in blocks.
@@ -91,10 +100,7 @@ def over_positions(function: Callable[[np.ndarray], np.ndarray], theta: np.ndarr
     intermediate; blocks are sized so that ``B * cost_per_position`` stays under
     :data:`BLOCK_BUDGET`, which bounds memory when the engine passes a chunk of 4096 updates.
     """
-    theta = np.asarray(theta, dtype=float)
-    if theta.shape[-1:] != (dim,):
-        raise validation.InvalidParameter("theta", theta.shape, f"must have shape (..., {dim})")
-    flat = theta.reshape(-1, dim)
+    theta, flat = flat_positions(theta, dim)
     block = max(1, BLOCK_BUDGET // max(1, cost_per_position))
     pieces = [function(flat[start:start + block]) for start in range(0, len(flat), block)]
     values = np.concatenate(pieces) if pieces else function(flat)

@@ -16,7 +16,9 @@ from scipy import sparse
 from scipy.special import expit
 
 from simulators.seeding import generator
+from simulators.validation import InvalidParameter
 from workbench.models import csr_kernels
+from workbench.models.classification import held_out_test_functions
 from workbench.models.logistic import LogisticRegression
 
 ROW_LENGTHS = [0, 1, 2, 7, 8, 9, 15, 16, 17, 128, 129, 136, 300, 0, 5]
@@ -270,3 +272,132 @@ def test_a_scale_folded_into_the_weights_would_be_seen(problem):
     likelihood = model.minibatch_gradient().likelihood_gradient(theta, rows)
     assert _same_bits(likelihood, composed_gradient(model, theta, rows, with_prior=False))
     assert not _same_bits(folded, likelihood)
+
+
+# ------------------------------------------------------------------ full-data passes
+# The replaced full-data code (LogisticRegression on a CSR design before the compiled passes):
+# SciPy's sparse products with numpy's steps in place between them.
+def scipy_margins(design, theta):
+    return np.asarray(design @ theta.T).T
+
+
+def scipy_full_gradient(model, theta):
+    weights = scipy_margins(model.features, theta)
+    np.multiply(-model.labels, weights, out=weights)
+    np.multiply(model.labels, expit(weights, out=weights), out=weights)
+    return theta / model.prior_scale**2 - np.asarray(model.features.T @ weights.T).T
+
+
+def scipy_log_probabilities(model):
+    """The replaced held-out log-probabilities, as ``held_out_test_functions`` takes them."""
+    def log_probabilities(rows):
+        margins = scipy_margins(model.test_features, rows)
+        return -np.logaddexp(0.0, np.stack([margins, -margins], axis=-1))
+    return log_probabilities
+
+
+def _check_full_data(model, theta):
+    """The compiled margins (bits and layout), gradient pass and the model's full-data
+    methods against the SciPy formulation, for positions ``theta`` ``(B, d)``."""
+    design = model.features
+    margins, reference = csr_kernels.margins(design, theta), scipy_margins(design, theta)
+    assert margins.strides == reference.strides
+    assert _same_bits(margins, reference)
+    gradient = scipy_full_gradient(model, theta)
+    assert _same_bits(csr_kernels.full_gradient(design, model.labels, theta,
+                                                model.prior_scale**2), gradient)
+    assert _same_bits(model.potential_gradient(theta), gradient)
+    stacked = np.stack([theta, theta[::-1]])  # (2, B, d): positions reach the pass as a block
+    assert _same_bits(model.potential_gradient(stacked), scipy_full_gradient(
+        model, stacked.reshape(-1, model.dim)).reshape(stacked.shape))
+
+
+# B on both sides of VECTOR_FROM (one position at a time, or a row's positions together) and
+# of POSITION_BLOCK (positions a sweep of the design)
+POSITION_COUNTS = [0, 1, 2, csr_kernels.VECTOR_FROM - 1, csr_kernels.VECTOR_FROM, 33,
+                   csr_kernels.POSITION_BLOCK, 2 * csr_kernels.POSITION_BLOCK + 1]
+
+
+@pytest.mark.parametrize("n_positions", POSITION_COUNTS)
+def test_full_data_passes_are_scipys_on_every_row_length(problem, n_positions):
+    """Rows of 0 to 300 non-zeros with stored zeros of both signs, empty columns, θ with
+    signed zeros and six decades of magnitudes: every pass bit for bit SciPy's."""
+    rng, design, signs = problem
+    theta = rng.standard_normal((n_positions, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
+    theta[:, :5] = -0.0
+    _check_full_data(LogisticRegression(design, signs, prior_scale=0.7), theta)
+
+
+@pytest.mark.parametrize("n_data, dim, density", [
+    (1000, 123, 0.11), (300, 7, 0.3), (50, 1, 0.5), (2000, 600, 0.002), (40, 30, 0.01)])
+@pytest.mark.parametrize("n_positions", [1, csr_kernels.VECTOR_FROM - 1, 20,
+                                         csr_kernels.POSITION_BLOCK + 1])
+def test_full_data_passes_on_random_designs(n_data, dim, density, n_positions):
+    """SciPy random designs of several N, d and densities (the sparsest with empty rows and
+    columns); the held-out log-loss and accuracy too."""
+    rng = generator(15, "csr-full", n_data, dim)
+    design = _random_design(rng, n_data, dim, density)
+    held_out = _random_design(rng, 77, dim, density)
+    labels = rng.integers(0, 2, n_data)
+    model = LogisticRegression(design, labels, prior_scale=1.3, test_features=held_out,
+                               test_labels=rng.integers(0, 2, 77))
+    if density < 0.05:
+        assert np.any(np.diff(design.indptr) == 0)
+        assert np.unique(design.indices).size < dim
+    theta = rng.standard_normal((n_positions, dim))
+    _check_full_data(model, theta)
+    reference = held_out_test_functions(scipy_log_probabilities(model),
+                                        (model.test_labels > 0).astype(np.int64), dim,
+                                        2 * held_out.shape[0])
+    for function, expected in zip(model.test_functions(), reference, strict=True):
+        assert _same_bits(function(theta), expected(theta))
+
+
+def test_full_data_passes_without_non_zeros():
+    """An all-zero design: margins +0.0, weights ±1/2 times nothing, the gradient θ/σ₀²."""
+    model = LogisticRegression(sparse.csr_matrix((4, 6)), [0, 1, 1, 0], prior_scale=2.0)
+    theta = generator(1, "theta").standard_normal((3, 6))
+    theta[0, 0] = -0.0
+    assert _same_bits(csr_kernels.margins(model.features, theta), np.zeros((4, 3)).T)
+    assert _same_bits(model.potential_gradient(theta), theta / 4.0)
+    _check_full_data(model, theta)
+
+
+def test_the_gradient_pass_names_a_bad_position():
+    model = LogisticRegression(sparse.csr_matrix(np.eye(3)), [0, 1, 1])
+    with pytest.raises(InvalidParameter, match="theta"):
+        model.potential_gradient(np.zeros((2, 4)))
+
+
+def test_another_order_of_the_full_data_sums_would_be_seen(problem):
+    """Negative controls: each row's margin summed with its entries reversed, and the
+    weighted rows summed with the rows reversed (the transposed product's order), differ in
+    the bits from SciPy's, so the comparisons above see the order of every sum."""
+    _, design, signs = problem
+    model = LogisticRegression(design, signs, prior_scale=0.7)
+    rng = generator(15, "full-data order")  # its own stream: fixed values whatever ran first
+    theta = rng.standard_normal((3, DIM)) * 10.0 ** rng.uniform(-2, 2, DIM)
+    reversed_entries = np.zeros((design.shape[0], 3))
+    for i in range(design.shape[0]):
+        for j in reversed(range(design.indptr[i], design.indptr[i + 1])):
+            reversed_entries[i] += design.data[j] * theta[:, design.indices[j]]
+    assert not _same_bits(reversed_entries.T, scipy_margins(design, theta))
+    weights = scipy_margins(design, theta).copy()
+    weights = signs * expit(-signs * weights)
+    flipped = design[::-1]
+    reversed_rows = np.asarray(flipped.T @ weights[:, ::-1].T).T
+    assert not _same_bits(theta / model.prior_scale**2 - reversed_rows,
+                          csr_kernels.full_gradient(design, signs, theta, 0.49))
+
+
+def test_the_margins_layout_would_be_seen():
+    """Negative control: the potential's sum over rows follows the margins' layout (in row
+    order on the transpose of an (N, B) array, pairwise on a C-ordered (B, N) one), so a
+    C-ordered copy of the same margins gives other bits (hence the layout assertions)."""
+    rng = generator(15, "margins layout")
+    design = _random_design(rng, 2000, 50, 0.1)
+    signs = np.where(rng.random(2000) < 0.5, -1.0, 1.0)
+    theta = rng.standard_normal((5, 50))
+    margins = csr_kernels.margins(design, theta)
+    losses = np.logaddexp(0.0, -signs * margins)
+    assert not _same_bits(losses.sum(axis=1), np.ascontiguousarray(losses).sum(axis=1))

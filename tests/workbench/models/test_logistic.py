@@ -130,13 +130,23 @@ def test_sparse_rows_without_non_zeros():
 
 
 def test_full_data_blocks_are_the_out_of_place_formulas_bit_for_bit(models):
-    """potential and potential_gradient work in place on the (B, N) margins (issue 15); the
-    out-of-place formulas they replaced, kept here, give the same bits and layout, dense and
-    CSR, for one position and for many (a layout change would reorder the sums)."""
+    """potential and potential_gradient work in place on the (B, N) margins, and on a CSR
+    design in compiled passes (issue 15); the out-of-place formulas on SciPy's sparse products
+    that they replaced, kept here, give the same bits and layout, dense and CSR, for one
+    position and for many (a layout change would reorder the sums)."""
     from scipy.special import expit
 
-    from workbench.models.logistic import _margins, _weighted_rows
     from workbench.models.per_example import over_positions
+
+    def _margins(design, theta):
+        if sparse.issparse(design):
+            return np.asarray(design @ theta.T).T
+        return theta @ design.T
+
+    def _weighted_rows(design, weights):
+        if sparse.issparse(design):
+            return np.asarray(design.T @ weights.T).T
+        return weights @ design
 
     def potential(model, theta):
         def block(rows):
