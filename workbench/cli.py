@@ -153,7 +153,9 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def _workers(args):
-    return open_workers(**args.executor)
+    from workbench.suite import SWEEP_MODULES
+
+    return open_workers(**args.executor, preload=SWEEP_MODULES)
 
 
 def _run(args, stream):

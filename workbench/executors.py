@@ -25,12 +25,13 @@ Ctrl-C the pool's workers are terminated rather than waited for.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -174,8 +175,15 @@ def check_options(processes: int | None = None, scheduler: str | None = None,
 def open_workers(processes: int | None = None, scheduler: str | None = None,
                  dask_local: int | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT,
-                 memory_budget: int | str | None = None) -> Iterator[Workers]:
-    """Open the executor the options ask for (at most one of them), close it afterwards."""
+                 memory_budget: int | str | None = None,
+                 preload: Sequence[str] = ()) -> Iterator[Workers]:
+    """Open the executor the options ask for (at most one of them), close it afterwards.
+
+    preload: modules a process pool's parent imports before it starts the workers: forked,
+        they start holding them, where each would otherwise import them again on its first
+        task (sympy, arviz-stats and the netCDF writer cost about a second a process; issue
+        15). Ignored by the other executors.
+    """
     options = check_options(processes, scheduler, dask_local, connect_timeout, memory_budget)
     processes, scheduler, dask_local = (options[k] for k in ("processes", "scheduler",
                                                               "dask_local"))
@@ -189,6 +197,8 @@ def open_workers(processes: int | None = None, scheduler: str | None = None,
     if processes == 1:
         yield Workers(SerialExecutor(), 1, "serial", "this process", memory_budget=budget)
         return
+    for module in preload:
+        importlib.import_module(module)
     # the workers are started here, before the caller starts threads (progress bars, queues)
     pool = WorkerPool(processes)
     try:

@@ -13,6 +13,7 @@ and log files stay clean.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -52,32 +53,68 @@ def wanted(requested: bool, stream=None) -> bool:
 
 
 class SweepBars:
-    """The runner's bars: sweep points, and replicate-updates when some point is long."""
+    """The runner's bars: sweep points, and replicate-updates when some point is long.
+
+    Bars made with ``shown=False`` count without drawing until :meth:`show`: the runner starts
+    the next experiment's sweep while the last tasks of the one before still run
+    (:func:`workbench.runner.run_sweeps`), and draws its bars once that one's are closed, so
+    two sweeps never draw over each other. Counts may arrive from another thread (a sink's).
+    """
 
     def __init__(self, name: str, n_points: int, total_work: int, longest_work: int,
-                 enabled: bool, stream=None):
+                 enabled: bool, stream=None, shown: bool = True):
         self.enabled = enabled
-        self.points = tqdm(total=n_points, desc=name, unit="point", disable=not enabled,
-                           file=stream, position=0, leave=True, dynamic_ncols=True)
-        show_updates = enabled and total_work > 0 and longest_work >= LONG_POINT_WORK
-        self.updates = tqdm(total=total_work, desc="  replicate-updates", unit="",
-                            unit_scale=True, disable=not show_updates, file=stream,
-                            position=1, leave=False, dynamic_ncols=True)
-        self.tracks_updates = show_updates
+        self.tracks_updates = enabled and total_work > 0 and longest_work >= LONG_POINT_WORK
+        self._bars = dict(name=name, n_points=n_points, total_work=total_work, stream=stream)
+        self._lock = threading.Lock()
+        self._counted = {"points": 0, "updates": 0, "note": ""}
+        self.points: tqdm | None = None
+        self.updates: tqdm | None = None
+        if shown:
+            self.show()
+
+    def show(self) -> None:
+        """Draw the bars from here on, starting from what was counted before."""
+        with self._lock:
+            if self.points is not None:
+                return
+            bars, counted = self._bars, self._counted
+            self.points = tqdm(total=bars["n_points"], desc=bars["name"], unit="point",
+                               disable=not self.enabled, file=bars["stream"], position=0,
+                               leave=True, dynamic_ncols=True, initial=counted["points"])
+            if counted["note"]:
+                self.points.set_postfix_str(counted["note"])
+            self.updates = tqdm(total=bars["total_work"], desc="  replicate-updates", unit="",
+                                unit_scale=True, disable=not self.tracks_updates,
+                                file=bars["stream"], position=1, leave=False,
+                                dynamic_ncols=True, initial=counted["updates"])
+
+    def points_done(self, count: int, note: str = "") -> None:
+        with self._lock:
+            if self.points is None:
+                self._counted["points"] += count
+                self._counted["note"] = note or self._counted["note"]
+                return
+            if note:
+                self.points.set_postfix_str(note, refresh=False)
+            self.points.update(count)
 
     def point_done(self, note: str = "") -> None:
-        if note:
-            self.points.set_postfix_str(note, refresh=False)
-        self.points.update()
+        self.points_done(1, note)
 
     def add_updates(self, count: int) -> None:
-        self.updates.update(count)
+        with self._lock:
+            if self.updates is None:
+                self._counted["updates"] += count
+            else:
+                self.updates.update(count)
 
     def write(self, message: str) -> None:
         """A message that does not break the bars (plain stderr when they are off)."""
         tqdm.write(message, file=sys.stderr)
 
     def close(self) -> None:
+        self.show()
         self.updates.refresh()  # the final count, before the bar is cleared
         self.updates.close()
         self.points.close()

@@ -11,15 +11,20 @@ pool and a Dask cluster give identical Datasets. The runner
    balancing the workers requires (:func:`plan_tasks`); tasks are submitted largest first
    (longest-processing-time order), a bounded number at a time;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
-   is in, stores each point the moment it is complete, and
+   is in, stores each point the moment it is complete (the worker that computed it also
+   encodes it as netCDF, :func:`workbench.store.encode_point`; the parent writes the bytes,
+   after giving the workers their next tasks), and
 4. waits for the points another process was computing into the same store, and reads them;
 5. combines the points in grid order, whatever order they finished in.
 
-If a task raises, no new task is started, the tasks already running are waited for and their
-points stored, and the error is raised: a rerun computes only what is missing. A pool worker
-that dies (killed, out of memory) fails only the point it was computing, with the worker's
-exit reason (:class:`PointsLost`, raised once the other points are done). Ctrl-C says how
-many points were saved before it stops.
+If a task raises, no new task of its sweep is started, the tasks already running are waited
+for and their points stored, and the error is raised: a rerun computes only what is missing.
+A pool worker that dies (killed, out of memory) fails only the point it was computing, with
+the worker's exit reason (:class:`PointsLost`, raised once the other points are done). Ctrl-C
+says, for every sweep running, how many points were saved before it stops.
+
+:func:`run_sweeps` runs several experiments' sweeps on the same workers and may overlap them:
+the next sweep's tasks start as soon as the ones before have handed out all theirs.
 """
 
 from __future__ import annotations
@@ -29,11 +34,12 @@ import math
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 import xarray as xr
 from filelock import FileLock
@@ -45,7 +51,14 @@ from workbench.executors import Workers, open_workers
 from workbench.experiments.base import Experiment, point_key
 from workbench.pool import one_blas_thread
 from workbench.results import with_provenance
-from workbench.store import CorruptPoint, ResultStore, point_identity, store_key
+from workbench.store import (
+    CorruptPoint,
+    EncodedPoint,
+    ResultStore,
+    encode_point,
+    point_identity,
+    store_key,
+)
 
 MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
 BALANCE_TOLERANCE = 0.1
@@ -140,24 +153,52 @@ def _makespan(tasks: list[Task], n_workers: int) -> float:
 
 def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
               blocks: tuple[int, ...] | None, sink,
-              memory_budget: int | None = None) -> tuple[xr.Dataset, float]:
+              memory_budget: int | None = None,
+              stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
+    """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
+    returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
+    identity. The seconds returned are the computation's, encoding left out."""
     start = time.perf_counter()
     with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget):
         if blocks is None:
             result = experiment.run_point(config, point, seed)
         else:
             result = experiment.run_blocks(config, point, seed, list(blocks))
-    return result, time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    return (result if blocks is not None else _stored_form(result, stored_as)), seconds
 
 
 def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
                  raws: list[xr.Dataset],
-                 memory_budget: int | None = None) -> tuple[xr.Dataset, float]:
+                 memory_budget: int | None = None,
+                 stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
+    """Merge a split point's blocks and finish it; encoded as :func:`_run_task` says."""
     start = time.perf_counter()
     with one_blas_thread(), replay_memory_budget(memory_budget):
         raw = experiment.merge_blocks(config, point, raws)
         finished = experiment.finish_point(config, point, seed, raw)
-    return finished, time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    return _stored_form(finished, stored_as), seconds
+
+
+def _stored_form(dataset: xr.Dataset, stored_as: tuple[str, dict] | None):
+    """The finished point as the parent saves it: encoded here, in the worker, when there is a
+    store (:func:`workbench.store.encode_point`), else the Dataset itself."""
+    return dataset if stored_as is None else encode_point(*stored_as, dataset)
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """One experiment's sweep as :func:`run_sweeps` takes it (the arguments of
+    :func:`run_sweep`)."""
+
+    experiment: Experiment
+    config: dict
+    seed: int
+    store: ResultStore | None = None
+    recompute: bool = False
+    show_progress: bool = False
+    on_point: Callable[[int, int], None] | None = None
 
 
 def run_sweep(experiment: Experiment, config: dict, seed: int, *,
@@ -175,204 +216,387 @@ def run_sweep(experiment: Experiment, config: dict, seed: int, *,
         every computed point (for a progress display other than the terminal's, such as the
         dashboard's).
     """
-    seed = validation.integer("seed", seed, minimum=0, maximum=MAX_SEED)
-    started = time.perf_counter()
-    points = experiment.points(config)
-    n_points = len(points)
-    identities = [point_identity(experiment, config, p, seed) for p in points]
-    keys = [store_key(identity) for identity in identities]
-    report = SweepResult(dataset=xr.Dataset())
-    results: list[xr.Dataset | None] = [None] * n_points
-    corrupt: dict[int, str] = {}
-    claims: dict[int, FileLock] = {}
-    waiting: list[int] = []  # points another process is computing
+    request = SweepRequest(experiment, config, seed, store, recompute, show_progress, on_point)
+    with ExitStack() as stack:
+        if workers is None:
+            workers = stack.enter_context(open_workers(processes=1))
+        [result] = run_sweeps([request], workers)
+    if isinstance(result, Exception):
+        raise result
+    return result
 
-    def load_stored(indices: list[int]) -> None:
+
+def run_sweeps(requests: Iterable[SweepRequest], workers: Workers, *,
+               overlap: bool = False) -> Iterator[SweepResult | Exception]:
+    """:func:`run_sweep` for each request, in order, on the same workers: yields each sweep's
+    result, or the exception that failed it (the sweeps after it still run).
+
+    overlap: start the next sweep as soon as every task of the ones before has been handed to
+        the workers, so that its tasks fill the workers their last tasks leave idle (issue 15:
+        those tails were about a tenth of the main job). Tasks go out oldest sweep first. An
+        experiment that ``runs_alone`` starts only when no other sweep runs, and none starts
+        beside it. Each sweep's points, store entries and Dataset are its own, so the results
+        are those of one sweep after the other; only the oldest sweep draws its bars.
+    """
+    loop = _TaskLoop(workers)
+    pending = iter(requests)
+    upcoming = next(pending, None)
+    active: deque[_Sweep] = deque()  # started and not yet yielded, oldest first
+    try:
+        while upcoming is not None or active:
+            while upcoming is not None and _may_start(upcoming, active, overlap):
+                active.append(_Sweep(upcoming, workers, shown=not active))
+                upcoming = next(pending, None)
+            if active[0].done:
+                result = active[0].finish(workers)
+                active.popleft()
+                if active:
+                    active[0].bars.show()
+                yield result
+                continue
+            batches = [sweep.batch for sweep in active if sweep.batch is not None]
+            loop.submit_more(batches)
+            loop.step(batches)
+    except KeyboardInterrupt:
+        for sweep in active:
+            sweep.interrupted()
+        raise
+    finally:
+        for sweep in active:
+            sweep.stack.close()
+
+
+def _may_start(request: SweepRequest, active: deque[_Sweep], overlap: bool) -> bool:
+    if not active:
+        return True
+    if not overlap or request.experiment.runs_alone:
+        return False
+    return all(sweep.drained and not sweep.alone for sweep in active)
+
+
+class _Sweep:
+    """One experiment's sweep while it runs: its points looked up in the store and claimed
+    (module docstring, step 1), the :class:`_Batch` of those it computes, the points another
+    process computes (step 4) and the combined result (step 5). A sweep that cannot start
+    keeps the error, which :meth:`finish` returns."""
+
+    def __init__(self, request: SweepRequest, workers: Workers, shown: bool):
+        self.request = request
+        self.alone = request.experiment.runs_alone
+        self.started = time.perf_counter()
+        self.stack = ExitStack()
+        self.batch: _Batch | None = None
+        self.error: Exception | None = None
+        self.claims: dict[int, FileLock] = {}
+        self.bars = progress.SweepBars(request.experiment.name, 0, 0, 0, enabled=False,
+                                       shown=False)  # until _start makes the sweep's own
+        try:
+            self._start(workers, shown)
+        except Exception as error:  # noqa: BLE001 - this sweep's result; the others still run
+            self.error = error
+        except BaseException:  # Ctrl-C: release what was claimed before it comes through
+            self.stack.close()
+            raise
+
+    def _start(self, workers: Workers, shown: bool) -> None:
+        request, store = self.request, self.request.store
+        experiment, config = request.experiment, request.config
+        self.seed = validation.integer("seed", request.seed, minimum=0, maximum=MAX_SEED)
+        self.points = experiment.points(config)
+        n_points = len(self.points)
+        self.identities = [point_identity(experiment, config, p, self.seed) for p in self.points]
+        self.keys = [store_key(identity) for identity in self.identities]
+        self.report = SweepResult(dataset=xr.Dataset())
+        self.results: list[xr.Dataset | None] = [None] * n_points
+        self.corrupt: dict[int, str] = {}
+        self.waiting: list[int] = []  # points another process is computing
+        self.stack.callback(lambda: [self._release(i) for i in list(self.claims)])
+        if store is not None:
+            if not request.recompute:
+                self._load_stored(list(range(n_points)))
+            for i in range(n_points):
+                if self.results[i] is not None or i in self.claims or i in self.waiting:
+                    continue
+                lock = store.claim(self.keys[i])
+                if lock is None:
+                    self.waiting.append(i)
+                else:
+                    self.claims[i] = lock
+            store.remove_orphaned_temporaries({self.keys[i] for i in self.claims})
+            if not request.recompute:  # stored by another process since the manifest was read
+                self._load_stored([i for i in self.claims if i not in self.corrupt])
+                for i in [i for i in self.claims if self.results[i] is not None]:
+                    self._release(i)
+        self.report.loaded = [self.points[i] for i in range(n_points)
+                              if self.results[i] is not None]
+        todo = [i for i in range(n_points) if self.results[i] is None and i not in self.waiting]
+        work = [experiment.work(config, self.points[i]) for i in todo]
+        self.bars = progress.SweepBars(experiment.name, n_points, sum(work), max(work, default=0),
+                                       progress.wanted(request.show_progress), shown=shown)
+        self.stack.callback(self.bars.close)
+        self.bars.points_done(len(self.report.loaded))
+        if request.on_point is not None:
+            request.on_point(len(self.report.loaded), n_points)
+        self.sink = self.stack.enter_context(workers.progress_sink(self.bars.add_updates)
+                                             if self.bars.tracks_updates else nullcontext(None))
+        self.batch = self._batch(todo, workers)
+
+    def _batch(self, indices: list[int], workers: Workers) -> _Batch:
+        request = self.request
+        stored_as = (None if request.store is None
+                     else list(zip(self.keys, self.identities, strict=True)))
+        return _Batch(request.experiment, request.config, self.seed, self.points, indices,
+                      workers.n_workers, self.sink, self._complete, stored_as)
+
+    def _load_stored(self, indices: list[int]) -> None:
+        store, name = self.request.store, self.request.experiment.name
         entries = store.manifest()
         for i in indices:
             try:
-                results[i] = store.load(keys[i], entries.get(keys[i]))
+                self.results[i] = store.load(self.keys[i], entries.get(self.keys[i]))
             except CorruptPoint as error:
-                if i not in claims:
-                    lock = store.claim(keys[i])
+                if i not in self.claims:
+                    lock = store.claim(self.keys[i])
                     if lock is None:  # being written by its owner: not corrupt, wait for it
-                        waiting.append(i)
+                        self.waiting.append(i)
                         continue
-                    claims[i] = lock
-                corrupt[i] = error.reason
-                moved = store.quarantine(keys[i])
-                print(f"workbench: stored point {point_key(points[i])} of {experiment.name} is "
+                    self.claims[i] = lock
+                self.corrupt[i] = error.reason
+                moved = store.quarantine(self.keys[i])
+                print(f"workbench: stored point {point_key(self.points[i])} of {name} is "
                       f"corrupt ({error}); recomputing it"
                       + (f" (the file is kept as {moved})" if moved else ""), file=sys.stderr)
 
-    def release(i: int) -> None:
-        if i in claims:
-            claims.pop(i).release()
+    def _release(self, i: int) -> None:
+        if i in self.claims:
+            self.claims.pop(i).release()
 
-    with ExitStack() as stack:
-        stack.callback(lambda: [release(i) for i in list(claims)])
+    def _complete(self, i: int, finished: xr.Dataset | EncodedPoint, seconds: float) -> None:
+        store = self.request.store
         if store is not None:
-            if not recompute:
-                load_stored(list(range(n_points)))
-            for i in range(n_points):
-                if results[i] is not None or i in claims or i in waiting:
-                    continue
-                lock = store.claim(keys[i])
-                if lock is None:
-                    waiting.append(i)
-                else:
-                    claims[i] = lock
-            store.remove_orphaned_temporaries({keys[i] for i in claims})
-            if not recompute:  # stored by another process since the manifest was read
-                load_stored([i for i in claims if i not in corrupt])
-                for i in [i for i in claims if results[i] is not None]:
-                    release(i)
-        report.loaded = [points[i] for i in range(n_points) if results[i] is not None]
-        todo = [i for i in range(n_points) if results[i] is None and i not in waiting]
-        work = {i: experiment.work(config, points[i]) for i in todo}
-        if workers is None:
-            workers = stack.enter_context(open_workers(processes=1))
-        bars = progress.SweepBars(experiment.name, n_points, sum(work.values()),
-                                  max(work.values(), default=0),
-                                  progress.wanted(show_progress))
-        stack.callback(bars.close)
-        bars.points.update(len(report.loaded))
-        if on_point is not None:
-            on_point(len(report.loaded), n_points)
-        sink = stack.enter_context(workers.progress_sink(bars.add_updates)
-                                   if bars.tracks_updates else nullcontext(None))
+            dataset = store.write(self.keys[i], self.identities[i], finished, seconds)
+            self._release(i)
+        else:
+            dataset = finished
+        self.results[i] = dataset
+        self.report.computed.append(self.points[i])
+        if i in self.corrupt:
+            self.report.recomputed.append((self.points[i], self.corrupt[i]))
+        self.bars.point_done(point_key(self.points[i]))
+        if self.request.on_point is not None:
+            self.request.on_point(len(self.report.loaded) + len(self.report.computed),
+                                  len(self.points))
 
-        def complete(i: int, dataset: xr.Dataset, seconds: float) -> None:
-            if store is not None:
-                dataset = store.save(keys[i], identities[i], dataset, seconds)
-                release(i)
-            results[i] = dataset
-            report.computed.append(points[i])
-            if i in corrupt:
-                report.recomputed.append((points[i], corrupt[i]))
-            bars.point_done(point_key(points[i]))
-            if on_point is not None:
-                on_point(len(report.loaded) + len(report.computed), n_points)
+    @property
+    def drained(self) -> bool:
+        """Every task handed to the workers (none queued)."""
+        return self.batch is None or not self.batch.queued
 
-        def compute(indices: list[int]) -> None:
-            tasks = _execute(experiment, config, seed, points, indices, workers, sink, complete)
-            report.tasks += len(tasks)
-            report.split += [points[i] for i in sorted({t.point for t in tasks if t.blocks})]
+    @property
+    def done(self) -> bool:
+        """Every task back and its point stored."""
+        return self.batch is None or self.batch.done
 
+    def finish(self, workers: Workers) -> SweepResult | Exception:
+        """The points another process was computing, then the combined result (or the error
+        that failed the sweep); closes what the sweep held."""
         try:
-            compute(todo)
-            for i in waiting:  # points another process was computing when this one started
-                print(f"workbench: waiting for another process computing point "
-                      f"{point_key(points[i])} of {experiment.name}", file=sys.stderr)
-                claims[i] = store.lock(keys[i])
-                claims[i].acquire()
-                load_stored([i])
-                if results[i] is None:  # that process stopped before storing it
-                    compute([i])
-                else:
-                    release(i)
-                    report.loaded.append(points[i])
-                    bars.point_done(point_key(points[i]))
-        except KeyboardInterrupt:
-            if store is None:
-                saved = "nothing saved (no store)"
-            else:  # read back: the interrupt may have come between a save and its count
-                entries = store.manifest()
-                saved = (f"{sum(key in entries for key in keys)} of {n_points} points saved "
-                         f"in {store.directory}")
-            print(f"workbench: {experiment.name} interrupted; {saved}; a rerun resumes from "
-                  "there", file=sys.stderr)
-            raise
+            with self.stack:
+                if self.error is not None:
+                    raise self.error
+                self._account(self.batch)
+                self._wait_for_others(workers)
+        except Exception as error:  # noqa: BLE001 - this sweep's result; the others still run
+            return error
+        request, report = self.request, self.report
+        for dataset in self.results:
+            for name in STORE_ATTRS:
+                dataset.attrs.pop(name, None)
+        combined = request.experiment.combine(request.config, self.results)
+        report.dataset = with_provenance(combined, request.experiment.name, request.config,
+                                         self.seed)
+        report.seconds = time.perf_counter() - self.started
+        return report
 
-    for dataset in results:
-        for name in STORE_ATTRS:
-            dataset.attrs.pop(name, None)
-    combined = experiment.combine(config, results)
-    report.dataset = with_provenance(combined, experiment.name, config, seed)
-    report.seconds = time.perf_counter() - started
-    return report
+    def _account(self, batch: _Batch) -> None:
+        batch.raise_failures()
+        self.report.tasks += len(batch.planned)
+        self.report.split += [self.points[i] for i in sorted({t.point for t in batch.planned
+                                                               if t.blocks})]
 
-
-def _execute(experiment: Experiment, config: dict, seed: int, points: list[dict],
-             todo: list[int], workers: Workers, sink,
-             complete: Callable[[int, xr.Dataset, float], None]) -> list[Task]:
-    """Compute the points ``todo`` on ``workers``, calling ``complete(i, dataset, seconds)`` as
-    each one is done; returns the tasks it planned (module docstring, steps 2 and 3)."""
-    blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
-    costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
-    planned = [Task(todo[t.point], t.blocks, t.cost)
-               for t in plan_tasks(costs, blocks, workers.n_workers)]
-    tasks = deque(planned)
-    outstanding = {i: sum(1 for t in tasks if t.point == i) for i in todo}
-    partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
-    seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
-    in_flight: dict = {}
-    error: BaseException | None = None
-    limit = 1 if workers.kind == "serial" else max(1, workers.n_workers * IN_FLIGHT_PER_WORKER)
-
-    def submit_more() -> None:
-        while tasks and len(in_flight) < limit and error is None:
-            task = tasks.popleft()
-            if task.blocks == FINISH:
-                raws = [partial[task.point][b] for b in sorted(partial[task.point])]
-                future = workers.executor.submit(_finish_task, experiment, config,
-                                                 points[task.point], seed, raws,
-                                                 workers.memory_budget)
+    def _wait_for_others(self, workers: Workers) -> None:
+        store = self.request.store
+        for i in self.waiting:  # points another process was computing when this one started
+            print(f"workbench: waiting for another process computing point "
+                  f"{point_key(self.points[i])} of {self.request.experiment.name}",
+                  file=sys.stderr)
+            self.claims[i] = store.lock(self.keys[i])
+            self.claims[i].acquire()
+            self._load_stored([i])
+            if self.results[i] is None:  # that process stopped before storing it
+                batch = self._batch([i], workers)
+                _TaskLoop(workers).run(batch)
+                self._account(batch)
             else:
-                future = workers.executor.submit(_run_task, experiment, config,
-                                                 points[task.point], seed, task.blocks, sink,
-                                                 workers.memory_budget)
-            in_flight[future] = task
+                self._release(i)
+                self.report.loaded.append(self.points[i])
+                self.bars.point_done(point_key(self.points[i]))
 
-    def recover(broken: dict) -> None:
-        """A worker died: fail the points whose task it took, run the other tasks again."""
-        broken.update({future: in_flight.pop(future) for future in wait(in_flight).done})
-        reasons = workers.executor.lost(list(broken))
-        for future, task in broken.items():
-            if future in reasons:
-                lost[task.point] = reasons[future]
-        for task in broken.values():
-            if task.point not in lost:
-                tasks.appendleft(task)
-        for task in [t for t in tasks if t.point in lost]:
-            tasks.remove(task)
+    def interrupted(self) -> None:
+        """Say how much of the sweep Ctrl-C left saved."""
+        if self.error is not None:
+            return
+        store, name = self.request.store, self.request.experiment.name
+        if store is None:
+            saved = "nothing saved (no store)"
+        else:  # read back: the interrupt may have come between a save and its count
+            entries = store.manifest()
+            saved = (f"{sum(key in entries for key in self.keys)} of {len(self.points)} points "
+                     f"saved in {store.directory}")
+        print(f"workbench: {name} interrupted; {saved}; a rerun resumes from there",
+              file=sys.stderr)
 
-    lost: dict[int, str] = {}
-    submit_more()
-    while in_flight:
-        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-        broken = {}
+
+class _Batch:
+    """Tasks for some points of one sweep, and what came back of them (module docstring,
+    steps 2 and 3). ``complete(i, finished, seconds)`` is called for each point once it is
+    done: ``finished`` is the point's Dataset, or with ``stored_as`` (every point's store key
+    and identity) the :class:`~workbench.store.EncodedPoint` its worker made of it."""
+
+    def __init__(self, experiment: Experiment, config: dict, seed: int, points: list[dict],
+                 todo: list[int], n_workers: int, sink,
+                 complete: Callable[[int, Any, float], None],
+                 stored_as: list[tuple[str, dict]] | None):
+        self.experiment, self.config, self.seed, self.points = experiment, config, seed, points
+        self.sink, self.complete, self.stored_as = sink, complete, stored_as
+        blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
+        costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
+        self.planned = [Task(todo[t.point], t.blocks, t.cost)
+                        for t in plan_tasks(costs, blocks, n_workers)]
+        self.tasks = deque(self.planned)
+        self.outstanding = {i: sum(1 for t in self.tasks if t.point == i) for i in todo}
+        self.partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
+        self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
+        self.finished: dict[int, Any] = {}
+        self.running = 0
+        self.error: BaseException | None = None
+        self.lost: dict[int, str] = {}
+
+    @property
+    def queued(self) -> bool:
+        """Tasks wait to be submitted (none after an error)."""
+        return bool(self.tasks) and self.error is None
+
+    @property
+    def done(self) -> bool:
+        return not self.queued and self.running == 0
+
+    def submit(self, task: Task, workers: Workers):
+        stored = None if self.stored_as is None else self.stored_as[task.point]
+        point = self.points[task.point]
+        if task.blocks == FINISH:
+            raws = [self.partial[task.point][b] for b in sorted(self.partial[task.point])]
+            return workers.executor.submit(_finish_task, self.experiment, self.config, point,
+                                           self.seed, raws, workers.memory_budget, stored)
+        return workers.executor.submit(_run_task, self.experiment, self.config, point,
+                                       self.seed, task.blocks, self.sink,
+                                       workers.memory_budget, stored)
+
+    def accept(self, task: Task, value, elapsed: float) -> bool:
+        """Take a task's result; whether its point is now finished."""
+        if task.point in self.lost:
+            return False
+        self.seconds[task.point] += elapsed
+        if task.blocks is None or task.blocks == FINISH:
+            self.finished[task.point] = value
+            return True
+        self.partial[task.point][task.blocks[0]] = value
+        self.outstanding[task.point] -= 1
+        if self.outstanding[task.point] == 0:
+            # finish as soon as the last block is in: the point is stored sooner
+            self.tasks.appendleft(Task(task.point, FINISH, 0.0))
+        return False
+
+    def complete_point(self, i: int) -> None:
+        try:
+            self.complete(i, self.finished.pop(i), self.seconds[i])
+        except Exception as error:  # noqa: BLE001 - raised by raise_failures
+            self.error = self.error or error
+
+    def raise_failures(self) -> None:
+        if self.error is not None:
+            raise self.error
+        if self.lost:
+            raise PointsLost({point_key(self.points[i]): reason
+                              for i, reason in self.lost.items()})
+
+
+class _TaskLoop:
+    """Tasks of one or more batches on one executor, a bounded number in flight: each batch's
+    in its order, the first batch's before the next one's."""
+
+    def __init__(self, workers: Workers):
+        self.workers = workers
+        self.in_flight: dict[Future, tuple[_Batch, Task]] = {}
+        self.limit = (1 if workers.kind == "serial"
+                      else max(1, workers.n_workers * IN_FLIGHT_PER_WORKER))
+
+    def submit_more(self, batches: list[_Batch]) -> None:
+        for batch in batches:
+            while batch.queued and len(self.in_flight) < self.limit:
+                task = batch.tasks.popleft()
+                self.in_flight[batch.submit(task, self.workers)] = (batch, task)
+                batch.running += 1
+
+    def run(self, batch: _Batch) -> None:
+        """One batch, until all its tasks are back."""
+        self.submit_more([batch])
+        while self.in_flight:
+            self.step([batch])
+
+    def step(self, batches: list[_Batch]) -> None:
+        """Wait for some task to end and take what ended; the workers are given their next
+        tasks before finished points are completed, so they do not wait while the parent
+        writes a point."""
+        done, _ = wait(self.in_flight, return_when=FIRST_COMPLETED)
+        broken: dict[Future, tuple[_Batch, Task]] = {}
+        finished = []
         for future in done:
-            task = in_flight.pop(future)
+            batch, task = self.in_flight.pop(future)
+            batch.running -= 1
             try:
                 value, elapsed = future.result()
             except CancelledError:
                 continue
             except BrokenProcessPool:
-                broken[future] = task
+                broken[future] = (batch, task)
                 continue
-            except Exception as failure:  # noqa: BLE001 - re-raised below
-                error = error or failure
+            except Exception as failure:  # noqa: BLE001 - raised by raise_failures
+                batch.error = batch.error or failure
                 continue
-            if task.point in lost:
-                continue
-            seconds[task.point] += elapsed
-            if task.blocks is None or task.blocks == FINISH:
-                complete(task.point, value, seconds[task.point])
-                continue
-            partial[task.point][task.blocks[0]] = value
-            outstanding[task.point] -= 1
-            if outstanding[task.point] == 0:
-                # finish as soon as the last block is in: the point is stored sooner
-                tasks.appendleft(Task(task.point, FINISH, 0.0))
+            if batch.accept(task, value, elapsed):
+                finished.append((batch, task.point))
         if broken:
-            recover(broken)
-        submit_more()
-    if error is not None:
-        raise error
-    if lost:
-        raise PointsLost({point_key(points[i]): reason for i, reason in lost.items()})
-    return planned
+            self._recover(broken)
+        self.submit_more(batches)
+        for batch, i in finished:
+            batch.complete_point(i)
+
+    def _recover(self, broken: dict[Future, tuple[_Batch, Task]]) -> None:
+        """A worker died: fail the points whose task it took, run the other tasks again."""
+        for future in wait(self.in_flight).done:
+            batch, task = broken[future] = self.in_flight.pop(future)
+            batch.running -= 1
+        reasons = self.workers.executor.lost(list(broken))
+        for future, (batch, task) in broken.items():
+            if future in reasons:
+                batch.lost[task.point] = reasons[future]
+        for batch, task in broken.values():
+            if task.point not in batch.lost:
+                batch.tasks.appendleft(task)
+        for batch in {id(batch): batch for batch, _ in broken.values()}.values():
+            for task in [t for t in batch.tasks if t.point in batch.lost]:
+                batch.tasks.remove(task)
 
 
 def run_experiment(experiment: Experiment, config: dict, seed: int, processes: int = 1,

@@ -103,6 +103,29 @@ def store_key(identity: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:KEY_DIGITS]
 
 
+@dataclass(frozen=True)
+class EncodedPoint:
+    """A point as the store writes it: its netCDF bytes, and the Dataset those bytes load as
+    (so a point just computed and one read back from the store are the same Dataset)."""
+
+    content: bytes
+    dataset: xr.Dataset
+
+
+def encode_point(key: str, identity: dict[str, Any], dataset: xr.Dataset) -> EncodedPoint:
+    """``dataset`` stamped with its key and identity, as netCDF bytes, and read back.
+
+    Pure and picklable, so the runner calls it in the worker that computed the point: writing
+    and re-reading netCDF was most of the parent's time in a sweep of short points, and the
+    workers waited for it (issue 15). :meth:`ResultStore.write` then only writes the bytes.
+    """
+    dataset = dataset.copy()
+    dataset.attrs["store_key"] = key
+    dataset.attrs["store_identity"] = canonical_json(identity)
+    content = netcdf_bytes(dataset)
+    return EncodedPoint(content, netcdf_loaded(content))
+
+
 @dataclass
 class ResultStore:
     """The stored points of one experiment (module docstring)."""
@@ -209,12 +232,15 @@ class ResultStore:
     def save(self, key: str, identity: dict[str, Any], dataset: xr.Dataset,
              seconds: float) -> xr.Dataset:
         """Store a point atomically, list it in the manifest, and return it as stored."""
+        return self.write(key, identity, encode_point(key, identity, dataset), seconds)
+
+    def write(self, key: str, identity: dict[str, Any], encoded: EncodedPoint,
+              seconds: float) -> xr.Dataset:
+        """:meth:`save` for a point :func:`encode_point` has already encoded (where it was
+        computed); returns it as stored."""
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        dataset = dataset.copy()
-        dataset.attrs["store_key"] = key
-        dataset.attrs["store_identity"] = canonical_json(identity)
-        content = atomic_write(path, netcdf_bytes(dataset))
+        content = atomic_write(path, encoded.content)
         self._record({
             "key": key,
             "file": str(path.relative_to(self.directory)),
@@ -225,7 +251,7 @@ class ResultStore:
             "compute_seconds": round(float(seconds), 3),
             "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
-        return netcdf_loaded(content)
+        return encoded.dataset
 
     def manifest_lock(self) -> FileLock:
         """Held while the manifest is appended to or rewritten."""

@@ -34,10 +34,16 @@ from workbench.experiments.base import Experiment
 from workbench.figure_cache import discard_stale, figures_once
 from workbench.files import WriteFailed, remove_orphaned_temporaries
 from workbench.results import CorruptResult, read_netcdf, write_netcdf
-from workbench.runner import PointsLost, SweepResult, run_sweep
+from workbench.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
 from workbench.store import ResultStore
 
 STORE_DIR = "store"
+SWEEP_MODULES = ("bounds.registry", "workbench.diagnostics", "workbench.studies.gaussian_point",
+                 "distributed")
+"""What the sweeps of the built-in experiments import beyond this module, and the checks too:
+sympy (the bound registry), arviz-stats (run diagnostics), the Gaussian-mean point, and Dask's
+``distributed``, which xarray's netCDF writer imports to ask for the scheduler. The command
+line imports them before a process pool starts (:func:`workbench.executors.open_workers`)."""
 
 
 @dataclass
@@ -115,30 +121,37 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
     """:func:`run_one` with checks (and figures, if asked) for each experiment (its quick
     configuration if asked).
 
-    With worker processes or a cluster, an experiment's combined file, figures and checks are
-    done in a second thread of this process while the next experiment's sweep keeps the
-    workers busy (one sweep at a time, so a lost worker concerns one sweep; one experiment's
-    figures at a time, as matplotlib's pyplot is not thread-safe). In one process the
-    experiments run one after the other: a task limits BLAS to one thread while it runs
+    With worker processes or a cluster, the sweeps overlap (:func:`workbench.runner.run_sweeps`:
+    the next one starts once the last tasks of the one before are handed out), and an
+    experiment's combined file, figures and checks are done in a second thread of this
+    process while the next sweeps keep the workers busy (one experiment's figures at a time,
+    as matplotlib's pyplot is not thread-safe). In one process the experiments run one after
+    the other: a task limits BLAS to one thread while it runs
     (:func:`workbench.pool.one_blas_thread`), which a check running beside it would share.
     """
     log = sys.stderr if log is None else log
+    out = Path(out)
+    remove_orphaned_temporaries(out)
+    configs = [experiment.configure(quick=quick) for experiment in selected]
+    requests = [SweepRequest(experiment, config, seed, ResultStore(out / STORE_DIR,
+                                                                   experiment.name),
+                             recompute=recompute, show_progress=show_progress)
+                for experiment, config in zip(selected, configs, strict=True)]
     finishing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-checks")
     overlap = workers.kind != "serial"
     pending: list[Future] = []
     try:
-        for experiment in selected:
-            config = experiment.configure(quick=quick)
-            try:
-                swept = _sweep(experiment, config, seed, out, workers, recompute=recompute,
-                               show_progress=show_progress)
-            except Exception as error:  # noqa: BLE001 - reported as an error row
-                pending.append(_done(_failed(experiment, config, seed, error, log)))
+        swept = run_sweeps(requests, workers, overlap=overlap)
+        for experiment, config, sweep in zip(selected, configs, swept, strict=True):
+            if isinstance(sweep, Exception):
+                pending.append(_done(_failed(experiment, config, seed, sweep, log)))
                 continue
+            outcome = Outcome(experiment, config, seed, sweep.dataset, sweep,
+                              seconds=sweep.seconds)
             if overlap:
-                pending.append(finishing.submit(_finish_logged, swept, out, figures, log))
+                pending.append(finishing.submit(_finish_logged, outcome, out, figures, log))
             else:
-                pending.append(_done(_finish_logged(swept, out, figures, log)))
+                pending.append(_done(_finish_logged(outcome, out, figures, log)))
         return [future.result() for future in pending]
     finally:
         finishing.shutdown(wait=True, cancel_futures=True)

@@ -4,6 +4,7 @@ The sweep is a small stale-gaussian grid whose larger points split into replicat
 two workers run it, so the executor tests also cover splitting and merging.
 """
 
+import sys
 import time
 
 import numpy as np
@@ -14,7 +15,7 @@ from workbench import experiments, progress
 from workbench.executors import SerialExecutor, open_workers
 from workbench.experiments.stale_gaussian import StaleGaussian
 from workbench.runner import Task, plan_tasks, run_sweep
-from workbench.store import ResultStore, point_identity, store_key
+from workbench.store import ResultStore, encode_point, point_identity, store_key
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 100, "n_replicates": 40,
          "replicate_block": 10, "n_checkpoints": 5, "bound_designs": False}
@@ -243,3 +244,59 @@ def test_manifest_line_cut_short_by_a_crash_is_ignored(tmp_path, experiment, con
     assert sorted(store.manifest()) == keys
     store._record({"key": keys[0], "removed": True})  # the next line starts afresh
     assert sorted(store.manifest()) == keys[1:]
+
+
+def test_a_point_encoded_in_its_worker_is_stored_as_save_stores_it(tmp_path, experiment, config):
+    """The runner has workers encode their points (encode_point) and the parent only write
+    them; the file, its manifest line and the Dataset handed back are those of save."""
+    point = {"staleness": 5}
+    dataset = experiment.run_point(config, point, SEED)
+    identity = point_identity(experiment, config, point, SEED)
+    key = store_key(identity)
+    saved_store = ResultStore(tmp_path / "saved", experiment.name)
+    written_store = ResultStore(tmp_path / "written", experiment.name)
+    saved = saved_store.save(key, identity, dataset, 1.0)
+    with open_workers(processes=2) as workers:
+        encoded = workers.executor.submit(encode_point, key, identity, dataset).result()
+    written = written_store.write(key, identity, encoded, 1.0)
+    assert saved_store.path(key).read_bytes() == written_store.path(key).read_bytes()
+    xr.testing.assert_identical(saved, written)
+    xr.testing.assert_identical(written, written_store.load(key))
+    assert (saved_store.manifest()[key]["sha256"] == written_store.manifest()[key]["sha256"])
+
+
+def _imported(module: str) -> bool:
+    return module in sys.modules
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_pool_workers_start_holding_the_preloaded_modules(preload):
+    module = "wave"  # in the standard library, imported by nothing here
+    sys.modules.pop(module, None)
+    with open_workers(processes=2, preload=(module,) if preload else ()) as workers:
+        held = workers.executor.submit(_imported, module).result()
+    assert held is preload  # False: the negative control, a worker imports only on demand
+
+
+def test_bars_made_hidden_count_and_start_from_their_counts_when_shown(capsys):
+    class Terminal:
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            sys.stderr.write(text)
+
+        def flush(self):
+            pass
+
+    bars = progress.SweepBars("later", 5, 100, 100, enabled=True, stream=Terminal(),
+                              shown=False)
+    bars.points_done(2)
+    bars.point_done("x=3")
+    bars.add_updates(40)
+    assert bars.points is None and capsys.readouterr().err == ""  # nothing drawn yet
+    bars.show()
+    assert bars.points.n == 3 and bars.updates.n == 40
+    bars.point_done()
+    bars.close()
+    assert "4/5" in capsys.readouterr().err

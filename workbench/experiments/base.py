@@ -30,6 +30,8 @@ The protocol, from the runner's side:
 - Progress (optional): code inside a point may call ``workbench.progress.reporter(n)`` to get
   a callback for ``replay(..., progress=)`` that reports replicate-updates to the runner's bar,
   whatever executor the point runs in.
+- ``runs_alone`` (optional): the experiment measures time on this machine, so its sweep runs
+  with no other sweep beside it.
 - Result-store identity: ``point_identity(config, point)`` is the part of the configuration a
   point depends on. By default it is the configuration without the keys the point sets (the
   sweep grid lists), so extending or reordering a grid reuses the points already stored. An
@@ -62,6 +64,10 @@ class Experiment:
     parameters: tuple[Parameter, ...] = ()
     quick: dict[str, Any] = {}
     sweep_dims: tuple[str, ...] = ()
+    runs_alone: bool = False
+    """Its points time themselves on this machine: no other experiment's sweep may run
+    beside it (:func:`workbench.runner.run_sweeps` otherwise starts the next sweep while the
+    last tasks of one still run)."""
 
     def configure(self, overrides: dict[str, Any] | None = None, quick: bool = False) -> dict:
         return resolve(self.parameters, overrides, self.quick if quick else None)

@@ -69,6 +69,7 @@ class RealVsSimulated(Experiment):
     parameters = PARAMETERS
     quick = {"n_updates": 200, "simulated_factor": 5}
     sweep_dims = ("workers",)
+    runs_alone = True  # its real runs time themselves: no other sweep's tasks beside them
 
     def points(self, config):
         return [{}]
