@@ -29,7 +29,9 @@ run, and in one process or spread over many.
 Groups: a large run steps its replicate blocks in groups of about ``GROUP_ELEMENTS`` state
 elements, each group through all updates before the next, so that the arrays of one update
 stay in cache instead of streaming through memory (issue 15); each block keeps its streams, so
-the grouping, like the chunk size, changes no replicate's path.
+the grouping, like the chunk size, changes no replicate's path. Protocol replays
+(:mod:`workbench.protocol_replay`), which pay a Python loop per group, make groups only as
+small as the memory budget requires (:class:`GroupLayout`).
 
 Compiled path: where the sampler and the estimator describe themselves (``kernel_spec()``:
 SGLD, SGHMC; the Gaussian mean, and on sharded schedules its shard-local estimator, D-SGLD's
@@ -41,7 +43,8 @@ Memory: ``memory_budget`` (bytes, default 1 GiB, or what the enclosing
 sets it around every task) bounds what a replay holds at once: its
 results (kept for every replicate: averages at each checkpoint, thinned draws, final
 positions; counted twice, as joining the groups copies them) plus one group's working arrays
-(the chunk's noise, minibatches and positions, the ring buffer). Groups are made smaller
+(the chunk's noise, minibatches and positions, the ring buffer, and the worker states a
+downpour replay keeps between pushes). Groups are made smaller
 until that fits; a run whose results alone, or with a single block, cannot fit is refused
 before it starts, saying how much it needs (:func:`memory_need`).
 
@@ -166,42 +169,34 @@ def replay(
     """
     n_updates = validation.integer("n_updates", n_updates, minimum=1)
     memory_budget = _BUDGET.get() if memory_budget is None else memory_budget
-    protocol = schedule.attrs.get("protocol")
-    if protocol is not None:
-        from workbench.protocol_replay import replay_protocol  # it builds on this module
+    if schedule.attrs.get("protocol") is not None:
+        from workbench.protocol_replay import ProtocolReplayer  # it builds on this module
 
-        return replay_protocol(
-            schedule, sampler, gradient, n_updates=n_updates, n_replicates=n_replicates,
-            initial_position=initial_position, seed=seed, batch_size=batch_size,
-            replacement=replacement, test_functions=test_functions, checkpoints=checkpoints,
-            thin=thin, replicate_block=replicate_block, blocks=blocks,
-            divergence_threshold=divergence_threshold, chunk_size=chunk_size,
-            progress=progress)
-    shards = _ShardDraws.for_schedule(schedule, gradient, n_updates, batch_size, replacement)
-    staleness = schedule.update_staleness(n_updates)  # (L, S)
-    n_servers = staleness.shape[1]
+        replayer = ProtocolReplayer(schedule, sampler, gradient, n_updates, batch_size,
+                                    replacement)
+    else:
+        replayer = _ScheduleReplayer.of(schedule, sampler, gradient, n_updates, batch_size,
+                                        replacement)
     all_blocks = replicate_blocks(n_replicates, replicate_block)
     n_blocks = len(all_blocks)
     selected = list(range(n_blocks)) if blocks is None else list(blocks)
     per_group = _blocks_per_group(
-        memory_budget, selected_rows=sum(len(all_blocks[b]) for b in selected
-                                         if 0 <= b < n_blocks),
-        block_rows=len(all_blocks[0]), n_servers=n_servers, dim=gradient.dim,
-        n_updates=n_updates, batch_size=batch_size, tau_max=int(staleness.max()),
-        test_functions=test_functions, checkpoints=checkpoints, thin=thin,
-        chunk_size=chunk_size)
+        memory_budget, replayer.layout, selected_blocks=len(selected),
+        selected_rows=sum(len(all_blocks[b]) for b in selected if 0 <= b < n_blocks),
+        block_rows=len(all_blocks[0]), dim=gradient.dim, n_updates=n_updates,
+        batch_size=batch_size, test_functions=test_functions, checkpoints=checkpoints,
+        thin=thin, chunk_size=chunk_size)
     groups = [selected[i:i + per_group] for i in range(0, len(selected), per_group)]
     options = dict(n_replicates=n_replicates, seed=seed, batch_size=batch_size,
-                   replacement=replacement, test_functions=test_functions,
-                   checkpoints=checkpoints, thin=thin, replicate_block=replicate_block,
-                   divergence_threshold=divergence_threshold, chunk_size=chunk_size)
+                   test_functions=test_functions, checkpoints=checkpoints, thin=thin,
+                   replicate_block=replicate_block, divergence_threshold=divergence_threshold,
+                   chunk_size=chunk_size)
     start = np.asarray(initial_position, dtype=float)
     rows = np.cumsum([0] + [len(all_blocks[b]) if 0 <= b < n_blocks else 0 for b in selected])
     per_replicate = start.ndim == 3 and start.shape[0] > 1
     if len(groups) <= 1 or (per_replicate and start.shape[0] != rows[-1]):
         # one group; or starting positions that do not fit, which build() reports
-        return _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_position,
-                              blocks=blocks, progress=progress, **options)
+        return replayer.run(initial_position, blocks=blocks, progress=progress, **options)
     # Blocks draw from their own streams, so a group of blocks run on its own gives its
     # replicates exactly as the whole run would (module docstring, *Randomness*).
     parts, first = [], 0
@@ -209,12 +204,63 @@ def replay(
     for group in groups:
         last = first + len(group)
         group_start = start[rows[first]:rows[last]] if per_replicate else start
-        parts.append(_replay_blocks(staleness, shards, sampler, gradient, n_updates,
-                                    group_start, blocks=group,
-                                    progress=scaled.for_rows(rows[last] - rows[first]),
-                                    **options))
+        parts.append(replayer.run(group_start, blocks=group,
+                                  progress=scaled.for_rows(rows[last] - rows[first]),
+                                  **options))
         first = last
     return _joined(parts)
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """What sizing a replay's replicate groups takes beyond the run's options (module
+    docstring, *Groups* and *Memory*).
+
+    n_servers: servers (or chains) stepped side by side within a replicate.
+    tau_max: the longest staleness: the ring buffer holds ``tau_max + 1`` versions.
+    steps_per_update: gradient evaluations (each with its noise and minibatch) per recorded
+        update: the downpour period π, else 1.
+    held_states: position-sized arrays a replicate holds beside the ring (downpour's worker
+        states, kept between their pushes).
+    cache_sized: groups of about GROUP_ELEMENTS, to keep one update's arrays in cache (the
+        vectorised and compiled paths); False for replays that pay a Python loop per group
+        (the protocols), which take groups as large as the budget allows.
+    """
+
+    n_servers: int
+    tau_max: int
+    steps_per_update: int = 1
+    held_states: int = 0
+    cache_sized: bool = True
+
+
+@dataclass(frozen=True)
+class _ScheduleReplayer:
+    """The plain replay of a schedule, one group of replicate blocks at a time."""
+
+    staleness: np.ndarray  # (update, server)
+    shards: _ShardDraws | None
+    sampler: Sampler
+    gradient: object
+    n_updates: int
+    replacement: bool
+
+    @classmethod
+    def of(cls, schedule: Schedule, sampler: Sampler, gradient, n_updates: int,
+           batch_size: int, replacement: bool) -> _ScheduleReplayer:
+        shards = _ShardDraws.for_schedule(schedule, gradient, n_updates, batch_size,
+                                          replacement)
+        return cls(schedule.update_staleness(n_updates), shards, sampler, gradient, n_updates,
+                   replacement)
+
+    @property
+    def layout(self) -> GroupLayout:
+        return GroupLayout(self.staleness.shape[1], int(self.staleness.max()))
+
+    def run(self, initial_position, *, blocks, progress, **options) -> Replay:
+        return _replay_blocks(self.staleness, self.shards, self.sampler, self.gradient,
+                              self.n_updates, initial_position, replacement=self.replacement,
+                              blocks=blocks, progress=progress, **options)
 
 
 def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_position, *,
@@ -300,31 +346,36 @@ def _replay_blocks(staleness, shards, sampler, gradient, n_updates, initial_posi
     return accumulator.result(np.array(sampler.position(state)))
 
 
-def memory_need(rows: int, group_rows: int, *, n_servers: int, dim: int, n_updates: int,
-                batch_size: int, tau_max: int, test_functions: Sequence[TestFunction],
+def memory_need(rows: int, group_rows: int, layout: GroupLayout, *, dim: int, n_updates: int,
+                batch_size: int, test_functions: Sequence[TestFunction],
                 checkpoints: Sequence[int] | None, thin: int,
                 chunk_size: int | None) -> tuple[int, int]:
     """(results, working) bytes of a replay of ``rows`` replicates stepped ``group_rows`` at
-    a time (module docstring, *Memory*): results for all rows, working arrays for one group."""
+    a time (module docstring, *Memory*): results for all rows; for one group, a chunk's noise,
+    minibatches and positions, the ring buffer and the states held beside it."""
+    n_servers, steps = layout.n_servers, layout.steps_per_update
     widths = sum(int(np.shape(f(np.zeros((1, 1, dim))))[-1]) for f in test_functions)
     n_checkpoints = 1 if checkpoints is None else len(np.unique(np.asarray(checkpoints)))
     n_draws = n_updates // thin if thin else 0
     per_row = n_servers * (n_checkpoints * widths + n_draws * dim + dim + 1)
     results = 2 * 8 * rows * per_row
     elements = group_rows * n_servers * dim
-    chunk = chunk_size or _default_chunk(group_rows, n_servers, dim, batch_size)
-    working = 8 * elements * (chunk * (batch_size + 3) + tau_max + 2)
+    chunk = chunk_size or _default_chunk(group_rows, n_servers, dim, batch_size, steps)
+    evaluations = chunk * steps * (batch_size + 2)  # noise and minibatch of each evaluation
+    working = 8 * elements * (evaluations + chunk + layout.tau_max + 2 + layout.held_states)
     return results, working
 
 
-def _blocks_per_group(budget: int, *, selected_rows: int, block_rows: int, n_servers: int,
-                      dim: int, **sizes) -> int:
-    """The most blocks a group may hold within GROUP_ELEMENTS and the memory budget."""
+def _blocks_per_group(budget: int, layout: GroupLayout, *, selected_blocks: int,
+                      selected_rows: int, block_rows: int, dim: int, **sizes) -> int:
+    """The most blocks a group may hold within the memory budget (and GROUP_ELEMENTS, where
+    the layout is cache-sized)."""
     budget = validation.integer("memory_budget", budget, minimum=1)
-    per_group = max(1, GROUP_ELEMENTS // (block_rows * n_servers * dim))
+    per_group = max(1, (GROUP_ELEMENTS // (block_rows * layout.n_servers * dim)
+                        if layout.cache_sized else selected_blocks))
     while True:
-        results, working = memory_need(selected_rows, per_group * block_rows,
-                                       n_servers=n_servers, dim=dim, **sizes)
+        results, working = memory_need(selected_rows, per_group * block_rows, layout,
+                                       dim=dim, **sizes)
         if results + working <= budget or per_group == 1:
             break
         per_group = max(1, per_group // 2)

@@ -2,9 +2,12 @@
 
 Called by :func:`workbench.engine.replay` when a schedule names its protocol
 (``attrs["protocol"]``, see :mod:`simulators.schedule`); the arguments, the randomness (seed-tree
-streams per replicate block, drawn DRAW_STEPS gradient evaluations at a time) and the output are
-those of the plain replay, with :class:`workbench.engine.ReplaySetup` and
-:class:`workbench.engine.Accumulator` shared.
+streams per replicate block, drawn DRAW_STEPS gradient evaluations at a time), the memory budget
+and the output are those of the plain replay, with :class:`workbench.engine.ReplaySetup` and
+:class:`workbench.engine.Accumulator` shared. Under the budget, replicate blocks are replayed in
+groups as large as it allows (each group pays the Python loop over the pushes once), with the
+worker states downpour keeps between pushes counted; a run that cannot fit is refused before it
+starts (issue 15).
 
 Downpour (seed 003 Algorithm 1). The recorded samples are the master's versions θ_1..θ_L, one per
 applied push. Push l comes from worker w_l, which pulled master version r_l = l - τ_l; the
@@ -31,101 +34,127 @@ of Appendix B (equal step sizes) is their mean.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import numpy as np
 
 from simulators import validation
 from simulators.schedule import COUPLING, Schedule
-from simulators.seeding import SeedLike
-from workbench.engine import Replay, ReplaySetup
+from workbench.engine import GroupLayout, Replay, ReplaySetup
 from workbench.minibatch import check_batch
 from workbench.samplers.base import Sampler
-from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 
 PROTOCOLS = ("downpour", "elastic")
 
 
-def replay_protocol(
-    schedule: Schedule,
-    sampler: Sampler,
-    gradient,
-    *,
-    n_updates: int,
-    n_replicates: int,
-    initial_position,
-    seed: SeedLike,
-    batch_size: int,
-    replacement: bool = True,
-    test_functions: Sequence[TestFunction] = (THETA, THETA_SQUARED),
-    checkpoints: Sequence[int] | None = None,
-    thin: int = 0,
-    replicate_block: int = 50,
-    blocks: Sequence[int] | None = None,
-    divergence_threshold: float = 1e100,
-    chunk_size: int | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Replay:
-    """Replay the first ``n_updates`` updates of a downpour or elastic schedule (module
-    docstring); arguments as :func:`workbench.engine.replay`."""
-    protocol = validation.one_of("protocol", schedule.attrs.get("protocol"), PROTOCOLS)
-    period = validation.integer("period", schedule.attrs.get("period"), minimum=1)
-    if schedule.n_events and schedule.shard.max() > 0:
-        raise validation.InvalidParameter("shard", int(schedule.shard.max()),
-                                          "protocol schedules replay a single shard (0)")
-    check_batch(gradient.n_data, batch_size, replacement)
-    n_servers = schedule.n_servers
-    if protocol == "downpour" and n_servers != 1:
-        raise validation.InvalidParameter("n_servers", n_servers,
-                                          "must be 1 for the downpour protocol (one master)")
-    run = ReplaySetup.build(
-        n_updates, n_servers, gradient, n_replicates=n_replicates,
-        initial_position=initial_position, seed=seed, batch_size=batch_size,
-        test_functions=test_functions, checkpoints=checkpoints, thin=thin,
-        replicate_block=replicate_block, blocks=blocks,
-        divergence_threshold=divergence_threshold, chunk_size=chunk_size,
-        steps_per_update=period if protocol == "downpour" else 1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if protocol == "downpour":
-            return _downpour(schedule, sampler, gradient, run, period, replacement, progress)
-        strength = validation.probability("coupling_strength",
-                                          schedule.attrs.get("coupling_strength"))
-        return _elastic(schedule, sampler, gradient, run, strength, replacement, progress)
+class ProtocolReplayer:
+    """The replay of a downpour or elastic schedule (module docstring), one group of replicate
+    blocks at a time: :func:`workbench.engine.replay` validates the run, sizes the groups
+    within its memory budget and joins them. Replicates are independent under both protocols
+    (a replicate's master, workers, chains and centre are its own), so groups change nothing."""
+
+    def __init__(self, schedule: Schedule, sampler: Sampler, gradient, n_updates: int,
+                 batch_size: int, replacement: bool):
+        self.protocol = validation.one_of("protocol", schedule.attrs.get("protocol"),
+                                          PROTOCOLS)
+        if schedule.n_events and schedule.shard.max() > 0:
+            raise validation.InvalidParameter("shard", int(schedule.shard.max()),
+                                              "protocol schedules replay a single shard (0)")
+        check_batch(gradient.n_data, batch_size, replacement)
+        self.sampler, self.gradient, self.replacement = sampler, gradient, replacement
+        self.n_updates = n_updates
+        self.period = validation.integer("period", schedule.attrs.get("period"), minimum=1)
+        n_servers = schedule.n_servers
+        if self.protocol == "downpour":
+            if n_servers != 1:
+                raise validation.InvalidParameter(
+                    "n_servers", n_servers, "must be 1 for the downpour protocol (one master)")
+            self.staleness = schedule.update_staleness(n_updates)[:, 0].tolist()
+            self.workers = schedule.update_column("worker", n_updates)[:, 0].tolist()
+            self.layout = GroupLayout(
+                1, max(self.staleness), steps_per_update=self.period,
+                held_states=len(set(self.workers)) * _state_size(sampler, gradient.dim),
+                cache_sized=False)
+        else:
+            self.strength = validation.probability("coupling_strength",
+                                                   schedule.attrs.get("coupling_strength"))
+            if schedule.update_staleness(n_updates).max() > 0:
+                raise validation.InvalidParameter("staleness", "> 0",
+                                                  "elastic chains use fresh local gradients")
+            self.coupled = coupling_steps(schedule, n_updates)
+            self.layout = GroupLayout(n_servers, 0, held_states=1, cache_sized=False)
+
+    def run(self, initial_position, *, blocks, progress, **options) -> Replay:
+        """The replay of ``blocks`` (the arguments of :func:`workbench.engine.replay`)."""
+        run = ReplaySetup.build(self.n_updates, self.layout.n_servers, self.gradient,
+                                initial_position=initial_position, blocks=blocks,
+                                steps_per_update=self.layout.steps_per_update, **options)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.protocol == "downpour":
+                return self._downpour(run, progress)
+            return self._elastic(run, progress)
+
+    def _downpour(self, run: ReplaySetup, progress) -> Replay:
+        n_updates, period, staleness, workers = (run.n_updates, self.period, self.staleness,
+                                                 self.workers)
+        sampler, gradient, replacement = self.sampler, self.gradient, self.replacement
+        initial = sampler.init(run.start)
+        master = sampler.position(initial).copy()
+        ring_size = max(staleness) + 1
+        ring = np.empty((ring_size,) + master.shape)
+        ring[:] = master
+        worker_states: dict[int, object] = {}
+        accumulator = run.accumulator()
+        step, point, position = sampler.step, sampler.gradient_point, sampler.position
+        for first in range(0, n_updates, run.chunk_size):
+            length = min(run.chunk_size, n_updates - first)
+            noise, minibatches = run.draw(first * period, length * period, gradient, replacement)
+            positions = np.empty((length,) + master.shape)
+            for i in range(length):
+                push = first + i
+                worker = workers[push]
+                local = worker_states.get(worker, initial)
+                local = local._replace(position=ring[(push - staleness[push]) % ring_size].copy())
+                for j in range(i * period, (i + 1) * period):
+                    move = gradient(point(local), minibatches[j])
+                    master = position(step(local._replace(position=master), move, noise[j]))
+                    local = step(local, move, noise[j])
+                worker_states[worker] = local
+                positions[i] = master
+                ring[(push + 1) % ring_size] = master
+            accumulator.add(positions, first)
+            if progress is not None:
+                progress(length)
+        return accumulator.result(master.copy())
+
+    def _elastic(self, run: ReplaySetup, progress) -> Replay:
+        n_updates, strength, coupled = run.n_updates, self.strength, self.coupled
+        sampler, gradient, replacement = self.sampler, self.gradient, self.replacement
+        state = sampler.init(run.start)
+        centre = run.start.mean(axis=1)
+        accumulator = run.accumulator()
+        step, point, position = sampler.step, sampler.gradient_point, sampler.position
+        shape = run.start.shape
+        for first in range(0, n_updates, run.chunk_size):
+            length = min(run.chunk_size, n_updates - first)
+            noise, minibatches = run.draw(first, length, gradient, replacement)
+            positions = np.empty((length,) + shape)
+            for j in range(length):
+                state = step(state, gradient(point(state), minibatches[j]), noise[j])
+                positions[j] = position(state)
+                for chain in coupled.get(first + j + 1, ()):
+                    chains = state.position
+                    pull = strength * (chains[:, chain] - centre)
+                    chains[:, chain] = chains[:, chain] - pull
+                    centre = centre + pull
+            accumulator.add(positions, first)
+            if progress is not None:
+                progress(length)
+        return accumulator.result(np.array(position(state)))
 
 
-def _downpour(schedule: Schedule, sampler: Sampler, gradient, run: ReplaySetup, period: int,
-              replacement: bool, progress) -> Replay:
-    n_updates = run.n_updates
-    staleness = schedule.update_staleness(n_updates)[:, 0].tolist()
-    workers = schedule.update_column("worker", n_updates)[:, 0].tolist()
-    initial = sampler.init(run.start)
-    master = sampler.position(initial).copy()
-    ring_size = max(staleness) + 1
-    ring = np.empty((ring_size,) + master.shape)
-    ring[:] = master
-    worker_states: dict[int, object] = {}
-    accumulator = run.accumulator()
-    step, point, position = sampler.step, sampler.gradient_point, sampler.position
-    for first in range(0, n_updates, run.chunk_size):
-        length = min(run.chunk_size, n_updates - first)
-        noise, minibatches = run.draw(first * period, length * period, gradient, replacement)
-        positions = np.empty((length,) + master.shape)
-        for i in range(length):
-            push = first + i
-            worker = workers[push]
-            local = worker_states.get(worker, initial)
-            local = local._replace(position=ring[(push - staleness[push]) % ring_size].copy())
-            for j in range(i * period, (i + 1) * period):
-                move = gradient(point(local), minibatches[j])
-                master = position(step(local._replace(position=master), move, noise[j]))
-                local = step(local, move, noise[j])
-            worker_states[worker] = local
-            positions[i] = master
-            ring[(push + 1) % ring_size] = master
-        accumulator.add(positions, first)
-        if progress is not None:
-            progress(length)
-    return accumulator.result(master.copy())
+def _state_size(sampler: Sampler, dim: int) -> int:
+    """Position-sized arrays in a sampler's state (pSGLD's second moment, a momentum, ...)."""
+    state = sampler.init(np.zeros((1, 1, dim)))
+    return max(1, sum(np.size(part) for part in state if isinstance(part, np.ndarray)) // dim)
 
 
 def coupling_steps(schedule: Schedule, n_updates: int) -> dict[int, list[int]]:
@@ -145,33 +174,3 @@ def coupling_steps(schedule: Schedule, n_updates: int) -> dict[int, list[int]]:
         if step < n_updates:
             coupled.setdefault(step, []).append(chain)
     return coupled
-
-
-def _elastic(schedule: Schedule, sampler: Sampler, gradient, run: ReplaySetup, strength: float,
-             replacement: bool, progress) -> Replay:
-    n_updates = run.n_updates
-    if schedule.update_staleness(n_updates).max() > 0:
-        raise validation.InvalidParameter("staleness", "> 0",
-                                          "elastic chains use fresh local gradients")
-    coupled = coupling_steps(schedule, n_updates)
-    state = sampler.init(run.start)
-    centre = run.start.mean(axis=1)
-    accumulator = run.accumulator()
-    step, point, position = sampler.step, sampler.gradient_point, sampler.position
-    shape = run.start.shape
-    for first in range(0, n_updates, run.chunk_size):
-        length = min(run.chunk_size, n_updates - first)
-        noise, minibatches = run.draw(first, length, gradient, replacement)
-        positions = np.empty((length,) + shape)
-        for j in range(length):
-            state = step(state, gradient(point(state), minibatches[j]), noise[j])
-            positions[j] = position(state)
-            for chain in coupled.get(first + j + 1, ()):
-                chains = state.position
-                pull = strength * (chains[:, chain] - centre)
-                chains[:, chain] = chains[:, chain] - pull
-                centre = centre + pull
-        accumulator.add(positions, first)
-        if progress is not None:
-            progress(length)
-    return accumulator.result(np.array(position(state)))
