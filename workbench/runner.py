@@ -8,8 +8,8 @@ pool and a Dask cluster give identical Datasets. The runner
    points are loaded, corrupt ones reported, moved aside and recomputed;
 2. plans tasks for the rest: with several workers, points whose replicates run in
    independently seeded blocks are split into groups of consecutive blocks, only as much as
-   balancing the workers requires (:func:`plan_tasks`); tasks are submitted largest first
-   (longest-processing-time order), a bounded number at a time;
+   balancing the workers requires; tasks are submitted largest first (longest-processing-time
+   order), a bounded number at a time (:mod:`workbench.sweep_tasks`);
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
    is in, stores each point the moment it is complete (the worker that computed it also
    encodes it as netCDF, :func:`workbench.store.encode_point`; the parent writes the bytes,
@@ -29,62 +29,29 @@ the next sweep's tasks start as soon as the ones before have handed out all thei
 
 from __future__ import annotations
 
-import heapq
-import math
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
 
 import xarray as xr
 from filelock import FileLock
 
 from simulators import validation
 from workbench import progress
-from workbench.engine import replay_memory_budget
 from workbench.executors import Workers, open_workers
 from workbench.experiments.base import Experiment, point_key
-from workbench.pool import one_blas_thread
 from workbench.results import with_provenance
-from workbench.store import (
-    CorruptPoint,
-    EncodedPoint,
-    ResultStore,
-    encode_point,
-    point_identity,
-    store_key,
-)
+from workbench.store import CorruptPoint, EncodedPoint, ResultStore, point_identity, store_key
+from workbench.sweep_tasks import PointsLost, TaskBatch, TaskLoop
+
+__all__ = ["MAX_SEED", "PointsLost", "SweepRequest", "SweepResult", "run_experiment",
+           "run_sweep", "run_sweeps"]
 
 MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
-BALANCE_TOLERANCE = 0.1
-SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
-IN_FLIGHT_PER_WORKER = 2
 STORE_ATTRS = ("store_key", "store_identity")
-FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
-
-
-class PointsLost(Exception):
-    """Points whose worker process died while computing them (the others were stored)."""
-
-    def __init__(self, reasons: dict[str, str]):
-        self.reasons = reasons
-        listed = "; ".join(f"{point}: {reason}" for point, reason in reasons.items())
-        super().__init__(f"{len(reasons)} point(s) failed because {listed}; the other points "
-                         "are stored, and a rerun computes only the failed ones")
-
-
-@dataclass(frozen=True)
-class Task:
-    """One unit of work: a whole point (``blocks`` None) or some of its replicate blocks."""
-
-    point: int
-    blocks: tuple[int, ...] | None
-    cost: float
 
 
 @dataclass
@@ -107,84 +74,6 @@ class SweepResult:
             parts.append(f"{len(self.split)} split into replicate blocks")
         n = len(self.loaded) + len(self.computed)
         return f"{n} points ({', '.join(parts)}; {self.tasks} tasks) in {self.seconds:.1f} s"
-
-
-def plan_tasks(costs: list[float], blocks: list[int], n_workers: int) -> list[Task]:
-    """Tasks for points with the given costs and block counts, largest first.
-
-    Splitting a point costs something (each task pays the engine's per-update overhead once,
-    and the point needs a finishing task), so points are split only as much as balance
-    requires: the coarsest of ever finer block groupings whose longest-processing-time
-    schedule on ``n_workers`` comes within ``BALANCE_TOLERANCE`` of a perfect share.
-    """
-    whole = [Task(i, None, cost) for i, cost in enumerate(costs)]
-    if n_workers <= 1:
-        return sorted(whole, key=lambda task: -task.cost)
-    share = sum(costs) / n_workers
-    tasks = whole
-    for pieces_per_worker in SPLIT_LEVELS:
-        if _makespan(tasks, n_workers) <= (1 + BALANCE_TOLERANCE) * share:
-            break
-        tasks = _split(costs, blocks, share / pieces_per_worker)
-    return sorted(tasks, key=lambda task: -task.cost)
-
-
-def _split(costs: list[float], blocks: list[int], target: float) -> list[Task]:
-    """Every point cut into groups of consecutive blocks costing about ``target`` or more."""
-    tasks = []
-    for i, (cost, n_blocks) in enumerate(zip(costs, blocks, strict=True)):
-        group = max(1, math.ceil(target / (cost / n_blocks))) if cost > 0 else n_blocks
-        if n_blocks <= 1 or group >= n_blocks:
-            tasks.append(Task(i, None, cost))
-            continue
-        for start in range(0, n_blocks, group):
-            chunk = tuple(range(start, min(start + group, n_blocks)))
-            tasks.append(Task(i, chunk, cost * len(chunk) / n_blocks))
-    return tasks
-
-
-def _makespan(tasks: list[Task], n_workers: int) -> float:
-    """Finishing time of the longest-processing-time-first schedule of ``tasks``."""
-    loads = [0.0] * n_workers
-    for task in sorted(tasks, key=lambda task: -task.cost):
-        heapq.heapreplace(loads, loads[0] + task.cost)
-    return max(loads)
-
-
-def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
-              blocks: tuple[int, ...] | None, sink,
-              memory_budget: int | None = None,
-              stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
-    """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
-    returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
-    identity. The seconds returned are the computation's, encoding left out."""
-    start = time.perf_counter()
-    with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget):
-        if blocks is None:
-            result = experiment.run_point(config, point, seed)
-        else:
-            result = experiment.run_blocks(config, point, seed, list(blocks))
-    seconds = time.perf_counter() - start
-    return (result if blocks is not None else _stored_form(result, stored_as)), seconds
-
-
-def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
-                 raws: list[xr.Dataset],
-                 memory_budget: int | None = None,
-                 stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
-    """Merge a split point's blocks and finish it; encoded as :func:`_run_task` says."""
-    start = time.perf_counter()
-    with one_blas_thread(), replay_memory_budget(memory_budget):
-        raw = experiment.merge_blocks(config, point, raws)
-        finished = experiment.finish_point(config, point, seed, raw)
-    seconds = time.perf_counter() - start
-    return _stored_form(finished, stored_as), seconds
-
-
-def _stored_form(dataset: xr.Dataset, stored_as: tuple[str, dict] | None):
-    """The finished point as the parent saves it: encoded here, in the worker, when there is a
-    store (:func:`workbench.store.encode_point`), else the Dataset itself."""
-    return dataset if stored_as is None else encode_point(*stored_as, dataset)
 
 
 @dataclass(frozen=True)
@@ -238,7 +127,7 @@ def run_sweeps(requests: Iterable[SweepRequest], workers: Workers, *,
         beside it. Each sweep's points, store entries and Dataset are its own, so the results
         are those of one sweep after the other; only the oldest sweep draws its bars.
     """
-    loop = _TaskLoop(workers)
+    loop = TaskLoop(workers)
     pending = iter(requests)
     upcoming = next(pending, None)
     active: deque[_Sweep] = deque()  # started and not yet yielded, oldest first
@@ -276,7 +165,7 @@ def _may_start(request: SweepRequest, active: deque[_Sweep], overlap: bool) -> b
 
 class _Sweep:
     """One experiment's sweep while it runs: its points looked up in the store and claimed
-    (module docstring, step 1), the :class:`_Batch` of those it computes, the points another
+    (module docstring, step 1), the :class:`TaskBatch` of those it computes, the points another
     process computes (step 4) and the combined result (step 5). A sweep that cannot start
     keeps the error, which :meth:`finish` returns."""
 
@@ -285,7 +174,7 @@ class _Sweep:
         self.alone = request.experiment.runs_alone
         self.started = time.perf_counter()
         self.stack = ExitStack()
-        self.batch: _Batch | None = None
+        self.batch: TaskBatch | None = None
         self.error: Exception | None = None
         self.claims: dict[int, FileLock] = {}
         self.bars = progress.SweepBars(request.experiment.name, 0, 0, 0, enabled=False,
@@ -341,11 +230,11 @@ class _Sweep:
                                              if self.bars.tracks_updates else nullcontext(None))
         self.batch = self._batch(todo, workers)
 
-    def _batch(self, indices: list[int], workers: Workers) -> _Batch:
+    def _batch(self, indices: list[int], workers: Workers) -> TaskBatch:
         request = self.request
         stored_as = (None if request.store is None
                      else list(zip(self.keys, self.identities, strict=True)))
-        return _Batch(request.experiment, request.config, self.seed, self.points, indices,
+        return TaskBatch(request.experiment, request.config, self.seed, self.points, indices,
                       workers.n_workers, self.sink, self._complete, stored_as)
 
     def _load_stored(self, indices: list[int]) -> None:
@@ -418,7 +307,7 @@ class _Sweep:
         report.seconds = time.perf_counter() - self.started
         return report
 
-    def _account(self, batch: _Batch) -> None:
+    def _account(self, batch: TaskBatch) -> None:
         batch.raise_failures()
         self.report.tasks += len(batch.planned)
         self.report.split += [self.points[i] for i in sorted({t.point for t in batch.planned
@@ -435,7 +324,7 @@ class _Sweep:
             self._load_stored([i])
             if self.results[i] is None:  # that process stopped before storing it
                 batch = self._batch([i], workers)
-                _TaskLoop(workers).run(batch)
+                TaskLoop(workers).run(batch)
                 self._account(batch)
             else:
                 self._release(i)
@@ -455,148 +344,6 @@ class _Sweep:
                      f"saved in {store.directory}")
         print(f"workbench: {name} interrupted; {saved}; a rerun resumes from there",
               file=sys.stderr)
-
-
-class _Batch:
-    """Tasks for some points of one sweep, and what came back of them (module docstring,
-    steps 2 and 3). ``complete(i, finished, seconds)`` is called for each point once it is
-    done: ``finished`` is the point's Dataset, or with ``stored_as`` (every point's store key
-    and identity) the :class:`~workbench.store.EncodedPoint` its worker made of it."""
-
-    def __init__(self, experiment: Experiment, config: dict, seed: int, points: list[dict],
-                 todo: list[int], n_workers: int, sink,
-                 complete: Callable[[int, Any, float], None],
-                 stored_as: list[tuple[str, dict]] | None):
-        self.experiment, self.config, self.seed, self.points = experiment, config, seed, points
-        self.sink, self.complete, self.stored_as = sink, complete, stored_as
-        blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
-        costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
-        self.planned = [Task(todo[t.point], t.blocks, t.cost)
-                        for t in plan_tasks(costs, blocks, n_workers)]
-        self.tasks = deque(self.planned)
-        self.outstanding = {i: sum(1 for t in self.tasks if t.point == i) for i in todo}
-        self.partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
-        self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
-        self.finished: dict[int, Any] = {}
-        self.running = 0
-        self.error: BaseException | None = None
-        self.lost: dict[int, str] = {}
-
-    @property
-    def queued(self) -> bool:
-        """Tasks wait to be submitted (none after an error)."""
-        return bool(self.tasks) and self.error is None
-
-    @property
-    def done(self) -> bool:
-        return not self.queued and self.running == 0
-
-    def submit(self, task: Task, workers: Workers):
-        stored = None if self.stored_as is None else self.stored_as[task.point]
-        point = self.points[task.point]
-        if task.blocks == FINISH:
-            raws = [self.partial[task.point][b] for b in sorted(self.partial[task.point])]
-            return workers.executor.submit(_finish_task, self.experiment, self.config, point,
-                                           self.seed, raws, workers.memory_budget, stored)
-        return workers.executor.submit(_run_task, self.experiment, self.config, point,
-                                       self.seed, task.blocks, self.sink,
-                                       workers.memory_budget, stored)
-
-    def accept(self, task: Task, value, elapsed: float) -> bool:
-        """Take a task's result; whether its point is now finished."""
-        if task.point in self.lost:
-            return False
-        self.seconds[task.point] += elapsed
-        if task.blocks is None or task.blocks == FINISH:
-            self.finished[task.point] = value
-            return True
-        self.partial[task.point][task.blocks[0]] = value
-        self.outstanding[task.point] -= 1
-        if self.outstanding[task.point] == 0:
-            # finish as soon as the last block is in: the point is stored sooner
-            self.tasks.appendleft(Task(task.point, FINISH, 0.0))
-        return False
-
-    def complete_point(self, i: int) -> None:
-        try:
-            self.complete(i, self.finished.pop(i), self.seconds[i])
-        except Exception as error:  # noqa: BLE001 - raised by raise_failures
-            self.error = self.error or error
-
-    def raise_failures(self) -> None:
-        if self.error is not None:
-            raise self.error
-        if self.lost:
-            raise PointsLost({point_key(self.points[i]): reason
-                              for i, reason in self.lost.items()})
-
-
-class _TaskLoop:
-    """Tasks of one or more batches on one executor, a bounded number in flight: each batch's
-    in its order, the first batch's before the next one's."""
-
-    def __init__(self, workers: Workers):
-        self.workers = workers
-        self.in_flight: dict[Future, tuple[_Batch, Task]] = {}
-        self.limit = (1 if workers.kind == "serial"
-                      else max(1, workers.n_workers * IN_FLIGHT_PER_WORKER))
-
-    def submit_more(self, batches: list[_Batch]) -> None:
-        for batch in batches:
-            while batch.queued and len(self.in_flight) < self.limit:
-                task = batch.tasks.popleft()
-                self.in_flight[batch.submit(task, self.workers)] = (batch, task)
-                batch.running += 1
-
-    def run(self, batch: _Batch) -> None:
-        """One batch, until all its tasks are back."""
-        self.submit_more([batch])
-        while self.in_flight:
-            self.step([batch])
-
-    def step(self, batches: list[_Batch]) -> None:
-        """Wait for some task to end and take what ended; the workers are given their next
-        tasks before finished points are completed, so they do not wait while the parent
-        writes a point."""
-        done, _ = wait(self.in_flight, return_when=FIRST_COMPLETED)
-        broken: dict[Future, tuple[_Batch, Task]] = {}
-        finished = []
-        for future in done:
-            batch, task = self.in_flight.pop(future)
-            batch.running -= 1
-            try:
-                value, elapsed = future.result()
-            except CancelledError:
-                continue
-            except BrokenProcessPool:
-                broken[future] = (batch, task)
-                continue
-            except Exception as failure:  # noqa: BLE001 - raised by raise_failures
-                batch.error = batch.error or failure
-                continue
-            if batch.accept(task, value, elapsed):
-                finished.append((batch, task.point))
-        if broken:
-            self._recover(broken)
-        self.submit_more(batches)
-        for batch, i in finished:
-            batch.complete_point(i)
-
-    def _recover(self, broken: dict[Future, tuple[_Batch, Task]]) -> None:
-        """A worker died: fail the points whose task it took, run the other tasks again."""
-        for future in wait(self.in_flight).done:
-            batch, task = broken[future] = self.in_flight.pop(future)
-            batch.running -= 1
-        reasons = self.workers.executor.lost(list(broken))
-        for future, (batch, task) in broken.items():
-            if future in reasons:
-                batch.lost[task.point] = reasons[future]
-        for batch, task in broken.values():
-            if task.point not in batch.lost:
-                batch.tasks.appendleft(task)
-        for batch in {id(batch): batch for batch, _ in broken.values()}.values():
-            for task in [t for t in batch.tasks if t.point in batch.lost]:
-                batch.tasks.remove(task)
 
 
 def run_experiment(experiment: Experiment, config: dict, seed: int, processes: int = 1,

@@ -6,7 +6,7 @@ import signal
 import pytest
 import xarray as xr
 
-from workbench import runner
+from workbench import sweep_tasks
 from workbench.results import array_checksum, read_netcdf
 from workbench.store import ResultStore
 
@@ -18,7 +18,7 @@ def _kill_myself(*args, **kwargs):
 
 
 def _before_any_point():
-    runner._run_task = _kill_myself
+    sweep_tasks._run_task = _kill_myself
 
 
 def _after_saving(n):

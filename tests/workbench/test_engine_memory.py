@@ -103,7 +103,7 @@ def test_the_budget_is_validated(wide_model):
 
 
 def test_the_enclosing_budget_is_the_default_and_an_explicit_one_wins(wide_model):
-    # what `--memory-budget` sets around every task (workbench.runner._run_task)
+    # what `--memory-budget` sets around every task (workbench.sweep_tasks._run_task)
     with engine.replay_memory_budget(8 * MIB), pytest.raises(InvalidParameter) as error:
         _peak(wide_model)
     assert "MiB of results for 2000 replicates" in str(error.value)
