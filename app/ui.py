@@ -21,8 +21,8 @@ import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from simulators.validation import InvalidParameter  # noqa: E402
-from workbench.cli_dashboard import RESULTS_ENV  # noqa: E402
-from workbench.files import WriteFailed  # noqa: E402
+from workbench.cli.dashboard import RESULTS_ENV  # noqa: E402
+from workbench.store.atomic import WriteFailed  # noqa: E402
 
 DEFAULT_RESULTS = Path("results")
 DPI = 110  # Streamlit's default 200 doubles the rendering time for no visible gain here
@@ -51,7 +51,7 @@ def quick_run(label: str, start) -> object:
     """Run ``start(progress)`` (a :func:`workbench.explore.results_browser.run_quick` call
     taking the progress callback) under a progress bar over sweep points, say what it wrote
     and how its verdicts came out, and return its ``QuickRun``."""
-    from workbench.suite import verdict_counts
+    from workbench.run.main_job import verdict_counts
 
     bar = st.progress(0.0, text=f"{label} --quick: starting")
 
@@ -141,7 +141,7 @@ def verdict_table(rows: list) -> None:
 def verdicts_with_counts(found: list) -> None:
     """How many verdicts hold, are violated, are inconclusive, then their table."""
     from workbench.explore import results_browser
-    from workbench.suite import verdict_counts
+    from workbench.run.main_job import verdict_counts
 
     counts = verdict_counts(found)
     st.markdown(f"**{counts['holds']} holds, {counts['violated']} violated, "

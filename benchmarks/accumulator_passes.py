@@ -4,7 +4,7 @@ Three parts, each timed in one run against the module as it was at ``--before`` 
 9aaf845, loaded from git), interleaved repeat by repeat, with the ratio and whether the results
 are bit-identical:
 
-- ``Accumulator.add`` (:mod:`workbench.running_sums`) over a whole replay in fsgld-gaussian's
+- ``Accumulator.add`` (:mod:`workbench.engine.running_sums`) over a whole replay in fsgld-gaussian's
   quick shape: 12,000 updates of 3 replicates x 20 chains, d = 2, chunks of 2,688 updates,
   20 log-spaced checkpoints, with the D-SGLD test functions θ and θθᵀ and with θ and θ²;
 - ``THETA_OUTER`` alone on one such chunk;
@@ -24,9 +24,10 @@ import numpy as np
 from simulator_throughput import identical, module_at
 
 from simulators.federated import FederatedRounds
-from workbench.engine import Accumulator, log_checkpoints
-from workbench.experiments.distributed.windows import THETA_OUTER
-from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
+from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
+from workbench.engine.replay import log_checkpoints
+from workbench.engine.replay_setup import Accumulator
+from workbench.systems.distributed.windows import THETA_OUTER
 
 BEFORE = "9aaf845"  # the last commit with the cumsum accumulator and the per-chain simulator
 N_UPDATES, SHAPE, CHUNK = 12_000, (3, 20, 2), 2_688
@@ -67,8 +68,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--before", default=BEFORE)
     args = parser.parse_args()
-    old_engine = module_at(args.before, "workbench/engine.py")
-    old_windows = module_at(args.before, "workbench/experiments/distributed/windows.py")
+    old_engine = module_at(args.before, "workbench/engine/replay.py")
+    old_windows = module_at(args.before, "workbench/systems/distributed/windows.py")
     old_federated = module_at(args.before, "simulators/federated.py")
     if not (old_engine and old_windows and old_federated):
         raise SystemExit(f"cannot load the modules at {args.before} from git")

@@ -10,8 +10,8 @@ ratios baseline/current. Issue 15's target is a median under 0.5 s for ``--help`
 ``list``; ``show`` and argument errors should answer as fast.
 The machine is shared: the load average at the start is printed.
 
-Where the time goes: ``python -X importtime -c "import workbench.cli"`` or ``python -X
-importtime -m workbench.cli show NAME``.
+Where the time goes: ``python -X importtime -c "import workbench.cli.main"`` or ``python -X
+importtime -m workbench.cli.main show NAME``.
 
 Run from the repository root: ``python benchmarks/cli_startup.py [--baseline main]
 [--rounds 10]``.
@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = (("--help",), ("list",), ("show", "no-such-experiment"), ("show", "dsgld-imbalance"),
             ("show", "stale-gaussian"), ("run", "dsgld-imbalance", "--set", "burn_in=-1"))
-RUN = "import sys; from workbench.cli import main; sys.exit(main(sys.argv[1:]))"
+RUN = "import sys; from workbench.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _unpack(revision: str, directory: Path) -> None:

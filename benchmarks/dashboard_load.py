@@ -68,7 +68,7 @@ def dashboard(tree: Path | None, results: Path, log: Path):
     if tree is not None:
         environment["PYTHONPATH"] = os.pathsep.join(
             [str(tree), *filter(None, [environment.get("PYTHONPATH")])])
-    return serve([sys.executable, "-m", "workbench.cli", "dashboard", "--results",
+    return serve([sys.executable, "-m", "workbench.cli.main", "dashboard", "--results",
                   str(results)], "--port", environment, log)
 
 
@@ -93,7 +93,7 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-        subprocess.run([sys.executable, "-m", "workbench.cli", "run", "stale-gaussian",
+        subprocess.run([sys.executable, "-m", "workbench.cli.main", "run", "stale-gaussian",
                         "--out", str(results), "--quiet"], check=True, capture_output=True)
         hello = scratch / "hello.py"
         hello.write_text('import streamlit as st\nst.title("Hello")\nst.write("hello world")\n')

@@ -1,4 +1,4 @@
-"""Cost of the run diagnostics (issue 14 item 5): :func:`workbench.diagnostics.diagnose_draws`
+"""Cost of the run diagnostics (issue 14 item 5): :func:`workbench.stats.diagnostics.diagnose_draws`
 (ESS bulk and tail, split R-hat, MCSE by arviz-stats; the IMQ KSD per replicate) on draws of the
 shapes the experiments' default configurations keep, beside the time of the replay that made
 them. Prints one row per shape: the seconds of the diagnostics (best of ``REPEATS``) and of the
@@ -14,10 +14,11 @@ which the compiled loops replace) against the model as it is. Rows: old and new 
 (best of ``REPEATS``, old and new interleaved) and old/new. BLAS runs on one thread, as in the
 pool workers.
 
-Last, the KSD of every replicate at once (:func:`workbench.diagnostics.kernel_stein_discrepancies`,
-the Gram matrix's upper triangle in one compiled pass per block of replicates) against the
-per-replicate computation it replaced (``imq_stein_kernel`` and numpy's ``mean``, one replicate
-at a time, as ``diagnose`` did); the tests compare both with the plain numpy formula bit for bit.
+Last, the KSD of every replicate at once
+(:func:`workbench.stats.diagnostics.kernel_stein_discrepancies`, the Gram matrix's upper triangle in
+one compiled pass per block of replicates) against the per-replicate computation it replaced
+(``imq_stein_kernel`` and numpy's ``mean``, one replicate at a time, as ``diagnose`` did); the tests
+compare both with the plain numpy formula bit for bit.
 
     python benchmarks/diagnostics_cost.py
 """
@@ -34,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simulators.static import constant_staleness  # noqa: E402
 from tests.workbench.models.numpy_convolution import NumpyNetwork  # noqa: E402
 from tests.workbench.test_diagnostics import straightforward_stein_kernel  # noqa: E402
-from workbench.diagnostics import DIAGNOSTIC_DRAWS, diagnose_draws  # noqa: E402
-from workbench.engine import replay  # noqa: E402
+from workbench.core.phi import THETA, THETA_SQUARED  # noqa: E402
+from workbench.engine.replay import replay  # noqa: E402
 from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
 from workbench.samplers import SGLD  # noqa: E402
-from workbench.test_functions import THETA, THETA_SQUARED  # noqa: E402
+from workbench.stats.diagnostics import DIAGNOSTIC_DRAWS, diagnose_draws  # noqa: E402
 
 REPEATS = 3
 SHAPES = [  # label, replicates, servers (chains per replicate), dimension, updates
@@ -107,9 +108,9 @@ def old_and_new(old, new) -> tuple[float, float]:
 
 
 def compiled_against_numpy() -> None:
-    from workbench.diagnostics import imq_stein_kernel
-    from workbench.experiments.asynchronous.models import network_model
     from workbench.experiments.stale_nn_workers import StaleNnWorkers
+    from workbench.stats.diagnostics import imq_stein_kernel
+    from workbench.systems.asynchronous.models import network_model
 
     rng = np.random.default_rng(1)
     print(f"\n{'compiled vs numpy':<32} {'shape':<22} {'old ms':>9} {'new ms':>9} "
@@ -136,7 +137,7 @@ def compiled_against_numpy() -> None:
 
 
 def batched_against_per_replicate() -> None:
-    from workbench.diagnostics import imq_stein_kernel, kernel_stein_discrepancies
+    from workbench.stats.diagnostics import imq_stein_kernel, kernel_stein_discrepancies
 
     rng = np.random.default_rng(2)
     print(f"\n{'KSD of every replicate':<32} {'shape (R, n, d)':<22} {'per-rep ms':>10} "
@@ -157,7 +158,7 @@ def batched_against_per_replicate() -> None:
 
 
 if __name__ == "__main__":
-    from workbench.pool import one_blas_thread
+    from workbench.run.pool import one_blas_thread
 
     with one_blas_thread():
         main()

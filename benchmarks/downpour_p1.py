@@ -1,7 +1,7 @@
 """What the synchronous (P = 1) runs of ``downpour-period``'s logistic half measure.
 
 With one worker, downpour with period π (seed 003 Algorithm 1) is plain SGLD run for π·L local
-steps whose master versions are every π-th local state (:mod:`workbench.protocol_replay`: local
+steps whose master versions are every π-th local state (:mod:`workbench.engine.protocols`: local
 step j of push l draws gradient evaluation lπ + j), so φ̂_L(π) averages the held-out log-loss
 over a π-times longer stretch of one SGLD trajectory started at the Laplace approximation.
 This script measures, on the experiment's own model, data, starts, reference posterior, step h
@@ -46,15 +46,15 @@ import numpy as np
 from bounds.verdict import z_for_family
 from simulators.seeding import derive
 from workbench import experiments
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.experiments.downpour_period.logistic import (
     TEST_FUNCTION,
     laplace_approximation,
     logistic_setup,
 )
-from workbench.experiments.protocols.run import make_protocol
 from workbench.reference import combined_error, reference_value
 from workbench.samplers.sgld import SGLD
+from workbench.systems.protocols.run import make_protocol
 
 NAME = "downpour-period"
 #: comparisons judged at z*: (a)'s paired difference, and against the reference: (b) minibatch,

@@ -4,7 +4,7 @@ Workload (issue 15's table): the Gaussian mean with N = 1000 points, minibatch 1
 replacement, stale SGLD with constant staleness τ = 10, (d, R) in {1, 10, 100} × {200,
 10000}. Printed per (d, R), in million replicate-steps per second:
 
-- grouped: ``workbench.engine.replay`` as it is (replicate blocks stepped in groups of about
+- grouped: ``workbench.engine.replay.replay`` as it is (replicate blocks stepped in groups of about
   ``GROUP_ELEMENTS`` state elements);
 - one group: the same call with every block in one group (``GROUP_ELEMENTS`` raised above
   R·d), i.e. the engine before issue 15;
@@ -34,7 +34,7 @@ from engine_throughput import N_DATA, Rounds, _step_size, naive_workload  # noqa
 
 from simulators.seeding import generator  # noqa: E402
 from simulators.static import constant_staleness  # noqa: E402
-from workbench import engine  # noqa: E402
+from workbench.engine import replay as engine  # noqa: E402
 from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
 from workbench.samplers import SGLD  # noqa: E402
 

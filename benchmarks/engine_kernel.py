@@ -6,7 +6,8 @@ Printed per (d, R), in million replicate-steps per second (medians over ``--roun
 interleaved rounds; each ratio is the median of the per-round ratios, so a slow phase of the
 shared machine hits numerator and denominator alike; the load average is printed):
 
-- engine: ``workbench.engine.replay`` as it is (compiled path, test-function sums of θ and θ²);
+- engine: ``workbench.engine.replay.replay`` as it is (compiled path, test-function sums of θ and
+  θ²);
 - compiled: the limit, a single-threaded numba kernel written only for this measurement: the
   same ring buffer of τ + 1 versions and minibatch gather, each replicate through all updates,
   θ and θ² summed in place, its random numbers drawn inside the kernel (the fastest
@@ -41,7 +42,7 @@ from engine_throughput import Rounds, _step_size, blackjax_workload  # noqa: E40
 
 from simulators.seeding import generator  # noqa: E402
 from simulators.static import constant_staleness  # noqa: E402
-from workbench import engine  # noqa: E402
+from workbench.engine import replay as engine  # noqa: E402
 from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
 from workbench.samplers import SGLD  # noqa: E402
 

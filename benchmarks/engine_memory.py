@@ -8,7 +8,7 @@ N = 1000 points, stale SGLD τ = 10, minibatch 10, ``--updates`` updates, averag
 one checkpoint. A run that the budget refuses says so (it needs more for its results alone).
 ``--protocol downpour`` replays a downpour schedule instead (seed 003: 4 workers, period π = 4,
 so 4 gradient evaluations per update and each worker's state kept between its pushes), which
-the budget bounds in the same way (:mod:`workbench.protocol_replay`).
+the budget bounds in the same way (:mod:`workbench.engine.protocols`).
 
 Run from the repository root:
 ``python benchmarks/engine_memory.py [--updates 128] [--protocol downpour]``.
@@ -30,7 +30,8 @@ import numpy as np
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
-from workbench import engine
+from workbench.engine import replay as engine
+from workbench.engine import replay_setup
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.samplers import SGLD
 replicates, dim, updates, mode = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -46,7 +47,7 @@ before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 outcome = "ran"
 if mode == "one group":
     engine.GROUP_ELEMENTS = 1 << 62
-budget = 1 << 50 if mode == "one group" else engine.MEMORY_BUDGET
+budget = 1 << 50 if mode == "one group" else replay_setup.MEMORY_BUDGET
 if mode != "baseline":
     try:
         engine.replay(schedule, SGLD(1e-5), gradient, n_updates=updates,

@@ -3,7 +3,7 @@
 Workload (issues 2 and 5): the Gaussian mean with N = 1000 points, d = 1, 10 and 100,
 minibatch 10 with replacement, 200 replicates, constant staleness τ = 10. Printed for each d:
 
-- engine: replicate-steps per second of ``workbench.engine.replay`` (test-function averages
+- engine: replicate-steps per second of ``workbench.engine.replay.replay`` (test-function averages
   of θ and θ² at the final step included);
 - random-number limit: the rate at which numpy alone draws the same Gaussian and minibatch
   random numbers (the practical ceiling for this workload); target engine/limit >= 50 % at
@@ -34,7 +34,7 @@ import numpy as np
 
 from simulators.seeding import generator
 from simulators.static import constant_staleness
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.samplers import SGLD
 

@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from workbench.experiments import get
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
 
 NAME = "stale-gaussian"
 QUANTITIES = ("bias", "mse", "variance")

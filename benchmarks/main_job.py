@@ -40,7 +40,7 @@ def _run(out: str, processes: int, figures: bool = False,
          numba_cache: str | None = None) -> tuple[float, float, str, str]:
     """Wall and CPU seconds of one main job (CPU: it and every process it waited for);
     ``numba_cache``: a directory for numba's cache instead of the package's own."""
-    command = [sys.executable, "-m", "workbench.cli", "check", "--all", "--quick", "--quiet",
+    command = [sys.executable, "-m", "workbench.cli.main", "check", "--all", "--quick", "--quiet",
                "--processes", str(processes), "--out", out, *(["--figures"] if figures else [])]
     env = {**os.environ, **({"NUMBA_CACHE_DIR": numba_cache} if numba_cache else {})}
     cpu = _children_cpu()

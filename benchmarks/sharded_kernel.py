@@ -4,11 +4,11 @@ Workload (issue 15, item 1; the shape of dsgld-imbalance and fsgld-gaussian): th
 in d = 2 on 20 shards of 500 and 1500 points (N = 20,000), 20 traveling chains with
 trajectories of 70 updates on the small shards and 10 on the large ones (random hops), SGLD,
 R = 3 replicates, minibatches with replacement of n = 10 and n = 300. Estimators: D-SGLD
-(:class:`~workbench.shard_gradients.ShardScaled`) and FSGLD
-(:class:`~workbench.shard_gradients.Conducive` with the analytic, diagonal surrogates).
+(:class:`~workbench.gradients.sharded.ShardScaled`) and FSGLD
+(:class:`~workbench.gradients.sharded.Conducive` with the analytic, diagonal surrogates).
 
 Printed per (estimator, n), in million chain-steps per second (replicate × chain × update):
-``workbench.engine.replay`` with ``engine_kernel.ENABLED`` on and off, medians over
+``workbench.engine.replay.replay`` with ``engine_kernel.ENABLED`` on and off, medians over
 ``--rounds`` interleaved rounds, and the median per-round ratio. Both paths give the same bits
 (tests/workbench/test_engine_kernel.py); numba's compilation is excluded (one warm-up run).
 
@@ -17,7 +17,7 @@ d = 2, one traveling chain a worker (trajectories of 10, random-permutation roun
 coupled in groups of R = 1, 5 and 20 (:class:`~workbench.samplers.coupled.CoupledSGLD`, which
 the kernel does not run: its group mean is numpy's BLAS matmul), R = 4 replicates, n = 100
 with replacement. Printed per R: the generic path with the compiled shard minibatch means
-(``ShardLocalGradient.prepare``, :func:`workbench.engine_kernel.shard_batch_means`) against the
+(``ShardLocalGradient.prepare``, :func:`workbench.engine.compiled.shard_batch_means`) against the
 same replay with the numpy preparation they replaced (``batch_means`` of the gathered global
 rows), the same bits, and the median per-round ratio.
 
@@ -39,13 +39,15 @@ from engine_throughput import Rounds  # noqa: E402
 
 from simulators.seeding import generator  # noqa: E402
 from simulators.traveling_chains import TravelingChains  # noqa: E402
-from workbench import engine, engine_kernel, surrogates  # noqa: E402
-from workbench.minibatch import batch_means  # noqa: E402
+from workbench.engine import compiled as engine_kernel
+from workbench.engine import replay as engine  # noqa: E402
+from workbench.gradients import surrogates
+from workbench.gradients.minibatch import batch_means  # noqa: E402
+from workbench.gradients.sharded import Conducive, ShardBatches, ShardScaled  # noqa: E402
 from workbench.models.gaussian import GaussianMeanModel  # noqa: E402
 from workbench.models.sharded_gaussian import ShardedGaussianMean, ShardLocalGradient  # noqa: E402
 from workbench.samplers import SGLD  # noqa: E402
 from workbench.samplers.coupled import CoupledSGLD  # noqa: E402
-from workbench.shard_gradients import Conducive, ShardBatches, ShardScaled  # noqa: E402
 
 SHARD_SIZES = (500,) * 10 + (1500,) * 10
 TRAJECTORIES = (70,) * 10 + (10,) * 10
@@ -115,7 +117,7 @@ def main() -> None:
 
 def _numpy_prepare(gradient, indices, shards, frequencies):
     """What ``ShardLocalGradient.prepare`` computed before issue 15: the global rows, gathered,
-    and their means by :func:`~workbench.minibatch.batch_means` (the same bits)."""
+    and their means by :func:`~workbench.gradients.minibatch.batch_means` (the same bits)."""
     rows = gradient._offsets[shards][..., None] + indices
     return ShardBatches(shards, frequencies, batch_means(gradient._data, rows))
 

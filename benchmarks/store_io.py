@@ -4,8 +4,8 @@ Issue 15 found 9-28 % of the main job in writing each point with h5netcdf and re
 Both engines write the same netCDF-4 (HDF5) format; this measures them on a dataset shaped like
 a store point (about 40 small variables over sweep, test-function, checkpoint and replicate
 dims, a string coordinate, string and numeric attributes), in memory as the store does
-(:func:`workbench.files.netcdf_bytes`), and checks that every round trip is exact. h5netcdf is
-not a dependency of the workbench: ``pip install h5netcdf`` to include it.
+(:func:`workbench.store.atomic.netcdf_bytes`), and checks that every round trip is exact. h5netcdf
+is not a dependency of the workbench: ``pip install h5netcdf`` to include it.
 
 Run: ``python benchmarks/store_io.py [--rounds 5] [--points 30]``.
 """
@@ -25,7 +25,7 @@ import xarray as xr
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_throughput import Rounds  # noqa: E402
 
-from workbench.files import netcdf_bytes, netcdf_loaded  # noqa: E402
+from workbench.store.atomic import netcdf_bytes, netcdf_loaded  # noqa: E402
 
 
 def point_like(rng: np.random.Generator, n_variables: int = 40) -> xr.Dataset:

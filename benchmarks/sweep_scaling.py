@@ -1,7 +1,7 @@
 """Sweep scaling: the ``stale-gaussian`` sweep in one process and in a pool of two.
 
 The default configuration (6 staleness values, 200 replicates, L = 1000·τ) is run through
-``workbench.runner.run_sweep`` without a result store, so every point is computed. Serial and
+``workbench.run.runner.run_sweep`` without a result store, so every point is computed. Serial and
 pooled runs are interleaved round by round; the speed-up is the median of the per-round ratios
 (this machine is shared and noisy). The pool is opened inside the timed region, as a user's
 ``workbench run`` would. Target on 2 cores: >= 1.7x.
@@ -22,8 +22,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from workbench import experiments
-from workbench.executors import open_workers
-from workbench.runner import run_sweep
+from workbench.run.executors import open_workers
+from workbench.run.runner import run_sweep
 
 
 def timed_sweep(experiment, config, processes: int) -> tuple[float, str]:

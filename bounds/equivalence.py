@@ -1,5 +1,5 @@
 """Three-way decisions with a stated margin: what ``holds``, ``violated`` and ``inconclusive``
-mean for every comparison check (DESIGN.md, "What a verdict means").
+mean for every comparison check (docs/verdicts.md).
 
 A check compares a measured quantity with a theoretical one through a *difference* d on a
 stated scale (absolute, log-ratio, slope units...) with Monte Carlo standard error σ, and a

@@ -17,7 +17,7 @@ error of a weighted fit is reported beside it, with a 95% percentile interval. R
 with a non-finite value at some x (diverged chains) are left out, and counted.
 
 A comparison target with its own error (a reference posterior's estimate in place of an exact
-value, DESIGN.md "Checks") enters through ``target_error``: at each x, the statistic's
+value, docs/verdicts.md) enters through ``target_error``: at each x, the statistic's
 derivative with respect to the target times the target's standard error (signed). The target
 is one estimate shared by every x, so its error moves all the statistics together: each
 resample adds ε·target_error with one ε ~ N(0, 1) per resample (a parametric bootstrap of the

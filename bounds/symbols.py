@@ -2,10 +2,10 @@
 
 A symbol's *name* is the workbench's name for the quantity (``step_size``, ``n_iterations``,
 ``staleness``), so the keyword that evaluates a bound is the same as the config key and the
-xarray dim (DESIGN.md conventions). Its *display* (``h``, ``L``, ``τ``) is how the papers write
-it; a record may override the display where a paper uses another letter (seed 002 writes the
-number of iterations T). The sympy assumptions (positive, integer, non-negative) are what the
-symbolic operations of :mod:`bounds.symbolic` reason with, e.g. ∂MSE/∂τ ≥ 0 because τ ≥ 0.
+xarray dim (the naming convention of docs/architecture.md). Its *display* (``h``, ``L``, ``τ``) is
+how the papers write it; a record may override the display where a paper uses another letter (seed
+002 writes the number of iterations T). The sympy assumptions (positive, integer, non-negative) are
+what the symbolic operations of :mod:`bounds.symbolic` reason with, e.g. ∂MSE/∂τ ≥ 0 because τ ≥ 0.
 
 ``samples`` are a few admissible values used to test numeric evaluation against ``evalf``.
 """

@@ -1,4 +1,5 @@
-"""A check's outcome: never a bare boolean, always a verdict with its evidence (DESIGN.md)."""
+"""A check's outcome: never a bare boolean, always a verdict with its evidence
+(docs/verdicts.md)."""
 
 from __future__ import annotations
 

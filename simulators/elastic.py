@@ -7,7 +7,7 @@ arrival order: for each, with strength α (``coupling_strength``),
     δ = α (θ^(p) - θ̃),   θ^(p) ← θ^(p) - δ,   θ̃ ← θ̃ + δ
 
 (the asynchronous elastic-averaging update of Zhang, Choromanska & LeCun 2015; the numerics are
-in :mod:`workbench.protocol_replay`). α = 0 leaves P independent chains; α = 1 is the case of
+in :mod:`workbench.engine.protocols`). α = 0 leaves P independent chains; α = 1 is the case of
 seed 003 Appendix B. The estimate is the average over chains of each chain's sample average
 (Appendix B with equal step sizes, S_L^(p) all equal).
 

@@ -32,7 +32,7 @@ Event kinds (:data:`EVENT_KINDS`):
 
 Schedules of the downpour and elastic protocols name their protocol in ``attrs["protocol"]``
 (with its ``period`` and, for elastic, ``coupling_strength``); the engine replays them with
-:mod:`workbench.protocol_replay`.
+:mod:`workbench.engine.protocols`.
 
 A schedule depends only on the system and its seed, never on parameter values: the engine
 replays it over any number of replicates. It round-trips through an xarray Dataset (and so

@@ -19,9 +19,9 @@ import xarray as xr
 
 import workbench
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
-from workbench.config import to_toml
-from workbench.files import atomic_write
-from workbench.suite import Outcome, verdict_counts
+from workbench.core.parameters import to_toml
+from workbench.run.main_job import Outcome, verdict_counts
+from workbench.store.atomic import atomic_write
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; color: #222;

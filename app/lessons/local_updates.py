@@ -5,8 +5,8 @@ import numpy as np
 import streamlit as st
 
 from app import ui
-from workbench.experiments.distributed import plots
 from workbench.explore.lessons import local_updates as lesson_b
+from workbench.systems.distributed import plots
 
 COLOURS = {"dsgld": "tab:orange", "fsgld": "tab:blue"}
 LABELS = {"dsgld": "DSGLD", "fsgld": "FSGLD"}

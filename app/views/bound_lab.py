@@ -7,7 +7,7 @@ import streamlit as st
 from app import ui
 from bounds.parse import BoundSyntaxError
 from workbench.explore import bound_lab, results_browser
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
 
 
 @st.cache_resource(show_spinner="Analysing the bound…", max_entries=32)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import ui
 from workbench import experiments
-from workbench.cli import DEFAULT_SEED
+from workbench.cli.main import DEFAULT_SEED
 from workbench.explore import results_browser
 
 st.title("Experiment browser")

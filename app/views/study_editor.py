@@ -5,7 +5,7 @@ version with a progress bar, see its verdicts, figures and diagnostics
 import streamlit as st
 
 from app import ui
-from workbench.cli import DEFAULT_SEED
+from workbench.cli.main import DEFAULT_SEED
 from workbench.explore import results_browser, study_editor
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment

@@ -32,7 +32,8 @@ from bounds.symbols import (
     step_size,
 )
 
-SOURCE = "seed 001 (Chen et al. 2016, 001_0919f40a269a9e4f.txt)"
+SOURCE = ("seed 001: Chen, Ding, Li, Zhang & Carin, Stochastic Gradient MCMC with Stale "
+          "Gradients, NIPS 2016")
 L, h, tau, K, M = n_iterations, step_size, staleness, integrator_order, staleness_constant
 S, P = n_servers, n_workers
 

@@ -37,7 +37,8 @@ from bounds.symbols import (
     surrogate_error_sq,
 )
 
-SOURCE = "seed 002 (el Mekkaoui et al. 2021, 002_b94499f227c11999.txt)"
+SOURCE = ("seed 002: el Mekkaoui, Mesquita, Blomstedt & Kaski, Federated Stochastic Gradient "
+          "Langevin Dynamics, UAI 2021")
 T, h, m = n_iterations, step_size_wt, batch_size
 DISPLAY = {n_iterations: ("T", "T"), step_size_wt: ("h", "h"), batch_size: ("m", "m")}
 

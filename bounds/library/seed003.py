@@ -42,7 +42,8 @@ from bounds.symbols import (
     worker_step_sum,
 )
 
-SOURCE = "seed 003 (Li et al. 2019, supplement, 003_401f5a7c0659c1b6.txt)"
+SOURCE = ("seed 003: Li, Chen, Pu, Henao & Carin, Communication-Efficient Stochastic Gradient "
+          "MCMC for Neural Networks, AAAI 2019 (supplement)")
 L, h, P = n_iterations, step_size, n_workers
 DISPLAY = {step_l: ("ε", r"\epsilon")}
 

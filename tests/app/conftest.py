@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 import app
-from workbench.cli import DEFAULT_SEED, main
+from workbench.cli.main import DEFAULT_SEED, main
 
 ENTRY = Path(app.__file__).parent / "dashboard.py"
 

@@ -78,7 +78,7 @@ def server(default_results, tmp_path_factory):
     log = tmp_path_factory.mktemp("server") / "dashboard.log"
     with open(log, "w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port),
+            [sys.executable, "-m", "workbench.cli.main", "dashboard", "--port", str(port),
              "--results", str(default_results)],
             stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from app import warm
 from app.pages import scripts
+from app.serve import streamlit_arguments, streamlit_options
 from app.ui import RESULTS_ENV
-from workbench.cli_dashboard import streamlit_arguments, streamlit_options
 
 PAGE = """
     from pathlib import Path

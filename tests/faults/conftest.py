@@ -1,7 +1,7 @@
 """Fault injection: runs of ``workbench`` in forked children that are killed, limited, starved.
 
 A child is this test process forked (no second import of the workbench: a run costs about a
-second), running :func:`workbench.cli.main` with its stdout and stderr in a file; a fault is
+second), running :func:`workbench.cli.main.main` with its stdout and stderr in a file; a fault is
 injected by patching the child only (``before``) or by signalling it from here. Every run is
 the small stale-gaussian sweep ``QUICK`` (three points), one process unless a test asks for a
 pool.
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench import cli
-from workbench.results import read_netcdf
+from workbench.cli import main as cli
+from workbench.store.netcdf import read_netcdf
 
 QUICK = ["--quick", "--quiet", "--seed", "5", "--set", "staleness=[1,2,3]",
          "--set", "bound_designs=false", "--set", "base_iterations=50",

@@ -1,11 +1,11 @@
 """No traceback on any input: generated argument lists and ``--set`` values are accepted up to
 where a run would start, or refused with exit status 2 and a message.
 
-:func:`workbench.cli.run_command` (what starts the work) is replaced by a stub that records
-the checked arguments, so everything before it — argparse, :func:`workbench.cli.check_arguments`
-with the experiment's configuration, the seed, the executor options, the --out probe — runs
-for real. The runs are derandomized (the same examples on every run) and write under a
-temporary working directory; generated paths contain no ``/``.
+:func:`workbench.cli.main.run_command` (what starts the work) is replaced by a stub that records
+the checked arguments, so everything before it — argparse,
+:func:`workbench.cli.main.check_arguments` with the experiment's configuration, the seed, the
+executor options, the --out probe — runs for real. The runs are derandomized (the same examples on
+every run) and write under a temporary working directory; generated paths contain no ``/``.
 """
 
 import string
@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench import cli, experiments
-from workbench.config import to_toml
+from workbench import experiments
+from workbench.cli import main as cli
+from workbench.core.parameters import to_toml
 
 EXAMPLES = 500
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,

@@ -6,10 +6,10 @@ import time
 import pytest
 import xarray as xr
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.explore import results_browser
-from workbench.results import CorruptResult, read_netcdf
-from workbench.store import ResultStore
+from workbench.store.netcdf import CorruptResult, read_netcdf
+from workbench.store.result_store import ResultStore
 
 from .conftest import N_POINTS, QUICK
 
@@ -130,7 +130,7 @@ def test_ctrl_c_inside_a_netcdf_call_is_delivered_after_it():
     hung in close(); the interrupt now waits for the call to finish, then arrives as usual."""
     import signal
 
-    from workbench.files import interrupt_deferred, netcdf_bytes, netcdf_loaded
+    from workbench.store.atomic import interrupt_deferred, netcdf_bytes, netcdf_loaded
 
     dataset = xr.Dataset({"x": ("i", [1.0, 2.0])})
     finished = []

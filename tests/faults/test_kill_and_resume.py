@@ -6,9 +6,9 @@ import signal
 import pytest
 import xarray as xr
 
-from workbench import sweep_tasks
-from workbench.results import array_checksum, read_netcdf
-from workbench.store import ResultStore
+from workbench.run import sweep_tasks
+from workbench.store.netcdf import array_checksum, read_netcdf
+from workbench.store.result_store import ResultStore
 
 from .conftest import N_POINTS, QUICK, run, temporaries
 

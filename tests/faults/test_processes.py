@@ -9,10 +9,10 @@ from collections import Counter
 import psutil
 import xarray as xr
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.experiments.stale_gaussian import StaleGaussian
-from workbench.results import read_netcdf
-from workbench.store import ResultStore
+from workbench.store.netcdf import read_netcdf
+from workbench.store.result_store import ResultStore
 
 from .conftest import N_POINTS, QUICK, start, temporaries
 

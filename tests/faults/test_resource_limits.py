@@ -9,10 +9,10 @@ import subprocess
 import pytest
 import xarray as xr
 
-from workbench import runner
-from workbench.cli import main
-from workbench.results import read_netcdf
-from workbench.store import ResultStore
+from workbench.cli.main import main
+from workbench.run import runner
+from workbench.store.netcdf import read_netcdf
+from workbench.store.result_store import ResultStore
 
 from .conftest import QUICK, run, temporaries
 
@@ -72,7 +72,7 @@ def no_work(monkeypatch):
         raise AssertionError("a sweep started")
 
     monkeypatch.setattr(runner, "run_sweep", refuse)
-    monkeypatch.setattr("workbench.suite.run_sweep", refuse)
+    monkeypatch.setattr("workbench.run.main_job.run_sweep", refuse)
 
 
 def test_out_under_a_file_is_refused_before_any_work(tmp_path, no_work, capsys):

@@ -195,11 +195,11 @@ def test_distributed_schedules_round_trip_through_netcdf_and_replay_identically(
 
     from simulators.federated import FederatedRounds
     from simulators.seeding import generator
-    from workbench.engine import replay
+    from workbench.engine.replay import replay
+    from workbench.gradients.sharded import ShardScaled
     from workbench.models.gaussian import GaussianMeanModel
     from workbench.models.sharded_gaussian import ShardedGaussianMean
     from workbench.samplers import SGLD
-    from workbench.shard_gradients import ShardScaled
 
     timing = WorkerTiming(LatencyModel("exponential", 1.0))
     sharded = ShardedGaussianMean(GaussianMeanModel.generate(generator(1), 60, 2),

@@ -15,8 +15,9 @@ import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
-from workbench import cli, experiments
-from workbench.runner import run_experiment
+from workbench import experiments
+from workbench.cli import main as cli
+from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.study import load, loads

@@ -9,12 +9,12 @@ import pytest
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.experiments.asynchronous.speedup import fitted_bend, speedup_verdicts
-from workbench.experiments.asynchronous.system import predicted_time_speedup, saturation_workers
 from workbench.experiments.multi_server.checks import multi_server_checks
 from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
 from workbench.explore.results_browser import diagnostics_rows
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
+from workbench.systems.asynchronous.speedup import fitted_bend, speedup_verdicts
+from workbench.systems.asynchronous.system import predicted_time_speedup, saturation_workers
 
 LOGISTIC = {"n_train": 400, "n_test": 200, "n_test_points": 50, "n_evaluations": 20,
             "n_checkpoints": 5}
@@ -201,7 +201,7 @@ def test_pooled_variance_without_the_1_over_s_is_violated(datasets):
 
 def test_libsvm_pair_by_path(tmp_path):
     """``--set data=PATH`` reads PATH and PATH.t (seed 001's a9a, a9a.t) into the model."""
-    from workbench.experiments.asynchronous.models import logistic_model
+    from workbench.systems.asynchronous.models import logistic_model
 
     rng = np.random.default_rng(0)
     for path, rows in ((tmp_path / "pair", 30), (tmp_path / "pair.t", 12)):

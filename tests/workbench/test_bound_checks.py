@@ -26,8 +26,7 @@ from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import derive, generator
 from workbench import experiments
-from workbench.engine import replay
-from workbench.estimators import summarize
+from workbench.engine.replay import replay
 from workbench.experiments.stale_gaussian.bound_checks import (
     calibration_mask,
     envelope_data,
@@ -35,8 +34,9 @@ from workbench.experiments.stale_gaussian.bound_checks import (
     grid_values,
     squared_errors,
 )
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
 from workbench.samplers import SGLD
+from workbench.stats.estimators import summarize
 
 FAMILY_RATE = 1e-3  # probability that a correct claim fails one of these checks
 # Chains start at θ₀ = 0, next to the posterior mean, so the MSE is the sampler's own error

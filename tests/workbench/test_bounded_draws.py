@@ -1,12 +1,13 @@
-"""Per-element bounded integers drawn exactly as numpy draws them (workbench.bounded_draws)."""
+"""Per-element bounded integers drawn exactly as numpy draws them
+(workbench.gradients.bounded_draws)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from workbench.bounded_draws import bounded_integers
-from workbench.minibatch import draw_indices
+from workbench.gradients.bounded_draws import bounded_integers
+from workbench.gradients.minibatch import draw_indices
 
 
 def _bounds(rng, kind):
@@ -61,7 +62,7 @@ def test_unequal_shard_minibatches_are_the_per_element_draws():
 def test_one_bound_for_all_draws_numpy_s_integers_and_state(bound, spare_half):
     """uniform_integers is Generator.integers(0, N, shape) bit for bit (compiled up to
     N = 2³² - 1, numpy's own call above), with the same final state and later draws."""
-    from workbench.bounded_draws import uniform_integers
+    from workbench.gradients.bounded_draws import uniform_integers
 
     ours, theirs = np.random.default_rng(bound + spare_half), np.random.default_rng(
         bound + spare_half)

@@ -6,8 +6,8 @@ import tomllib
 import pytest
 
 from bounds import registry
-from workbench.cli import main
-from workbench.results import read_netcdf
+from workbench.cli.main import main
+from workbench.store.netcdf import read_netcdf
 
 SMALL = ["--set", "staleness=[1, 5]", "--set", "base_iterations=100",
          "--set", "n_replicates=30", "--set", "n_checkpoints=5", "--set", "rate_staleness=[2]",
@@ -200,7 +200,7 @@ def test_executor_options_are_exclusive(capsys):
 def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, monkeypatch,
                                                                      capsys):
     from workbench import experiments
-    from workbench.experiments.base import Experiment
+    from workbench.run.experiment import Experiment
 
     class Broken(Experiment):
         name = "broken"
@@ -221,7 +221,7 @@ def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, mo
 
 def test_run_resumes_from_the_store_unless_told_to_recompute(tmp_path, capsys):
     from workbench import experiments
-    from workbench.config import parse_assignment
+    from workbench.core.parameters import parse_assignment
 
     stale = experiments.get("stale-gaussian")
     overrides = dict(parse_assignment(a) for a in SMALL[1::2] if "=" in a)
@@ -252,7 +252,7 @@ def test_a_sampler_that_diverges_everywhere_is_a_violated_finding(tmp_path, caps
 
 
 def test_scheduler_addresses_are_read_as_tcp_host_port():
-    from workbench.executors import scheduler_address
+    from workbench.run.executors import scheduler_address
 
     assert scheduler_address("localhost:8786") == "tcp://localhost:8786"
     assert scheduler_address("tcp://10.0.0.2:8786") == "tcp://10.0.0.2:8786"
@@ -271,7 +271,7 @@ def test_an_unreachable_scheduler_is_named_within_the_connect_timeout(tmp_path, 
 
 
 def test_the_dashboard_warns_when_it_is_not_on_this_machine_only():
-    from workbench.cli_dashboard import exposure_warning
+    from workbench.cli.dashboard import exposure_warning
 
     for address in ("127.0.0.1", "::1", "localhost"):
         assert exposure_warning(address) == ""
@@ -281,7 +281,7 @@ def test_the_dashboard_warns_when_it_is_not_on_this_machine_only():
 
 def test_a_dask_local_run_writes_its_store_and_result_like_one_process(tmp_path):
     """With a distributed client open, xarray would take a cluster lock for each netCDF
-    write; the store's in-memory writes must not (workbench.files.netcdf_bytes)."""
+    write; the store's in-memory writes must not (workbench.store.atomic.netcdf_bytes)."""
     argv = ["run", "stale-gaussian", "--seed", "3", "--quiet", *SMALL]
     assert main([*argv, "--dask-local", "1", "--out", str(tmp_path / "dask")]) == 0
     assert main([*argv, "--processes", "1", "--out", str(tmp_path / "one")]) == 0

@@ -2,7 +2,7 @@
 
 import json
 
-from workbench.cli import main
+from workbench.cli.main import main
 
 
 def test_a_user_bound_is_shown_with_its_optimal_step_and_rate(capsys):

@@ -27,7 +27,7 @@ PROBE = f"""
 import contextlib, importlib, io, json, os, sys
 for module in filter(None, os.environ.get("PROBE_PRELOAD", "").split(",")):
     importlib.import_module(module)
-from workbench.cli import main
+from workbench.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     try:
         status = main(sys.argv[1:])
@@ -117,11 +117,11 @@ def test_the_points_probe_sees_plotting_imported():
     # negative control: a module importing the plots at module level, as fsgld-gaussian's
     # bound grid did, is seen
     assert _points_import_matplotlib(
-        "fsgld-gaussian", preload="workbench.experiments.distributed.plots") is True
+        "fsgld-gaussian", preload="workbench.systems.distributed.plots") is True
 
 
 def test_check_without_figures_never_imports_matplotlib(tmp_path):
-    code = ("import sys\nfrom workbench.cli import main\n"
+    code = ("import sys\nfrom workbench.cli.main import main\n"
             "status = main(sys.argv[1:])\n"
             "print('matplotlib' in sys.modules, file=sys.stderr)\n")
     argv = ["check", "stale-gaussian", "--quick", "--processes", "1", "--quiet",

@@ -1,4 +1,5 @@
-"""Diagnostics (:mod:`workbench.diagnostics`) against exact values, each with a negative control.
+"""Diagnostics (:mod:`workbench.stats.diagnostics`) against exact values, each with a negative
+control.
 
 Every statistical check is a z-test of the mean of a diagnostic over S independent data sets
 against its exact expectation, with z = 4 (two-sided false-failure rate 6e-5 per check if the
@@ -11,7 +12,7 @@ import pytest
 import sympy as sp
 
 from simulators.validation import InvalidParameter
-from workbench.diagnostics import (
+from workbench.stats.diagnostics import (
     IMQ_EXPONENT,
     IMQ_SCALE,
     chain_diagnostics,
@@ -206,7 +207,7 @@ def test_ksd_of_many_chains_is_each_chains_numpy_value_bit_for_bit(n, dim, chain
     """kernel_stein_discrepancies over ``(chain, n, d)`` = numpy's mean of each chain's Gram
     matrix, chain by chain, bit for bit, in one block or in blocks of 2 chains (5 chains: a
     short last block), and = the single-chain API."""
-    from workbench import diagnostics
+    from workbench.stats import diagnostics
 
     if chains_per_block is not None:
         monkeypatch.setattr(diagnostics, "GRAM_BUDGET", chains_per_block * n * n)
@@ -317,8 +318,8 @@ STORED = {"staleness": [1, 2], "base_iterations": 2000, "n_replicates": 40,
 
 def test_stale_gaussian_stores_diagnostics_with_named_dims(tmp_path):
     from workbench import experiments
-    from workbench.results import read_netcdf, write_netcdf
-    from workbench.runner import run_experiment
+    from workbench.run.runner import run_experiment
+    from workbench.store.netcdf import read_netcdf, write_netcdf
 
     experiment = experiments.get("stale-gaussian")
     dataset = run_experiment(experiment, experiment.configure(STORED), seed=5)

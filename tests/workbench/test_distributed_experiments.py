@@ -9,17 +9,17 @@ import xarray as xr
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
-from workbench.experiments.distributed.windows import posterior_checks, window_oracle_checks
 from workbench.experiments.dsgld_coupling.checks import group_selection
 from workbench.experiments.dsgld_imbalance.checks import (
     limit_checks,
     relaxation_note,
     richardson_weights,
 )
-from workbench.results import read_netcdf, write_netcdf
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
+from workbench.stats.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
+from workbench.store.netcdf import read_netcdf, write_netcdf
 from workbench.studies.sharded_checks import stationary_check
+from workbench.systems.distributed.windows import posterior_checks, window_oracle_checks
 
 SMALL = {
     "fsgld-gaussian": {"shard_sizes": [40] * 5, "local_updates": [1, 10], "n_chains": 8,
@@ -298,7 +298,7 @@ def test_seed002_theorem_envelopes_are_judged_and_a_borrowed_envelope_is_caught(
     from bounds.checks import envelope_check, fit_envelope
     from bounds.verdict import one_sided_z_for_family
     from workbench.experiments.fsgld_gaussian import bound_grid
-    from workbench.results import config_of
+    from workbench.store.netcdf import config_of
 
     experiment, dataset = results["fsgld-gaussian"]
     config = config_of(dataset)

@@ -11,7 +11,7 @@ from simulators.async_server import AsyncServerSystem
 from simulators.seeding import derive, generator
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.experiments.downpour_period.checks import (
     logistic_checks,
     logistic_deviation,
@@ -22,9 +22,9 @@ from workbench.experiments.downpour_period.logistic import (
     logistic_setup,
     replay_logistic,
 )
-from workbench.experiments.protocols.run import make_protocol
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
 from workbench.samplers.sgld import SGLD
+from workbench.systems.protocols.run import make_protocol
 
 NAME = "downpour-period"
 SEED = 7

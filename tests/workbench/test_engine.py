@@ -10,10 +10,11 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
 from simulators.validation import InvalidParameter
-from workbench.engine import DRAW_STEPS, log_checkpoints, replay
-from workbench.minibatch import draw_indices
+from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
+from workbench.engine.replay import log_checkpoints, replay
+from workbench.engine.replay_setup import DRAW_STEPS
+from workbench.gradients.minibatch import draw_indices
 from workbench.samplers import SGHMC, SGLD
-from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 
 
 def _replay(schedule, sampler, model, **kwargs):
@@ -173,7 +174,7 @@ class SteppedSGLD(SGLD):
 ])
 def test_windows_of_stale_updates_equal_stepping_update_by_update(gaussian_model, schedule):
     """SGLD advancing through windows of already-known reads is bit-identical to stepping."""
-    from workbench.engine import _advance_of
+    from workbench.engine.replay import _advance_of
 
     assert _advance_of(SGLD(1.0)) is not None and _advance_of(SteppedSGLD(1.0)) is None
     options = dict(n_updates=700, n_replicates=12, initial_position=0.5, seed=2, batch_size=10,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from simulators.static import iid_staleness
-from workbench import engine
+from workbench.engine import replay as engine
 from workbench.samplers import SGHMC, SGLD
 
 

@@ -1,6 +1,6 @@
 """The engine's compiled path (issue 15, item 1) against the generic numpy path, bit for bit.
 
-``workbench.engine_kernel.ENABLED = False`` forces the generic path; every other input is the
+``workbench.engine.compiled.ENABLED = False`` forces the generic path; every other input is the
 same, so every output (checkpoint averages, divergence flags, thinned draws, final positions)
 must be equal to the last bit: constant, i.i.d. and simulated asynchronous multi-server
 schedules, τ = 0 to τ_max = 9, d = 1 and d = 2, with and without replacement (both index
@@ -10,14 +10,14 @@ groupings, SGLD and both SGHMC integrators, and a diverging run.
 Negative controls: the kernel really runs (its ``advance`` is called) when enabled and not
 when disabled or when a sampler or estimator does not opt in; the comparison
 tells apart two runs whose step sizes differ by one ulp; and the kernel's pairwise minibatch
-sum equals :func:`workbench.minibatch.batch_sum` where a plain running sum does not.
+sum equals :func:`workbench.gradients.minibatch.batch_sum` where a plain running sum does not.
 
-Sharded schedules (D-SGLD's :class:`~workbench.shard_gradients.ShardScaled` over
+Sharded schedules (D-SGLD's :class:`~workbench.gradients.sharded.ShardScaled` over
 :class:`~workbench.models.sharded_gaussian.ShardLocalGradient`, and the latter alone): traveling
 chains (several chains, uneven trajectories, random hops) and a stale two-server schedule
 cycling through shards, equal shard sizes (numpy's scalar-bound index draw) and unequal ones
 (per-element bounds, including a one-point shard), d = 1 and 2, with and without replacement,
-chunkings, groupings and thinned draws; FSGLD's :class:`~workbench.shard_gradients.Conducive`
+chunkings, groupings and thinned draws; FSGLD's :class:`~workbench.gradients.sharded.Conducive`
 over either with diagonal Gaussian surrogates (analytic, and fitted ones with unequal
 variances and α ≠ 1). Negative controls: a shard weight one ulp off, and a surrogate precision
 one ulp off, are seen; full-covariance surrogates and an undescribed base estimator stay on
@@ -35,12 +35,14 @@ from simulators.schedule import Schedule
 from simulators.seeding import generator
 from simulators.static import constant_staleness, iid_staleness
 from simulators.traveling_chains import TravelingChains
-from workbench import engine, engine_kernel, surrogates
-from workbench.minibatch import batch_sum
+from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
+from workbench.engine import compiled as engine_kernel
+from workbench.engine import replay as engine
+from workbench.gradients import gathered_sums, surrogates
+from workbench.gradients.minibatch import batch_sum
+from workbench.gradients.sharded import Conducive, ShardScaled
 from workbench.models.sharded_gaussian import ShardedGaussianMean
 from workbench.samplers import PSGLD, SGHMC, SGLD
-from workbench.shard_gradients import Conducive, ShardScaled
-from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
 
 N_UPDATES = 300
 CUBE = TestFunction("theta_cubed", lambda position: position**3)
@@ -210,7 +212,7 @@ def test_pairwise_total_is_batch_sums_order(count):
     data = rng.standard_normal((500, 1)) * np.exp(rng.uniform(-20, 20, (500, 1)))
     batches = rng.integers(0, 500, (50, count))
     expected = batch_sum(data[batches.T, 0])
-    kernel = np.array([engine_kernel._pairwise_total(data, b, 0, count) for b in batches])
+    kernel = np.array([gathered_sums.pairwise_total(data, b, 0, count) for b in batches])
     np.testing.assert_array_equal(kernel, expected)
     if count >= 9:
         # negative control: a plain running sum rounds differently on this wide-range data

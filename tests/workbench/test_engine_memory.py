@@ -3,7 +3,7 @@ a run that cannot fit is refused before it starts, naming the field.
 
 Peak memory is what ``tracemalloc`` sees (numpy reports its buffers to it): 2,000 replicates
 in d = 50 with a per-replicate result of three checkpoints, on the generic and the compiled
-path (:mod:`workbench.engine_kernel`). Negative control: the same run in one group on the
+path (:mod:`workbench.engine.compiled`). Negative control: the same run in one group on the
 generic path (the engine before issue 15) peaks well above the budgets the test sets, so the
 bound is the grouping's doing and not the workload's size.
 """
@@ -21,9 +21,11 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
-from workbench import engine, engine_kernel
+from workbench.engine import compiled as engine_kernel
+from workbench.engine import replay as engine
+from workbench.engine import replay_setup
+from workbench.engine.protocols import ProtocolReplayer
 from workbench.models.gaussian import GaussianMeanModel
-from workbench.protocol_replay import ProtocolReplayer
 from workbench.samplers import SGHMC, SGLD
 
 MIB = 1 << 20
@@ -103,20 +105,20 @@ def test_the_budget_is_validated(wide_model):
 
 
 def test_the_enclosing_budget_is_the_default_and_an_explicit_one_wins(wide_model):
-    # what `--memory-budget` sets around every task (workbench.sweep_tasks._run_task)
-    with engine.replay_memory_budget(8 * MIB), pytest.raises(InvalidParameter) as error:
+    # what `--memory-budget` sets around every task (workbench.run.sweep_tasks._run_task)
+    with replay_setup.replay_memory_budget(8 * MIB), pytest.raises(InvalidParameter) as error:
         _peak(wide_model)
     assert "MiB of results for 2000 replicates" in str(error.value)
-    with engine.replay_memory_budget(8 * MIB):
+    with replay_setup.replay_memory_budget(8 * MIB):
         run, peak = _peak(wide_model, memory_budget=64 * MIB)
     assert peak <= 64 * MIB
     run, _ = _peak(wide_model)  # outside the block: the default budget again
     with pytest.raises(InvalidParameter, match="memory_budget"):
-        with engine.replay_memory_budget(0):
+        with replay_setup.replay_memory_budget(0):
             pass
 
 
-# Protocol replays (workbench/protocol_replay.py) take the same budget: downpour with π = 4
+# Protocol replays (workbench/engine/protocols.py) take the same budget: downpour with π = 4
 # over 4 workers (its worker states held between pushes) and elastic over 4 chains, 1,000
 # replicates in d = 50. One group is what they ran as before the budget reached them.
 TIMING = WorkerTiming(LatencyModel("exponential", 1.0), speed_factors=(1.0, 2.0, 0.5, 1.0))
@@ -158,7 +160,7 @@ def test_protocol_replays_stay_under_the_budget_with_the_same_numbers(wide_model
 
 @pytest.mark.parametrize("protocol", ["downpour", "elastic"])
 def test_a_protocol_replay_that_cannot_fit_is_refused_before_it_starts(wide_model, protocol):
-    with engine.replay_memory_budget(2 * MIB), pytest.raises(InvalidParameter) as error:
+    with replay_setup.replay_memory_budget(2 * MIB), pytest.raises(InvalidParameter) as error:
         _protocol_peak(wide_model, protocol)  # the enclosing budget (--memory-budget)
     assert error.value.field == "memory_budget"
     assert "MiB of results for 1000 replicates" in str(error.value)

@@ -8,8 +8,9 @@ from simulators.schedule import Schedule
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
-from workbench.engine import DRAW_STEPS, replay
-from workbench.minibatch import draw_indices
+from workbench.engine.replay import replay
+from workbench.engine.replay_setup import DRAW_STEPS
+from workbench.gradients.minibatch import draw_indices
 from workbench.samplers import SGLD
 
 SIZES = (7, 30, 300)
@@ -142,10 +143,10 @@ def test_stale_sharded_updates_take_the_window_path_bit_for_bit():
     """Stale gradients on a sharded schedule: SGLD's windows (several stale reads evaluated
     together, one running sum) give exactly what stepping one update at a time gives, for the
     D-SGLD and the conducive (FSGLD) estimators."""
-    from workbench import surrogates
+    from workbench.gradients import surrogates
+    from workbench.gradients.sharded import Conducive, ShardScaled
     from workbench.models.gaussian import GaussianMeanModel
     from workbench.models.sharded_gaussian import ShardedGaussianMean
-    from workbench.shard_gradients import Conducive, ShardScaled
 
     data = generator(5, "window-data").normal(0.0, 1.0, (sum(SIZES), 2))
     sharded = ShardedGaussianMean(GaussianMeanModel(data, noise_scale=1.0, prior_scale=2.0),

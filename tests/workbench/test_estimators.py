@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 from scipy import stats
 
-from workbench.estimators import summarize
+from workbench.stats.estimators import summarize
 
 
 def test_summaries_match_their_definitions():

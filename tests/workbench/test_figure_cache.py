@@ -1,12 +1,12 @@
-"""Figures are drawn once per content (workbench.figure_cache)."""
+"""Figures are drawn once per content (workbench.store.figure_cache)."""
 
 from __future__ import annotations
 
 import numpy as np
 import xarray as xr
 
-from workbench import figure_cache
-from workbench.cli import main
+from workbench.cli.main import main
+from workbench.store import figure_cache
 
 
 def _dataset(value: float) -> xr.Dataset:

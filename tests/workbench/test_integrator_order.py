@@ -21,7 +21,8 @@ from simulators.seeding import generator
 from simulators.static import iid_staleness
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.engine import replay
+from workbench.core.phi import THETA, THETA_SQUARED
+from workbench.engine.replay import replay
 from workbench.experiments.integrator_order.checks import bound_rate
 from workbench.oracles.linear_gaussian import dynamics_for
 from workbench.oracles.phase_space import (
@@ -30,10 +31,9 @@ from workbench.oracles.phase_space import (
     optimal_step,
     square_moments,
 )
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
 from workbench.samplers import SGHMC, SGLD
 from workbench.samplers.phase_space import PhaseSpace
-from workbench.test_functions import THETA, THETA_SQUARED
 
 THETA0 = np.array([[0.3, -1.2]])
 MOMENTUM = np.array([[0.7, 0.1]])

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from simulators.validation import InvalidParameter
-from workbench.minibatch import draw_indices
+from workbench.gradients.minibatch import draw_indices
 
 
 @pytest.mark.parametrize("n_data, batch_size", [(10, 3), (6, 4), (8, 8)])
@@ -28,7 +28,7 @@ def test_without_replacement_every_subset_is_equally_likely(n_data, batch_size):
 
 
 def test_batch_larger_than_data_without_replacement_is_refused():
-    from workbench.minibatch import check_batch
+    from workbench.gradients.minibatch import check_batch
 
     with pytest.raises(InvalidParameter, match="batch_size"):
         check_batch(10, 11, replacement=False)
@@ -39,7 +39,7 @@ def test_batch_larger_than_data_without_replacement_is_refused():
 @pytest.mark.parametrize("batch_size", [*range(1, 20), 31, 64, 100, 128, 129, 200, 300])
 def test_batch_sum_adds_exactly_as_numpy_sum_does(batch_size):
     """The engine's column-wise batch sum is bit-identical to np.sum over a contiguous axis."""
-    from workbench.minibatch import batch_sum
+    from workbench.gradients.minibatch import batch_sum
 
     rng = np.random.default_rng(batch_size)
     values = rng.standard_normal((3, 17, batch_size)) * 10.0 ** rng.uniform(-4, 4, (3, 17,
@@ -86,7 +86,7 @@ def test_unequal_shards_keep_their_own_bounds():
 def test_batch_means_are_numpy_means_bit_for_bit(dim, batch_size):
     """Sharded estimators' minibatch means add in numpy's own order (pairwise along the
     contiguous batch axis for d = 1, in sequence for d > 1): stored results do not move."""
-    from workbench.minibatch import batch_means
+    from workbench.gradients.minibatch import batch_means
 
     rng = np.random.default_rng(3)
     data = rng.standard_normal((500, dim)) * 1e3 + rng.standard_normal((500, dim))

@@ -16,8 +16,7 @@ from bounds.verdict import HOLDS, VIOLATED, z_for_family
 from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.static import constant_staleness, iid_staleness
-from workbench.engine import replay
-from workbench.estimators import summarize
+from workbench.engine.replay import replay
 from workbench.oracles.linear_gaussian import (
     dynamics_for,
     estimator_moments,
@@ -29,6 +28,7 @@ from workbench.oracles.linear_gaussian import (
     stationary_variance,
 )
 from workbench.samplers import SGHMC, SGLD
+from workbench.stats.estimators import summarize
 
 FAMILY_RATE = 1e-3  # per test: probability that a correct system fails it
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from workbench.pool import WorkerPool
+from workbench.run.pool import WorkerPool
 
 
 def _blas_threads() -> list[int]:
@@ -36,7 +36,7 @@ def test_the_parent_is_not_limited():
 def test_a_task_run_in_this_process_runs_blas_on_one_thread_like_a_worker():
     """One process (--processes 1) and a pool give the same last bits: the runner limits BLAS
     for each task wherever it runs, and lifts the limit afterwards."""
-    from workbench.sweep_tasks import _run_task
+    from workbench.run.sweep_tasks import _run_task
 
     class Probe:
         def run_point(self, config, point, seed):

@@ -13,8 +13,8 @@ from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.experiments.downpour_period.checks import e3_envelope, excess_samples
 from workbench.experiments.elastic_vs_downpour.checks import mse_difference
-from workbench.experiments.protocols.checks import oracle_checks
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
+from workbench.systems.protocols.checks import oracle_checks
 
 SMALL = {
     "downpour-period": {"iterations": 500, "n_replicates": 200, "period": [1, 2, 4, 8],

@@ -13,10 +13,10 @@ import numpy as np
 from simulators.downpour import DownpourSystem
 from simulators.elastic import ElasticSystem
 from simulators.latency import LatencyModel, WorkerTiming
-from workbench.engine import replay
+from workbench.engine.protocols import coupling_steps
+from workbench.engine.replay import replay
 from workbench.oracles.linear_gaussian import estimator_moments
 from workbench.oracles.protocols import downpour_moments, elastic_moments
-from workbench.protocol_replay import coupling_steps
 from workbench.samplers.sgld import SGLD
 
 Z = 4.5

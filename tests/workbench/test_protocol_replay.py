@@ -9,7 +9,7 @@ from simulators.elastic import ElasticSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import GRADIENT, Schedule
 from simulators.validation import InvalidParameter
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.samplers.psgld import PSGLD
 from workbench.samplers.sghmc import SGHMC
 from workbench.samplers.sgld import SGLD, SGLDState

@@ -25,7 +25,7 @@ from bounds.checks import oracle_check
 from bounds.verdict import HOLDS, VIOLATED, z_for_family
 from simulators.static import constant_staleness, iid_staleness
 from simulators.validation import InvalidParameter
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.models.full_data import FullDataGradient
 from workbench.oracles.linear_gaussian import dynamics_for, sgld_dynamics, stationary_variance
 from workbench.samplers import PSGLD, SGLD, make_sampler

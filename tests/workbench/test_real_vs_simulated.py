@@ -9,7 +9,7 @@ from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.experiments.real_vs_simulated.checks import real_vs_simulated_checks
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
 
 TINY = {"workers": [1, 2, 3], "n_updates": 120, "simulated_factor": 3, "latency_mean": 0.002,
         "server_delay": 0.0005}

@@ -2,7 +2,7 @@
 
 import xarray as xr
 
-from workbench.results import read_netcdf, write_netcdf
+from workbench.store.netcdf import read_netcdf, write_netcdf
 
 
 def test_labels_read_from_files_and_combined_are_written_whole(tmp_path):

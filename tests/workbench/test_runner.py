@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from workbench import experiments, progress
-from workbench.executors import SerialExecutor, open_workers
+from workbench import experiments
 from workbench.experiments.stale_gaussian import StaleGaussian
-from workbench.runner import run_sweep
-from workbench.store import ResultStore, encode_point, point_identity, store_key
-from workbench.sweep_tasks import Task, plan_tasks
+from workbench.run import progress
+from workbench.run.executors import SerialExecutor, open_workers
+from workbench.run.runner import run_sweep
+from workbench.run.sweep_tasks import Task, plan_tasks
+from workbench.store.result_store import ResultStore, encode_point, point_identity, store_key
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 100, "n_replicates": 40,
          "replicate_block": 10, "n_checkpoints": 5, "bound_designs": False}

@@ -1,4 +1,5 @@
-"""The accumulator's compiled running sums and divergence marks (workbench.running_sums) against
+"""The accumulator's compiled running sums and divergence marks (workbench.engine.running_sums)
+against
 the numpy formulation they replaced, kept here, bit for bit."""
 
 from __future__ import annotations
@@ -6,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench import running_sums
-from workbench.engine import Accumulator
-from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
+from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
+from workbench.engine import running_sums
+from workbench.engine.replay_setup import Accumulator
 
 
 class _ReplacedAccumulator:

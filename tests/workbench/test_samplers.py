@@ -8,7 +8,7 @@ import pytest
 
 from simulators.static import iid_staleness
 from simulators.validation import InvalidParameter
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.oracles.linear_gaussian import dynamics_for
 from workbench.samplers import (
     LINEAR_SAMPLER_NAMES,

@@ -22,7 +22,7 @@ from bounds.verdict import HOLDS, VIOLATED, z_for_family
 from simulators.seeding import generator
 from simulators.static import constant_staleness, iid_staleness
 from simulators.validation import InvalidParameter
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import (
     dynamics_for,

@@ -1,6 +1,7 @@
-"""Compiled sharded minibatch means (:func:`workbench.engine_kernel.shard_batch_means`, the
+"""Compiled sharded minibatch means (:func:`workbench.engine.compiled.shard_batch_means`, the
 generic path's :meth:`~workbench.models.sharded_gaussian.ShardLocalGradient.prepare`) against
-numpy's :func:`workbench.minibatch.batch_means` on the global rows, bit for bit (issue 15).
+numpy's :func:`workbench.gradients.minibatch.batch_means` on the global rows, bit for bit (issue
+15).
 
 Covered: d = 1 (pairwise sum, every branch: below 8, 8 to 128, halves above) and d > 1 (in
 sequence); shard ids broadcast over replicates as the engine passes them; unequal shards with
@@ -21,12 +22,13 @@ import pytest
 
 from simulators.seeding import generator
 from simulators.traveling_chains import TravelingChains
-from workbench import engine, engine_kernel
-from workbench.minibatch import batch_means
+from workbench.engine import replay as engine
+from workbench.gradients import gathered_sums
+from workbench.gradients.minibatch import batch_means
+from workbench.gradients.sharded import ShardBatches, ShardScaled
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.sharded_gaussian import ShardedGaussianMean, ShardLocalGradient
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.shard_gradients import ShardBatches, ShardScaled
 
 SIZES = np.array([1, 149, 350, 500])  # one-point shard: only index 0
 OFFSETS = np.concatenate(([0], np.cumsum(SIZES)[:-1]))
@@ -57,7 +59,7 @@ def test_shard_means_are_numpy_means_of_the_global_rows_bit_for_bit(dim, batch_s
     data = _wide_data(rng, dim)
     shards = rng.integers(0, SIZES.size, (64, 1, 5))
     indices = _local_indices(rng, shards, 3, batch_size)
-    got = engine_kernel.shard_batch_means(data, OFFSETS, SIZES, shards, indices)
+    got = gathered_sums.shard_batch_means(data, OFFSETS, SIZES, shards, indices)
     expected = _numpy_means(data, shards, indices)
     assert got.shape == expected.shape == (64, 3, 5, dim)
     np.testing.assert_array_equal(got, expected)
@@ -76,9 +78,9 @@ def test_an_index_outside_its_shard_is_refused():
     # shard 0 holds one point: local index 1 would read shard 1's first row; -1 the row before
     for bad in (1, -1):
         with pytest.raises(IndexError, match="outside its shard"):
-            engine_kernel.shard_batch_means(data, OFFSETS, SIZES, shards,
+            gathered_sums.shard_batch_means(data, OFFSETS, SIZES, shards,
                                             np.array([[[[bad], [3]]]]))
-    means = engine_kernel.shard_batch_means(data, OFFSETS, SIZES, shards, np.array([[[[0], [3]]]]))
+    means = gathered_sums.shard_batch_means(data, OFFSETS, SIZES, shards, np.array([[[[0], [3]]]]))
     np.testing.assert_array_equal(means, [[[[0.0], [OFFSETS[2] + 3.0]]]])
 
 

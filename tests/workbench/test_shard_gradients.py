@@ -9,14 +9,15 @@ import pytest
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
-from workbench import surrogates
-from workbench.engine import replay
+from workbench.data.sharding import gaussian_blobs
+from workbench.engine.local_samples import local_sgld_samples
+from workbench.engine.replay import replay
+from workbench.gradients import surrogates
+from workbench.gradients.sharded import Conducive, ShardBatch, ShardScaled
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.sharded_gaussian import ShardedGaussianMean
 from workbench.samplers import SGLD
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.shard_gradients import Conducive, ShardBatch, ShardScaled
-from workbench.sharding import gaussian_blobs
 
 SIZES = [30, 50, 120]
 
@@ -107,7 +108,7 @@ def test_surrogates_fitted_to_local_sgld_samples_find_the_shard_likelihood(shard
     for s in range(sharded.n_shards):
         precision = sharded.likelihood_precision(s)
         h = 0.1 / precision
-        samples = surrogates.local_sgld_samples(sharded.local_likelihood_gradient(s), 0.0, h,
+        samples = local_sgld_samples(sharded.local_likelihood_gradient(s), 0.0, h,
                                                 n_samples=2000, burn_in=400, thin=10,
                                                 batch_size=10, seed=derive(6, s))
         fitted.append(surrogates.fit_to_samples(samples, kind))

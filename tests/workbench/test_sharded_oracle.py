@@ -17,8 +17,10 @@ from simulators.federated import FederatedRounds
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import generator
 from simulators.traveling_chains import TravelingChains
-from workbench import surrogates
-from workbench.engine import replay
+from workbench.data.sharding import gaussian_blobs, iid_shards
+from workbench.engine.replay import replay
+from workbench.gradients import surrogates
+from workbench.gradients.sharded import Conducive, ShardScaled
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.sharded_gaussian import ShardedGaussianMean
 from workbench.oracles.federated import (
@@ -41,8 +43,6 @@ from workbench.oracles.sharded_gaussian import (
 )
 from workbench.samplers import SGLD
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.shard_gradients import Conducive, ShardScaled
-from workbench.sharding import gaussian_blobs, iid_shards
 
 FAMILY_RATE = 1e-3
 

@@ -5,7 +5,7 @@ import pytest
 
 from simulators.seeding import generator
 from simulators.validation import InvalidParameter
-from workbench.sharding import (
+from workbench.data.sharding import (
     Sharding,
     class_disjoint,
     equal_sizes,

@@ -18,8 +18,8 @@ from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import generator
 from simulators.static import constant_staleness, iid_staleness
-from workbench.engine import replay
-from workbench.minibatch_moments import sum_cumulants
+from workbench.engine.replay import replay
+from workbench.gradients.minibatch_moments import sum_cumulants
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import (
     StackedSystem,

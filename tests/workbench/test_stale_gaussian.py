@@ -9,8 +9,8 @@ import xarray as xr
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.results import config_of, read_netcdf, write_netcdf
-from workbench.runner import run_experiment
+from workbench.run.runner import run_experiment
+from workbench.store.netcdf import config_of, read_netcdf, write_netcdf
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 200, "n_replicates": 60,
          "replicate_block": 20, "n_checkpoints": 8, "rate_staleness": [2],

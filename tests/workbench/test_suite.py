@@ -1,4 +1,4 @@
-"""The main job's loop (workbench.suite.run_all): with worker processes, an experiment's
+"""The main job's loop (workbench.run.main_job.run_all): with worker processes, an experiment's
 combined file, figures and checks overlap the next sweep; the outcomes, their order, their
 files and the error rows are those of running the experiments one after the other."""
 
@@ -11,10 +11,10 @@ import pytest
 import xarray as xr
 
 from bounds.verdict import HOLDS, Verdict
-from workbench.executors import open_workers
-from workbench.experiments.base import Experiment
-from workbench.results import read_netcdf
-from workbench.suite import run_all
+from workbench.run.executors import open_workers
+from workbench.run.experiment import Experiment
+from workbench.run.main_job import run_all
+from workbench.store.netcdf import read_netcdf
 
 
 class Toy(Experiment):

@@ -1,4 +1,4 @@
-"""Overlapping sweeps (workbench.runner.run_sweeps, issue 15): the next experiment's sweep
+"""Overlapping sweeps (workbench.run.runner.run_sweeps, issue 15): the next experiment's sweep
 starts while the last tasks of the one before still run, and yet every sweep's result, its
 store, its error and its lost points are what running the sweeps one after the other gives.
 
@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from workbench.executors import open_workers
-from workbench.experiments.base import Experiment
-from workbench.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
-from workbench.store import ResultStore, point_identity, store_key
+from workbench.run.executors import open_workers
+from workbench.run.experiment import Experiment
+from workbench.run.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
+from workbench.store.result_store import ResultStore, point_identity, store_key
 
 SEED = 3
 

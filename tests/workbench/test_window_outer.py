@@ -4,7 +4,7 @@ bit for bit, and the input left untouched."""
 import numpy as np
 import pytest
 
-from workbench.experiments.distributed.windows import THETA_OUTER
+from workbench.systems.distributed.windows import THETA_OUTER
 
 
 def _replaced(position):

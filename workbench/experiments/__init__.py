@@ -15,7 +15,7 @@ from simulators.validation import InvalidParameter
 from workbench.experiments.catalog import ENTRIES, Entry
 
 if TYPE_CHECKING:
-    from workbench.experiments.base import Experiment
+    from workbench.run.experiment import Experiment
 
 
 class Registry(Mapping):
@@ -47,6 +47,16 @@ def summaries() -> list[tuple[str, str]]:
     return [(name, experiment.summary) for name, experiment in EXPERIMENTS.items()]
 
 
+def markdown_table() -> str:
+    """The registered experiments as a Markdown table of name and summary, in registry order:
+    the table of ``docs/experiments.md`` (``workbench list --markdown``; a test keeps the doc
+    equal to it)."""
+    rows = ["| experiment | what it runs and checks |", "|---|---|"]
+    cells = [(name, summary.replace("|", r"\|")) for name, summary in summaries()]
+    rows += [f"| `{name}` | {summary} |" for name, summary in cells]
+    return "\n".join(rows) + "\n"
+
+
 def get(name: str) -> Experiment:
     """A built-in experiment by name, or the study in a ``.toml`` file (a path)."""
     if name in EXPERIMENTS:
@@ -72,25 +82,13 @@ def for_dataset(dataset) -> Experiment:
     return get(name)
 
 
-def rebuild_study(cls: type, text: str, origin: str, plugin) -> Experiment:
-    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): a
-    built-in one is made afresh (its study file and plug-in are fixed), any other is parsed
-    again from its text."""
-    from workbench.studies.experiment import StudyExperiment
-    from workbench.studies.study import loads
-
-    if cls is StudyExperiment:
-        return StudyExperiment(loads(text, origin), plugin)
-    return cls()
-
-
 def __getattr__(name: str):
     # ``Experiment`` (the base class) imports xarray: resolved on first use only
     if name == "Experiment":
-        from workbench.experiments.base import Experiment
+        from workbench.run.experiment import Experiment
 
         return Experiment
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["EXPERIMENTS", "Experiment", "for_dataset", "get", "rebuild_study", "summaries"]
+__all__ = ["EXPERIMENTS", "Experiment", "for_dataset", "get", "markdown_table", "summaries"]

@@ -1,4 +1,4 @@
-"""What the dashboard shows, computed here (``app/`` holds pages only; DESIGN.md).
+"""What the dashboard shows, computed here (``app/`` holds pages only; docs/architecture.md).
 
 One module per page or lesson: each turns the page's settings into plain data (numbers,
 arrays, DataArrays, verdicts) with the same functions the command line uses, so every number

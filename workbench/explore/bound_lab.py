@@ -40,7 +40,7 @@ from workbench.experiments.stale_gaussian.bound_checks import (
     grid_values,
 )
 from workbench.experiments.stale_gaussian.bound_design import INTEGRATOR_ORDER
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
 
 EXAMPLE = "C1/(L*h) + C2*tau**2*h**2 + C3*h**2"
 """The bound the page opens with: seed 001's Theorem 3 MSE form for K = 1, typed by hand."""

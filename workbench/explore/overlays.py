@@ -1,6 +1,6 @@
 """Which stored measurements a registered bound can be drawn over, per experiment.
 
-An :class:`~workbench.explore.overlay.Overlay` pairs one bound of :mod:`bounds.registry` with
+An :class:`~workbench.experiments.overlay.Overlay` pairs one bound of :mod:`bounds.registry` with
 measurements of a stored result: the measured quantity and its Monte Carlo standard error on a
 grid, the grid's values by the bound's symbol names (so ``bound.evaluate(**grid)`` lines up
 with the measurements point by point), the symbols the experiment holds fixed, the constants
@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import xarray as xr
 
+from workbench.experiments.overlay import Overlay
 from workbench.experiments.stale_gaussian.overlays import stale_gaussian_overlays
-from workbench.explore.overlay import Overlay
 
 OVERLAYS: dict[str, Callable[[xr.Dataset], list[Overlay]]] = {
     "stale-gaussian": stale_gaussian_overlays,

@@ -1,7 +1,7 @@
 """The Sampler playground: a small live replay of a sampler against the exact oracle.
 
 A model, a sampler and a schedule are chosen on the page; :func:`run` replays a few
-replicates with :func:`workbench.engine.replay` (the same engine as the experiments), keeps
+replicates with :func:`workbench.engine.replay.replay` (the same engine as the experiments), keeps
 thinned draws for trace plots and φ̂_L at log-spaced checkpoints, and computes the exact
 E φ̂_L for the same realised schedule and the posterior value φ̄. A diverged replicate is
 reported (count, first update), never raised.
@@ -40,10 +40,11 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
-from workbench.engine import log_checkpoints, replay
-from workbench.estimators import summarize
-from workbench.experiments.distributed.data import make_sharded
-from workbench.experiments.distributed.windows import exact_moments
+from workbench.core.phi import THETA, THETA_SQUARED
+from workbench.data.sharding import equal_sizes
+from workbench.engine.replay import log_checkpoints, replay
+from workbench.gradients.sharded import Conducive, ShardScaled
+from workbench.gradients.surrogates import analytic
 from workbench.models.full_data import FullDataGradient
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.federated import round_stationary, shard_round_maps
@@ -55,10 +56,9 @@ from workbench.oracles.linear_gaussian import (
 )
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
 from workbench.samplers import LINEAR_SAMPLER_NAMES, SGLD, make_sampler
-from workbench.shard_gradients import Conducive, ShardScaled
-from workbench.sharding import equal_sizes
-from workbench.surrogates import analytic
-from workbench.test_functions import THETA, THETA_SQUARED
+from workbench.stats.estimators import summarize
+from workbench.systems.distributed.data import make_sharded
+from workbench.systems.distributed.windows import exact_moments
 
 SHARDED = "sharded-gaussian-mean"
 MODELS = ("gaussian-mean", SHARDED)

@@ -7,14 +7,14 @@ browser at another store is a change here only:
   ``workbench run``/``check`` write (with the experiment, seed and configuration kind read from
   their attributes), and reports unreadable, foreign or corrupt files (arrays not matching
   their recorded checksum) instead of failing or showing them;
-- :func:`load_result` opens one with :func:`workbench.results.read_netcdf`, which verifies it;
+- :func:`load_result` opens one with :func:`workbench.store.netcdf.read_netcdf`, which verifies it;
 - :func:`along` slices a variable for plotting: one dim on the horizontal axis, optionally one
   dim as separate curves, one coordinate chosen for every other dim;
 - :func:`diagnostics_rows` tabulates a result's convergence diagnostics
-  (:mod:`workbench.diagnostics`), one row per sweep point, test function and component;
+  (:mod:`workbench.stats.diagnostics`), one row per sweep point, test function and component;
 - :func:`run_quick` runs an experiment's ``--quick`` configuration through the same runner and
-  result store as ``workbench check NAME --quick`` (:func:`workbench.suite.run_one`), with the
-  runner's point callback driving the page's progress bar.
+  result store as ``workbench check NAME --quick`` (:func:`workbench.run.main_job.run_one`), with
+  the runner's point callback driving the page's progress bar.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import xarray as xr
 
 from bounds.verdict import Verdict
 from workbench import experiments
-from workbench.diagnostics import DIAGNOSTIC_VARIABLES, RHAT_LIMIT
-from workbench.executors import open_workers
-from workbench.results import config_of, read_netcdf
-from workbench.suite import run_one
+from workbench.run.executors import open_workers
+from workbench.run.main_job import run_one
+from workbench.stats.diagnostics import DIAGNOSTIC_VARIABLES, RHAT_LIMIT
+from workbench.store.netcdf import config_of, read_netcdf
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _configuration_kind(experiment: str, config: dict) -> str:
 
 def describe_file(path: Path) -> StoredResult:
     """What a result file is, from its attributes, once its arrays are verified against the
-    checksum it records (:func:`workbench.results.read_netcdf`): a foreign, altered or torn
+    checksum it records (:func:`workbench.store.netcdf.read_netcdf`): a foreign, altered or torn
     file is listed with its problem and never shown."""
     path = Path(path)
     stat = path.stat()

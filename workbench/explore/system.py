@@ -39,7 +39,7 @@ from simulators.downpour import DownpourSystem
 from simulators.elastic import ElasticSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import COUPLING, EVENT_KINDS, GRADIENT, PULL, PUSH, Schedule
-from workbench.experiments.protocols.run import message_count
+from workbench.systems.protocols.run import message_count
 
 PROTOCOLS = ("single-server", "downpour", "elastic")
 KIND_NAMES = np.array(EVENT_KINDS)
@@ -222,7 +222,7 @@ class ProtocolView:
     def summary(self) -> dict[str, str | int | float]:
         """One row of the page's protocol table. Messages: a gradient and its reply for the
         single server, a push and its pull for downpour, a state and its reply per coupling
-        (:func:`workbench.experiments.protocols.run.message_count`)."""
+        (:func:`workbench.systems.protocols.run.message_count`)."""
         kind = self.schedule.kind
         return {
             "protocol": self.protocol,

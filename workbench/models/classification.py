@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from simulators import validation
+from workbench.core.phi import TestFunction
 from workbench.models.per_example import over_positions
-from workbench.test_functions import TestFunction
 
 Reader = Callable[[str, Any], Any]  # (field, value) -> validated value
 

@@ -11,9 +11,9 @@ every operation of the former composition, in its order:
   ``data_j θ_r[indices_j]`` of the row: numpy's reduceat seeds a segment's sum with its first
   element and adds the pairwise sum of the rest (numpy's ``pairwise_sum``: a running sum
   from -0.0 below 8 terms, 8 interleaved partial sums up to 128, halves above, as
-  :func:`workbench.minibatch.batch_sum` documents). :func:`_row_margin` forms each product as
-  it adds it, which is 2.4 times faster than a buffer of products summed by the engine
-  kernel's ``_pairwise_total`` (kept for rows of more than 129 non-zeros). An empty row's
+  :func:`workbench.gradients.minibatch.batch_sum` documents). :func:`_row_margin` forms each product
+  as it adds it, which is 2.4 times faster than a buffer of products summed by the engine
+  kernel's ``pairwise_total`` (kept for rows of more than 129 non-zeros). An empty row's
   margin is +0.0, as the old code left it;
 - the weight is ``s * expit(-s * margin)`` with SciPy's expit formula (:func:`_expit`);
 - the sum Σ w x_i, formerly ``np.bincount(coordinate, data * w[example])``, adds the
@@ -35,7 +35,7 @@ benchmarks/model_gradients.py measures fused against former in one run.
 The full-data passes of ``LogisticRegression`` on a CSR design (:func:`full_gradient`,
 :func:`margins`; the section "full-data passes" below) keep SciPy's sparse products' order
 instead. No fastmath (no reassociation, no fused multiply-add), as in
-:mod:`workbench.engine_kernel`.
+:mod:`workbench.engine.compiled`.
 Tests (tests/workbench/models/test_csr_kernels.py) compare every entry point with the
 replaced code kept there, bit for bit.
 """
@@ -52,7 +52,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from scipy import sparse
 
-from workbench.engine_kernel import _pairwise_total
+from workbench.gradients.gathered_sums import pairwise_total
 
 AHEAD = 8  # batch rows read ahead: their non-zeros prefetched (measured, module docstring)
 
@@ -108,7 +108,7 @@ def _row_margin(data, indices, theta, first, count):
         products = np.empty((rest, 1))
         for j in range(rest):
             products[j, 0] = _product(data, indices, theta, start + j)
-        return head + _pairwise_total(products, np.arange(rest), 0, rest)
+        return head + pairwise_total(products, np.arange(rest), 0, rest)
     p0 = _product(data, indices, theta, start)
     p1 = _product(data, indices, theta, start + 1)
     p2 = _product(data, indices, theta, start + 2)

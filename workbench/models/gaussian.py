@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
-from workbench.minibatch import batch_sum, check_batch
-from workbench.minibatch_moments import sum_cumulants
+from workbench.gradients.minibatch import batch_sum, check_batch
+from workbench.gradients.minibatch_moments import sum_cumulants
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,8 +108,8 @@ class GaussianMeanModel:
         """Third and fourth cumulants (κ₃, κ₄) of ζ per coordinate.
 
         ζ = -(N/(n σ_x²)) T with T the minibatch sum of the centred data
-        (:mod:`workbench.minibatch_moments`), so κ_r(ζ) = (-N/(n σ_x²))^r κ_r(T). They enter
-        the exact variance of φ̂(θ²); for Gaussian data they are small but not zero.
+        (:mod:`workbench.gradients.minibatch_moments`), so κ_r(ζ) = (-N/(n σ_x²))^r κ_r(T). They
+        enter the exact variance of φ̂(θ²); for Gaussian data they are small but not zero.
         """
         _, third, fourth = sum_cumulants(self.data, batch_size, replacement)
         scale = -self.n_data / (batch_size * self.noise_scale**2)
@@ -192,8 +192,8 @@ class GaussianMeanGradient:
 
     def kernel_spec(self):
         """k θ - (m₀/σ₀² + (N/σ_x²) x̄_B) for the engine's compiled path
-        (:mod:`workbench.engine_kernel`), with the same constants as ``prepare``."""
-        from workbench.engine_kernel import LinearMeanSpec
+        (:mod:`workbench.engine.compiled`), with the same constants as ``prepare``."""
+        from workbench.core.specs import LinearMeanSpec
 
         return LinearMeanSpec(self.model.data, self._precision, self._prior_term,
                               self._data_scale)

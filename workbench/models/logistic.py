@@ -27,6 +27,7 @@ from scipy import sparse
 from scipy.special import expit
 
 from simulators import validation
+from workbench.core.phi import TestFunction
 from workbench.models import csr_kernels
 from workbench.models.classification import (
     binary_signs,
@@ -34,7 +35,6 @@ from workbench.models.classification import (
     labelled_examples,
 )
 from workbench.models.per_example import PerExampleGradient, flat_positions, over_positions
-from workbench.test_functions import TestFunction
 
 
 def _design(field: str, features: Any) -> np.ndarray | sparse.csr_matrix:

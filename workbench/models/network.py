@@ -28,13 +28,13 @@ import numpy as np
 from scipy.special import log_softmax
 
 from simulators import validation
+from workbench.core.phi import TestFunction
 from workbench.models.classification import (
     class_indices,
     held_out_test_functions,
     labelled_examples,
 )
 from workbench.models.per_example import PerExampleGradient, over_positions
-from workbench.test_functions import TestFunction
 
 
 class ParameterLayout:

@@ -16,16 +16,17 @@ for windows of stale updates, ``(width, replicate, server)``).
   ``positionwise_gradient = True`` when the value at each position is the same bit for bit
   whichever other positions share the call (no matrix product whose order of additions depends
   on the batch's shape); the diagnostics then score every replicate's draws in one call
-  (:func:`workbench.diagnostics.diagnose`). Without it they call once per replicate.
-- ``minibatch_gradient()``: the estimator the engine replays (:func:`workbench.engine.replay`):
-  ``n_data``, ``dim``, ``prepare(indices)`` for indices of shape ``(..., n)`` drawn by
-  :func:`workbench.minibatch.draw_indices`, and ``estimator(position, minibatch)`` → ∇Ũ of
-  shape ``(..., d)``, where ``position`` and ``minibatch`` share their leading axes. The engine
-  keeps the prepared minibatches of up to 4096 updates for every replicate and server, so a
-  model whose data do not reduce to a small statistic should prepare something compact (the
-  indices themselves, see :class:`workbench.models.per_example.PerExampleGradient`) and gather
-  the rows inside the call. An estimator may also offer ``kernel_spec()``, describing itself
-  to the engine's compiled path (:mod:`workbench.engine_kernel`; the Gaussian mean does).
+  (:func:`workbench.stats.diagnostics.diagnose`). Without it they call once per replicate.
+- ``minibatch_gradient()``: the estimator the engine replays
+  (:func:`workbench.engine.replay.replay`): ``n_data``, ``dim``, ``prepare(indices)`` for indices of
+  shape ``(..., n)`` drawn by :func:`workbench.gradients.minibatch.draw_indices`, and
+  ``estimator(position, minibatch)`` → ∇Ũ of shape ``(..., d)``, where ``position`` and
+  ``minibatch`` share their leading axes. The engine keeps the prepared minibatches of up to 4096
+  updates for every replicate and server, so a model whose data do not reduce to a small statistic
+  should prepare something compact (the indices themselves, see
+  :class:`workbench.models.per_example.PerExampleGradient`) and gather the rows inside the call. An
+  estimator may also offer ``kernel_spec()``, describing itself to the engine's compiled path
+  (:mod:`workbench.engine.compiled`; the Gaussian mean does).
 
 Models with held-out data also offer ``test_functions()``: :class:`TestFunction` s mapping
 positions ``(..., d)`` to ``(..., 1)``, the predictive log-loss and the accuracy of the
@@ -43,7 +44,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from workbench.test_functions import TestFunction
+from workbench.core.phi import TestFunction
 
 
 @runtime_checkable

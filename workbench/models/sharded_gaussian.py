@@ -1,7 +1,7 @@
 """The Gaussian mean on sharded data (seed 002 §5.1 Eq. 9; seed 004 §4.1).
 
 Model as in :mod:`workbench.models.gaussian`: x_i ~ N(θ, σ_x² I), prior N(m₀, σ₀² I); the data
-are arranged shard after shard (:meth:`workbench.sharding.Sharding.arrange`), shard s holding
+are arranged shard after shard (:meth:`workbench.data.sharding.Sharding.arrange`), shard s holding
 N_s points with mean x̄_s and per-coordinate variance S_s² (divisor N_s).
 
 As a function of θ, shard s's likelihood is exactly Gaussian, p(X_s | θ) ∝ N(θ | x̄_s,
@@ -12,7 +12,7 @@ Estimators (Chen convention, minibatch B from shard s, n points):
 
 - :class:`ShardLocalGradient`: -∇log p(θ) - N ḡ(θ; B) = (θ - m₀)/σ₀² + (N/σ_x²)(θ - x̄_B),
   SGLD's estimator applied to a shard-local minibatch, wrapped by
-  :mod:`workbench.shard_gradients` for D-SGLD and FSGLD;
+  :mod:`workbench.gradients.sharded` for D-SGLD and FSGLD;
 - :class:`LocalLikelihoodGradient`: -∇log p(X_s | θ) estimated from B, (N_s/σ_x²)(θ - x̄_B),
   the flat-prior local target p_s ∝ p(X_s | θ) that surrogates are fitted to (seed 002 §3.1).
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
-from workbench.minibatch import batch_means
+from workbench.gradients.minibatch import batch_means
+from workbench.gradients.sharded import ShardBatches
 from workbench.models.gaussian import GaussianMeanModel
-from workbench.shard_gradients import ShardBatches
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,9 +133,9 @@ class ShardLocalGradient:
     def prepare(self, indices: np.ndarray, shards: np.ndarray,
                 frequencies: np.ndarray) -> ShardBatches:
         """Batch means x̄_B from local indices ``(update, replicate, server, n)``, compiled
-        (:func:`workbench.engine_kernel.shard_batch_means`: the additions of
-        :func:`~workbench.minibatch.batch_means` on the global rows, bit for bit)."""
-        from workbench.engine_kernel import shard_batch_means
+        (:func:`workbench.engine.compiled.shard_batch_means`: the additions of
+        :func:`~workbench.gradients.minibatch.batch_means` on the global rows, bit for bit)."""
+        from workbench.gradients.gathered_sums import shard_batch_means
 
         means = shard_batch_means(self._data, self._offsets, self._sizes, shards, indices)
         return ShardBatches(shards, frequencies, means)
@@ -151,10 +151,10 @@ class ShardLocalGradient:
 
     def kernel_spec(self):
         """(θ - m₀)/σ₀² + (N/σ_x²)(θ - x̄_B) for the engine's compiled path
-        (:mod:`workbench.engine_kernel`), with the constants of ``prior_gradient`` and
-        ``likelihood_gradient``; no shard weight (:class:`~workbench.shard_gradients.ShardScaled`
+        (:mod:`workbench.engine.compiled`), with the constants of ``prior_gradient`` and
+        ``likelihood_gradient``; no shard weight (:class:`~workbench.gradients.sharded.ShardScaled`
         adds it)."""
-        from workbench.engine_kernel import ShardLinearSpec
+        from workbench.core.specs import ShardLinearSpec
 
         return ShardLinearSpec(self._data, self._offsets, self._prior_precision,
                                self._prior_term, self._data_precision)

@@ -1,4 +1,4 @@
-"""Stationary moments of DSGLD and FSGLD with T local updates per round (math.md §7).
+"""Stationary moments of DSGLD and FSGLD with T local updates per round (docs/math.md §13).
 
 Seed 002 Algorithm 1: each round a client s is drawn with probability f_s, independently of
 the past, and the chain makes T updates on it. On the Gaussian mean each update is, per
@@ -15,7 +15,7 @@ weights f_s) is a 2×2 linear system per coordinate, solved exactly. What a chai
 cloud shows is the average over the T positions of a round, p = 1..T, which is returned.
 
 For S equal shards chosen uniformly, exact local surrogates (FSGLD) and the D-SGLD estimator
-this reduces to math.md §7's closed forms, with ε = 2h, a = 1 - hk:
+this reduces to docs/math.md §7.5's closed forms (derived in §13.2), with ε = 2h, a = 1 - hk:
 FSGLD Var_∞ = (ε + ε²V_w/4)/(1 - a²) for every T; DSGLD adds (ε²/4) V_b Φ(a, T), with
 Φ(a, T) = (1/T) Σ_{p=0}^{T-1} [(1 - a^{p+1})² + a^{2(p+1)} (1 - a^T)/(1 + a^T)]/(1 - a)²
 (:func:`phi`); Φ(a, 1) = 1/(1 - a²) and Φ(a, ∞) = 1/(1 - a)²: long rounds sit at the local
@@ -59,7 +59,7 @@ def round_stationary(a, c, q, probabilities, local_updates: int) -> tuple[np.nda
 
 
 def phi(a, local_updates: int):
-    """Φ(a, T) of math.md §7 (module docstring)."""
+    """Φ(a, T) of docs/math.md §7.5 (module docstring)."""
     local = validation.integer("local_updates", local_updates, minimum=1)
     a = np.asarray(a, dtype=float)
     p = np.arange(1, local + 1)
@@ -71,10 +71,10 @@ def phi(a, local_updates: int):
 
 def dsgld_stationary_variance(step_size: float, precision: float, within: float,
                               between: float, local_updates: int, conducive: bool) -> float:
-    """math.md §7 closed form in the Chen convention (ε = 2h): equal shards, uniform choice.
+    """docs/math.md §7.5 closed form in the Chen convention (ε = 2h): equal shards, uniform choice.
 
     ``within`` = V_w = N² mean_s(S_s²)/(n σ_x⁴) and ``between`` = V_b = N² Var_s(x̄_s)/σ_x⁴,
-    per coordinate, in gradient units (math.md writes them for σ_x = 1).
+    per coordinate, in gradient units (as docs/math.md §7.5 writes them).
     """
     epsilon = 2 * validation.positive("step_size", step_size)
     a = 1 - epsilon * precision / 2

@@ -1,4 +1,4 @@
-"""How far D-SGLD and FSGLD gradient estimates are from the full gradient (math.md §5).
+"""How far D-SGLD and FSGLD gradient estimates are from the full gradient (docs/math.md §5, §11).
 
 Exact identity at a fixed θ, minibatches of m drawn with replacement within shard s (without
 replacement the minibatch term carries (N_s - m)/(N_s - 1)), shard s

@@ -1,4 +1,4 @@
-"""Exact moments of stale SG-MCMC on a linear-Gaussian target (math.md §7).
+"""Exact moments of stale SG-MCMC on a linear-Gaussian target (docs/math.md §7, §8, §9).
 
 On the Gaussian-mean posterior N(μ, s² I) the stochastic gradient at a gradient point u is
 k (u - μ) + ζ with k = 1/s² and ζ zero-mean noise of variance V_ζ, independent of everything
@@ -6,8 +6,8 @@ else. In error coordinates x = (e, auxiliary...) with e = θ - μ, every sampler
 
     x' = F x + b g + c ξ,   g = k u_stale + ζ,   u = G x  (the sampler's gradient point),
 
-with ξ standard normal. The matrices below are written from math.md §1 and §3, independently of
-the sampler code that the oracle is used to test.
+with ξ standard normal. The matrices below are written from docs/math.md §1 and §3 (table in
+docs/math.md §8.1), independently of the sampler code that the oracle is used to test.
 
 Stale gradients make the recursion depend on past gradient points, so the state is stacked:
 z_l = (x_l, u_{l-1}, ..., u_{l-H}, S_l) with H the largest staleness and S_l = Σ_{j<=l} e_j the
@@ -17,9 +17,9 @@ m' = A m, P' = A P Aᵀ + V_ζ Q_ζ + Q_ξ. Because the chain starts at rest at 
 sources are independent, every moment is a fixed multiple of e₀ = θ₀ - μ or of V_ζ: the
 recursion is run once with unit e₀ and unit V_ζ and rescaled per coordinate.
 
-Fourth moments (the variance of φ̂_L(θ²)). With F_L = Σ_{l<=L} θ_l² = Σ (M_l + δ_l)², M_l the
-mean of θ_l and δ = B w the zero-mean part driven by independent unit noises w (thermal ξ and
-gradient noise ζ/√V_ζ), F_L = const + 2 (BᵀM)ᵀw + wᵀ(BᵀB)w, so
+Fourth moments (the variance of φ̂_L(θ²), docs/math.md §9). With F_L = Σ_{l<=L} θ_l² =
+Σ (M_l + δ_l)², M_l the mean of θ_l and δ = B w the zero-mean part driven by independent unit
+noises w (thermal ξ and gradient noise ζ/√V_ζ), F_L = const + 2 (BᵀM)ᵀw + wᵀ(BᵀB)w, so
 
     Var F_L = 2 tr(C²) + 4 MᵀCM + Σ_i κ₄ᵢ (BᵀB)ᵢᵢ² + 4 Σ_i κ₃ᵢ (BᵀB)ᵢᵢ (BᵀM)ᵢ,
 
@@ -71,7 +71,7 @@ class LinearDynamics:
 
 
 def sgld_dynamics(step_size: float) -> LinearDynamics:
-    """e' = e - h g + √(2h) ξ (math.md §1)."""
+    """e' = e - h g + √(2h) ξ (docs/math.md §1)."""
     h = validation.positive("step_size", step_size)
     return LinearDynamics(np.eye(1), np.array([-h]), np.array([math.sqrt(2 * h)]), np.array([1.0]))
 
@@ -87,7 +87,7 @@ def sghmc_euler_dynamics(step_size: float, friction: float) -> LinearDynamics:
 
 
 def sghmc_splitting_dynamics(step_size: float, friction: float) -> LinearDynamics:
-    """A-B-O-B-A splitting (math.md §3); the gradient is taken at u = e + p h/2."""
+    """A-B-O-B-A splitting (docs/math.md §3); the gradient is taken at u = e + p h/2."""
     h = validation.positive("step_size", step_size)
     d = validation.positive("friction", friction)
     decay = math.exp(-0.5 * d * h)

@@ -1,5 +1,5 @@
 """Exact second-moment test functions of SGHMC's phase space (θ, p) on the Gaussian mean with
-full gradients (V_ζ = 0), for the integrator-order experiment (math.md §3, §7).
+full gradients (V_ζ = 0), for the integrator-order experiment (docs/math.md §3, §7, §15).
 
 - Finite L: the chain starts at the posterior mean with the momentum at rest, so every moment
   comes from the injected noise; for φ = θ² the recursion of

@@ -1,4 +1,4 @@
-"""Exact moments of downpour and elastic SGLD on the Gaussian mean (seed 003; math.md §6, §7).
+"""Exact moments of downpour and elastic SGLD on the Gaussian mean (seed 003; docs/math.md §6, §14).
 
 Both protocols keep the updates affine in the state, so the exact first and second moments of
 φ̂_L follow from propagating means and covariances, for the schedule's own staleness sequence
@@ -62,7 +62,7 @@ def elastic_moments(step_size: float, precision: float, n_chains: int,
     """Exact moments of the chain-averaged estimate (module docstring), per unit e₀ and V_ζ.
 
     coupled: the chains coupled after each local step, in order (as
-    :func:`workbench.protocol_replay.coupling_steps` reads them from a schedule).
+    :func:`workbench.engine.protocols.coupling_steps` reads them from a schedule).
     """
     h = validation.positive("step_size", step_size)
     k = validation.positive("precision", precision)

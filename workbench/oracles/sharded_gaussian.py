@@ -1,7 +1,7 @@
 """Exact moments of D-SGLD, FSGLD and coupled D-SGLD on the sharded Gaussian mean, given the
-schedule (math.md §4, §5, §7).
+schedule (docs/math.md §4, §5, §12).
 
-On the Gaussian mean every estimator of :mod:`workbench.shard_gradients` is affine in θ with
+On the Gaussian mean every estimator of :mod:`workbench.gradients.sharded` is affine in θ with
 shard-dependent coefficients (Chen convention, shard s, frequency q, minibatch of n):
 
     ∇Ũ_s(θ) = K_s θ - β_s + ζ,
@@ -61,7 +61,7 @@ class ShardedGaussianOracle:
                   correction: bool = True, surrogates=None,
                   alpha: float = 1.0) -> ShardedGaussianOracle:
         """From a :class:`~workbench.models.sharded_gaussian.ShardedGaussianMean`; with
-        ``surrogates`` (:class:`~workbench.surrogates.GaussianSurrogates`) it describes FSGLD."""
+        ``surrogates`` (:class:`~workbench.gradients.surrogates.GaussianSurrogates`) it describes FSGLD."""
         model = sharded.model
         return cls(
             n_data=model.n_data, prior_precision=1 / model.prior_scale**2,

@@ -2,7 +2,7 @@
 (issue 15, item 3).
 
 :func:`workbench.oracles.sharded_gaussian.conditional_moments` composes the per-update maps
-θ ↦ A θ + b (+ noise of covariance Q) of SGLD on the sharded Gaussian mean (math.md §7) into
+θ ↦ A θ + b (+ noise of covariance Q) of SGLD on the sharded Gaussian mean (docs/math.md §12.3) into
 all L prefixes by a doubling (Hillis-Steele) scan: at level ``shift`` = 1, 2, 4, ... every
 element l >= shift becomes the composition of element l after element l - shift,
 

@@ -2,9 +2,9 @@
 
 The stacked state of :mod:`workbench.oracles.linear_gaussian` is z = (x, u_{l-1}, ..., u_{l-H},
 S): the sampler's k coordinates, a history of H past gradient points and the running sum. Its
-transition A_τ (math.md §7) touches few entries: x' = F x + k_prec b (read · z) reads the
-sampler state and ONE history column (the version of staleness τ, or G x when τ = 0), the
-history shifts by one with u_l = G x entering, and S' = x'_0 + S is a running-sum row. Every
+transition A_τ (docs/math.md §8.2, §8.7) touches few entries: x' = F x + k_prec b (read · z)
+reads the sampler state and ONE history column (the version of staleness τ, or G x when τ = 0),
+the history shifts by one with u_l = G x entering, and S' = x'_0 + S is a running-sum row. Every
 other coordinate is carried over unchanged.
 
 Stored in ring order (history slot of lag i at position k + (head - i) mod H, ``head`` the

@@ -1,4 +1,5 @@
-"""The cumulant terms of Var φ̂_L(θ²): a backward pass over the staleness sequence.
+"""The cumulant terms of Var φ̂_L(θ²): a backward pass over the staleness sequence
+(docs/math.md §9.3).
 
 With F_L = Σ_{l<=L} θ_l² and non-Gaussian gradient noise (a minibatch sum), the variance of
 F_L gains, beyond the Gaussian fourth moments (module docstring of

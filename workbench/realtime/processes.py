@@ -20,7 +20,7 @@ Faults and waits:
   worker has its own pipe, so a worker killed halfway through a message cannot corrupt the
   others' messages;
 - workers ask the kernel to kill them when the server dies (``PR_SET_PDEATHSIG``,
-  :func:`workbench.pool.die_with_parent`);
+  :func:`workbench.run.pool.die_with_parent`);
 - the shared-memory segment is unlinked the moment it is created: the forked workers inherit
   the mapping, so its name exists for microseconds and nothing is left in ``/dev/shm`` however
   the run ends (killed server included).
@@ -43,7 +43,6 @@ import numpy as np
 
 from simulators.latency import LatencyStreams
 from simulators.seeding import SeedLike
-from workbench.pool import context, die_with_parent, exit_reason
 from workbench.realtime.sequencer import HOLDER, NO_WORKER, Sequencer, state_size
 from workbench.realtime.server import (
     COMPLETE,
@@ -53,6 +52,7 @@ from workbench.realtime.server import (
     stop_reason,
 )
 from workbench.realtime.streams import minibatch_draws
+from workbench.run.pool import context, die_with_parent, exit_reason
 from workbench.samplers.base import Sampler
 
 SEGMENT_PREFIX = "wb-realtime-"  # shared-memory names, so that tests can look for leftovers

@@ -22,7 +22,7 @@ from simulators import validation
 from simulators.latency import WorkerTiming
 from simulators.schedule import Schedule
 from simulators.seeding import SeedLike, seed_sequence
-from workbench import engine
+from workbench.engine import replay as engine
 from workbench.realtime.streams import REAL_BLOCK, noise_draws
 from workbench.samplers.base import Sampler
 
@@ -38,7 +38,7 @@ class RealRunSettings:
     staleness_bound: drop gradients staler than this (None: never).
     server_delay: seconds the server spends on each applied update beyond the step itself
         (an injected expensive update; with it the server saturates and the time speed-up
-        bends at P* = c/u, :mod:`workbench.experiments.asynchronous.system`).
+        bends at P* = c/u, :mod:`workbench.systems.asynchronous.system`).
     timeout: seconds the whole run may take; stall_timeout: seconds without any message.
     kill_after: fault injection, ``{worker: k}``: the worker kills itself with SIGKILL right
         after it is given its k-th slot, before sending the gradient (processes only).
@@ -263,7 +263,7 @@ def replay_run(run: RealRun, sampler: Sampler, gradient) -> np.ndarray:
     positions, to be compared with ``run.trajectory`` (bit for bit).
 
     The replay draws the streams the run drew (:mod:`workbench.realtime.streams`); this is the
-    engine's ordinary :func:`~workbench.engine.replay` of one replicate, keeping every draw.
+    engine's ordinary :func:`~workbench.engine.replay.replay` of one replicate, keeping every draw.
     """
     settings = run.schedule.attrs
     replayed = engine.replay(

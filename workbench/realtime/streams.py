@@ -1,6 +1,6 @@
 """The random numbers of a real run: exactly those the engine's replay of its schedule draws.
 
-:func:`workbench.engine.replay` gives replicate block b the seed-tree streams
+:func:`workbench.engine.replay.replay` gives replicate block b the seed-tree streams
 ``(seed, "noise", b)`` and ``(seed, "minibatch", b)`` and always draws them in calls covering
 ``DRAW_STEPS`` updates: noise of shape ``(DRAW_STEPS, replicates, servers, d)`` and minibatch
 indices of shape ``(DRAW_STEPS, replicates, servers, n)``, prepared call by call. A real run is
@@ -22,8 +22,8 @@ import numpy as np
 
 from simulators import validation
 from simulators.seeding import SeedLike, generator
-from workbench.engine import DRAW_STEPS
-from workbench.minibatch import check_batch, draw_indices
+from workbench.engine.replay_setup import DRAW_STEPS
+from workbench.gradients.minibatch import check_batch, draw_indices
 
 #: the replay's replicate block, replicate within it and server that a real run is
 REAL_BLOCK = 0

@@ -1,4 +1,4 @@
-"""Reference posteriors for models without a closed form (DESIGN.md, "workbench/reference/").
+"""Reference posteriors for models without a closed form (docs/architecture.md).
 
 A long full-gradient Metropolis-adjusted run (MALA or HMC) over several chains
 (:mod:`~workbench.reference.mala`, :mod:`~workbench.reference.hmc`,

@@ -25,6 +25,7 @@ from functools import partial
 import numpy as np
 
 from simulators import seeding, validation
+from workbench.core.phi import TestFunction
 from workbench.reference.adaptation import (
     DualAveraging,
     metric_windows,
@@ -34,7 +35,6 @@ from workbench.reference.adaptation import (
 from workbench.reference.hmc import hmc_step
 from workbench.reference.mala import ChainState, PotentialModel, Step, evaluate, mala_step
 from workbench.reference.settings import ReferenceSettings
-from workbench.test_functions import TestFunction
 
 REPORT_EVERY = 1_000
 """Steps between two calls of a run's progress callback."""
@@ -160,7 +160,7 @@ def run_chains(model: PotentialModel, test_functions: Sequence[TestFunction],
     recording every test function.
 
     progress: called with the number of chain-steps done since its last call, every
-    :data:`REPORT_EVERY` steps and at the end (e.g. :func:`workbench.progress.reporter`'s
+    :data:`REPORT_EVERY` steps and at the end (e.g. :func:`workbench.run.progress.reporter`'s
     callback).
     """
     if not test_functions:

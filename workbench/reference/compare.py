@@ -1,7 +1,7 @@
 """A sampler's estimate against a reference posterior's: the ``reference`` kind of check.
 
 Where no exact oracle exists, the comparison target is itself a Monte Carlo estimate, and its
-error enters the interval (DESIGN.md, "Checks: verdicts with evidence"). Run and reference are
+error enters the interval (docs/verdicts.md). Run and reference are
 independent, so the difference's standard error is σ = √(σ_run² + σ_ref²) on the absolute
 scale, and √((σ_run/observed)² + (σ_ref/reference)²) on the log-ratio scale (delta method).
 The decision is then the three-way equivalence test of :mod:`bounds.equivalence` with the

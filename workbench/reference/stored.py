@@ -1,14 +1,14 @@
 """A reference posterior computed once per model, data and settings, and kept in the result
-store like a sweep point (DESIGN.md, "workbench/reference/").
+store like a sweep point (docs/architecture.md).
 
 The point's identity (:func:`reference_identity`) is what determines the numbers: the model
 and its data as the caller describes them (``model_identity``, e.g. the model's name, its
 hyperparameters and :func:`array_digest` of its data), the test functions by name, the
 :class:`~workbench.reference.settings.ReferenceSettings`, the seed, and the code versions the
-store adds (:func:`workbench.store.point_identity`) plus arviz-stats, which computes the ESS
-and R-hat. Its key addresses the stored Dataset, so a rerun loads it, an interrupted run (which
-stored nothing) recomputes it, and a file found corrupt is set aside and recomputed, as in
-:func:`workbench.runner.run_sweep`.
+store adds (:func:`workbench.store.result_store.point_identity`) plus arviz-stats, which computes
+the ESS and R-hat. Its key addresses the stored Dataset, so a rerun loads it, an interrupted run
+(which stored nothing) recomputes it, and a file found corrupt is set aside and recomputed, as in
+:func:`workbench.run.runner.run_sweep`.
 """
 
 from __future__ import annotations
@@ -27,13 +27,19 @@ import xarray as xr
 from tqdm import tqdm
 
 from simulators import validation
-from workbench.progress import wanted
+from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
 from workbench.reference.chain import run_chains
 from workbench.reference.mala import PotentialModel
 from workbench.reference.settings import ReferenceSettings
 from workbench.reference.summary import summarise
-from workbench.store import CorruptPoint, ResultStore, canonical_json, point_identity, store_key
-from workbench.test_functions import THETA, THETA_SQUARED, TestFunction
+from workbench.run.progress import wanted
+from workbench.store.result_store import (
+    CorruptPoint,
+    ResultStore,
+    canonical_json,
+    point_identity,
+    store_key,
+)
 
 REFERENCE_EXPERIMENT = "reference"
 """The store's experiment name for reference posteriors: ``ResultStore(root, "reference")``."""
@@ -41,7 +47,7 @@ REFERENCE_EXPERIMENT = "reference"
 
 @dataclass(frozen=True)
 class _ReferencePoints:
-    """The experiment-like view :func:`workbench.store.point_identity` takes: the whole
+    """The experiment-like view :func:`workbench.store.result_store.point_identity` takes: the whole
     configuration (model, data, test functions) identifies a reference point."""
 
     name: str = REFERENCE_EXPERIMENT

@@ -26,9 +26,9 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from workbench.diagnostics import RHAT_LIMIT
 from workbench.reference.chain import ChainRun
 from workbench.reference.settings import ReferenceSettings
+from workbench.stats.diagnostics import RHAT_LIMIT
 
 METHOD_NAMES = {"mala": "MALA (Roberts & Tweedie 1996)",
                 "hmc": "HMC with a fixed number of leapfrog steps (Neal 2011)"}

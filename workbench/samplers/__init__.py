@@ -1,4 +1,4 @@
-"""Samplers as pure ``init`` / ``step`` functions over explicit state (DESIGN.md).
+"""Samplers as pure ``init`` / ``step`` functions over explicit state (docs/architecture.md).
 
 A sampler draws no minibatches, reads no clocks and owns no loop: the engine hands it the
 (possibly stale) gradient and the standard-normal noise for each step. Every array is

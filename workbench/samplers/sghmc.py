@@ -67,8 +67,8 @@ class SGHMC:
         return SGHMCState(position + half * momentum, momentum)
 
     def kernel_spec(self):
-        """This step for the engine's compiled path (:mod:`workbench.engine_kernel`)."""
-        from workbench.engine_kernel import SamplerSpec
+        """This step for the engine's compiled path (:mod:`workbench.engine.compiled`)."""
+        from workbench.core.specs import SamplerSpec
 
         factor = self._damping if self.integrator == "euler" else self._half_decay
         return SamplerSpec(self.name, self.step_size, self._noise_scale, factor)

@@ -60,8 +60,8 @@ class SGLD:
         return SGLDState(positions[-1].copy()), positions, positions
 
     def kernel_spec(self):
-        """This step for the engine's compiled path (:mod:`workbench.engine_kernel`)."""
-        from workbench.engine_kernel import SamplerSpec
+        """This step for the engine's compiled path (:mod:`workbench.engine.compiled`)."""
+        from workbench.core.specs import SamplerSpec
 
         return SamplerSpec(self.name, self.step_size, self._noise_scale)
 

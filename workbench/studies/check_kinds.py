@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.experiments.distributed.references import REFERENCES
+from workbench.core.phi import BUILTIN
 from workbench.studies.schema import FEDERATED, GAUSSIAN, SHARDED, TRAVELING
-from workbench.test_functions import BUILTIN
+from workbench.systems.distributed.references import REFERENCES
 
 if TYPE_CHECKING:
     import xarray as xr

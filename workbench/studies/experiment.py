@@ -1,7 +1,7 @@
 """A study run as an experiment: the same runner, store, checks, report and dashboard.
 
 :class:`StudyExperiment` implements the experiment protocol of
-:mod:`workbench.experiments.base` for any :class:`~workbench.studies.study.Study`: the sweep
+:mod:`workbench.run.experiment` for any :class:`~workbench.studies.study.Study`: the sweep
 points come from its grid (:mod:`workbench.studies.grid`), each point runs the shared
 Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks) or
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simulators.validation import InvalidParameter
-from workbench.config import Parameter
-from workbench.experiments.base import Experiment
+from workbench.core.parameters import Parameter
+from workbench.run.experiment import Experiment
 from workbench.studies import grid
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.schema import (
@@ -34,7 +34,7 @@ from workbench.studies.schema import (
     validate_kinds,
     validate_sharded_point,
 )
-from workbench.studies.study import Study
+from workbench.studies.study import Study, loads
 
 # the points, the checks and the figures (engine, xarray, scipy.stats, sympy, matplotlib) are
 # imported by the methods that run, combine, judge and draw: loading, showing and configuring a
@@ -93,9 +93,6 @@ class StudyExperiment(Experiment):
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
-        # The function lives in workbench.experiments so that unpickling in a fresh process
-        # imports the registry first, in the order the package imports itself.
-        from workbench.experiments import rebuild_study
         return (rebuild_study, (type(self), self.study.text, self.study.origin, self.plugin))
 
     def configure(self, overrides=None, quick=False):
@@ -148,7 +145,7 @@ class StudyExperiment(Experiment):
         return resolved["n_iterations"] * resolved["n_replicates"]
 
     def replicate_blocks(self, config, point):
-        from workbench.engine import replicate_blocks
+        from workbench.engine.replay_setup import replicate_blocks
 
         if self.plugin.owns(point) or config["model"] == SHARDED:
             return 1
@@ -206,7 +203,7 @@ class StudyExperiment(Experiment):
 
     # ------------------------------------------------------------------------ judgements
     def context(self, dataset: xr.Dataset) -> Context:
-        from workbench.results import config_of
+        from workbench.store.netcdf import config_of
         from workbench.studies.checks import Context
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
@@ -226,3 +223,12 @@ class StudyExperiment(Experiment):
                                       dataset, Path(out_dir))
                  if self.plugin.default_figures else [])
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+
+
+def rebuild_study(cls: type, text: str, origin: str, plugin) -> StudyExperiment:
+    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): a
+    built-in one is made afresh (its study file and plug-in are fixed), any other is parsed
+    again from its text."""
+    if cls is StudyExperiment:
+        return StudyExperiment(loads(text, origin), plugin)
+    return cls()

@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from workbench.files import save_figure  # noqa: E402
+from workbench.store.atomic import save_figure  # noqa: E402
 from workbench.studies import checks as kinds  # noqa: E402
 from workbench.studies import sharded_checks as sharded  # noqa: E402
 from workbench.studies.schema import SHARDED  # noqa: E402

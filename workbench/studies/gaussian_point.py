@@ -9,7 +9,7 @@ log-spaced sample counts at which φ̂_L is kept.
 
 A point splits into replicate blocks (``run_blocks``, seeded per block by the engine) and a
 finishing step over all of them (``finish_point``: masking of diverged replicates, summaries,
-the exact oracle); see :mod:`workbench.experiments.base`. The exact oracle holds for any
+the exact oracle); see :mod:`workbench.run.experiment`. The exact oracle holds for any
 deterministic staleness sequence, so it judges the realised schedule of every system; the
 stationary variance of an asynchronous run treats its realised staleness as i.i.d. draws from
 their empirical distribution.
@@ -24,12 +24,9 @@ import xarray as xr
 
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
-from workbench import progress
-from workbench.diagnostics import diagnose_draws, draws_kept
-from workbench.engine import log_checkpoints, replay, replicate_blocks
-from workbench.estimators import summarize
-from workbench.experiments.asynchronous.system import make_system
-from workbench.experiments.base import point_key
+from workbench.core.phi import THETA, THETA_SQUARED
+from workbench.engine.replay import log_checkpoints, replay
+from workbench.engine.replay_setup import replicate_blocks
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import (
     ERROR_SOURCES,
@@ -39,8 +36,12 @@ from workbench.oracles.linear_gaussian import (
     finite_moments,
     stationary_variance,
 )
+from workbench.run import progress
+from workbench.run.experiment import point_key
 from workbench.samplers import make_sampler
-from workbench.test_functions import THETA, THETA_SQUARED
+from workbench.stats.diagnostics import diagnose_draws, draws_kept
+from workbench.stats.estimators import summarize
+from workbench.systems.asynchronous.system import make_system
 
 TEST_FUNCTIONS = (THETA, THETA_SQUARED)
 
@@ -111,7 +112,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     Dims ``(test_function, checkpoint, replicate, component)`` for ``estimate`` (diverged
     replicates not yet masked), ``replicate`` for ``diverged_at``; ``draws`` is
     ``(replicate, draw, component)``, ``n_draws`` of them or, if that is 0, the diagnostics'
-    own (:func:`workbench.diagnostics.draws_kept`). The ``replicate`` coordinate holds
+    own (:func:`workbench.stats.diagnostics.draws_kept`). The ``replicate`` coordinate holds
     global indices.
     """
     seed_point = derive(seed, experiment, point_key(point))
@@ -148,7 +149,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
 def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
                  design: Design | None = None, dims: Sequence[str] | None = None) -> xr.Dataset:
     """The point's Dataset: summaries over all replicates of ``raw``, the exact oracle, and
-    (seed design only) the diagnostics of the thinned draws (:mod:`workbench.diagnostics`,
+    (seed design only) the diagnostics of the thinned draws (:mod:`workbench.stats.diagnostics`,
     with the exact score -∇U).
 
     Every variable that depends on the point gets the point's ``dims`` (by default all its

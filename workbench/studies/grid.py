@@ -3,7 +3,7 @@
 ``[sweep]`` lists values per name; the names form a product grid in the order written. Names
 in ``[sweep.zip]`` vary together and form one dim, named after the first of them (the others
 are coordinates along it). A point is the dict of its swept values; it keys the point's seeds
-(:func:`workbench.experiments.base.point_key`), so a point keeps its random numbers when the
+(:func:`workbench.run.experiment.point_key`), so a point keeps its random numbers when the
 grid grows.
 
 :func:`resolve` turns the configuration and a point into the point's own configuration:

@@ -1,11 +1,11 @@
 """What a study file may say: its sections, their keys, defaults, meaning and validation.
 
 Every key of ``[model]``, ``[system]``, ``[sampler]`` and ``[run]`` is a :class:`Field`: a
-:class:`~workbench.config.Parameter` (the flat configuration name, default, help, validator)
-plus the key it is written under in the file. Names are the same everywhere: the ``staleness``
-of ``[system]`` is the ``--set staleness=...`` key, the sweep dim and the dashboard label; the
-``kind`` of ``[model]``, ``[system]`` and ``[sampler]`` is the configuration key named after
-its section (``sampler = "sgld"``).
+:class:`~workbench.core.parameters.Parameter` (the flat configuration name, default, help,
+validator) plus the key it is written under in the file. Names are the same everywhere: the
+``staleness`` of ``[system]`` is the ``--set staleness=...`` key, the sweep dim and the dashboard
+label; the ``kind`` of ``[model]``, ``[system]`` and ``[sampler]`` is the configuration key named
+after its section (``sampler = "sgld"``).
 
 A field marked ``expression`` may also be given as a string, evaluated per sweep point over
 the other values and the ``[constants]`` (:mod:`workbench.studies.grid`), e.g.
@@ -27,11 +27,9 @@ from dataclasses import dataclass
 from simulators import validation
 from simulators.latency import LATENCY_KINDS
 from simulators.traveling_chains import ASSIGNMENTS
-from workbench.config import Parameter
-from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import DATA_REGIMES
-from workbench.experiments.distributed.federation import METHODS, SURROGATES
-from workbench.experiments.validators import (
+from workbench.core.parameters import Parameter
+from workbench.core.phi import BUILTIN
+from workbench.core.validators import (
     at_least_one,
     at_least_two,
     finite,
@@ -41,7 +39,9 @@ from workbench.experiments.validators import (
     rate,
 )
 from workbench.samplers import LINEAR_SAMPLER_NAMES
-from workbench.test_functions import BUILTIN
+from workbench.systems.distributed import WELLING_TEH_HELP
+from workbench.systems.distributed.data import DATA_REGIMES
+from workbench.systems.distributed.federation import METHODS, SURROGATES
 
 
 def _probability(name, value):
@@ -312,7 +312,3 @@ STUDY_KEYS = ("name", "summary", "source", "symbols")
 def fields() -> dict[str, Field]:
     """Every field by its flat configuration name."""
     return {f.name: f for section in SECTIONS.values() for f in section}
-
-
-def section_of(name: str) -> str:
-    return next(s for s, group in SECTIONS.items() if any(f.name == name for f in group))

@@ -3,7 +3,7 @@ kind of :mod:`.checks`; every point is a selection of the dataset and a label in
 names (``T=200``: the sweep dims written with the study's ``[study] symbols``).
 
 - ``oracle``: window averages of θ and of (θ - μ)(θ - μ)ᵀ against the exact oracle given each
-  chain's schedule (:func:`~workbench.experiments.distributed.windows.window_oracle_checks`,
+  chain's schedule (:func:`~workbench.systems.distributed.windows.window_oracle_checks`,
   one Bonferroni family over every point and estimator).
 - ``distance`` (seed 004 §3.2.1): long trajectories sample the mixture of local posteriors,
   short ones approach the standard SGLD posterior. At the largest value of ``over`` the check
@@ -33,8 +33,8 @@ import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check
 from bounds.verdict import Verdict
-from workbench.experiments.distributed.references import wasserstein
-from workbench.experiments.distributed.windows import (
+from workbench.systems.distributed.references import wasserstein
+from workbench.systems.distributed.windows import (
     about,
     chain_level_check,
     pooled,

@@ -2,13 +2,13 @@
 or DSGLD / FSGLD on federated rounds (seed 002), its exact oracle and its references.
 
 The model (``[model] kind = "sharded-gaussian"``) is the Gaussian mean of math.md §7 on data
-split into shards (:mod:`workbench.experiments.distributed.data`: ``iid`` as in seed 004
+split into shards (:mod:`workbench.systems.distributed.data`: ``iid`` as in seed 004
 §4.1, ``blobs`` around per-shard centres as in seed 002 §5.1). The step size is given as the
 papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε/2 (math.md §1).
 
 - ``[system] kind = "traveling-chains"`` (seed 004 §3.2, Algorithm 1): one chain per shard,
   rotating over the workers, ``trajectory_length`` updates per visit; the estimator is D-SGLD's
-  N/(N_s q_s)-scaled shard gradient (:class:`~workbench.shard_gradients.ShardScaled`). Stored
+  N/(N_s q_s)-scaled shard gradient (:class:`~workbench.gradients.sharded.ShardScaled`). Stored
   beside the window statistics: the references of seed 004 §3.2.1 (posterior, standard SGLD
   posterior, mixture of local posteriors) and the per-shard stationary laws.
 - ``[system] kind = "federated-rounds"`` (seed 002 Algorithm 1): ``n_chains`` independent
@@ -33,17 +33,7 @@ import numpy as np
 import xarray as xr
 
 from simulators.seeding import derive, generator
-from workbench.experiments.base import point_key
-from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm, with_diagnostics
-from workbench.experiments.distributed.data import data_attributes, make_sharded
-from workbench.experiments.distributed.federation import Federation, running_window_means
-from workbench.experiments.distributed.references import (
-    REFERENCES,
-    local_components,
-    references,
-)
-from workbench.experiments.distributed.traveling import traveling_system
+from workbench.gradients.sharded import ShardScaled
 from workbench.oracles.federated import (
     dsgld_stationary_variance,
     round_stationary,
@@ -51,8 +41,18 @@ from workbench.oracles.federated import (
 )
 from workbench.oracles.gradient_noise import epsilon_squared, gamma_squared, theta_grid
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+from workbench.run.experiment import point_key
 from workbench.samplers import SGLD
-from workbench.shard_gradients import ShardScaled
+from workbench.systems.distributed import chen_step_size
+from workbench.systems.distributed.arm import run_arm, with_diagnostics
+from workbench.systems.distributed.data import data_attributes, make_sharded
+from workbench.systems.distributed.federation import Federation, running_window_means
+from workbench.systems.distributed.references import (
+    REFERENCES,
+    local_components,
+    references,
+)
+from workbench.systems.distributed.traveling import traveling_system
 
 PAIR = ("component", "component2")
 

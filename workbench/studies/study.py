@@ -7,8 +7,8 @@ parameter, an expression or bound naming an unknown symbol or using anything out
 whitelist of :mod:`bounds.parse` (strings are parsed, never executed), a check of an unknown
 kind or over a dim that is not swept.
 
-The validated study is a flat configuration (:mod:`workbench.config` parameters, one per field,
-constant and sweep list) plus its checks and bounds; :class:`workbench.studies.experiment.
+The validated study is a flat configuration (:mod:`workbench.core.parameters` parameters, one per
+field, constant and sweep list) plus its checks and bounds; :class:`workbench.studies.experiment.
 StudyExperiment` runs it like any built-in experiment.
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from bounds.expressions import BoundSyntaxError, free_names
 from simulators.validation import InvalidParameter
-from workbench.config import Parameter
+from workbench.core.parameters import Parameter
 from workbench.studies import check_kinds
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (

@@ -10,7 +10,7 @@ from bounds.verdict import one_sided_z_for_family
 from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.explore import bound_lab
-from workbench.results import config_of, read_netcdf
+from workbench.store.netcdf import config_of, read_netcdf
 
 
 @pytest.fixture(scope="module")

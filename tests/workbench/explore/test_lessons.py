@@ -7,7 +7,7 @@ import pytest
 
 from bounds import registry
 from simulators.validation import InvalidParameter
-from workbench.cli import DEFAULT_SEED
+from workbench.cli.main import DEFAULT_SEED
 from workbench.explore.lessons import local_updates, speedup, staleness_step
 from workbench.oracles.federated import dsgld_stationary_variance
 

@@ -10,7 +10,7 @@ from workbench.experiments.stale_gaussian.bound_checks import (
     grid_values,
 )
 from workbench.explore.overlays import overlays_of
-from workbench.results import config_of, read_netcdf
+from workbench.store.netcdf import config_of, read_netcdf
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import xarray as xr
 
 from workbench import experiments
 from workbench.explore import results_browser
-from workbench.results import read_netcdf
-from workbench.runner import run_experiment
-from workbench.suite import verdict_counts
+from workbench.run.main_job import verdict_counts
+from workbench.run.runner import run_experiment
+from workbench.store.netcdf import read_netcdf
 
 from .conftest import SEED, SMALL
 
@@ -44,7 +44,7 @@ def test_configuration_kind_is_read_from_the_stored_configuration(tmp_path, smal
     quick, _ = small_run
     dataset = read_netcdf(quick.path)
     experiment = experiments.get("stale-gaussian")
-    from workbench.results import with_provenance, write_netcdf
+    from workbench.store.netcdf import with_provenance, write_netcdf
 
     for kind, quick_flag in (("default", False), ("quick", True)):
         relabelled = with_provenance(dataset, "stale-gaussian",

@@ -9,7 +9,7 @@ from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
 from workbench.data.digits import digits
-from workbench.engine import replay
+from workbench.engine.replay import replay
 from workbench.models.cnn import ConvolutionalNetwork
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.models.logistic import LogisticRegression

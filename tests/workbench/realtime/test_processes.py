@@ -16,11 +16,11 @@ import pytest
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import Schedule
 from simulators.validation import InvalidParameter
-from workbench.files import netcdf_bytes, netcdf_loaded
-from workbench.pool import context
 from workbench.realtime.processes import SEGMENT_PREFIX, run_processes
 from workbench.realtime.server import RealRunSettings, replay_run
+from workbench.run.pool import context
 from workbench.samplers import SGHMC, SGLD
+from workbench.store.atomic import netcdf_bytes, netcdf_loaded
 
 TIMING = WorkerTiming(LatencyModel("exponential", 0.002))
 

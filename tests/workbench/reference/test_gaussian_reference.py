@@ -11,10 +11,10 @@ import pytest
 from bounds.checks import oracle_check
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.seeding import generator
+from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.reference import ReferenceSettings, reference_check
 from workbench.reference.stored import compute_reference
-from workbench.test_functions import THETA, THETA_SQUARED
 
 Z = 4.0
 #: 8 chains × 5000 kept draws: the variance's relative MC error is about 1 % (ESS ≈ 2 · 10⁴)

@@ -7,12 +7,12 @@ import pytest
 from bounds.checks import oracle_check
 from bounds.verdict import VIOLATED
 from simulators.seeding import generator
+from workbench.core.phi import THETA
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.reference import ReferenceSettings
 from workbench.reference.hmc import hmc_step
 from workbench.reference.mala import evaluate, mala_step
 from workbench.reference.stored import compute_reference
-from workbench.test_functions import THETA
 
 
 def model():

@@ -9,9 +9,9 @@ from scipy import special
 
 from bounds.checks import oracle_check
 from bounds.verdict import VIOLATED
+from workbench.core.phi import THETA
 from workbench.reference import ReferenceSettings
 from workbench.reference.stored import compute_reference
-from workbench.test_functions import THETA
 
 
 class _LogGamma:

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from simulators.validation import InvalidParameter
+from workbench.core.phi import THETA, TestFunction
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.reference import ReferenceSettings, reference_identity, reference_posterior
 from workbench.reference.chain import run_chains
-from workbench.test_functions import THETA, TestFunction
 
 
 @pytest.mark.parametrize(("changes", "field"), [

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from simulators.seeding import generator
+from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.reference import (
     REFERENCE_EXPERIMENT,
@@ -13,8 +14,7 @@ from workbench.reference import (
     reference_posterior,
 )
 from workbench.reference import stored as stored_module
-from workbench.store import ResultStore, store_key
-from workbench.test_functions import THETA, THETA_SQUARED
+from workbench.store.result_store import ResultStore, store_key
 
 SETTINGS = ReferenceSettings(chains=2, draws=200, warmup=50)
 

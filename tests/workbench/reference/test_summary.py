@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from simulators.seeding import generator
+from workbench.core.phi import THETA, TestFunction
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.reference import ReferenceSettings
 from workbench.reference.chain import ChainRun, run_chains
 from workbench.reference.summary import batch_means_error, summarise
-from workbench.test_functions import THETA, TestFunction
 
 NORM = TestFunction("norm", lambda position: np.linalg.norm(position, axis=-1, keepdims=True))
 

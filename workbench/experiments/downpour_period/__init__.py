@@ -16,13 +16,13 @@ checked for growth in π(P − 1) as E₃ says (:mod:`.checks`).
 
 from __future__ import annotations
 
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.run import at_point, combine_grid
-from workbench.experiments.asynchronous.system import count_grid
-from workbench.experiments.base import Experiment
+from workbench.core.parameters import Parameter
+from workbench.core.validators import distinct_positive_ints, positive
 from workbench.experiments.downpour_period.parameters import LOGISTIC_RUN_PARAMETERS
-from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
-from workbench.experiments.validators import distinct_positive_ints, positive
+from workbench.run.experiment import Experiment
+from workbench.systems.asynchronous.run import at_point, combine_grid
+from workbench.systems.asynchronous.system import count_grid
+from workbench.systems.protocols.run import RUN_PARAMETERS, run_protocol
 
 # the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
 # by the methods that use them: describing and configuring the experiment (`workbench

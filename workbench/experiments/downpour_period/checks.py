@@ -64,9 +64,9 @@ from workbench.experiments.downpour_period.logistic import (
     TEST_FUNCTION,
     stored_reference,
 )
-from workbench.experiments.protocols.checks import ORACLE_CHECKS, oracle_checks
 from workbench.reference import combined_error, reference_check, reference_value
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.protocols.checks import ORACLE_CHECKS, oracle_checks
 
 BOUND = "seed003-downpour-mse"
 RATE_EXPONENT = 2.0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.distributed.plots import finish, new
 from workbench.experiments.downpour_period.checks import (
     e3_envelope,
     logistic_deviation,
@@ -20,6 +19,7 @@ from workbench.experiments.downpour_period.checks import (
     staleness_bound,
 )
 from workbench.experiments.downpour_period.logistic import PREFIX
+from workbench.systems.distributed.plots import finish, new
 
 
 def figure_period(dataset: xr.Dataset, path):

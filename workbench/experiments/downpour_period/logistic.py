@@ -2,7 +2,7 @@
 Bayesian logistic regression, judged against a reference posterior.
 
 Model: :class:`workbench.models.logistic.LogisticRegression` on a9a-shaped data or a LIBSVM
-pair (:func:`workbench.experiments.asynchronous.models.logistic_model`, seed 001 §5.1). The
+pair (:func:`workbench.systems.asynchronous.models.logistic_model`, seed 001 §5.1). The
 test function is the held-out predictive log-loss φ(θ) = −(1/M) Σ_j log p(y_j | x_j, θ); its
 posterior expectation has no closed form, so the truth is a reference posterior
 (:mod:`workbench.reference`: HMC chains, their estimate m of E_π φ with Monte Carlo error σ_ref
@@ -40,12 +40,8 @@ from scipy.special import expit
 
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
-from workbench.engine import replay
-from workbench.estimators import summarize
-from workbench.experiments.asynchronous.models import logistic_model
-from workbench.experiments.base import point_key
+from workbench.engine.replay import replay
 from workbench.experiments.downpour_period.parameters import DATA_KEYS, REFERENCE_KEYS
-from workbench.experiments.protocols.run import make_protocol
 from workbench.models.logistic import LogisticRegression
 from workbench.reference import (
     ReferenceSettings,
@@ -53,7 +49,11 @@ from workbench.reference import (
     reference_posterior,
     reference_value,
 )
+from workbench.run.experiment import point_key
 from workbench.samplers.sgld import SGLD
+from workbench.stats.estimators import summarize
+from workbench.systems.asynchronous.models import logistic_model
+from workbench.systems.protocols.run import make_protocol
 
 TEST_FUNCTION = "log_loss"
 PREFIX = "logistic_"
@@ -148,7 +148,7 @@ def run_logistic(experiment: str, config: dict, point: dict, seed, n_workers: in
                  period: int) -> xr.Dataset:
     """The logistic half at one point: per replicate φ̂_L and its squared error against the
     reference mean m, their summaries (``logistic_`` + the names of
-    :func:`workbench.estimators.summarize`), and the reference's m, σ_ref and R-hat."""
+    :func:`workbench.stats.estimators.summarize`), and the reference's m, σ_ref and R-hat."""
     model, function, reference, starts = logistic_setup(experiment, config, seed)
     schedule = make_protocol(config, "downpour", n_workers, period).simulate(
         config["logistic_iterations"], derive(seed, experiment, point_key(point),

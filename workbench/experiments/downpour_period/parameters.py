@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulators import validation
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS
-from workbench.experiments.validators import at_least_one, at_least_two, positive
+from workbench.core.parameters import Parameter
+from workbench.core.validators import at_least_one, at_least_two, positive
+from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
 
 DATA_KEYS = ("data", "n_train", "n_test", "prior_scale", "n_test_points")
 #: smaller than a9a's sizes: the reference chains run on the whole training set

@@ -23,8 +23,8 @@ import xarray as xr
 
 from bounds.checks import oracle_check, slope_check
 from bounds.verdict import Verdict, z_for_family
-from workbench.experiments.distributed.windows import posterior_checks, window_oracle_checks
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.distributed.windows import posterior_checks, window_oracle_checks
 
 
 def group_selection(dataset: xr.Dataset, group_size: int) -> dict:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.distributed import plots
-from workbench.experiments.distributed.windows import window_statistics
 from workbench.experiments.dsgld_coupling.checks import group_selection
+from workbench.systems.distributed import plots
+from workbench.systems.distributed.windows import window_statistics
 
 
 def figure_coupling(dataset: xr.Dataset, path):

@@ -6,16 +6,16 @@ import numpy as np
 import xarray as xr
 
 from simulators.seeding import derive, generator
-from workbench.experiments.base import point_key
-from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm, with_diagnostics
-from workbench.experiments.distributed.data import data_attributes, make_sharded
-from workbench.experiments.distributed.traveling import traveling_system
-from workbench.minibatch import draw_indices
+from workbench.gradients.minibatch import draw_indices
+from workbench.gradients.sharded import ShardScaled
 from workbench.oracles.gradient_noise import coupled_gradient_noise
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+from workbench.run.experiment import point_key
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.shard_gradients import ShardScaled
+from workbench.systems.distributed import chen_step_size
+from workbench.systems.distributed.arm import run_arm, with_diagnostics
+from workbench.systems.distributed.data import data_attributes, make_sharded
+from workbench.systems.distributed.traveling import traveling_system
 
 
 def group_sizes(n_chains: int, group_size: int) -> list[int]:

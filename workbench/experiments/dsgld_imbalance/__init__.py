@@ -20,17 +20,17 @@ Seed 004 does not give the burn-in or run length:
 from __future__ import annotations
 
 from simulators import validation
-from workbench.config import Parameter
-from workbench.experiments.base import Experiment
-from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
-from workbench.experiments.distributed.traveling import (
+from workbench.core.parameters import Parameter
+from workbench.core.validators import distinct_positive_ints, positive
+from workbench.run.experiment import Experiment
+from workbench.systems.distributed import WELLING_TEH_HELP
+from workbench.systems.distributed.data import CHECK_PARAMETERS, data_parameters
+from workbench.systems.distributed.traveling import (
     CORRECTIONS,
     run_parameters,
     system_parameters,
     trajectory_lengths,
 )
-from workbench.experiments.validators import distinct_positive_ints, positive
 
 # the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
 # by the methods that use them: describing and configuring the experiment (`workbench

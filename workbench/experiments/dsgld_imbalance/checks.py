@@ -36,14 +36,14 @@ import numpy as np
 import xarray as xr
 
 from bounds.verdict import Verdict
-from workbench.experiments.distributed.windows import (
+from workbench.store.netcdf import config_of
+from workbench.systems.distributed.windows import (
     about,
     chain_level_check,
     posterior_checks,
     window_oracle_checks,
     window_statistics,
 )
-from workbench.results import config_of
 
 
 def richardson_weights(fractions) -> np.ndarray:

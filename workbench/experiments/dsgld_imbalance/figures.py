@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.distributed import plots
-from workbench.experiments.distributed.windows import pooled
 from workbench.experiments.dsgld_imbalance.checks import richardson_weights, step_ladder
+from workbench.systems.distributed import plots
+from workbench.systems.distributed.windows import pooled
 
 
 def figure_bias(dataset: xr.Dataset, path):

@@ -20,18 +20,18 @@ adds only a few percent to the error floor.
 from __future__ import annotations
 
 from simulators import validation
-from workbench.config import Parameter
-from workbench.experiments.base import Experiment
-from workbench.experiments.distributed import WELLING_TEH_HELP
-from workbench.experiments.distributed.data import CHECK_PARAMETERS, data_parameters
-from workbench.experiments.distributed.traveling import run_parameters, system_parameters
-from workbench.experiments.validators import (
+from workbench.core.parameters import Parameter
+from workbench.core.validators import (
     at_least_one,
     at_least_two,
     finite,
     non_negative_int,
     positive,
 )
+from workbench.run.experiment import Experiment
+from workbench.systems.distributed import WELLING_TEH_HELP
+from workbench.systems.distributed.data import CHECK_PARAMETERS, data_parameters
+from workbench.systems.distributed.traveling import run_parameters, system_parameters
 
 # the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
 # by the methods that use them: describing and configuring the experiment (`workbench

@@ -27,13 +27,13 @@ import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check
 from bounds.verdict import Verdict
-from workbench.experiments.distributed.windows import (
+from workbench.store.netcdf import config_of
+from workbench.systems.distributed.windows import (
     about,
     student_threshold,
     window_oracle_checks,
     with_student_rate,
 )
-from workbench.results import config_of
 
 
 def time_grid(dataset: xr.Dataset, slowdown: float, balancing: str,

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.distributed import plots
 from workbench.experiments.dsgld_load_balancing.checks import (
     exact_curve,
     time_grid,
     times_to_target,
     unit_curves,
 )
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.distributed import plots
 
 _STYLES = {"fixed": "--", "adaptive": "-"}
 

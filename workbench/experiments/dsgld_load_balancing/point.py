@@ -10,14 +10,14 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import GRADIENT
 from simulators.seeding import derive
 from simulators.traveling_chains import waiting_time
-from workbench.experiments.base import point_key
-from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm, with_diagnostics
-from workbench.experiments.distributed.data import data_attributes, make_sharded
-from workbench.experiments.distributed.traveling import traveling_system
+from workbench.gradients.sharded import ShardScaled
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
+from workbench.run.experiment import point_key
 from workbench.samplers import SGLD
-from workbench.shard_gradients import ShardScaled
+from workbench.systems.distributed import chen_step_size
+from workbench.systems.distributed.arm import run_arm, with_diagnostics
+from workbench.systems.distributed.data import data_attributes, make_sharded
+from workbench.systems.distributed.traveling import traveling_system
 
 BALANCING = ("fixed", "adaptive")
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.distributed import plots
-from workbench.experiments.distributed.windows import pooled
 from workbench.studies.sharded_checks import distances
+from workbench.systems.distributed import plots
+from workbench.systems.distributed.windows import pooled
 
 
 def figure_trajectories(dataset: xr.Dataset, path):

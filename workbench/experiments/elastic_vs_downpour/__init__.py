@@ -12,11 +12,11 @@ of φ̂(θ) at each π (:mod:`.checks`); the figure shows MSE against messages.
 from __future__ import annotations
 
 from simulators import validation
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.run import at_point, combine_grid
-from workbench.experiments.base import Experiment
-from workbench.experiments.protocols.run import RUN_PARAMETERS, run_protocol
-from workbench.experiments.validators import at_least_one, distinct_positive_ints
+from workbench.core.parameters import Parameter
+from workbench.core.validators import at_least_one, distinct_positive_ints
+from workbench.run.experiment import Experiment
+from workbench.systems.asynchronous.run import at_point, combine_grid
+from workbench.systems.protocols.run import RUN_PARAMETERS, run_protocol
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and

@@ -16,8 +16,8 @@ import xarray as xr
 
 from bounds.checks import oracle_check
 from bounds.verdict import Verdict, z_for_family
-from workbench.experiments.protocols.checks import ORACLE_CHECKS, oracle_checks
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.protocols.checks import ORACLE_CHECKS, oracle_checks
 
 
 def mse_difference(dataset: xr.Dataset, period: int) -> tuple[float, float, float]:

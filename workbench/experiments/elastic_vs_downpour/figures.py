@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from workbench.experiments.distributed.plots import finish, new
+from workbench.systems.distributed.plots import finish, new
 
 
 def figure_budget(dataset: xr.Dataset, path):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from simulators import validation
-from workbench.config import Parameter
+from workbench.core.parameters import Parameter
 from workbench.studies import library
 from workbench.studies.experiment import Plugin, StudyExperiment
 
@@ -83,7 +83,7 @@ class BoundGrid(Plugin):
 
     def checks(self, dataset):
         from workbench.experiments.fsgld_gaussian import bound_grid
-        from workbench.results import config_of
+        from workbench.store.netcdf import config_of
 
         return bound_grid.theorem_checks(dataset, config_of(dataset))
 
@@ -94,7 +94,7 @@ class BoundGrid(Plugin):
             figure_error,
             figure_samples,
         )
-        from workbench.results import config_of
+        from workbench.store.netcdf import config_of
 
         config = config_of(dataset)
         return [figure_samples(dataset, out_dir / f"{name}.png"),

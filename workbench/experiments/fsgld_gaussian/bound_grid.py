@@ -8,7 +8,7 @@ can test: their dependence on the step size.
 
 Grid: the seed design's step h (factor 1) and the factors ``bound_step_factors``, each for
 every number of local updates, replaying the same client draws
-(:class:`~workbench.experiments.distributed.federation.Federation`);
+(:class:`~workbench.systems.distributed.federation.Federation`);
 window lengths T after the burn-in as in the seed design. Measured: the MSE of the window mean
 φ̂_T(θ) against the posterior mean, summed over coordinates and averaged over chains and
 replicates; its standard error comes from the chain averages (chains are independent,
@@ -31,16 +31,16 @@ from bounds import registry
 from bounds.checks import envelope_check, fit_envelope
 from bounds.verdict import Verdict, one_sided_z_for_family
 from simulators.seeding import derive
-from workbench.engine import replay
-from workbench.experiments.base import point_key
-from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import TEST_FUNCTIONS
-from workbench.experiments.distributed.federation import (
+from workbench.engine.replay import replay
+from workbench.run.experiment import point_key
+from workbench.samplers import SGLD
+from workbench.systems.distributed import chen_step_size
+from workbench.systems.distributed.arm import TEST_FUNCTIONS
+from workbench.systems.distributed.federation import (
     METHODS,
     Federation,
     running_window_means,
 )
-from workbench.samplers import SGLD
 
 DESIGN = "theorem-bounds"
 BOUNDS = {"dsgld": "seed002-theorem-1-dsgld", "fsgld": "seed002-theorem-2-fsgld"}
@@ -153,7 +153,7 @@ def theorem_checks(dataset: xr.Dataset, config: dict) -> list[Verdict]:
 def figure_theorems(dataset: xr.Dataset, config: dict, path):
     """Measured MSE of φ̂_T(θ) against T per step factor (points with ±2 SE) and the envelope
     of Theorem 1 (DSGLD) or 2 (FSGLD) fitted at the seed design's step (lines)."""
-    from workbench.experiments.distributed import plots  # matplotlib: only when drawing
+    from workbench.systems.distributed import plots  # matplotlib: only when drawing
 
     locals_ = dataset["local_updates"].values.tolist()
     fig, axes = plots.new(len(METHODS), len(locals_), 3.4 * len(locals_), 3.0 * len(METHODS))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.distributed import plots
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.distributed import plots
 
 _TITLES = {"dsgld": "DSGLD", "fsgld": "FSGLD"}
 

@@ -27,17 +27,17 @@ measured one, and each rate verdict carries the exact slope as evidence.
 
 from __future__ import annotations
 
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.run import at_point, combine_grid
-from workbench.experiments.base import Experiment
-from workbench.experiments.integrator_order.point import INTEGRATORS, run_integrator
-from workbench.experiments.validators import (
+from workbench.core.parameters import Parameter
+from workbench.core.validators import (
     at_least_one,
     at_least_two,
     distinct_positive_ints,
     positive,
     rate,
 )
+from workbench.experiments.integrator_order.point import INTEGRATORS, run_integrator
+from workbench.run.experiment import Experiment
+from workbench.systems.asynchronous.run import at_point, combine_grid
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and

@@ -25,7 +25,7 @@ from bounds.analysis import analyse
 from bounds.checks import oracle_check, rate_check
 from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
 from simulators.seeding import generator
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
 
 ORDER = {"euler": 1, "splitting": 2}
 

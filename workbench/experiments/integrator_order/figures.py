@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import xarray as xr
 
-from workbench.experiments.distributed.plots import finish, new
 from workbench.experiments.integrator_order.checks import ORDER, bound_rate
+from workbench.systems.distributed.plots import finish, new
 
 
 def _log_log(ax, title: str) -> None:

@@ -14,9 +14,9 @@ import numpy as np
 
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness
+from workbench.core.phi import THETA_SQUARED
 from workbench.samplers import make_sampler
 from workbench.samplers.phase_space import PhaseSpace
-from workbench.test_functions import THETA_SQUARED
 
 # xarray, the engine, the estimators (scipy.stats), the model and the oracles (numba) are
 # imported by the point's run: the experiment reads INTEGRATORS for its parameters, which
@@ -31,11 +31,11 @@ FUNCTIONS = ("theta_squared", "momentum_squared")
 def run_integrator(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
     import xarray as xr
 
-    from workbench.engine import replay
-    from workbench.estimators import summarize
+    from workbench.engine.replay import replay
     from workbench.models.gaussian import GaussianMeanModel
     from workbench.oracles.linear_gaussian import dynamics_for
     from workbench.oracles.phase_space import asymptotic_parts, optimal_step, square_moments
+    from workbench.stats.estimators import summarize
 
     integrator, n_updates = point["integrator"], point["iterations"]
     n_replicates, friction = config["n_replicates"], config["friction"]

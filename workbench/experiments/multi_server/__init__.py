@@ -19,23 +19,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
-from workbench.experiments.asynchronous.run import (
-    at_point,
-    check_sizes,
-    held_out_run,
-    run_parameters,
-)
-from workbench.experiments.asynchronous.summaries import held_out_summary
-from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
-from workbench.experiments.base import Experiment
-from workbench.experiments.validators import (
+from workbench.core.parameters import Parameter
+from workbench.core.validators import (
     at_least_one,
     at_least_two,
     finite,
     positive,
 )
+from workbench.run.experiment import Experiment
+from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
+from workbench.systems.asynchronous.run import (
+    at_point,
+    check_sizes,
+    held_out_run,
+    run_parameters,
+)
+from workbench.systems.asynchronous.summaries import held_out_summary
+from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 
 # the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
 # by the methods that use them: describing and configuring the experiment (`workbench

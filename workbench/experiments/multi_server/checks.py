@@ -22,7 +22,7 @@ import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, slope_check
 from bounds.verdict import Verdict, z_for_family
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
 
 
 def multi_server_checks(dataset: xr.Dataset) -> list[Verdict]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.asynchronous.figures import bands, finish, new
+from workbench.systems.asynchronous.figures import bands, finish, new
 
 
 def figure_servers(dataset: xr.Dataset, path):

@@ -12,8 +12,8 @@ its φ̂_L(θ); the servers are independent, so the pooled estimate has mean (1/
 variance (1/S²) Σ v_s: the bias is not reduced (Theorem 6) and the variance falls like 1/S
 (Theorem 7).
 
-The run keeps about :data:`workbench.diagnostics.DIAGNOSTIC_DRAWS` thinned samples per server
-for the convergence diagnostics (:func:`workbench.diagnostics.diagnose`: every
+The run keeps about :data:`workbench.stats.diagnostics.DIAGNOSTIC_DRAWS` thinned samples per server
+for the convergence diagnostics (:func:`workbench.stats.diagnostics.diagnose`: every
 replicate-server pair a chain; they are not stored).
 """
 
@@ -23,15 +23,15 @@ import numpy as np
 import xarray as xr
 
 from simulators.seeding import derive, generator
-from workbench.diagnostics import diagnose_draws, draws_kept
-from workbench.engine import log_checkpoints, replay
-from workbench.estimators import summarize
-from workbench.experiments.asynchronous.run import schedule_for, schedule_summary
-from workbench.experiments.base import point_key
+from workbench.core.phi import THETA
+from workbench.engine.replay import log_checkpoints, replay
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import dynamics_for, estimator_moments, finite_moments
+from workbench.run.experiment import point_key
 from workbench.samplers import make_sampler
-from workbench.test_functions import THETA
+from workbench.stats.diagnostics import diagnose_draws, draws_kept
+from workbench.stats.estimators import summarize
+from workbench.systems.asynchronous.run import schedule_for, schedule_summary
 
 
 def run_gaussian(experiment: str, config: dict, point: dict, seed) -> xr.Dataset:

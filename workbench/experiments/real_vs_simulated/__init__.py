@@ -20,12 +20,12 @@ from __future__ import annotations
 from simulators import validation
 from simulators.latency import LATENCY_KINDS, LatencyModel, WorkerTiming
 from simulators.seeding import derive, generator
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.system import count_grid
-from workbench.experiments.base import Experiment
-from workbench.experiments.distributed.data import CHECK_PARAMETERS
-from workbench.experiments.validators import at_least_one, non_negative, positive
+from workbench.core.parameters import Parameter
+from workbench.core.validators import at_least_one, non_negative, positive
+from workbench.run.experiment import Experiment
 from workbench.samplers import LINEAR_SAMPLER_NAMES, make_sampler
+from workbench.systems.asynchronous.system import count_grid
+from workbench.systems.distributed.data import CHECK_PARAMETERS
 
 # the per-point run (the model, the real-run machinery), checks and figures (engine, sympy,
 # matplotlib, xarray) are imported by the methods that use them: describing and configuring

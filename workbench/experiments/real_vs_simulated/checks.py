@@ -5,7 +5,7 @@
   of the staleness counts (:func:`workbench.realtime.calibration.staleness_test`) is evidence;
 - ``speedup/time/P=p`` (P > 1): log T_P real against simulated, within
   log(1 + ``speedup_margin``); the evidence carries both fitted bends
-  (:func:`workbench.experiments.asynchronous.speedup.fitted_bend`) and the calibrated P*.
+  (:func:`workbench.systems.asynchronous.speedup.fitted_bend`) and the calibrated P*.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import xarray as xr
 
 from bounds.equivalence import decide, verdict_from
 from bounds.verdict import Verdict, z_for_family
-from workbench.experiments.asynchronous.speedup import fitted_bend
-from workbench.experiments.asynchronous.system import saturation_workers
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.asynchronous.speedup import fitted_bend
+from workbench.systems.asynchronous.system import saturation_workers
 
 
 def speedup_errors(dataset: xr.Dataset, kind: str) -> np.ndarray:

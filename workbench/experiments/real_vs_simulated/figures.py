@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.asynchronous.figures import finish, new
 from workbench.experiments.real_vs_simulated.checks import calibrated_bend, speedup_errors
+from workbench.systems.asynchronous.figures import finish, new
 
 
 def figure_real_vs_simulated(dataset: xr.Dataset, path):

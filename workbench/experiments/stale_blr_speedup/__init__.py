@@ -14,19 +14,19 @@ where the latency model predicts, and the variance at the common L is free of τ
 from __future__ import annotations
 
 from simulators import validation
-from workbench.config import Parameter
-from workbench.experiments.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
-from workbench.experiments.asynchronous.run import (
+from workbench.core.parameters import Parameter
+from workbench.core.validators import at_least_one, positive
+from workbench.run.experiment import Experiment
+from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
+from workbench.systems.asynchronous.run import (
     at_point,
     check_sizes,
     held_out_run,
     run_parameters,
 )
-from workbench.experiments.asynchronous.speedup import BEND_MARGIN
-from workbench.experiments.asynchronous.summaries import held_out_summary
-from workbench.experiments.asynchronous.system import SYSTEM_PARAMETERS, count_grid
-from workbench.experiments.base import Experiment
-from workbench.experiments.validators import at_least_one, positive
+from workbench.systems.asynchronous.speedup import BEND_MARGIN
+from workbench.systems.asynchronous.summaries import held_out_summary
+from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, count_grid
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and

@@ -4,8 +4,8 @@ Four claims on the variance over replicates of the held-out logistic loss φ̂_L
 (Bonferroni over four checks at the run's ``false_failure_rate``):
 
 - ``speed-up/iteration``, ``speed-up/slope``, ``speed-up/time-bend``: see
-  :mod:`workbench.experiments.asynchronous.speedup`; the bend P* comes from the latency
-  parameters (:func:`workbench.experiments.asynchronous.system.saturation_workers`);
+  :mod:`workbench.systems.asynchronous.speedup`; the bend P* comes from the latency
+  parameters (:func:`workbench.systems.asynchronous.system.saturation_workers`);
 - ``theorem4/variance-at-L``: at the common number of updates L the variance is the same for
   every P although the staleness grows with P (τ̄ ≈ P − 1): Theorem 4's variance bound has no
   τ. Pairwise ratios within ``invariance_margin``.
@@ -17,9 +17,9 @@ import xarray as xr
 
 from bounds.checks import invariance_check
 from bounds.verdict import Verdict, z_for_family
-from workbench.experiments.asynchronous.speedup import speedup_verdicts
-from workbench.experiments.asynchronous.system import saturation_workers
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.asynchronous.speedup import speedup_verdicts
+from workbench.systems.asynchronous.system import saturation_workers
 
 N_CHECKS = 4
 

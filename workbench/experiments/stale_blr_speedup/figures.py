@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.asynchronous.figures import bands, finish, new
-from workbench.experiments.asynchronous.system import predicted_time_speedup
 from workbench.experiments.stale_blr_speedup.checks import blr_speedup_checks
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
+from workbench.systems.asynchronous.figures import bands, finish, new
+from workbench.systems.asynchronous.system import predicted_time_speedup
 
 
 def figure_speedup(dataset: xr.Dataset, path):

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.config import Parameter
-from workbench.experiments.validators import at_least_two, positive_grid
+from workbench.core.parameters import Parameter
+from workbench.core.validators import at_least_two, positive_grid
 from workbench.studies import library
 from workbench.studies.check_kinds import SPLITS
 from workbench.studies.experiment import Plugin, StudyExperiment
@@ -90,14 +90,14 @@ class BoundDesigns(Plugin):
 
     def checks(self, dataset):
         from workbench.experiments.stale_gaussian.bound_checks import bound_checks
-        from workbench.results import config_of
+        from workbench.store.netcdf import config_of
 
         return bound_checks(dataset) if config_of(dataset)["bound_designs"] else []
 
     def figures(self, name, dataset, out_dir: Path):
         from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
         from workbench.experiments.stale_gaussian.figures import figure_mse
-        from workbench.results import config_of
+        from workbench.store.netcdf import config_of
 
         figures = [figure_mse(dataset, out_dir / f"{name}.png")]
         if config_of(dataset)["bound_designs"]:

@@ -39,7 +39,7 @@ from workbench.experiments.stale_gaussian.bound_design import (
     VARIANCE_BOUND,
     optimal_design,
 )
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
 from workbench.studies.check_kinds import SPLITS
 
 

@@ -11,7 +11,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from workbench.estimators import summarize  # noqa: E402
 from workbench.experiments.stale_gaussian.bound_checks import (  # noqa: E402
     calibration_mask,
     envelope_data,
@@ -24,8 +23,9 @@ from workbench.experiments.stale_gaussian.bound_design import (  # noqa: E402
     INTEGRATOR_ORDER,
     optimal_design,
 )
-from workbench.files import save_figure  # noqa: E402
-from workbench.results import config_of  # noqa: E402
+from workbench.stats.estimators import summarize  # noqa: E402
+from workbench.store.atomic import save_figure  # noqa: E402
+from workbench.store.netcdf import config_of  # noqa: E402
 
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}
 Z95 = 1.959964

@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from workbench.files import save_figure  # noqa: E402
-from workbench.results import config_of  # noqa: E402
+from workbench.store.atomic import save_figure  # noqa: E402
+from workbench.store.netcdf import config_of  # noqa: E402
 
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}
 

@@ -23,7 +23,7 @@ import xarray as xr
 from bounds import registry
 from bounds.checks import fit_envelope
 from bounds.envelope import Envelope
-from workbench.estimators import summarize
+from workbench.experiments.overlay import Overlay
 from workbench.experiments.stale_gaussian.bound_checks import (
     envelope_data,
     fit_theorem_3,
@@ -35,8 +35,8 @@ from workbench.experiments.stale_gaussian.bound_design import (
     MSE_BOUND,
     VARIANCE_BOUND,
 )
-from workbench.explore.overlay import Overlay
-from workbench.results import config_of
+from workbench.stats.estimators import summarize
+from workbench.store.netcdf import config_of
 
 SECTION_4_MSE = "seed001-section-4-mse"
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}

@@ -19,7 +19,7 @@ import xarray as xr
 
 from bounds.checks import ordering_check
 from bounds.verdict import HOLDS, Verdict, one_sided_z_for_family
-from workbench.results import config_of
+from workbench.store.netcdf import config_of
 
 
 def nn_workers_checks(dataset: xr.Dataset) -> list[Verdict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from workbench.experiments.asynchronous.figures import bands, finish, new
+from workbench.systems.asynchronous.figures import bands, finish, new
 
 
 def figure_workers(dataset: xr.Dataset, path):

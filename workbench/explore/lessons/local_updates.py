@@ -21,7 +21,7 @@ everything the chains do differently comes from the local updates:
 - the curves are exact: the stationary E(θ - μ)² per coordinate, averaged over the T positions
   of a round and over the client draws (:func:`workbench.oracles.federated.round_stationary`,
   math.md §7: Φ(a, T) for D-SGLD), in units of the posterior variance s²; the mixture's value
-  comes from the per-shard stationary laws (:mod:`workbench.experiments.distributed.references`);
+  comes from the per-shard stationary laws (:mod:`workbench.systems.distributed.references`);
 - at the chosen T a small live run replays D-SGLD and FSGLD on one federated schedule
   (:class:`simulators.federated.FederatedRounds`, the experiment's own ``Federation``) with the
   engine, and the sharded oracle gives the exact expectation of the same window average given
@@ -40,13 +40,13 @@ from bounds.verdict import Verdict
 from simulators import validation
 from simulators.seeding import derive
 from workbench import experiments
-from workbench.experiments.distributed import chen_step_size
-from workbench.experiments.distributed.arm import run_arm
-from workbench.experiments.distributed.federation import METHODS, Federation
-from workbench.experiments.distributed.references import local_components, references
-from workbench.experiments.distributed.windows import about, conditional_check
 from workbench.oracles.federated import round_stationary, shard_round_maps
 from workbench.samplers import SGLD
+from workbench.systems.distributed import chen_step_size
+from workbench.systems.distributed.arm import run_arm
+from workbench.systems.distributed.federation import METHODS, Federation
+from workbench.systems.distributed.references import local_components, references
+from workbench.systems.distributed.windows import about, conditional_check
 
 NAME = "lesson-local-updates"
 EXPERIMENT = "fsgld-gaussian"

@@ -33,7 +33,7 @@ from simulators import validation
 from simulators.async_server import AsyncServerSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import derive, generator
-from workbench.engine import log_checkpoints
+from workbench.engine.replay import log_checkpoints
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import estimator_moments, finite_moments, sgld_dynamics
 

@@ -32,14 +32,14 @@ from bounds.envelope import Envelope
 from bounds.rate import ols_slopes
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness
-from workbench.engine import replay
-from workbench.estimators import summarize
+from workbench.core.phi import THETA_SQUARED
+from workbench.engine.replay import replay
 from workbench.explore import bounds_view
 from workbench.models.full_data import FullDataGradient
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import estimator_moments, finite_moments, sgld_dynamics
 from workbench.samplers import SGLD
-from workbench.test_functions import THETA_SQUARED
+from workbench.stats.estimators import summarize
 
 NAME = "lesson-staleness-step"
 BOUND = "seed001-section-4-mse"

@@ -1,0 +1,331 @@
+"""The ``workbench`` command line: list, show, run, check and report experiments; browse the
+bounds (``workbench bounds``, :mod:`workbench.cli.bounds`); start the dashboard (``workbench
+dashboard``, :mod:`workbench.cli.dashboard`); verify and repair a result store (``workbench
+store verify``, :mod:`workbench.cli.store`).
+
+Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
+finding about the theory, not a failure of the run), 2 for invalid input, 3 when a run failed
+(an experiment raised under ``check --all`` or ``report``, or a file could not be written:
+disk full, file-size limit, read-only directory), 130 when interrupted (Ctrl-C).
+
+Every argument is checked at the boundary (:func:`check_arguments`) before any work starts, so
+a bad value is refused with exit status 2 and one line naming the field, the value and the
+accepted range, never a traceback: the experiment name and ``--set`` values, the seed (an int64
+attribute of every result, so 0 to 2**63 - 1), the executor options (``--scheduler`` must be
+``host:port`` or ``tcp://host:port``), and ``--out``, into which a file must be creatable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simulators.validation import InvalidParameter, integer
+from workbench import experiments
+from workbench.cli import bounds as cli_bounds
+from workbench.cli import dashboard as cli_dashboard
+from workbench.cli import store as cli_store
+from workbench.core.parameters import parse_assignment, to_toml
+from workbench.run.executors import CONNECT_TIMEOUT, available_cores, check_options, open_workers
+from workbench.store.atomic import WriteFailed, require_writable
+from workbench.studies.document import StudyError
+
+if TYPE_CHECKING:
+    from bounds.verdict import Verdict
+
+# Verdicts, the runner, the suite and the report import scipy.stats, sympy, xarray and
+# matplotlib (seconds): the commands that run experiments import them where they need them,
+# so that --help, list and argument errors answer at once (issue 15).
+
+DEFAULT_SEED = 2016
+DEFAULT_OUT = Path("results")
+
+
+EXIT_VIOLATED, EXIT_INVALID, EXIT_FAILED, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+
+def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="the small, fast configuration")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help=f"directory for results, figures and the result store "
+                             f"<out>/store (default {DEFAULT_OUT}/)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"root seed (default {DEFAULT_SEED})")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=int, default=None, metavar="N",
+                       help="run sweep points in a pool of N processes (default: the "
+                            f"number of cores, here {available_cores()}; 1 runs in this "
+                            "process)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run sweep points on the Dask cluster at ADDRESS "
+                            "(tcp://host:port)")
+    where.add_argument("--dask-local", type=int, metavar="N",
+                       help="start a Dask LocalCluster of N worker processes and run there")
+    parser.add_argument("--connect-timeout", type=float, default=CONNECT_TIMEOUT,
+                        metavar="SECONDS",
+                        help=f"how long to wait for the --scheduler to answer (default "
+                             f"{CONNECT_TIMEOUT:g} s)")
+    parser.add_argument("--memory-budget", metavar="SIZE",
+                        help="most memory one replay may hold, e.g. 512MiB or 2GB (default "
+                             "1GiB); a point that cannot fit fails before it starts, saying "
+                             "what it needs; results do not depend on it")
+    parser.add_argument("--recompute", action="store_true",
+                        help="ignore points already in the result store and recompute them")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _add_set_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", dest="assignments", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a parameter (TOML value)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Distributed and stale-gradient SG-MCMC: run experiments and check them "
+                    "against exact oracles and the papers' claims.",
+        epilog="Exit status: 0 no check violated; 1 some check violated (a finding, not an "
+               "error); 2 invalid input; 3 an experiment failed to run.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    listing = sub.add_parser("list", help="list the experiments, one line each")
+    listing.add_argument("--markdown", action="store_true",
+                         help="as a Markdown table (the one in docs/experiments.md)")
+    show = sub.add_parser("show", help="an experiment's parameters and defaults, as TOML")
+    show.add_argument("name", help="experiment name or a study file (FILE.toml)")
+    show.add_argument("--quick", action="store_true", help="show the quick configuration")
+    _add_set_option(show)
+    run = sub.add_parser("run", help="run an experiment; write its Dataset and figures")
+    run.add_argument("name", help="experiment name (see `workbench list`) or a study file "
+                                  "(FILE.toml)")
+    _add_sweep_options(run)
+    _add_set_option(run)
+    check = sub.add_parser("check", help="run an experiment (or --all) and print its verdicts")
+    check.add_argument("name", nargs="?", help="experiment name (see `workbench list`) or a "
+                                               "study file (FILE.toml)")
+    check.add_argument("--all", action="store_true",
+                       help="every registered experiment, with a summary table of verdicts")
+    _add_sweep_options(check)
+    _add_set_option(check)
+    check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    check.add_argument("--figures", action="store_true",
+                       help="also draw the figures, as run and report do (by default check "
+                            "writes the results and judges them without drawing)")
+    report = sub.add_parser("report", help="run experiments and write a self-contained HTML "
+                                           "report (<out>/report.html)")
+    report.add_argument("names", nargs="*", metavar="name",
+                        help="experiments to include (default: all)")
+    _add_sweep_options(report)
+    cli_bounds.add_parser(sub)
+    cli_dashboard.add_parser(sub)
+    cli_store.add_parser(sub)
+    return parser
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse any invalid argument before work starts (module docstring); normalizes ``args``
+    and adds ``args.experiment`` and ``args.config`` for a command naming one experiment."""
+    if args.command == "dashboard":
+        cli_dashboard.check_arguments(args)
+    if args.command == "store":
+        cli_store.check_arguments(args)
+    if args.command not in ("show", "run", "check", "report"):
+        return
+    if args.command == "check" and args.all:
+        if args.name:
+            raise InvalidParameter("name", args.name, "must be left out with --all")
+        if args.assignments:
+            raise InvalidParameter("--set", args.assignments,
+                                   "applies to one experiment; use it without --all")
+    elif args.command == "check" and not args.name:
+        raise InvalidParameter("name", None, "name an experiment or pass --all")
+    if args.command == "report":
+        _selected(args.names)
+    elif not getattr(args, "all", False):
+        args.experiment = experiments.get(args.name)
+        overrides = dict(parse_assignment(text) for text in args.assignments)
+        args.config = args.experiment.configure(overrides, quick=args.quick)
+    if args.command == "show":
+        return
+    from workbench.run.runner import MAX_SEED
+
+    args.seed = integer("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    args.executor = check_options(args.processes, args.scheduler, args.dask_local,
+                                  args.connect_timeout, args.memory_budget)
+    args.out = require_writable("--out", args.out)
+
+
+def _workers(args):
+    from workbench.run.main_job import SWEEP_MODULES
+
+    return open_workers(**args.executor, preload=SWEEP_MODULES)
+
+
+def _run(args, stream):
+    from workbench.run.main_job import run_one
+
+    experiment, config = args.experiment, args.config
+    with _workers(args) as workers:
+        outcome = run_one(experiment, config, args.seed, args.out, workers,
+                          recompute=args.recompute, show_progress=not args.quiet,
+                          judge=args.command == "check", figures=_draws_figures(args))
+    print(f"{experiment.name}: {outcome.sweep.describe()}", file=sys.stderr)
+    for path in outcome.paths:
+        print(f"wrote {path}", file=stream)
+    return outcome
+
+
+def _draws_figures(args) -> bool:
+    """run and report draw figures; check only when asked (--figures)."""
+    return args.command != "check" or args.figures
+
+
+def _selected(names: list[str]) -> list[experiments.Experiment]:
+    return [experiments.get(n) for n in names] if names else list(experiments.EXPERIMENTS.values())
+
+
+def _run_all(args, names: list[str]):
+    from workbench.run.main_job import run_all
+
+    with _workers(args) as workers:
+        return run_all(_selected(names), args.quick, args.seed, args.out, workers,
+                       recompute=args.recompute, show_progress=not args.quiet,
+                       figures=_draws_figures(args))
+
+
+def _check_all(args) -> int:
+    from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
+    from workbench.run.main_job import verdict_counts, verdict_table
+
+    outcomes = _run_all(args, [])
+    verdicts = [v for o in outcomes for v in o.verdicts]
+    if args.json:
+        print(json.dumps([{"experiment": o.experiment.name, **v.to_dict()}
+                          for o in outcomes for v in o.verdicts], indent=2, ensure_ascii=False))
+    else:
+        print(verdict_table(outcomes))
+    counts = verdict_counts(verdicts)
+    failed = [o.experiment.name for o in outcomes if o.error]
+    summary = (f"{len(outcomes)} experiment(s), {len(verdicts)} checks: {counts[HOLDS]} holds, "
+               f"{counts[VIOLATED]} violated, {counts[INCONCLUSIVE]} inconclusive")
+    findings = []
+    for o in outcomes:
+        mine = verdict_counts(o.verdicts)
+        if mine[VIOLATED] or mine[INCONCLUSIVE]:
+            findings.append(f"{o.experiment.name} {mine[VIOLATED]} violated, "
+                            f"{mine[INCONCLUSIVE]} inconclusive")
+    if findings:
+        summary += " (findings: " + "; ".join(findings) + ")"
+    if failed:
+        summary += f"; failed to run: {', '.join(failed)}"
+    status = EXIT_FAILED if failed else EXIT_VIOLATED if counts[VIOLATED] else 0
+    explanation = {0: "exit status 0",
+                   EXIT_VIOLATED: "exit status 1: some claims are violated by the runs (a "
+                                  "finding, not a failure of the run; see 'Why' above)",
+                   EXIT_FAILED: "exit status 3: an experiment failed to run"}[status]
+    print(f"{summary}; {explanation}", file=sys.stdout if not args.json else sys.stderr)
+    return status
+
+
+def _report(args) -> int:
+    from workbench.report import write_report
+
+    outcomes = _run_all(args, args.names)
+    command = "workbench " + " ".join(sys.argv[1:]) if sys.argv[1:] else "workbench report"
+    path = write_report(outcomes, Path(args.out) / "report.html", command)
+    print(f"wrote {path}")
+    return EXIT_FAILED if any(o.error for o in outcomes) else 0
+
+
+#: check kinds whose explanation is worth reading even when they hold: a bound's fitted
+#: envelope and its rate at the optimal step
+EXPLAINED_WHEN_HOLDING = ("envelope", "rate")
+
+
+def _format_verdict(v: Verdict) -> str:
+    return (f"{v.verdict:<12} {v.check}  [{v.kind}]\n"
+            f"             observed {v.observed:.6g}  expected {v.expected:.6g}  "
+            f"difference {v.difference:+.3g} ± {v.mc_error:.3g} ({v.scale})  margin "
+            f"{v.margin:.3g}  (z = {v.z_threshold:.2f}, false-failure rate "
+            f"{v.false_failure_rate:.2g})")
+
+
+def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
+    from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
+    from workbench.run.main_job import verdict_counts
+
+    if as_json:
+        print(json.dumps([v.to_dict() for v in verdicts], indent=2, ensure_ascii=False))
+        return
+    for v in verdicts:
+        print(_format_verdict(v))
+        if v.detail and (v.verdict != HOLDS or v.kind in EXPLAINED_WHEN_HOLDING):
+            print(f"             {v.detail}")
+    counts = verdict_counts(verdicts)
+    print(f"{counts[HOLDS]} holds, {counts[VIOLATED]} violated, "
+          f"{counts[INCONCLUSIVE]} inconclusive")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Do what the checked ``args`` ask; returns the exit status."""
+    if args.command == "list":
+        if args.markdown:
+            print(experiments.markdown_table(), end="")
+            return 0
+        for name, summary in experiments.summaries():
+            print(f"{name:<20} {summary}")
+        return 0
+    if args.command == "show":
+        experiment = args.experiment
+        print(f"# {experiment.name}: {experiment.summary}\n# source: {experiment.source}\n")
+        print(to_toml(args.config, experiment.parameters), end="")
+        return 0
+    if args.command == "bounds":
+        return cli_bounds.main(args)
+    if args.command == "dashboard":
+        return cli_dashboard.main(args)
+    if args.command == "store":
+        return cli_store.main(args)
+    if args.command == "run":
+        _run(args, sys.stdout)
+        return 0
+    if args.command == "report":
+        return _report(args)
+    if args.all:
+        return _check_all(args)
+    # check: results (and, with --figures, figures) are written as by `run`; verdicts go to
+    # stdout.
+    from bounds.verdict import VIOLATED
+
+    outcome = _run(args, sys.stderr)
+    _print_verdicts(outcome.verdicts, args.json)
+    return EXIT_VIOLATED if any(v.verdict == VIOLATED for v in outcome.verdicts) else 0
+
+
+def _run_failures() -> tuple[type[Exception], ...]:
+    """PointsLost, if the runner (which alone raises it) was imported: evaluated only once an
+    exception is being matched, so `main` never imports the runner itself."""
+    runner = sys.modules.get("workbench.run.runner")
+    return (runner.PointsLost,) if runner is not None else ()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        check_arguments(args)
+        return run_command(args)
+    except (InvalidParameter, StudyError) as error:
+        print(f"workbench: error: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    except (WriteFailed, *_run_failures()) as error:
+        print(f"workbench: error: {error} (the run failed; rerun to resume)", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

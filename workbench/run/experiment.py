@@ -1,0 +1,128 @@
+"""What an experiment is: parameters, a sweep grid, a pure per-point run, checks and figures.
+
+Each sweep point is a pure function of (configuration, point, seed): this is what lets a sweep
+run in one process, a process pool or a Dask cluster and give the same Dataset, and what the
+result store (:mod:`workbench.store.result_store`) and the runner (:mod:`workbench.run.runner`)
+build on.
+
+The protocol, from the runner's side:
+
+- ``points(config)`` lists the sweep points (dicts keyed by sweep dim) in grid order;
+  ``combine(config, datasets)`` joins the per-point Datasets, in that order, into the
+  experiment's Dataset.
+- ``run_point(config, point, seed)`` computes one point. An experiment that does nothing else
+  works as it is: the runner calls ``run_point`` for every point.
+- Splitting a large point (optional). An experiment whose replicates run in independently
+  seeded blocks (``workbench.engine.replay.replay(..., replicate_block=, blocks=)``) may say so with
+  ``replicate_blocks(config, point) > 1`` and implement two halves of ``run_point``:
+
+  * ``run_blocks(config, point, seed, blocks)``: the raw per-replicate results of the listed
+    blocks only (a Dataset whose ``replicate`` dim holds those blocks' replicates, in order);
+  * ``finish_point(config, point, seed, raw)``: the point's Dataset from the raw results of
+    all blocks, merged along ``replicate`` by ``merge_blocks`` (summaries, exact values and
+    everything else that needs every replicate are computed here).
+
+  The base ``run_point`` is then ``finish_point(run_blocks(all blocks))``. Because each block
+  draws from its own seed-tree stream, running the blocks in any grouping, in any process,
+  gives bit-identical results; the runner uses this to balance a sweep across workers.
+- ``work(config, point)`` (optional): replicate-updates the point performs. The runner uses it
+  to balance tasks and to decide whether a point is long enough for an update-level progress
+  bar; ``0`` means unknown (every point then counts the same).
+- Progress (optional): code inside a point may call ``workbench.run.progress.reporter(n)`` to get
+  a callback for ``replay(..., progress=)`` that reports replicate-updates to the runner's bar,
+  whatever executor the point runs in.
+- ``runs_alone`` (optional): the experiment measures time on this machine, so its sweep runs
+  with no other sweep beside it.
+- Result-store identity: ``point_identity(config, point)`` is the part of the configuration a
+  point depends on. By default it is the configuration without the keys the point sets (the
+  sweep grid lists), so extending or reordering a grid reuses the points already stored. An
+  experiment whose points depend on the whole grid must override it to return ``config``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.parameters import Parameter, resolve
+
+# xarray and the verdicts (scipy.stats) are imported where points are merged and combined:
+# describing and configuring an experiment (``workbench show``, argument errors) needs
+# neither (issue 15)
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from bounds.verdict import Verdict
+
+
+class Experiment:
+    """Base class; subclasses set the class attributes and implement the methods."""
+
+    name: str = ""
+    summary: str = ""
+    source: str = ""
+    parameters: tuple[Parameter, ...] = ()
+    quick: dict[str, Any] = {}
+    sweep_dims: tuple[str, ...] = ()
+    runs_alone: bool = False
+    """Its points time themselves on this machine: no other experiment's sweep may run
+    beside it (:func:`workbench.run.runner.run_sweeps` otherwise starts the next sweep while the
+    last tasks of one still run)."""
+
+    def configure(self, overrides: dict[str, Any] | None = None, quick: bool = False) -> dict:
+        return resolve(self.parameters, overrides, self.quick if quick else None)
+
+    def points(self, config: dict) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def point_identity(self, config: dict, point: dict[str, Any]) -> dict[str, Any]:
+        """The configuration keys a point's result depends on (see the module docstring)."""
+        return {key: value for key, value in config.items() if key not in point}
+
+    def work(self, config: dict, point: dict[str, Any]) -> int:
+        """Replicate-updates of the point (0: unknown)."""
+        return 0
+
+    def replicate_blocks(self, config: dict, point: dict[str, Any]) -> int:
+        """Independently seeded replicate blocks of the point (1: the point does not split)."""
+        return 1
+
+    def run_blocks(self, config: dict, point: dict[str, Any], seed,
+                   blocks: Sequence[int]) -> xr.Dataset:
+        raise NotImplementedError(f"{self.name} does not split its points into blocks")
+
+    def merge_blocks(self, config: dict, point: dict[str, Any],
+                     raws: Sequence[xr.Dataset]) -> xr.Dataset:
+        """Raw results of consecutive block groups, joined in block order."""
+        if len(raws) == 1:
+            return raws[0]
+        import xarray as xr
+
+        return xr.concat(raws, dim="replicate", data_vars="minimal", coords="minimal",
+                         compat="equals", join="exact")
+
+    def finish_point(self, config: dict, point: dict[str, Any], seed,
+                     raw: xr.Dataset) -> xr.Dataset:
+        raise NotImplementedError(f"{self.name} does not split its points into blocks")
+
+    def run_point(self, config: dict, point: dict[str, Any], seed) -> xr.Dataset:
+        blocks = range(self.replicate_blocks(config, point))
+        return self.finish_point(config, point, seed, self.run_blocks(config, point, seed, blocks))
+
+    def combine(self, config: dict, datasets: list[xr.Dataset]) -> xr.Dataset:
+        import xarray as xr
+
+        return xr.concat(datasets, dim=self.sweep_dims[0], data_vars="minimal",
+                         coords="minimal", compat="equals", join="exact")
+
+    def checks(self, dataset: xr.Dataset) -> list[Verdict]:
+        raise NotImplementedError
+
+    def figures(self, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
+        raise NotImplementedError
+
+
+def point_key(point: dict[str, Any]) -> str:
+    """A canonical text name for a sweep point, used as its seed-tree key."""
+    return ",".join(f"{k}={point[k]!r}" for k in sorted(point))

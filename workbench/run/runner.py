@@ -1,0 +1,360 @@
+"""Runs an experiment's sweep points on any executor, through the result store.
+
+Each point is a pure function of (configuration, point, seed) (see
+:mod:`workbench.run.experiment`), so where it runs cannot change it: one process, a process
+pool and a Dask cluster give identical Datasets. The runner
+
+1. looks every point up in the result store (:mod:`workbench.store.result_store`), if one is given;
+   valid points are loaded, corrupt ones reported, moved aside and recomputed;
+2. plans tasks for the rest: with several workers, points whose replicates run in
+   independently seeded blocks are split into groups of consecutive blocks, only as much as
+   balancing the workers requires; tasks are submitted largest first (longest-processing-time
+   order), a bounded number at a time (:mod:`workbench.run.sweep_tasks`);
+3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
+   is in, stores each point the moment it is complete (the worker that computed it also
+   encodes it as netCDF, :func:`workbench.store.result_store.encode_point`; the parent writes the
+   bytes, after giving the workers their next tasks), and
+4. waits for the points another process was computing into the same store, and reads them;
+5. combines the points in grid order, whatever order they finished in.
+
+If a task raises, no new task of its sweep is started, the tasks already running are waited
+for and their points stored, and the error is raised: a rerun computes only what is missing.
+A pool worker that dies (killed, out of memory) fails only the point it was computing, with
+the worker's exit reason (:class:`PointsLost`, raised once the other points are done). Ctrl-C
+says, for every sweep running, how many points were saved before it stops.
+
+:func:`run_sweeps` runs several experiments' sweeps on the same workers and may overlap them:
+the next sweep's tasks start as soon as the ones before have handed out all theirs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, field
+
+import xarray as xr
+from filelock import FileLock
+
+from simulators import validation
+from workbench.run import progress
+from workbench.run.executors import Workers, open_workers
+from workbench.run.experiment import Experiment, point_key
+from workbench.run.sweep_tasks import PointsLost, TaskBatch, TaskLoop
+from workbench.store.netcdf import with_provenance
+from workbench.store.result_store import (
+    CorruptPoint,
+    EncodedPoint,
+    ResultStore,
+    point_identity,
+    store_key,
+)
+
+__all__ = ["MAX_SEED", "PointsLost", "SweepRequest", "SweepResult", "run_experiment",
+           "run_sweep", "run_sweeps"]
+
+MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
+STORE_ATTRS = ("store_key", "store_identity")
+
+
+@dataclass
+class SweepResult:
+    """The combined Dataset and what the run did to get it."""
+
+    dataset: xr.Dataset
+    computed: list[dict] = field(default_factory=list)
+    loaded: list[dict] = field(default_factory=list)
+    recomputed: list[tuple[dict, str]] = field(default_factory=list)
+    tasks: int = 0
+    split: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
+        if self.recomputed:
+            parts.append(f"{len(self.recomputed)} of them recomputed after corruption")
+        if self.split:
+            parts.append(f"{len(self.split)} split into replicate blocks")
+        n = len(self.loaded) + len(self.computed)
+        return f"{n} points ({', '.join(parts)}; {self.tasks} tasks) in {self.seconds:.1f} s"
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """One experiment's sweep as :func:`run_sweeps` takes it (the arguments of
+    :func:`run_sweep`)."""
+
+    experiment: Experiment
+    config: dict
+    seed: int
+    store: ResultStore | None = None
+    recompute: bool = False
+    show_progress: bool = False
+    on_point: Callable[[int, int], None] | None = None
+
+
+def run_sweep(experiment: Experiment, config: dict, seed: int, *,
+              workers: Workers | None = None, store: ResultStore | None = None,
+              recompute: bool = False, show_progress: bool = False,
+              on_point: Callable[[int, int], None] | None = None) -> SweepResult:
+    """All sweep points of ``experiment`` under ``config`` and ``seed``, combined.
+
+    workers: an open executor (:func:`workbench.run.executors.open_workers`); default this process.
+    store: where points are looked up and saved; ``recompute`` ignores what it holds. A point
+        another process is computing into the same store (its lock is held) is waited for and
+        read, not computed twice (:meth:`workbench.store.result_store.ResultStore.claim`).
+    show_progress: draw bars (only on a terminal; see :mod:`workbench.run.progress`).
+    on_point: called as ``on_point(done, total)`` once the stored points are loaded and after
+        every computed point (for a progress display other than the terminal's, such as the
+        dashboard's).
+    """
+    request = SweepRequest(experiment, config, seed, store, recompute, show_progress, on_point)
+    with ExitStack() as stack:
+        if workers is None:
+            workers = stack.enter_context(open_workers(processes=1))
+        [result] = run_sweeps([request], workers)
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def run_sweeps(requests: Iterable[SweepRequest], workers: Workers, *,
+               overlap: bool = False) -> Iterator[SweepResult | Exception]:
+    """:func:`run_sweep` for each request, in order, on the same workers: yields each sweep's
+    result, or the exception that failed it (the sweeps after it still run).
+
+    overlap: start the next sweep as soon as every task of the ones before has been handed to
+        the workers, so that its tasks fill the workers their last tasks leave idle (issue 15:
+        those tails were about a tenth of the main job). Tasks go out oldest sweep first. An
+        experiment that ``runs_alone`` starts only when no other sweep runs, and none starts
+        beside it. Each sweep's points, store entries and Dataset are its own, so the results
+        are those of one sweep after the other; only the oldest sweep draws its bars.
+    """
+    loop = TaskLoop(workers)
+    pending = iter(requests)
+    upcoming = next(pending, None)
+    active: deque[_Sweep] = deque()  # started and not yet yielded, oldest first
+    try:
+        while upcoming is not None or active:
+            while upcoming is not None and _may_start(upcoming, active, overlap):
+                active.append(_Sweep(upcoming, workers, shown=not active))
+                upcoming = next(pending, None)
+            if active[0].done:
+                result = active[0].finish(workers)
+                active.popleft()
+                if active:
+                    active[0].bars.show()
+                yield result
+                continue
+            batches = [sweep.batch for sweep in active if sweep.batch is not None]
+            loop.submit_more(batches)
+            loop.step(batches)
+    except KeyboardInterrupt:
+        for sweep in active:
+            sweep.interrupted()
+        raise
+    finally:
+        for sweep in active:
+            sweep.stack.close()
+
+
+def _may_start(request: SweepRequest, active: deque[_Sweep], overlap: bool) -> bool:
+    if not active:
+        return True
+    if not overlap or request.experiment.runs_alone:
+        return False
+    return all(sweep.drained and not sweep.alone for sweep in active)
+
+
+class _Sweep:
+    """One experiment's sweep while it runs: its points looked up in the store and claimed
+    (module docstring, step 1), the :class:`TaskBatch` of those it computes, the points another
+    process computes (step 4) and the combined result (step 5). A sweep that cannot start
+    keeps the error, which :meth:`finish` returns."""
+
+    def __init__(self, request: SweepRequest, workers: Workers, shown: bool):
+        self.request = request
+        self.alone = request.experiment.runs_alone
+        self.started = time.perf_counter()
+        self.stack = ExitStack()
+        self.batch: TaskBatch | None = None
+        self.error: Exception | None = None
+        self.claims: dict[int, FileLock] = {}
+        self.bars = progress.SweepBars(request.experiment.name, 0, 0, 0, enabled=False,
+                                       shown=False)  # until _start makes the sweep's own
+        try:
+            self._start(workers, shown)
+        except Exception as error:  # noqa: BLE001 - this sweep's result; the others still run
+            self.error = error
+        except BaseException:  # Ctrl-C: release what was claimed before it comes through
+            self.stack.close()
+            raise
+
+    def _start(self, workers: Workers, shown: bool) -> None:
+        request, store = self.request, self.request.store
+        experiment, config = request.experiment, request.config
+        self.seed = validation.integer("seed", request.seed, minimum=0, maximum=MAX_SEED)
+        self.points = experiment.points(config)
+        n_points = len(self.points)
+        self.identities = [point_identity(experiment, config, p, self.seed) for p in self.points]
+        self.keys = [store_key(identity) for identity in self.identities]
+        self.report = SweepResult(dataset=xr.Dataset())
+        self.results: list[xr.Dataset | None] = [None] * n_points
+        self.corrupt: dict[int, str] = {}
+        self.waiting: list[int] = []  # points another process is computing
+        self.stack.callback(lambda: [self._release(i) for i in list(self.claims)])
+        if store is not None:
+            if not request.recompute:
+                self._load_stored(list(range(n_points)))
+            for i in range(n_points):
+                if self.results[i] is not None or i in self.claims or i in self.waiting:
+                    continue
+                lock = store.claim(self.keys[i])
+                if lock is None:
+                    self.waiting.append(i)
+                else:
+                    self.claims[i] = lock
+            store.remove_orphaned_temporaries({self.keys[i] for i in self.claims})
+            if not request.recompute:  # stored by another process since the manifest was read
+                self._load_stored([i for i in self.claims if i not in self.corrupt])
+                for i in [i for i in self.claims if self.results[i] is not None]:
+                    self._release(i)
+        self.report.loaded = [self.points[i] for i in range(n_points)
+                              if self.results[i] is not None]
+        todo = [i for i in range(n_points) if self.results[i] is None and i not in self.waiting]
+        work = [experiment.work(config, self.points[i]) for i in todo]
+        self.bars = progress.SweepBars(experiment.name, n_points, sum(work), max(work, default=0),
+                                       progress.wanted(request.show_progress), shown=shown)
+        self.stack.callback(self.bars.close)
+        self.bars.points_done(len(self.report.loaded))
+        if request.on_point is not None:
+            request.on_point(len(self.report.loaded), n_points)
+        self.sink = self.stack.enter_context(workers.progress_sink(self.bars.add_updates)
+                                             if self.bars.tracks_updates else nullcontext(None))
+        self.batch = self._batch(todo, workers)
+
+    def _batch(self, indices: list[int], workers: Workers) -> TaskBatch:
+        request = self.request
+        stored_as = (None if request.store is None
+                     else list(zip(self.keys, self.identities, strict=True)))
+        return TaskBatch(request.experiment, request.config, self.seed, self.points, indices,
+                      workers.n_workers, self.sink, self._complete, stored_as)
+
+    def _load_stored(self, indices: list[int]) -> None:
+        store, name = self.request.store, self.request.experiment.name
+        entries = store.manifest()
+        for i in indices:
+            try:
+                self.results[i] = store.load(self.keys[i], entries.get(self.keys[i]))
+            except CorruptPoint as error:
+                if i not in self.claims:
+                    lock = store.claim(self.keys[i])
+                    if lock is None:  # being written by its owner: not corrupt, wait for it
+                        self.waiting.append(i)
+                        continue
+                    self.claims[i] = lock
+                self.corrupt[i] = error.reason
+                moved = store.quarantine(self.keys[i])
+                print(f"workbench: stored point {point_key(self.points[i])} of {name} is "
+                      f"corrupt ({error}); recomputing it"
+                      + (f" (the file is kept as {moved})" if moved else ""), file=sys.stderr)
+
+    def _release(self, i: int) -> None:
+        if i in self.claims:
+            self.claims.pop(i).release()
+
+    def _complete(self, i: int, finished: xr.Dataset | EncodedPoint, seconds: float) -> None:
+        store = self.request.store
+        if store is not None:
+            dataset = store.write(self.keys[i], self.identities[i], finished, seconds)
+            self._release(i)
+        else:
+            dataset = finished
+        self.results[i] = dataset
+        self.report.computed.append(self.points[i])
+        if i in self.corrupt:
+            self.report.recomputed.append((self.points[i], self.corrupt[i]))
+        self.bars.point_done(point_key(self.points[i]))
+        if self.request.on_point is not None:
+            self.request.on_point(len(self.report.loaded) + len(self.report.computed),
+                                  len(self.points))
+
+    @property
+    def drained(self) -> bool:
+        """Every task handed to the workers (none queued)."""
+        return self.batch is None or not self.batch.queued
+
+    @property
+    def done(self) -> bool:
+        """Every task back and its point stored."""
+        return self.batch is None or self.batch.done
+
+    def finish(self, workers: Workers) -> SweepResult | Exception:
+        """The points another process was computing, then the combined result (or the error
+        that failed the sweep); closes what the sweep held."""
+        try:
+            with self.stack:
+                if self.error is not None:
+                    raise self.error
+                self._account(self.batch)
+                self._wait_for_others(workers)
+        except Exception as error:  # noqa: BLE001 - this sweep's result; the others still run
+            return error
+        request, report = self.request, self.report
+        for dataset in self.results:
+            for name in STORE_ATTRS:
+                dataset.attrs.pop(name, None)
+        combined = request.experiment.combine(request.config, self.results)
+        report.dataset = with_provenance(combined, request.experiment.name, request.config,
+                                         self.seed)
+        report.seconds = time.perf_counter() - self.started
+        return report
+
+    def _account(self, batch: TaskBatch) -> None:
+        batch.raise_failures()
+        self.report.tasks += len(batch.planned)
+        self.report.split += [self.points[i] for i in sorted({t.point for t in batch.planned
+                                                               if t.blocks})]
+
+    def _wait_for_others(self, workers: Workers) -> None:
+        store = self.request.store
+        for i in self.waiting:  # points another process was computing when this one started
+            print(f"workbench: waiting for another process computing point "
+                  f"{point_key(self.points[i])} of {self.request.experiment.name}",
+                  file=sys.stderr)
+            self.claims[i] = store.lock(self.keys[i])
+            self.claims[i].acquire()
+            self._load_stored([i])
+            if self.results[i] is None:  # that process stopped before storing it
+                batch = self._batch([i], workers)
+                TaskLoop(workers).run(batch)
+                self._account(batch)
+            else:
+                self._release(i)
+                self.report.loaded.append(self.points[i])
+                self.bars.point_done(point_key(self.points[i]))
+
+    def interrupted(self) -> None:
+        """Say how much of the sweep Ctrl-C left saved."""
+        if self.error is not None:
+            return
+        store, name = self.request.store, self.request.experiment.name
+        if store is None:
+            saved = "nothing saved (no store)"
+        else:  # read back: the interrupt may have come between a save and its count
+            entries = store.manifest()
+            saved = (f"{sum(key in entries for key in self.keys)} of {len(self.points)} points "
+                     f"saved in {store.directory}")
+        print(f"workbench: {name} interrupted; {saved}; a rerun resumes from there",
+              file=sys.stderr)
+
+
+def run_experiment(experiment: Experiment, config: dict, seed: int, processes: int = 1,
+                   progress: bool = False, store: ResultStore | None = None) -> xr.Dataset:
+    """All sweep points of ``experiment``, combined; ``processes`` local processes."""
+    with open_workers(processes=processes) as workers:
+        return run_sweep(experiment, config, seed, workers=workers, store=store,
+                         show_progress=progress).dataset

@@ -1,0 +1,284 @@
+"""The tasks of a sweep on an executor: planned, run in the workers, and gathered.
+
+:mod:`workbench.run.runner` decides which points of a sweep to compute (steps 1, 4 and 5 of its
+docstring); this module computes them (steps 2 and 3):
+
+- :func:`plan_tasks` turns the points into tasks, largest first (longest-processing-time
+  order). With several workers, points whose replicates run in independently seeded blocks
+  are split into groups of consecutive blocks, only as much as balancing the workers requires.
+- A :class:`TaskBatch` holds the tasks of some points of one sweep and what came back: a split
+  point is finished (``finish_point`` over its merged blocks) as soon as its last block is in,
+  and every finished point is handed to the sweep, encoded as netCDF by the worker that
+  computed it when there is a store (:func:`workbench.store.result_store.encode_point`).
+- A :class:`TaskLoop` keeps a bounded number of tasks in flight on one executor, for one or
+  more batches (oldest first), gives the workers their next tasks before the parent writes
+  finished points, and recovers from a worker that dies: only the point whose task it took
+  fails (:class:`PointsLost`), the other tasks run again.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+import xarray as xr
+
+from workbench.engine.replay_setup import replay_memory_budget
+from workbench.run import progress
+from workbench.run.executors import Workers
+from workbench.run.experiment import Experiment, point_key
+from workbench.run.pool import one_blas_thread
+from workbench.store.result_store import encode_point
+
+BALANCE_TOLERANCE = 0.1
+SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
+IN_FLIGHT_PER_WORKER = 2
+FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
+
+
+class PointsLost(Exception):
+    """Points whose worker process died while computing them (the others were stored)."""
+
+    def __init__(self, reasons: dict[str, str]):
+        self.reasons = reasons
+        listed = "; ".join(f"{point}: {reason}" for point, reason in reasons.items())
+        super().__init__(f"{len(reasons)} point(s) failed because {listed}; the other points "
+                         "are stored, and a rerun computes only the failed ones")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: a whole point (``blocks`` None) or some of its replicate blocks."""
+
+    point: int
+    blocks: tuple[int, ...] | None
+    cost: float
+
+
+
+def plan_tasks(costs: list[float], blocks: list[int], n_workers: int) -> list[Task]:
+    """Tasks for points with the given costs and block counts, largest first.
+
+    Splitting a point costs something (each task pays the engine's per-update overhead once,
+    and the point needs a finishing task), so points are split only as much as balance
+    requires: the coarsest of ever finer block groupings whose longest-processing-time
+    schedule on ``n_workers`` comes within ``BALANCE_TOLERANCE`` of a perfect share.
+    """
+    whole = [Task(i, None, cost) for i, cost in enumerate(costs)]
+    if n_workers <= 1:
+        return sorted(whole, key=lambda task: -task.cost)
+    share = sum(costs) / n_workers
+    tasks = whole
+    for pieces_per_worker in SPLIT_LEVELS:
+        if _makespan(tasks, n_workers) <= (1 + BALANCE_TOLERANCE) * share:
+            break
+        tasks = _split(costs, blocks, share / pieces_per_worker)
+    return sorted(tasks, key=lambda task: -task.cost)
+
+
+def _split(costs: list[float], blocks: list[int], target: float) -> list[Task]:
+    """Every point cut into groups of consecutive blocks costing about ``target`` or more."""
+    tasks = []
+    for i, (cost, n_blocks) in enumerate(zip(costs, blocks, strict=True)):
+        group = max(1, math.ceil(target / (cost / n_blocks))) if cost > 0 else n_blocks
+        if n_blocks <= 1 or group >= n_blocks:
+            tasks.append(Task(i, None, cost))
+            continue
+        for start in range(0, n_blocks, group):
+            chunk = tuple(range(start, min(start + group, n_blocks)))
+            tasks.append(Task(i, chunk, cost * len(chunk) / n_blocks))
+    return tasks
+
+
+def _makespan(tasks: list[Task], n_workers: int) -> float:
+    """Finishing time of the longest-processing-time-first schedule of ``tasks``."""
+    loads = [0.0] * n_workers
+    for task in sorted(tasks, key=lambda task: -task.cost):
+        heapq.heapreplace(loads, loads[0] + task.cost)
+    return max(loads)
+
+
+def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
+              blocks: tuple[int, ...] | None, sink,
+              memory_budget: int | None = None,
+              stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
+    """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
+    returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
+    identity. The seconds returned are the computation's, encoding left out."""
+    start = time.perf_counter()
+    with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget):
+        if blocks is None:
+            result = experiment.run_point(config, point, seed)
+        else:
+            result = experiment.run_blocks(config, point, seed, list(blocks))
+    seconds = time.perf_counter() - start
+    return (result if blocks is not None else _stored_form(result, stored_as)), seconds
+
+
+def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
+                 raws: list[xr.Dataset],
+                 memory_budget: int | None = None,
+                 stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
+    """Merge a split point's blocks and finish it; encoded as :func:`_run_task` says."""
+    start = time.perf_counter()
+    with one_blas_thread(), replay_memory_budget(memory_budget):
+        raw = experiment.merge_blocks(config, point, raws)
+        finished = experiment.finish_point(config, point, seed, raw)
+    seconds = time.perf_counter() - start
+    return _stored_form(finished, stored_as), seconds
+
+
+def _stored_form(dataset: xr.Dataset, stored_as: tuple[str, dict] | None):
+    """The finished point as the parent saves it: encoded here, in the worker, when there is a
+    store (:func:`workbench.store.result_store.encode_point`), else the Dataset itself."""
+    return dataset if stored_as is None else encode_point(*stored_as, dataset)
+
+
+
+class TaskBatch:
+    """Tasks for some points of one sweep, and what came back of them (module docstring,
+    steps 2 and 3). ``complete(i, finished, seconds)`` is called for each point once it is
+    done: ``finished`` is the point's Dataset, or with ``stored_as`` (every point's store key
+    and identity) the :class:`~workbench.store.result_store.EncodedPoint` its worker made of it."""
+
+    def __init__(self, experiment: Experiment, config: dict, seed: int, points: list[dict],
+                 todo: list[int], n_workers: int, sink,
+                 complete: Callable[[int, Any, float], None],
+                 stored_as: list[tuple[str, dict]] | None):
+        self.experiment, self.config, self.seed, self.points = experiment, config, seed, points
+        self.sink, self.complete, self.stored_as = sink, complete, stored_as
+        blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
+        costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
+        self.planned = [Task(todo[t.point], t.blocks, t.cost)
+                        for t in plan_tasks(costs, blocks, n_workers)]
+        self.tasks = deque(self.planned)
+        self.outstanding = {i: sum(1 for t in self.tasks if t.point == i) for i in todo}
+        self.partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
+        self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
+        self.finished: dict[int, Any] = {}
+        self.running = 0
+        self.error: BaseException | None = None
+        self.lost: dict[int, str] = {}
+
+    @property
+    def queued(self) -> bool:
+        """Tasks wait to be submitted (none after an error)."""
+        return bool(self.tasks) and self.error is None
+
+    @property
+    def done(self) -> bool:
+        return not self.queued and self.running == 0
+
+    def submit(self, task: Task, workers: Workers):
+        stored = None if self.stored_as is None else self.stored_as[task.point]
+        point = self.points[task.point]
+        if task.blocks == FINISH:
+            raws = [self.partial[task.point][b] for b in sorted(self.partial[task.point])]
+            return workers.executor.submit(_finish_task, self.experiment, self.config, point,
+                                           self.seed, raws, workers.memory_budget, stored)
+        return workers.executor.submit(_run_task, self.experiment, self.config, point,
+                                       self.seed, task.blocks, self.sink,
+                                       workers.memory_budget, stored)
+
+    def accept(self, task: Task, value, elapsed: float) -> bool:
+        """Take a task's result; whether its point is now finished."""
+        if task.point in self.lost:
+            return False
+        self.seconds[task.point] += elapsed
+        if task.blocks is None or task.blocks == FINISH:
+            self.finished[task.point] = value
+            return True
+        self.partial[task.point][task.blocks[0]] = value
+        self.outstanding[task.point] -= 1
+        if self.outstanding[task.point] == 0:
+            # finish as soon as the last block is in: the point is stored sooner
+            self.tasks.appendleft(Task(task.point, FINISH, 0.0))
+        return False
+
+    def complete_point(self, i: int) -> None:
+        try:
+            self.complete(i, self.finished.pop(i), self.seconds[i])
+        except Exception as error:  # noqa: BLE001 - raised by raise_failures
+            self.error = self.error or error
+
+    def raise_failures(self) -> None:
+        if self.error is not None:
+            raise self.error
+        if self.lost:
+            raise PointsLost({point_key(self.points[i]): reason
+                              for i, reason in self.lost.items()})
+
+
+class TaskLoop:
+    """Tasks of one or more batches on one executor, a bounded number in flight: each batch's
+    in its order, the first batch's before the next one's."""
+
+    def __init__(self, workers: Workers):
+        self.workers = workers
+        self.in_flight: dict[Future, tuple[TaskBatch, Task]] = {}
+        self.limit = (1 if workers.kind == "serial"
+                      else max(1, workers.n_workers * IN_FLIGHT_PER_WORKER))
+
+    def submit_more(self, batches: list[TaskBatch]) -> None:
+        for batch in batches:
+            while batch.queued and len(self.in_flight) < self.limit:
+                task = batch.tasks.popleft()
+                self.in_flight[batch.submit(task, self.workers)] = (batch, task)
+                batch.running += 1
+
+    def run(self, batch: TaskBatch) -> None:
+        """One batch, until all its tasks are back."""
+        self.submit_more([batch])
+        while self.in_flight:
+            self.step([batch])
+
+    def step(self, batches: list[TaskBatch]) -> None:
+        """Wait for some task to end and take what ended; the workers are given their next
+        tasks before finished points are completed, so they do not wait while the parent
+        writes a point."""
+        done, _ = wait(self.in_flight, return_when=FIRST_COMPLETED)
+        broken: dict[Future, tuple[TaskBatch, Task]] = {}
+        finished = []
+        for future in done:
+            batch, task = self.in_flight.pop(future)
+            batch.running -= 1
+            try:
+                value, elapsed = future.result()
+            except CancelledError:
+                continue
+            except BrokenProcessPool:
+                broken[future] = (batch, task)
+                continue
+            except Exception as failure:  # noqa: BLE001 - raised by raise_failures
+                batch.error = batch.error or failure
+                continue
+            if batch.accept(task, value, elapsed):
+                finished.append((batch, task.point))
+        if broken:
+            self._recover(broken)
+        self.submit_more(batches)
+        for batch, i in finished:
+            batch.complete_point(i)
+
+    def _recover(self, broken: dict[Future, tuple[TaskBatch, Task]]) -> None:
+        """A worker died: fail the points whose task it took, run the other tasks again."""
+        for future in wait(self.in_flight).done:
+            batch, task = broken[future] = self.in_flight.pop(future)
+            batch.running -= 1
+        reasons = self.workers.executor.lost(list(broken))
+        for future, (batch, task) in broken.items():
+            if future in reasons:
+                batch.lost[task.point] = reasons[future]
+        for batch, task in broken.values():
+            if task.point not in batch.lost:
+                batch.tasks.appendleft(task)
+        for batch in {id(batch): batch for batch, _ in broken.values()}.values():
+            for task in [t for t in batch.tasks if t.point in batch.lost]:
+                batch.tasks.remove(task)

@@ -1,0 +1,130 @@
+"""The models of seed 001 §5 with their held-out sets, built from an experiment's parameters.
+
+- Bayesian logistic regression (§5.1) on a9a-shaped data drawn from a known weight vector
+  (:func:`workbench.data.a9a_like.a9a_like`, the default) or on a LIBSVM pair on disk
+  (``--set data=PATH`` reads PATH and PATH.t, :func:`workbench.data.libsvm.load_libsvm_pair`);
+- the digits networks (§5.2, LeNet on MNIST in the paper): the MLP and the CNN of
+  :mod:`workbench.models` on scikit-learn's 8×8 digits.
+
+Held-out test functions are evaluated on every kept draw of every replicate, so the held-out
+set is subsampled to ``n_test_points`` rows (a fixed random subset per experiment and seed; 0
+keeps all). Initial positions are dispersed so that the variance over replicates of φ̂_L
+decays from the start as Theorem 4's 1/(Lh) term says: θ₀ ~ N(0, initial_scale² I) for the
+logistic model, He-normal weights for the networks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simulators import validation
+from simulators.seeding import generator
+from workbench.core.parameters import Parameter
+from workbench.core.validators import at_least_one, non_negative_int, positive
+from workbench.data.dataset import ClassificationData
+
+# the data loaders (scikit-learn, scipy) and the models (numba) are imported by the functions
+# that build a model: the parameters alone are read by `workbench show` and argument checks
+# (issue 15)
+if TYPE_CHECKING:
+    from workbench.models.logistic import LogisticRegression
+
+SYNTHETIC = "a9a-like"
+NETWORKS = ("mlp", "cnn")
+
+
+def _data_source(name, value):
+    if value != SYNTHETIC and not Path(value).is_file():
+        raise validation.InvalidParameter(
+            name, value, f"must be {SYNTHETIC!r} or the path of a LIBSVM training file "
+            "(its test file PATH.t beside it)")
+    return value
+
+
+def _sizes(name, value):
+    return [validation.integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(value)]
+
+
+LOGISTIC_PARAMETERS = (
+    Parameter("data", SYNTHETIC, f"{SYNTHETIC} (generated) or PATH of a LIBSVM pair PATH, PATH.t",
+              _data_source),
+    Parameter("n_train", 32_561, "a9a-like: training rows (a9a: 32,561)", at_least_one),
+    Parameter("n_test", 16_281, "a9a-like: held-out rows (a9a: 16,281)", at_least_one),
+    Parameter("prior_scale", 1.0, "prior standard deviation σ₀ of every weight", positive),
+    Parameter("initial_scale", 1.0, "θ₀ ~ N(0, initial_scale² I) per replicate", positive),
+    Parameter("n_test_points", 1000, "held-out rows scored per draw (0: all)", non_negative_int),
+)
+
+NETWORK_PARAMETERS = (
+    Parameter("hidden_sizes", [50], "MLP hidden layer sizes", _sizes),
+    Parameter("filters", [4, 8], "CNN filters of its two convolution layers", _sizes),
+    Parameter("hidden_size", 32, "CNN dense hidden units", at_least_one),
+    Parameter("prior_scale", 1.0, "prior standard deviation σ₀ of every weight", positive),
+    Parameter("n_test_points", 0, "held-out digits scored per draw (0: all 359)",
+              non_negative_int),
+)
+
+
+def held_out(data: ClassificationData, count: int, rng: np.random.Generator):
+    """``count`` held-out rows in a random subset (sorted), or all of them when ``count`` is 0
+    or at least their number."""
+    if count == 0 or count >= data.n_test:
+        return data.test_features, data.test_labels
+    rows = np.sort(rng.permutation(data.n_test)[:count])
+    return data.test_features[rows], data.test_labels[rows]
+
+
+def logistic_model(experiment: str, config: dict, seed) -> LogisticRegression:
+    """Logistic regression on the configured data (module docstring); the same for every
+    sweep point (data keyed by experiment)."""
+    from workbench.data.a9a_like import a9a_like
+    from workbench.data.libsvm import load_libsvm_pair
+    from workbench.models.logistic import LogisticRegression
+
+    if config["data"] == SYNTHETIC:
+        data, _ = a9a_like(generator(seed, experiment, "data"), config["n_train"],
+                           config["n_test"])
+    else:
+        data = load_libsvm_pair(config["data"])
+    test_features, test_labels = held_out(data, config["n_test_points"],
+                                          generator(seed, experiment, "held-out"))
+    return LogisticRegression(data.train_features, data.train_labels, config["prior_scale"],
+                              test_features, test_labels)
+
+
+def network_model(experiment: str, config: dict, seed, network: str):
+    """The ``mlp`` or ``cnn`` classifier on the digits (module docstring)."""
+    from workbench.data.digits import DIGITS_SHAPE, digits
+    from workbench.models.cnn import ConvolutionalNetwork
+    from workbench.models.mlp import MultilayerPerceptron
+
+    validation.one_of("network", network, NETWORKS)
+    data = digits()
+    test_features, test_labels = held_out(data, config["n_test_points"],
+                                          generator(seed, experiment, "held-out"))
+    common = {"labels": data.train_labels, "prior_scale": config["prior_scale"],
+              "test_labels": test_labels, "n_classes": 10}
+    if network == "mlp":
+        return MultilayerPerceptron(data.train_features, test_features=test_features,
+                                    hidden_sizes=tuple(config["hidden_sizes"]), **common)
+    if len(config["filters"]) != 2:
+        raise validation.InvalidParameter("filters", config["filters"],
+                                          "needs two values (two convolution layers)")
+    images = (-1, *DIGITS_SHAPE)
+    return ConvolutionalNetwork(data.train_features.reshape(images),
+                                test_features=test_features.reshape(images),
+                                filters=tuple(config["filters"]),
+                                hidden_size=config["hidden_size"], **common)
+
+
+def initial_positions(model, config: dict, rng: np.random.Generator,
+                      shape: tuple[int, int]) -> np.ndarray:
+    """Dispersed starts ``(replicate, server, d)`` (module docstring)."""
+    from workbench.models.logistic import LogisticRegression
+
+    if isinstance(model, LogisticRegression):
+        return config["initial_scale"] * rng.standard_normal(shape + (model.dim,))
+    return model.initial_position(rng, shape)
