@@ -4,7 +4,7 @@ Workloads (issue 13, item 7):
 
 - logistic regression on a9a-shaped sparse data (32,561 × 123 CSR, about 14 non-zeros a row,
   :func:`workbench.data.a9a_like.a9a_like`), 64 replicates, minibatch 50 (the batch of the
-  seed 001 authors' a9a code, math.md §2);
+  seed 001 authors' a9a code, docs/math.md §2);
 - the MLP (64 → 100 → 10, ReLU, softmax) on scikit-learn's digits, 64 replicates, minibatch 50.
 
 For each, the engine's estimator ``model.minibatch_gradient()`` evaluates ∇Ũ for all replicates

@@ -9,7 +9,7 @@ import xarray as xr
 
 from workbench.experiments import get
 from workbench.studies import gaussian_point
-from workbench.studies.checks import oracle_checks
+from workbench.studies.gaussian_judgements import oracle_checks
 
 NAME, SEED, STEP_ERROR = "stale-gaussian", 2016, 1.03
 

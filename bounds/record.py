@@ -11,7 +11,7 @@ uses the aggregate (e.g. Γ² = Σ_s N_s²γ_s²/f_s) and the aggregate knows it
 be rendered as a sum, evaluated from per-item arrays along a named dim, or closed in form for
 a fixed step.
 
-Provenance tags follow math.md: [seed] stated in a seed paper, [recon] a reconstructed form —
+Provenance tags follow docs/math.md: [seed] stated in a seed paper, [recon] a reconstructed form —
 a hypothesis under test, shown as such wherever the bound is shown —, [derived] derived here
 and checked by simulation, [code] read in the authors' public code.
 """

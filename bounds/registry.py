@@ -1,5 +1,5 @@
 """The registry of bounds, iterated in a stable order (source by source, as listed in
-math.md: seed 001, the higher-order integrators, seed 002, seed 003, exact Gaussian results).
+docs/math.md: seed 001, the higher-order integrators, seed 002, seed 003, exact Gaussian results).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from its copy, accumulating its moves ν, and then pushes ν to the master, whic
 starts its next π local steps from there. Pushes reach the master asynchronously, in the order
 the latency model makes them arrive, so a push started from master version r and applied when
 the master is at version l has staleness l - r, at most about π(P - 1) local steps' worth of
-other workers' moves (math.md §6: E₃ = π²(P - 1)²(Σε²)²/S_L²).
+other workers' moves (docs/math.md §6: E₃ = π²(P - 1)²(Σε²)²/S_L²).
 
 The timing is that of seed 001's asynchronous parameter server
 (:class:`simulators.async_server.AsyncServerSystem`, shared event loop) with one computation

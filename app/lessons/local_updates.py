@@ -42,7 +42,7 @@ st.markdown(
     "local gradient is the global posterior's, whichever client computes it. T no longer "
     "matters. Every client uses its whole shard for each gradient, so there is no minibatch "
     "noise: all the difference comes from the local updates. On the Gaussian mean the "
-    "stationary spread around the posterior mean μ is exact (math.md §7; ε = 2h, "
+    "stationary spread around the posterior mean μ is exact (docs/math.md §7; ε = 2h, "
     "a = 1 − ε/(2s²), V_b the variance of the scaled gradients between shards):")
 st.latex(r"\mathrm{Var}^{\mathrm{FSGLD}}_\infty = \frac{\varepsilon}{1-a^2},\qquad"
          r"\mathrm{Var}^{\mathrm{DSGLD}}_\infty = \frac{\varepsilon}{1-a^2}"

@@ -1,4 +1,4 @@
-"""Exact results for linear-Gaussian targets (math.md §7), as [derived] records.
+"""Exact results for linear-Gaussian targets (docs/math.md §7), as [derived] records.
 
 Model: x_i ~ N(θ, σ_x²), prior N(0, σ₀²), posterior N(μ, s²); a minibatch adds gradient
 noise ζ independent of θ with variance V_ζ. Everything is linear with additive noise, so
@@ -32,7 +32,7 @@ from bounds.symbols import (
     within_shard_noise,
 )
 
-SOURCE = "math.md §7 (derived here; checked against the stacked-state oracle)"
+SOURCE = "docs/math.md §7 (derived here; checked against the stacked-state oracle)"
 s2, h, V, D, c, tau = (posterior_variance, step_size, gradient_noise_variance, friction,
                        relative_step, staleness)
 L, a, T, eps = n_iterations, contraction, local_steps, step_size_wt
@@ -41,7 +41,7 @@ ell = step_index
 MODEL = ("linear-Gaussian target: posterior N(μ, s²) per coordinate; minibatch noise ζ "
          "independent of θ with variance V_ζ")
 STABLE_SGLD = "stable step: 0 < h < 2s²"
-DERIVED = "[derived] here and checked by simulation (math.md §7)."
+DERIVED = "[derived] here and checked by simulation (docs/math.md §7)."
 #: the stable SGLD steps 0 < h < 2s² as h = 2s²u/(1 + u), u > 0
 SGLD_REGION = {h: 2 * s2 * stability_margin / (1 + stability_margin)}
 

@@ -1,7 +1,7 @@
 """Higher-order integrators (Chen, Ding & Carin, NIPS 2015), cited by seeds 001 and 003.
 
 Bias and MSE of SG-MCMC with a K-th order integrator, for K = 1 (Euler) and K = 2 (symmetric
-splitting), with a fixed step h and with decreasing steps h_l (math.md §3, [recon]). With
+splitting), with a fixed step h and with decreasing steps h_l (docs/math.md §3, [recon]). With
 decreasing steps the estimator is the step-weighted average φ̃ = Σ h_l φ(θ_l)/S_L and the
 bounds are written with the step sums S_L = Σ_l h_l, Q_L = Σ_l h_l², R_L = Σ_l h_l³ and the
 noise sum G_L = Σ_l h_l² E‖ΔV_l‖² as :class:`~bounds.record.Aggregate` symbols: with a
@@ -31,8 +31,8 @@ from bounds.symbols import (
 )
 
 SOURCE = ("Chen, Ding & Carin, On the convergence of SG-MCMC algorithms with high-order "
-          "integrators, NIPS 2015 (cited by seeds 001 and 003); math.md §3")
-RECON = ("[recon] reconstructed from the cited paper as restated in math.md §3; a hypothesis "
+          "integrators, NIPS 2015 (cited by seeds 001 and 003); docs/math.md §3")
+RECON = ("[recon] reconstructed from the cited paper as restated in docs/math.md §3; a hypothesis "
          "the workbench tests")
 L, h = n_iterations, step_size
 

@@ -1,7 +1,7 @@
 """Seed 002 (el Mekkaoui, Mesquita, Blomstedt & Kaski, *Federated SGLD*, UAI 2021).
 
 Theorem 1 (DSGLD), its serial-SGLD special case (Remark 2) and Theorem 2 (FSGLD) survived as
-display formulas, so they are [seed] (math.md §5). The seed writes them in the Welling–Teh
+display formulas, so they are [seed] (docs/math.md §5). The seed writes them in the Welling–Teh
 convention with step h (θ ← θ + (h/2)(...) + N(0, h)), which is the workbench's
 ``step_size_wt`` ε = 2h_Chen; the records display it as the paper does (h) and T for the
 number of iterations. The shard sums are aggregates over the dim ``shard``:
@@ -62,7 +62,7 @@ BOUNDS = (
     Bound("seed002-theorem-1-dsgld",
           "Theorem 1: MSE of distributed SGLD (DSGLD) on sharded data", "mse", "upper bound",
           C * ((shard_gradient_sum + 1) / (m * T) + h**2),
-          f"{SOURCE}, Theorem 1, eq. in §4; math.md §5", "seed",
+          f"{SOURCE}, Theorem 1, eq. in §4; docs/math.md §5", "seed",
           (REGULARITY, ASSUMPTION_1, FIXED, "shard s selected with probability f_s"),
           "[seed] display formula of the paper.", h, T, aggregates=(GRADIENT_SUM,),
           display=DISPLAY,
@@ -72,13 +72,13 @@ BOUNDS = (
           "Remark 2: serial SGLD as the one-shard special case of Theorem 1", "mse",
           "upper bound",
           C * (n_data**2 * gradient_bound**2 / (m * T) + 1 / (h * T) + h**2),
-          f"{SOURCE}, Remark 2; math.md §5", "seed",
+          f"{SOURCE}, Remark 2; docs/math.md §5", "seed",
           (REGULARITY, "all shards combined into one data set of N points; γ ≥ γ_s", FIXED),
           "[seed] display formula of the paper.", h, T, display=DISPLAY),
     Bound("seed002-theorem-2-fsgld",
           "Theorem 2: MSE of federated SGLD (FSGLD) with conducive gradients", "mse",
           "upper bound", C * (shard_surrogate_sum / (m * T) + 1 / (h * T) + h**2),
-          f"{SOURCE}, Theorem 2; math.md §5", "seed",
+          f"{SOURCE}, Theorem 2; docs/math.md §5", "seed",
           (REGULARITY, ASSUMPTION_1, FIXED, "log q_1..log q_S differentiable and Lipschitz "
            "(Lemma 2), so ε_s exists", "shard s selected with probability f_s"),
           "[seed] display formula of the paper.", h, T, aggregates=(SURROGATE_SUM,),

@@ -1,6 +1,6 @@
 """Seed 003 (Li, Chen, Pu, Henao & Carin, *Communication-efficient SG-MCMC*, AAAI 2019 suppl.).
 
-The MSE bounds of the supplement survived as display formulas and are [seed] (math.md §6):
+The MSE bounds of the supplement survived as display formulas and are [seed] (docs/math.md §6):
 the standard SG-MCMC bound B₀ = C(E₁ + E₂) with
 
     E₁ = Σ_l (ε_l²/S_L²) E‖ΔV_l‖² = G_L/S_L²,   E₂ = 1/S_L + (Σ_l ε_l²)²/S_L² = 1/S_L + Q_L²/S_L²,
@@ -74,13 +74,13 @@ ORDER = "first-order (Euler) integrator, K = 1"
 BOUNDS = (
     Bound("seed003-standard-b0",
           "Standard SG-MCMC MSE bound B₀ = C(E₁ + E₂)", "mse", "upper bound",
-          C * (E_1 + E_2), f"{SOURCE}, §B eq. (1)–(2); math.md §6", "seed",
+          C * (E_1 + E_2), f"{SOURCE}, §B eq. (1)–(2); docs/math.md §6", "seed",
           (ASSUMPTIONS, ORDER, "step sequence ε_l, S_L = Σ ε_l"),
           "[seed] display formula of the supplement.", h, L, aggregates=SEQUENCES,
           fixed_step=FIXED_STEP, display=DISPLAY),
     Bound("seed003-downpour-mse",
           "Downpour protocol: MSE ≤ C₁(E₁ + E₂ + E₃), staleness at most π(P − 1)", "mse",
-          "upper bound", C_1 * (E_1 + E_2 + E_3), f"{SOURCE}, §B2 (downpour); math.md §6",
+          "upper bound", C_1 * (E_1 + E_2 + E_3), f"{SOURCE}, §B2 (downpour); docs/math.md §6",
           "seed",
           (ASSUMPTIONS, ORDER, "P workers pushing every π local steps: staleness "
            "π_l ≤ π(P − 1)"),
@@ -91,7 +91,7 @@ BOUNDS = (
           "Elastic protocol (α = 1): MSE over P workers' chains", "mse", "upper bound",
           D_5 * (worker_noise_sum / total_step_sum**2 + 1 / total_step_sum
                  + worker_pair_sum / total_step_sum**2),
-          f"{SOURCE}, §B2 (elastic); math.md §6", "seed",
+          f"{SOURCE}, §B2 (elastic); docs/math.md §6", "seed",
           (ASSUMPTIONS, ORDER, "elastic averaging with α = 1; P workers' chains weighted "
            "by S_L^(p)/Σ_q S_L^(q)"),
           "[seed] last display formula of the elastic proof.", h, L,
@@ -100,7 +100,7 @@ BOUNDS = (
     Bound("seed003-elastic-variance",
           "Elastic protocol (α = 1): estimation variance over P workers' chains", "variance",
           "upper bound", V_2 * (1 / total_step_sum + worker_pair_sum / total_step_sum**2),
-          f"{SOURCE}, §B2 (elastic, variance); math.md §6", "seed",
+          f"{SOURCE}, §B2 (elastic, variance); docs/math.md §6", "seed",
           (ASSUMPTIONS, ORDER, "elastic averaging with α = 1"),
           "[seed] second display formula of the variance bound.", h, L,
           aggregates=(TOTAL_STEP, PAIRS), fixed_step=ELASTIC_FIXED),

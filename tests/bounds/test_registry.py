@@ -48,7 +48,7 @@ def test_every_record_carries_its_provenance_source_and_symbols(name):
     bound = registry.get(name)
     assert bound.provenance in PROVENANCE
     assert f"[{bound.provenance}]" in bound.provenance_note
-    assert "seed 00" in bound.source or "math.md" in bound.source
+    assert "seed 00" in bound.source or "docs/math.md" in bound.source
     described = bound.describe()
     assert described["provenance"] == bound.provenance
     assert described["hypothesis_under_test"] == (bound.provenance == "recon")

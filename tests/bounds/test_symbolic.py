@@ -36,7 +36,7 @@ def _optimum(name, **substitutions):
     ("seed001-theorem-3-mse", {}, "dominant balance"),  # symbolic K ≥ 1
 ])
 def test_optimal_mse_step_and_rate_of_seed_001(name, substitutions, method):
-    """h*_MSE ∝ τ^(−2/3) L^(−1/3) and MSE* ∝ (τ/L)^(2/3) (math.md §2)."""
+    """h*_MSE ∝ τ^(−2/3) L^(−1/3) and MSE* ∝ (τ/L)^(2/3) (docs/math.md §2)."""
     optimum = _optimum(name, **substitutions)
     assert optimum.method == method
     assert optimum.exponent(L, "argmin") == sp.Rational(-1, 3)

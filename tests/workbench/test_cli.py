@@ -93,7 +93,7 @@ def test_bounds_show_renders_formula_provenance_source_optimum_and_rate(capsys):
     assert main(["bounds", "show", "seed001-theorem-3-mse", "seed002-theorem-1-dsgld"]) == 0
     out = capsys.readouterr().out
     for text in ("formula     C1/(L*h) + C2*M**2*h**2*τ**2 + C3*h**(2*K)",
-                 "[recon] hypothesis under test", "Theorem 3; math.md §2",
+                 "[recon] hypothesis under test", "Theorem 3; docs/math.md §2",
                  "K = 1: exact", "K = 2: dominant balance", "rate        L^(-2/3)",
                  "\\frac{{C_{1}}}{L h}", "∂/∂τ non-negative",
                  "boundary: the bound does not decrease with the step size",

@@ -18,7 +18,7 @@ from workbench.experiments.dsgld_imbalance.checks import (
 from workbench.run.runner import run_experiment
 from workbench.stats.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
 from workbench.store.netcdf import read_netcdf, write_netcdf
-from workbench.studies.sharded_checks import stationary_check
+from workbench.studies.sharded_judgements import stationary_check
 from workbench.systems.distributed.windows import posterior_checks, window_oracle_checks
 
 SMALL = {
@@ -156,7 +156,7 @@ def test_long_trajectories_sit_at_the_mixture_of_local_posteriors(results):
     assert names["distance/T=500"].verdict == HOLDS
     assert names["distance/T=500"].expected > 0  # the exact oracle agrees on the ordering
     # negative control: the reversed claim (long trajectories nearer the SGLD posterior)
-    from workbench.studies.sharded_checks import distance_check
+    from workbench.studies.sharded_judgements import distance_check
 
     reversed_claim = distance_check(dataset, "distance/reversed", {"trajectory_length": 500},
                                     "sgld_posterior", "local_mixture", 0.001, 2)

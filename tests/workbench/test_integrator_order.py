@@ -56,7 +56,7 @@ def test_phase_space_one_step_without_noise_records_theta_and_momentum(integrato
     if integrator == "euler":  # seed 001 Algorithm 1
         p = (1 - d * h) * MOMENTUM - h * GRADIENT
         theta = THETA0 + h * p
-    else:  # math.md §3: A B O B A
+    else:  # docs/math.md §3: A B O B A
         half = THETA0 + 0.5 * h * MOMENTUM
         p = math.exp(-d * h / 2) * (math.exp(-d * h / 2) * MOMENTUM - h * GRADIENT)
         theta = half + 0.5 * h * p

@@ -94,7 +94,7 @@ def test_stability_limit_of_stale_sgld(tau):
 
 
 def test_stacked_recursion_reproduces_the_fresh_sgld_finite_length_formulas():
-    """math.md §7, staleness 0: the registered bias, Var φ̂(θ) and E φ̂(θ²) closed forms."""
+    """docs/math.md §7, staleness 0: the registered bias, Var φ̂(θ) and E φ̂(θ²) closed forms."""
     s2, h, v, mu, e0 = 0.5, 0.05, 2.0, 0.3, 1.7
     lengths = np.array([1, 2, 7, 40, 300])
     moments = estimator_moments(

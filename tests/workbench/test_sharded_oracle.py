@@ -1,6 +1,6 @@
 """The sharded-Gaussian oracle: the scan against a plain recursion, the engine against the
-oracle on federated, traveling and coupled schedules, math.md §7's closed forms, the
-gradient-noise identity of math.md §5, and negative controls.
+oracle on federated, traveling and coupled schedules, docs/math.md §7's closed forms, the
+gradient-noise identity of docs/math.md §5, and negative controls.
 
 Monte Carlo comparisons use ``bounds.checks.oracle_check`` with a Bonferroni z; each test
 names its family-wise false-failure rate and counts its comparisons.

@@ -28,10 +28,10 @@ Protocol: a sampler and a gradient estimator opt in with a ``kernel_spec()`` met
 - Sampler (defined on the class that defines ``step``, so a subclass that changes the step is
   not run by the kernel): :class:`SamplerSpec`, one of ``sgld`` (seed 001 §3.1:
   θ ← (θ - h∇) + sξ), ``sghmc-euler`` (seed 001 Algorithm 1: p ← ((1 - Dh) p - h∇) + sξ;
-  θ ← θ + h p) and ``sghmc-splitting`` (math.md §3, A-B-O-B-A with gradient point
+  θ ← θ + h p) and ``sghmc-splitting`` (docs/math.md §3, A-B-O-B-A with gradient point
   θ + (h/2) p). Its state is a NamedTuple with ``position`` (and ``momentum``).
 - Gradient: :class:`LinearMeanSpec`, for estimators of the form ∇Ũ(θ) = k θ - (a + c x̄_B),
-  x̄_B the minibatch mean of the data rows (the Gaussian mean, seed 001 §5.1, math.md §7); or,
+  x̄_B the minibatch mean of the data rows (the Gaussian mean, seed 001 §5.1, docs/math.md §7); or,
   on sharded schedules, :class:`ShardLinearSpec`: ∇Ũ(θ) = (k₀ θ - a) + w (c (θ - x̄_B)) with
   B drawn from the shard the schedule names for the update and server, and w = N_s/(N q_s)
   (D-SGLD, seed 004 Eq. 2-3; :class:`~workbench.gradients.sharded.ShardScaled` over

@@ -12,7 +12,7 @@ Models:
   minibatch or full-data gradients (V_ζ = 0), any sampler, and constant staleness τ, i.i.d.
   uniform staleness on {0..τ} (:mod:`simulators.static`) or P workers of the asynchronous
   system with exponential latencies (:mod:`simulators.async_server`); exact moments from the
-  stacked-state oracle (:mod:`workbench.oracles.linear_gaussian`, math.md §7), stability from
+  stacked-state oracle (:mod:`workbench.oracles.linear_gaussian`, docs/math.md §8), stability from
   its Lyapunov equation (c < 2 sin(π/(2(2τ + 1))) for constant τ);
 - ``sharded-gaussian-mean``: the same model on ``n_shards`` equal non-IID shards (blobs around
   centres uniform on [-w, w]^d, as in ``fsgld-gaussian``), sampled by SGLD with the DSGLD or
@@ -245,7 +245,7 @@ def make_schedule(settings: PlaygroundSettings) -> tuple[Schedule, np.ndarray | 
 
 def _stability(settings: PlaygroundSettings, dynamics, precision: float, vz: np.ndarray,
                realised: np.ndarray, probabilities) -> tuple[bool, str]:
-    """Whether the stale recursion is mean-square stable (Lyapunov, math.md §7)."""
+    """Whether the stale recursion is mean-square stable (Lyapunov, docs/math.md §7.4, §8.5)."""
     if settings.schedule == "async":
         tau = int(realised.max())
         what = f"the largest realised staleness τ = {tau}"

@@ -1,4 +1,5 @@
-"""Cumulants of a minibatch sum drawn from a finite data set (the law of the gradient noise).
+"""Cumulants of a minibatch sum drawn from a finite data set (the law of the gradient noise;
+docs/math.md §10).
 
 A minibatch of n indices from N points, with or without replacement, sums y_i = x_i - x̄ over
 its members: T = Σ_{i∈B} y_i. Its second, third and fourth cumulants, from the power sums

@@ -1,6 +1,6 @@
 """Gradient estimators on sharded data: D-SGLD scaling and conducive gradients.
 
-Chen convention throughout (math.md §1): an estimator returns ∇Ũ, the minibatch estimate of
+Chen convention throughout (docs/math.md §1): an estimator returns ∇Ũ, the minibatch estimate of
 -∇log p(θ) - Σ_i ∇log p(x_i | θ). A *shard-aware* estimator (what the engine needs for a
 sharded schedule, :mod:`workbench.engine.replay`) has ``shard_sizes`` and
 ``prepare(indices, shards, frequencies)``, which receives per update and server the local

@@ -4,7 +4,7 @@ SciPy's row fancy-indexing and to per-call numpy steps).
 
 For θ_r, a batch B_r of rows x_i of the design (``indptr``, ``indices``, ``data``;
 duplicates summed, indices sorted) and signs s_i = ±1, :func:`gradient_sums` returns
-θ_r/σ₀² - (N/n) Σ_{i∈B_r} s_i σ(-s_i x_iᵀθ_r) x_i (seed 001 §5.1, Eq. 1; math.md §1) with
+θ_r/σ₀² - (N/n) Σ_{i∈B_r} s_i σ(-s_i x_iᵀθ_r) x_i (seed 001 §5.1, Eq. 1; docs/math.md §1) with
 every operation of the former composition, in its order:
 
 - the margin x_iᵀθ_r is summed, as first with ``np.add.reduceat``, over the products

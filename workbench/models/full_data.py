@@ -1,6 +1,6 @@
 """The full-data gradient ∇U(θ) as a gradient estimator: no minibatch noise (V_ζ = 0).
 
-Any model with ``n_data``, ``dim`` and ``potential_gradient(θ)`` (the exact ∇U of math.md §1)
+Any model with ``n_data``, ``dim`` and ``potential_gradient(θ)`` (the exact ∇U of docs/math.md §1)
 becomes an estimator the engine can replay. The engine still draws minibatch indices; this
 estimator ignores them, so the only randomness left is the injected noise √(2h)ξ and the
 staleness of the gradient point. Teaching pages use it to show staleness on its own (the

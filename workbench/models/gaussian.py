@@ -1,9 +1,9 @@
-"""The d-dimensional Gaussian mean with a conjugate prior (seed 001 §5.1; math.md §7).
+"""The d-dimensional Gaussian mean with a conjugate prior (seed 001 §5.1; docs/math.md §7).
 
 Model: x_i ~ N(θ, σ_x² I), prior θ ~ N(m₀, σ₀² I). Posterior N(μ, s² I) with
 1/s² = 1/σ₀² + N/σ_x² and μ = s² (m₀/σ₀² + N x̄/σ_x²).
 
-In the Chen convention (math.md §1), U(θ) = -log p(θ) - Σ log p(x_i | θ) and the minibatch
+In the Chen convention (docs/math.md §1), U(θ) = -log p(θ) - Σ log p(x_i | θ) and the minibatch
 gradient over a batch B of size n is
 
     ∇Ũ(θ) = (θ - m₀)/σ₀² + (N/n) Σ_{i∈B} (θ - x_i)/σ_x² = k θ - b_B,
@@ -95,7 +95,7 @@ class GaussianMeanModel:
         return natural / self.precision
 
     def gradient_noise_variance(self, batch_size: int, replacement: bool = True) -> np.ndarray:
-        """V_ζ per coordinate for minibatches of ``batch_size`` (math.md §7)."""
+        """V_ζ per coordinate for minibatches of ``batch_size`` (docs/math.md §7)."""
         check_batch(self.n_data, batch_size, replacement)
         n_data = self.n_data
         variance = n_data**2 * self.data_variance / (batch_size * self.noise_scale**4)
@@ -105,7 +105,7 @@ class GaussianMeanModel:
 
     def gradient_noise_cumulants(self, batch_size: int,
                                  replacement: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Third and fourth cumulants (κ₃, κ₄) of ζ per coordinate.
+        """Third and fourth cumulants (κ₃, κ₄) of ζ per coordinate (docs/math.md §10.3).
 
         ζ = -(N/(n σ_x²)) T with T the minibatch sum of the centred data
         (:mod:`workbench.gradients.minibatch_moments`), so κ_r(ζ) = (-N/(n σ_x²))^r κ_r(T). They
@@ -116,7 +116,7 @@ class GaussianMeanModel:
         return scale**3 * third, scale**4 * fourth
 
     def potential(self, theta: np.ndarray) -> np.ndarray:
-        """U(θ) = -log p(θ) - Σ log p(x_i | θ) with all normalising constants (math.md §1),
+        """U(θ) = -log p(θ) - Σ log p(x_i | θ) with all normalising constants (docs/math.md §1),
         shape ``(...,)`` for θ of shape ``(..., d)``.
 
         The data enter through their sufficient statistics, Σ_i (x_i - θ)² = N S_x² +

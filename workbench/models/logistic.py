@@ -1,7 +1,7 @@
 """Bayesian logistic regression on dense or sparse (CSR) designs (seed 001 §5.1, a9a).
 
 Model: p(y_i = s | x_i, θ) = σ(s x_iᵀθ) for signs s = ±1 (labels given as {0, 1} or
-{-1, +1}), prior θ ~ N(0, σ₀² I). In the Chen convention (math.md §1)
+{-1, +1}), prior θ ~ N(0, σ₀² I). In the Chen convention (docs/math.md §1)
 
     U(θ) = ‖θ‖²/(2σ₀²) + Σ_i log(1 + exp(-s_i x_iᵀθ)),
     ∇_θ log p(y_i | x_i, θ) = s_i σ(-s_i x_iᵀθ) x_i,

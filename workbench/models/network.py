@@ -5,7 +5,7 @@ samples them with stale SGHMC. Here a network with parameters θ ∈ R^d (all we
 flattened by a :class:`ParameterLayout`) defines a softmax classifier,
 
     log p(y | x, θ) = f_y(x; θ) - log Σ_k exp f_k(x; θ),
-    U(θ) = ‖θ‖²/(2σ₀²) - Σ_i log p(y_i | x_i, θ)      (math.md §1, without normalisers).
+    U(θ) = ‖θ‖²/(2σ₀²) - Σ_i log p(y_i | x_i, θ)      (docs/math.md §1, without normalisers).
 
 Everything is vectorised over positions: θ of shape ``(R, d)`` is unpacked into per-replicate
 weights ``(R, fan_in, fan_out)`` and each layer is one batched ``matmul``; examples are either

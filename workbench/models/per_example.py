@@ -1,6 +1,6 @@
 """The minibatch estimator shared by models whose likelihood is a product over examples.
 
-For a Gaussian prior N(0, σ₀² I) and i.i.d. examples, Chen's estimator (math.md §1; seed 001
+For a Gaussian prior N(0, σ₀² I) and i.i.d. examples, Chen's estimator (docs/math.md §1; seed 001
 Eq. 1) is
 
     ∇Ũ(θ) = θ/σ₀² - (N/n) Σ_{i∈B} ∇_θ log p(x_i | θ).

@@ -1,7 +1,7 @@
 """The model protocol: what the engine, the samplers and the estimators may ask of any model.
 
 A model is a posterior p(θ | X) ∝ p(θ) Π_i p(x_i | θ) over θ ∈ R^d, written in the Chen
-convention of math.md §1 (seed 001 Eq. 1):
+convention of docs/math.md §1 (seed 001 Eq. 1):
 
     U(θ)  = -log p(θ) - Σ_{i=1}^{N} log p(x_i | θ),
     ∇Ũ(θ) = -∇log p(θ) - (N/n) Σ_{i∈B} ∇log p(x_i | θ)   (minibatch B of n indices).

@@ -61,7 +61,8 @@ class ShardedGaussianOracle:
                   correction: bool = True, surrogates=None,
                   alpha: float = 1.0) -> ShardedGaussianOracle:
         """From a :class:`~workbench.models.sharded_gaussian.ShardedGaussianMean`; with
-        ``surrogates`` (:class:`~workbench.gradients.surrogates.GaussianSurrogates`) it describes FSGLD."""
+        ``surrogates`` (:class:`~workbench.gradients.surrogates.GaussianSurrogates`) it
+        describes FSGLD."""
         model = sharded.model
         return cls(
             n_data=model.n_data, prior_precision=1 / model.prior_scale**2,

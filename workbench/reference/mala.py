@@ -2,7 +2,7 @@
 
 MALA (Roberts & Tweedie 1996, "Exponential convergence of Langevin distributions and their
 discrete approximations", Bernoulli 2(4)) proposes one full-gradient Langevin step in the
-project's convention (math.md §1; ε = 2h in Welling–Teh's), here preconditioned by a diagonal
+project's convention (docs/math.md §1; ε = 2h in Welling–Teh's), here preconditioned by a diagonal
 inverse metric M (Roberts & Stramer 2002, "Langevin diffusions and Metropolis–Hastings
 algorithms", Methodol. Comput. Appl. Probab. 4; M = I is plain MALA),
 

@@ -3,7 +3,7 @@
 A sampler draws no minibatches, reads no clocks and owns no loop: the engine hands it the
 (possibly stale) gradient and the standard-normal noise for each step. Every array is
 vectorised over leading axes (replicate, server). Step sizes follow the Chen convention,
-θ ← θ - h∇Ũ + √(2h) ξ (math.md §1); experiments quoting ε = 2h convert at their edge.
+θ ← θ - h∇Ũ + √(2h) ξ (docs/math.md §1); experiments quoting ε = 2h convert at their edge.
 """
 
 from workbench.samplers.base import Sampler

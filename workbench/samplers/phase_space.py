@@ -1,6 +1,6 @@
 """A view of a momentum sampler that records its whole state (θ, p), not θ alone.
 
-The convergence results for higher-order integrators (Chen, Ding & Carin 2015; math.md §3) are
+The convergence results for higher-order integrators (Chen, Ding & Carin 2015; docs/math.md §3) are
 stated for test functions of the diffusion's state, which for SGHMC includes the momentum. On
 the Gaussian mean the position moments of both SGHMC integrators are biased only at O(h²),
 while Euler's momentum moments are biased at O(h) (the exact stationary covariances of

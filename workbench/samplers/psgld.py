@@ -1,7 +1,7 @@
 """Preconditioned SGLD with the RMSprop preconditioner (Li, Chen, Carlson & Carin 2016).
 
-Seed 003, Algorithm 1 lines 7-11 (and math.md §6), written in the Chen convention (math.md §1,
-ε = 2h), with g = ∇Ũ the (possibly stale) stochastic gradient:
+Seed 003, Algorithm 1 lines 7-11 (and docs/math.md §6), written in the Chen convention (docs/math.md
+§1, ε = 2h), with g = ∇Ũ the (possibly stale) stochastic gradient:
 
     v ← β v + (1 - β) g ⊙ g,   G = diag(1 ⊘ (λ + √v)),
     θ ← θ - h (G g - Γ) + √(2h G) ξ,   ξ ~ N(0, I).
@@ -17,7 +17,7 @@ depends on θ in Algorithm 1), which gives
 and Γ_i = 0 where v_i = 0 (then g_i = 0 too). A sampler that only sees gradients cannot know
 the curvature κ of Ũ, so ``correction=True`` asks for it as a constant ``curvature``: exact
 for potentials whose Hessian is a constant multiple of the identity, as on the Gaussian mean
-(κ = 1/s² for every minibatch, math.md §7), an approximation elsewhere. ``correction=False``
+(κ = 1/s² for every minibatch, docs/math.md §7), an approximation elsewhere. ``correction=False``
 drops Γ, as Li et al. 2016 do in practice (the term carries the factor 1 - β and is small for β
 near 1). For β = 0 the preconditioner is a genuine function of θ, and without Γ the chain
 targets exp(-U)/G instead of exp(-U) (stationary Fokker-Planck flux G U' p + (G p)' = 0), which

@@ -1,11 +1,11 @@
 """Stochastic gradient Hamiltonian Monte Carlo (unit mass, friction D) with stale gradients.
 
-Two integrators, Chen convention (math.md §1, §3):
+Two integrators, Chen convention (docs/math.md §1, §3):
 
 - ``euler`` (seed 001 Algorithm 1):
   p ← (1 - D h) p - h ∇Ũ + √(2 D h) ξ;  θ ← θ + h p.
   Gradients are evaluated at θ.
-- ``splitting`` (symmetric A-B-O-B-A splitting, math.md §3, one gradient per step):
+- ``splitting`` (symmetric A-B-O-B-A splitting, docs/math.md §3, one gradient per step):
   θ ← θ + p h/2;  p ← e^{-Dh/2} p;  p ← p - h ∇Ũ + √(2 D h) ξ;  p ← e^{-Dh/2} p;  θ ← θ + p h/2.
   The gradient is evaluated at the half-step position θ + p h/2, which is therefore what a
   server would send to its workers: it is this sampler's gradient point.

@@ -1,6 +1,6 @@
 """Stochastic gradient Langevin dynamics with (possibly stale) gradients.
 
-Seed 001 §3.1 with the Euler integrator, Chen convention (math.md §1):
+Seed 001 §3.1 with the Euler integrator, Chen convention (docs/math.md §1):
 θ_{l+1} = θ_l - h ∇Ũ(θ_{l-τ_l}) + √(2h) ξ_l, ξ_l ~ N(0, I).
 """
 

@@ -1,7 +1,7 @@
 """Stochastic gradient Nosé-Hoover thermostat (Ding, Fang, Babbush, Chen, Skeel & Neven 2014).
 
 Ding et al. 2014, Algorithm 1 (the Euler discretisation), unit mass, in the Chen convention
-(math.md §1), with g = ∇Ũ the (possibly stale) stochastic gradient read at θ and d the
+(docs/math.md §1), with g = ∇Ũ the (possibly stale) stochastic gradient read at θ and d the
 dimension:
 
     p ← (1 - ξ h) p - h g + √(2 A h) η,   η ~ N(0, I),

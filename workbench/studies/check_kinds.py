@@ -1,8 +1,8 @@
 """What a study's ``[[check]]`` entries may say: the check kinds, the keys each takes for each
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
-Reading a study validates its checks; judging a dataset is done by :mod:`.checks` and
-:mod:`.sharded_checks` (the kinds are described there), which :meth:`Kind.run` imports when a
+Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements` and
+:mod:`.sharded_judgements` (the kinds are described there), which :meth:`Kind.run` imports when a
 check runs: they need xarray, scipy.stats and sympy, which loading, showing and configuring a
 study does not (issue 15).
 """
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import xarray as xr
 
     from bounds.verdict import Verdict
-    from workbench.studies.checks import Context
+    from workbench.studies.gaussian_judgements import Context
 
 SPLITS = ("checkerboard", "extrapolate")
 
@@ -112,7 +112,7 @@ class Kind:
             if "expected" in entry:
                 options["expected"] = float(entry["expected"])
             else:
-                from workbench.studies.checks import bound_rate
+                from workbench.studies.gaussian_judgements import bound_rate
 
                 spec = bounds[options["bound"]]
                 try:
@@ -147,7 +147,7 @@ class Kind:
         return options
 
     def run(self, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-        from workbench.studies import checks
+        from workbench.studies import gaussian_judgements as judgements
 
         rate = ctx.config["false_failure_rate"]
         if ctx.config["model"] == SHARDED:
@@ -156,33 +156,35 @@ class Kind:
         function = given or ctx.config["test_function"]
         options = {**options, "test_function": function}
         if self.name == "oracle":
-            return checks.oracle_checks(dataset, ctx.dims, rate)
+            return judgements.oracle_checks(dataset, ctx.dims, rate)
         if self.name == "invariance":
             over = options["over"]
-            return [checks.mse_invariance_check(data, function, over,
-                                         f"invariance/mse/{function}{suffix}", rate)
-                    for suffix, data in checks._slices(dataset, ctx.dims, over)]
+            slices = judgements.point_slices(dataset, ctx.dims, over)
+            return [judgements.mse_invariance_check(data, function, over,
+                                                    f"invariance/mse/{function}{suffix}", rate)
+                    for suffix, data in slices]
         if self.name == "slope":
             over = options["over"]
             functions = [given] if given else dataset["test_function"].values.tolist()
-            return [checks.variance_slope_check(data, f, over, options["expected"],
-                                         f"slope/variance-vs-{over}/{f}{suffix}", rate)
-                    for f in functions for suffix, data in checks._slices(dataset, ctx.dims, over)]
+            slices = list(judgements.point_slices(dataset, ctx.dims, over))
+            return [judgements.variance_slope_check(data, f, over, options["expected"],
+                                                    f"slope/variance-vs-{over}/{f}{suffix}", rate)
+                    for f in functions for suffix, data in slices]
         if self.name == "rate":
-            return checks.rate_checks(dataset, ctx, options)
-        return checks.envelope_checks(dataset, ctx, options)
+            return judgements.rate_checks(dataset, ctx, options)
+        return judgements.envelope_checks(dataset, ctx, options)
 
     def _run_sharded(self, dataset, ctx: Context, options: dict, rate: float) -> list[Verdict]:
-        from workbench.studies import sharded_checks
+        from workbench.studies import sharded_judgements as sharded_judgements
 
         args = (dataset, ctx.dims, ctx.symbols)
         if self.name == "oracle":
-            return sharded_checks.oracle_checks(*args, rate)
+            return sharded_judgements.oracle_checks(*args, rate)
         if self.name == "stationary":
-            return sharded_checks.stationary_checks(*args, rate)
-        judge = {"distance": sharded_checks.distance_checks,
-                 "invariance": sharded_checks.invariance_checks,
-                 "growth": sharded_checks.growth_checks}[self.name]
+            return sharded_judgements.stationary_checks(*args, rate)
+        judge = {"distance": sharded_judgements.distance_checks,
+                 "invariance": sharded_judgements.invariance_checks,
+                 "growth": sharded_judgements.growth_checks}[self.name]
         return judge(*args, options, rate)
 
 

@@ -7,7 +7,7 @@ Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replica
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
 rounds),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
-(:mod:`workbench.studies.checks`) and each check kind its default figure
+(:mod:`workbench.studies.gaussian_judgements`) and each check kind its default figure
 (:mod:`workbench.studies.figures`).
 
 A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import xarray as xr
 
     from bounds.verdict import Verdict
-    from workbench.studies.checks import Context
+    from workbench.studies.gaussian_judgements import Context
 
 
 class Plugin:
@@ -204,7 +204,7 @@ class StudyExperiment(Experiment):
     # ------------------------------------------------------------------------ judgements
     def context(self, dataset: xr.Dataset) -> Context:
         from workbench.store.netcdf import config_of
-        from workbench.studies.checks import Context
+        from workbench.studies.gaussian_judgements import Context
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
                        int(dataset.attrs.get("seed", 0)), self.study.symbols)

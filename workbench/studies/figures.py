@@ -8,7 +8,7 @@
 - ``envelope``: held-out MSE against the fitted envelope's value (the claim: every point
   below the diagonal, up to its error bar).
 
-Sharded studies (:mod:`.sharded_checks`):
+Sharded studies (:mod:`.sharded_judgements`):
 
 - ``oracle``: each chain's window average of ‖θ - μ‖² (mean over replicates) against its exact
   value given the chain's schedule, one colour per point and estimator (the claim: the diagonal);
@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
 from workbench.store.atomic import save_figure  # noqa: E402
-from workbench.studies import checks as kinds  # noqa: E402
-from workbench.studies import sharded_checks as sharded  # noqa: E402
+from workbench.studies import gaussian_judgements as kinds  # noqa: E402
+from workbench.studies import sharded_judgements as sharded  # noqa: E402
 from workbench.studies.schema import SHARDED  # noqa: E402
 
 
@@ -61,7 +61,7 @@ def _against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: s
     over = options["over"]
     quantity, error, exact = (("variance", "variance_se", "exact_variance") if kind == "slope"
                               else ("mse", "mse_se", "exact_mse"))
-    for suffix, data in kinds._slices(dataset, ctx.dims, over):
+    for suffix, data in kinds.slices(dataset, ctx.dims, over):
         fin = kinds.final(data).sel(test_function=function)
         x = data[over].values
         y = fin[quantity].sum("component").values

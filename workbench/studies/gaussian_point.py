@@ -1,6 +1,6 @@
 """One sweep point of a study on the Gaussian mean: its replicates, and its exact oracle.
 
-The model of seed 001 §5.1 (math.md §7): data x_i ~ N(true_mean, σ_x²), a Gaussian prior, so
+The model of seed 001 §5.1 (docs/math.md §7): data x_i ~ N(true_mean, σ_x²), a Gaussian prior, so
 the posterior and the stacked-state recursion of stale SGLD/SGHMC are exact. A point is a
 resolved configuration (:func:`workbench.studies.grid.resolve`): the system gives the
 staleness schedule (constant τ, i.i.d. uniform on {0..τ}, or a simulated asynchronous server,

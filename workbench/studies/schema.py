@@ -99,7 +99,7 @@ _G, _S, _T, _F = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,)
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "model": (
         Field("kind", Parameter("model", GAUSSIAN,
-                                "model: the Gaussian mean (exact oracle, math.md §7), or the "
+                                "model: the Gaussian mean (exact oracle, docs/math.md §8), or the "
                                 "Gaussian mean on sharded data (seeds 002, 004)",
                                 choices=MODELS), fixed_in=_S),
         Field("n_data", Parameter("n_data", 1000, "number of data points N", at_least_one),

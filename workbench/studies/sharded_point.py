@@ -1,10 +1,10 @@
 """One sweep point of a study on sharded Gaussian data: D-SGLD on traveling chains (seed 004)
 or DSGLD / FSGLD on federated rounds (seed 002), its exact oracle and its references.
 
-The model (``[model] kind = "sharded-gaussian"``) is the Gaussian mean of math.md §7 on data
+The model (``[model] kind = "sharded-gaussian"``) is the Gaussian mean of docs/math.md §7 on data
 split into shards (:mod:`workbench.systems.distributed.data`: ``iid`` as in seed 004
 §4.1, ``blobs`` around per-shard centres as in seed 002 §5.1). The step size is given as the
-papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε/2 (math.md §1).
+papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε/2 (docs/math.md §1).
 
 - ``[system] kind = "traveling-chains"`` (seed 004 §3.2, Algorithm 1): one chain per shard,
   rotating over the workers, ``trajectory_length`` updates per visit; the estimator is D-SGLD's
@@ -16,7 +16,7 @@ papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε
   ``[sampler] estimator`` (DSGLD, FSGLD with conducive gradients, seed 002 Eq. 7) replays the
   same client draws, each from its own random stream, along the dim ``estimator``. Stored
   beside the window statistics: running window means at ``n_checkpoints`` window lengths,
-  the exact stationary E(θ - μ)² averaged over a round (math.md §7, Φ(a, T) for DSGLD) and its
+  the exact stationary E(θ - μ)² averaged over a round (docs/math.md §13, Φ(a, T) for DSGLD) and its
   closed form where it applies, the shards, the surrogates, and γ_s², ε_s² of seed 002's
   Theorems 1-2 on a grid over [-w, w]^d (Figure 4).
 
@@ -156,8 +156,8 @@ def _federated(experiment, config, point, seed, dims) -> xr.Dataset:
 
 
 def _stationary(oracle, probabilities, h, local, sharded, batch, method, closed_applies):
-    """Exact stationary E(θ - μ)² per coordinate, averaged over a round, and math.md §7's
-    closed form where its assumptions (equal shards, uniform choice, replacement) hold."""
+    """Exact stationary E(θ - μ)² per coordinate, averaged over a round (docs/math.md §13), and
+    §7.5's closed form where its assumptions (equal shards, uniform choice, replacement) hold."""
     model = sharded.model
     dim = model.dim
     if not oracle.diagonal:

@@ -77,7 +77,7 @@ def test_time_speedup_bends_at_the_server_ceiling():
 
 # ---------------------------------------------------------------------------- lesson (b)
 def test_local_updates_curves_are_math_md_closed_forms_and_reach_the_mixture():
-    """round_stationary (the curves) against math.md §7's Φ(a, T) closed form, which applies
+    """round_stationary (the curves) against docs/math.md §7's Φ(a, T) closed form, which applies
     here: equal shards chosen uniformly, exact surrogates, and no minibatch noise (V_w = 0:
     every gradient uses the whole shard without replacement)."""
     setting = local_updates.setting()

@@ -1,4 +1,4 @@
-"""The reference chain on the Gaussian mean, where the exact posterior is known (math.md §7).
+"""The reference chain on the Gaussian mean, where the exact posterior is known (docs/math.md §7).
 
 Every comparison is a z-test at z = 4 (two-sided false-failure rate 6.3e-5 each; the largest
 family here, eight comparisons, fails a correct reference with probability below 6e-4), with the

@@ -7,7 +7,7 @@
   on the points with π(P − 1) at most its median, must stay above the MSE of φ̂_L(θ²) at the
   larger π(P − 1): at fixed h and L only the E₃ term changes across the grid, so this asks
   whether the MSE grows no faster than E₃ beyond where it was calibrated. φ = θ² because its
-  estimate carries the staleness bias (math.md §7: E θ² is biased by about h(τ + ½));
+  estimate carries the staleness bias (docs/math.md §7: E θ² is biased by about h(τ + ½));
 - ``rate/downpour-e3/theta_squared``: the excess MSE over the synchronous run with the same π,
   MSE(π, P) − MSE(π, 1), measured replicate by replicate (common random numbers), against
   x = π(P − 1) over the points with P > 1: its log-log slope at most 2 (E₃ ∝ x²) plus

@@ -4,8 +4,8 @@ Chains of a group are identical, so every statistic of the sampler uses one chai
 (its first member) and, with few groups, (replicate, group) runs as units.
 
 - ``gradient/R=<R>`` and ``gradient/minibatch/R=<R>``: the measured E‖ĝ_R - ∇U(μ)‖² and its
-  within-shard (minibatch) part against math.md §5's identity for R distinct uniformly random
-  shards (:func:`workbench.oracles.gradient_noise.coupled_gradient_noise`).
+  within-shard (minibatch) part against docs/math.md §11.2's identity for R distinct uniformly
+  random shards (:func:`workbench.oracles.gradient_noise.coupled_gradient_noise`).
 - ``slope/gradient-minibatch-vs-R``: log of the minibatch part against log R has slope -1
   (seed 004 §3.2.3: Cov/n → Cov/(Rn)).
 - ``oracle/R=<R>/...``: the window mean and second moment about μ against the exact oracle,
@@ -51,7 +51,8 @@ def gradient_checks(dataset: xr.Dataset, rate: float) -> list[Verdict]:
                 f"gradient{label}/R={r}", mean, error, exact, z,
                 detail=("E‖ĝ_R - ∇U(μ)‖²" if not label else
                         "minibatch part E‖ĝ_R - E[ĝ_R | shards]‖²")
-                + f" over {at[name].size} groups on random distinct shards, against math.md §5",
+                + f" over {at[name].size} groups on random distinct shards, "
+                "against docs/math.md §11.2",
                 evidence={"group_size": r, "relative_to_R1": None},
                 n_replicates=int(at[name].size), relative=True))
     if len(sizes) >= 3:

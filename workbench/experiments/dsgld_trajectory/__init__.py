@@ -4,7 +4,7 @@ The experiment is the shipped study file ``workbench/studies/library/dsgld-traje
 sharded Gaussian data, D-SGLD on traveling chains with the same trajectory length τ on every
 worker, τ swept; its checks are the exact oracle given each chain's schedule and the ordering
 of the samples' distances to the SGLD posterior and to the mixture of local posteriors
-(:mod:`workbench.studies.sharded_checks`). What a study file cannot say is this plug-in: the
+(:mod:`workbench.studies.sharded_judgements`). What a study file cannot say is this plug-in: the
 seed's figure (:mod:`.figures`).
 """
 

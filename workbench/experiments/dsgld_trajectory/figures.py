@@ -7,7 +7,7 @@ import math
 import numpy as np
 import xarray as xr
 
-from workbench.studies.sharded_checks import distances
+from workbench.studies.sharded_judgements import distances
 from workbench.systems.distributed import plots
 from workbench.systems.distributed.windows import pooled
 

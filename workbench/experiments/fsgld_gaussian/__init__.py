@@ -3,8 +3,8 @@
 The seed design is the shipped study file ``workbench/studies/library/fsgld-gaussian.toml``:
 non-IID Gaussian shards, federated rounds with T local updates swept, DSGLD and FSGLD on the
 same client draws; its checks are the exact oracle given each chain's schedule, the stationary
-second moment against the exact round average (math.md §7), FSGLD's invariance in T and DSGLD's
-growth with T (:mod:`workbench.studies.sharded_checks`).
+second moment against the exact round average (docs/math.md §13), FSGLD's invariance in T and
+DSGLD's growth with T (:mod:`workbench.studies.sharded_judgements`).
 
 What a study file cannot say is this plug-in: the bound grid (:mod:`.bound_grid`), which runs
 both estimators at other step sizes and judges seed 002's Theorems 1 and 2, with the data's

@@ -1,5 +1,5 @@
 """Experiment ``integrator-order``: SGHMC with the Euler integrator (K = 1) against symmetric
-splitting (K = 2) with full gradients on the Gaussian mean (math.md §3; Chen, Ding & Carin
+splitting (K = 2) with full gradients on the Gaussian mean (docs/math.md §3; Chen, Ding & Carin
 2015, cited by seeds 001 and 003).
 
 For each L of the grid each integrator runs at its optimal step h*(L) — the minimiser of its
@@ -65,8 +65,8 @@ class IntegratorOrder(Experiment):
     name = "integrator-order"
     summary = ("SGHMC Euler against symmetric splitting, full gradients, Gaussian mean: MSE "
                "at the optimal step, rates L^(−2/3) against L^(−4/5), exact oracle")
-    source = ("Chen, Ding & Carin 2015 (cited by seeds 001, 003); math.md §3, §7; registry "
-              "chen2015-mse-fixed-k1, -k2")
+    source = ("Chen, Ding & Carin 2015 (cited by seeds 001, 003); docs/math.md §3, §7, §15; "
+              "registry chen2015-mse-fixed-k1, -k2")
     parameters = PARAMETERS
     quick = {"iterations": [64, 256, 1024, 4096], "n_replicates": 3000}
     sweep_dims = ("integrator", "iterations")

@@ -6,7 +6,7 @@ Model: d = 1, data x_i ~ N(0, 1), prior N(0, 1), N = ``gaussian_n_data`` points
 servers has its own P workers and its own schedule (:mod:`..asynchronous.run`), the engine
 replays them side by side, and a replicate's estimate pools the servers (seed 001 §3.3).
 
-Exact oracle (math.md §7): for server s with realised staleness sequence τ_l^(s),
+Exact oracle (docs/math.md §8): for server s with realised staleness sequence τ_l^(s),
 :func:`workbench.oracles.linear_gaussian.finite_moments` gives the mean m_s and variance v_s of
 its φ̂_L(θ); the servers are independent, so the pooled estimate has mean (1/S) Σ m_s and
 variance (1/S²) Σ v_s: the bias is not reduced (Theorem 6) and the variance falls like 1/S

@@ -46,7 +46,7 @@ PARAMETERS = (
     Parameter("staleness_bound", -1, "drop gradients staler than this (-1: never)",
               lambda name, value: validation.integer(name, value, minimum=-1)),
     Parameter("sampler", "sgld", "the server's sampler", choices=LINEAR_SAMPLER_NAMES),
-    Parameter("step_size", 1e-4, "h (Chen convention, math.md §1)", positive),
+    Parameter("step_size", 1e-4, "h (Chen convention, docs/math.md §1)", positive),
     Parameter("friction", 1.0, "SGHMC friction D", positive),
     Parameter("n_data", 1000, "Gaussian-mean data points", at_least_one),
     Parameter("dim", 2, "dimension d", at_least_one),

@@ -11,7 +11,7 @@ and 4 to the test, beside the seed's own L = L0·τ design.
   read at the sample counts ``envelope_iterations``: MSE and variance on a (τ, h, L) grid for
   Theorem 3's envelope and Theorem 4's independence of τ at fixed h and L. Steps are given
   relative to the posterior variance s² so the grid stays stable when the model changes
-  (stale SGLD is stable iff c < 2 sin(π/(2(2τ + 1))), math.md §7). The runs of one c share
+  (stale SGLD is stable iff c < 2 sin(π/(2(2τ + 1))), docs/math.md §7). The runs of one c share
   their random numbers across τ (:data:`ENVELOPE_STREAMS`): Theorem 4 compares variances
   across τ, and common random numbers measure their ratios far more precisely than
   independent runs would (a paired bootstrap carries the correlation into the check).

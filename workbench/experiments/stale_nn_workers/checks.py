@@ -2,7 +2,7 @@
 
 At the common per-worker budget B, P workers have applied P·B updates: more samples, each
 staler. Seed 001's Figure 3 shows the test loss falling with P; staleness must eventually cost
-accuracy (the stale dynamics lose stability as τ grows, math.md §2). For each network and each
+accuracy (the stale dynamics lose stability as τ grows, docs/math.md §2). For each network and each
 consecutive pair (P_k, P_{k+1}) an ``ordering`` verdict asks whether the mean held-out
 cross-entropy falls, gap = loss(P_k) − loss(P_{k+1}) with the two runs' independent errors,
 shown above −``ordering_margin``. The detail of every verdict names where the fall stops: the

@@ -20,7 +20,7 @@ everything the chains do differently comes from the local updates:
 
 - the curves are exact: the stationary E(θ - μ)² per coordinate, averaged over the T positions
   of a round and over the client draws (:func:`workbench.oracles.federated.round_stationary`,
-  math.md §7: Φ(a, T) for D-SGLD), in units of the posterior variance s²; the mixture's value
+  docs/math.md §7: Φ(a, T) for D-SGLD), in units of the posterior variance s²; the mixture's value
   comes from the per-shard stationary laws (:mod:`workbench.systems.distributed.references`);
 - at the chosen T a small live run replays D-SGLD and FSGLD on one federated schedule
   (:class:`simulators.federated.FederatedRounds`, the experiment's own ``Federation``) with the
@@ -101,7 +101,7 @@ def _per_coordinate(reference, mean: np.ndarray, second: np.ndarray, variance: f
 
 def _stationary(oracle, probabilities, step_size: float, mu, local: int) -> float:
     """Exact stationary E(θ - μ)² per coordinate, averaged over a round of T = ``local``
-    updates and over the client draws (math.md §7)."""
+    updates and over the client draws (docs/math.md §13)."""
     a, c, q = shard_round_maps(oracle, probabilities, step_size, mu)
     return float(round_stationary(a, c, q, probabilities, local)[1].mean())
 

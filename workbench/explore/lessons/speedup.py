@@ -13,7 +13,7 @@ speed-up stays linear.
 The lesson measures both exactly. For each P in :data:`WORKERS` the asynchronous system
 (gamma latencies of mean 1, shape :data:`LATENCY_SHAPE`) runs P·L_w updates; the exact
 variance of φ̂_L(θ) for that realised staleness sequence comes from the stacked-state oracle
-(math.md §7; no Monte Carlo error; the chains start at rest at the posterior mean, so the
+(docs/math.md §8; no Monte Carlo error; the chains start at rest at the posterior mean, so the
 variance first grows during burn-in and is read from its peak on), the wall-clock time of
 each update from the schedule, and the speed-ups from :func:`bounds.speedup.speedup_check` —
 iterations per worker and time to reach the one-worker run's final variance.

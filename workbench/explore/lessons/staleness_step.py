@@ -9,7 +9,7 @@ finds this exactly).
 The lesson measures it. Stale SGLD with full-data gradients (so staleness is the only error
 besides the chain's own Monte Carlo variance) runs on the Gaussian-mean posterior from the
 posterior mean, for each τ in :data:`STALENESS` over a grid of relative steps c = h/s² below
-the stability limit 2 sin(π/(2(2τ + 1))) (math.md §7). The MSE of φ̂_L(θ²) comes from the
+the stability limit 2 sin(π/(2(2τ + 1))) (docs/math.md §7). The MSE of φ̂_L(θ²) comes from the
 engine over replicates (with its interval); the exact squared bias from the stacked-state
 oracle. The bound's three constants are fitted to all measured MSEs at once by non-negative
 least squares on relative residuals (:func:`bounds.checks.fit_envelope` before it scales the
@@ -53,7 +53,7 @@ SEED = 2016
 
 
 def stability_limit(staleness: int) -> float:
-    """Largest stable c = h/s² of SGLD with constant staleness τ (math.md §7)."""
+    """Largest stable c = h/s² of SGLD with constant staleness τ (docs/math.md §7)."""
     return float(2 * np.sin(np.pi / (2 * (2 * staleness + 1))))
 
 

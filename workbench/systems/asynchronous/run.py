@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 RUN_PARAMETERS = (
     Parameter("sampler", "sgld", "integrator", choices=SAMPLER_NAMES),
-    Parameter("step_size", 1e-5, "step size h (Chen convention, math.md §1)", positive),
+    Parameter("step_size", 1e-5, "step size h (Chen convention, docs/math.md §1)", positive),
     Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)", positive),
     Parameter("batch_size", 50, "minibatch size n (seed 001's code: 50)", at_least_one),
     Parameter("n_replicates", 10, "independent runs R", at_least_two),

@@ -7,7 +7,7 @@
 
 Step sizes: seeds 002 and 004 quote the Welling-Teh step ε (θ ← θ + (ε/2)∇log p + N(0, ε));
 every experiment here takes ``welling_teh_step_size`` = ε from the user, as the papers state
-it, and runs the Chen-convention samplers with h = ε/2 (math.md §1).
+it, and runs the Chen-convention samplers with h = ε/2 (docs/math.md §1).
 """
 
 WELLING_TEH_HELP = ("Welling-Teh step size ε as the paper quotes it (θ ← θ + (ε/2)∇log p + "
@@ -15,5 +15,5 @@ WELLING_TEH_HELP = ("Welling-Teh step size ε as the paper quotes it (θ ← θ 
 
 
 def chen_step_size(welling_teh: float) -> float:
-    """h = ε/2 (math.md §1)."""
+    """h = ε/2 (docs/math.md §1)."""
     return welling_teh / 2

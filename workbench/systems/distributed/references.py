@@ -2,7 +2,7 @@
 
 - the posterior N(μ, s² I);
 - the standard SGLD posterior p_ε(θ | X): the stationary law of SGLD at the same step with
-  minibatches from all the data (math.md §7: s² (1 + h V_ζ/2)/(1 - h/(2s²)) per coordinate);
+  minibatches from all the data (docs/math.md §7: s² (1 + h V_ζ/2)/(1 - h/(2s²)) per coordinate);
 - the mixture of local posteriors Σ_s q_s p_ε(θ | X_s): component s is the stationary law of
   the D-SGLD sampler if it never left shard s (mean β_s/k_s; covariance from the oracle's
   per-shard map), weighted by the shard's share of updates q_s.

@@ -54,7 +54,7 @@ RUN_PARAMETERS = (
     *SYSTEM_PARAMETERS,
     Parameter("n_data", 1000, "Gaussian mean: data points N", at_least_one),
     Parameter("batch_size", 10, "minibatch size n", at_least_one),
-    Parameter("step_size", 2e-5, "SGLD step h (Chen convention, math.md §1)", positive),
+    Parameter("step_size", 2e-5, "SGLD step h (Chen convention, docs/math.md §1)", positive),
     Parameter("iterations", 2000, "updates L: master versions (downpour) or local steps of "
               "every chain (elastic)", at_least_one),
     Parameter("n_replicates", 400, "independent runs R", at_least_two),

@@ -2,8 +2,8 @@
 :mod:`.check_kinds` when a study is read).
 
 - ``oracle``: every point's E φ̂ and Var φ̂ (and Var and MSE of φ̂(θ²) where finite) against the
-  exact stacked-state oracle (math.md §7), with ``oracle/divergence/<point>`` a ``violated``
-  finding where replicates diverged or the exact recursion is unstable;
+  exact stacked-state oracle (docs/math.md §8, §9), with ``oracle/divergence/<point>`` a
+  ``violated`` finding where replicates diverged or the exact recursion is unstable;
 - ``invariance``: the MSE of φ̂ is the same at every value of the dim ``over`` (seed 001 §5.1:
   h = C τ^(-2/3) L^(-1/3), L = L0·τ keeps the optimal MSE flat in τ);
 - ``slope``: the log-log slope of the variance of φ̂ against ``over`` equals ``expected``
@@ -22,7 +22,7 @@ held-out point for the envelope). Means are judged on an absolute scale with a m
 replicate's standard deviation, variances and MSEs on a log-ratio scale (a factor 1.5).
 
 Studies of sharded data (:mod:`.sharded_point`) have their own judgements
-(:mod:`.sharded_checks`): ``oracle`` (window averages given each chain's schedule), and
+(:mod:`.sharded_judgements`): ``oracle`` (window averages given each chain's schedule), and
 ``distance`` for traveling chains, ``stationary``, ``invariance`` and ``growth`` (of an
 ``estimator``'s stationary second moment) for federated rounds. Each kind declares the keys it
 takes for each model or system kind, and a study of another kind is refused.
@@ -134,7 +134,7 @@ def _describe_shares(shares: xr.DataArray, over: str, term: str, function: str) 
             + ", ".join(pieces) + ".")
 
 
-def _slices(dataset: xr.Dataset, dims: Sequence[str], over: str):
+def point_slices(dataset: xr.Dataset, dims: Sequence[str], over: str):
     """(label suffix, the dataset at one value of every sweep dim but ``over``)."""
     others = [d for d in dims if d != over]
     for point in sweep_points(dataset, others):
@@ -299,7 +299,7 @@ def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
     if "expected" in options:
         expected = options["expected"]
     verdicts = []
-    slices = list(_slices(dataset, ctx.dims, over))
+    slices = list(point_slices(dataset, ctx.dims, over))
     z = one_sided_z_for_family(ctx.config["false_failure_rate"], len(slices))
     for suffix, data in slices:
         name = f"rate/mse/{function}/{options['bound']}{suffix}"

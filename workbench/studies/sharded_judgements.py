@@ -1,6 +1,6 @@
 """The judgements of a sharded-Gaussian study (:mod:`.sharded_point`), one function per check
-kind of :mod:`.checks`; every point is a selection of the dataset and a label in the check
-names (``T=200``: the sweep dims written with the study's ``[study] symbols``).
+kind of :mod:`.gaussian_judgements`; every point is a selection of the dataset and a label in the
+check names (``T=200``: the sweep dims written with the study's ``[study] symbols``).
 
 - ``oracle``: window averages of θ and of (θ - μ)(θ - μ)ᵀ against the exact oracle given each
   chain's schedule (:func:`~workbench.systems.distributed.windows.window_oracle_checks`,
@@ -14,12 +14,12 @@ names (``T=200``: the sweep dims written with the study's ``[study] symbols``).
   a time: given the schedule the units are independent (not identically distributed, which
   makes the estimate conservative). ``expected`` is the exact oracle's Δ.
 - ``stationary``: the chains' window average of ‖θ - μ‖² against the exact stationary value
-  averaged over client draws (math.md §7), which for DSGLD carries the Φ(a, T) term; Student
+  averaged over client draws (docs/math.md §13), which for DSGLD carries the Φ(a, T) term; Student
   critical values over the chains (a family of every point and estimator).
 - ``invariance`` (of an ``estimator``): its stationary value is the same at every value of
   ``over`` (seed 002 §5.1: FSGLD is insensitive to the number of local updates).
 - ``growth`` (of an ``estimator``): its increase from the smallest to the largest value of
-  ``over`` against the increase the exact oracle predicts (Φ, math.md §7).
+  ``over`` against the increase the exact oracle predicts (Φ, docs/math.md §7).
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def stationary_check(dataset: xr.Dataset, name: str, selection: dict, rate: floa
     posterior = float(dataset["posterior_variance"]) * dataset.sizes["component"]
     where = ", ".join(f"{k} = {v}" for k, v in selection.items())
     detail = (f"stationary E‖θ - μ‖² over a round at {where}: exact {exact:.4g} "
-              f"(math.md §7 closed form {closed:.4g}; the posterior's own d·s² = "
+              f"(docs/math.md §7 closed form {closed:.4g}; the posterior's own d·s² = "
               f"{posterior:.4g})")
     if not math.isfinite(exact):
         detail = ("no exact stationary value: full-covariance surrogates couple the "
@@ -210,7 +210,7 @@ def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
             f"invariance/{method}/stationary-vs-{symbol}{suffix}", means, errors,
             [label({over: v}, symbols) for v in values], student_threshold(rate, 1, n_chains),
             detail=f"seed 002 §5.1: {method.upper()}'s stationary E‖θ - μ‖² is the same for "
-                   f"every {over} (math.md §7, with exact surrogates); the exact values are "
+                   f"every {over} (docs/math.md §7, with exact surrogates); the exact values are "
                    + ", ".join(f"{v:.4g}" for v in exact.values.tolist()),
             evidence={"exact": exact.values.tolist()}), n_chains))
     return verdicts
@@ -236,7 +236,7 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
             student_threshold(rate, 1, n_chains),
             detail=f"{method.upper()} drifts towards the local posteriors as {over} grows: "
                    f"E‖θ - μ‖² rises by {predicted:.4g} from {low} to {high} (Φ(a, T), "
-                   "math.md §7)",
+                   "docs/math.md §7)",
             evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf},
             n_replicates=n_chains), n_chains))
     return verdicts
