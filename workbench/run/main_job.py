@@ -32,7 +32,7 @@ from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
-from workbench.store.atomic import WriteFailed, remove_orphaned_temporaries
+from workbench.store.atomic import WriteFailed, remove_orphaned_temporaries, under
 from workbench.store.figure_cache import discard_stale, figures_once
 from workbench.store.netcdf import CorruptResult, read_netcdf, write_netcdf
 from workbench.store.result_store import ResultStore
@@ -80,7 +80,7 @@ def _sweep(experiment: Experiment, config: dict, seed: int, out: Path, workers: 
     """The sweep part of :func:`run_one`: every point computed or read from the store."""
     out = Path(out)
     remove_orphaned_temporaries(out)
-    store = ResultStore(out / STORE_DIR, experiment.name)
+    store = ResultStore(under(out, out / STORE_DIR), experiment.name)
     sweep = run_sweep(experiment, config, seed, workers=workers, store=store,
                       recompute=recompute, show_progress=show_progress, on_point=on_point)
     return Outcome(experiment, config, seed, sweep.dataset, sweep, seconds=sweep.seconds)
@@ -92,7 +92,7 @@ def _finish(outcome: Outcome, out: Path, judge: bool, figures: bool) -> Outcome:
     started = time.perf_counter()
     out = Path(out)
     experiment, dataset = outcome.experiment, outcome.dataset
-    combined = out / f"{experiment.name}.nc"
+    combined = under(out, out / f"{experiment.name}.nc")
     _report_corrupt(combined)
     outcome.paths = [write_netcdf(dataset, combined)]
     if figures:
@@ -133,7 +133,7 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
     out = Path(out)
     remove_orphaned_temporaries(out)
     configs = [experiment.configure(quick=quick) for experiment in selected]
-    requests = [SweepRequest(experiment, config, seed, ResultStore(out / STORE_DIR,
+    requests = [SweepRequest(experiment, config, seed, ResultStore(under(out, out / STORE_DIR),
                                                                    experiment.name),
                              recompute=recompute, show_progress=show_progress)
                 for experiment, config in zip(selected, configs, strict=True)]

@@ -46,6 +46,18 @@ class WriteFailed(Exception):
         super().__init__(f"cannot write {self.path}: {self.reason}")
 
 
+def under(root: Path, path: Path) -> Path:
+    """``path`` if it resolves (symbolic links followed) to a place inside ``root``; otherwise
+    :class:`WriteFailed` saying so, before anything is written. Every file a run writes under
+    ``--out`` goes through here: a name from a study file or a link inside ``--out`` cannot
+    send a write elsewhere."""
+    resolved_root = Path(root).resolve()
+    if not Path(path).resolve().is_relative_to(resolved_root):
+        raise WriteFailed(path, OSError(f"it lies outside {resolved_root}, where this run "
+                                        "writes (--out)"))
+    return Path(path)
+
+
 def atomic_write(path: Path, content: bytes) -> bytes:
     """Write ``content`` to ``path`` through a flushed temporary file and a rename.
 

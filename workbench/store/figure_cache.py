@@ -24,7 +24,7 @@ from pathlib import Path
 import xarray as xr
 
 import workbench
-from workbench.store.atomic import atomic_write
+from workbench.store.atomic import atomic_write, under
 from workbench.store.netcdf import array_checksum
 
 RECORD_DIR = ".figures"
@@ -57,7 +57,7 @@ def figures_once(name: str, dataset: xr.Dataset, out: Path,
     """``draw(dataset, out)``'s figures: the ones already in ``out`` if they were drawn from
     the same content (module docstring), else drawn now and recorded."""
     out = Path(out)
-    record_path = out / RECORD_DIR / f"{name}.json"
+    record_path = under(out, out / RECORD_DIR / f"{name}.json")
     key = content_key(name, dataset)
     reused = _recorded(record_path, key, out)
     if reused is not None:
@@ -78,7 +78,7 @@ def discard_stale(name: str, dataset: xr.Dataset, out: Path) -> list[Path]:
     already gone is skipped.
     """
     out = Path(out)
-    record_path = out / RECORD_DIR / f"{name}.json"
+    record_path = under(out, out / RECORD_DIR / f"{name}.json")
     try:
         record = json.loads(record_path.read_text())
         if record.get("key") == content_key(name, dataset):

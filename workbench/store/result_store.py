@@ -61,6 +61,7 @@ from workbench.store.atomic import (
     netcdf_bytes,
     netcdf_loaded,
     remove_orphaned_temporaries,
+    under,
 )
 
 STORE_FORMAT = 4  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics;
@@ -135,7 +136,7 @@ class ResultStore:
 
     @property
     def directory(self) -> Path:
-        return Path(self.root) / self.experiment
+        return under(self.root, Path(self.root) / self.experiment)
 
     @property
     def manifest_path(self) -> Path:

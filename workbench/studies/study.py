@@ -14,6 +14,7 @@ StudyExperiment` runs it like any built-in experiment.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,10 @@ from workbench.studies.schema import (
 # them (every shipped one) loads, shows and configures without sympy (issue 15)
 if TYPE_CHECKING:
     from bounds.record import Bound
+
+#: what a study's name may be: it names ``<out>/<name>.nc`` and ``<out>/store/<name>/``, so no
+#: path separator, no leading dot (``..``), and a length a file system takes
+STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
@@ -169,6 +174,10 @@ def from_document(doc: Document) -> Study:
     name = head.get("name")
     if not isinstance(name, str) or not name.strip():
         raise doc.error(("study", "name"), "every study needs a name (a string)")
+    if not STUDY_NAME.fullmatch(name.strip()):
+        raise doc.error(("study", "name"), "must be an identifier of at most 64 letters, digits, "
+                        "'_', '.' or '-', starting with a letter or a digit (it names the "
+                        "study's files under --out)")
 
     catalogue = fields()
     values: dict[str, Any] = {}
