@@ -31,7 +31,7 @@ from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
 from workbench.engine import replay as engine
-from workbench.engine import replay_setup
+from workbench.core import memory_budget
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.samplers import SGLD
 replicates, dim, updates, mode = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -47,7 +47,7 @@ before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 outcome = "ran"
 if mode == "one group":
     engine.GROUP_ELEMENTS = 1 << 62
-budget = 1 << 50 if mode == "one group" else replay_setup.MEMORY_BUDGET
+budget = 1 << 50 if mode == "one group" else memory_budget.MEMORY_BUDGET
 if mode != "baseline":
     try:
         engine.replay(schedule, SGLD(1e-5), gradient, n_updates=updates,

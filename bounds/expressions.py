@@ -12,6 +12,7 @@ sympy (seconds; issue 15).
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Mapping
 
@@ -50,8 +51,12 @@ class Checker:
         return value
 
 
+@functools.lru_cache(maxsize=4096)
 def syntax_tree(text: str, what: str = "a bound") -> tuple[str, ast.Expression]:
-    """The normalised text and its :mod:`ast` tree, within the size limits (nothing is run)."""
+    """The normalised text and its :mod:`ast` tree, within the size limits (nothing is run).
+
+    Cached: a study's sweep evaluates the same few expressions at every point; the tree is
+    only read, never changed, by its users."""
     if not isinstance(text, str) or not text.strip():
         raise BoundSyntaxError(f"{what} must be a non-empty string")
     if len(text) > MAX_LENGTH:
@@ -71,7 +76,8 @@ SHAPES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Ca
           ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
 
 
-def free_names(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def free_names(text: str) -> frozenset[str]:
     """The names an expression string refers to (functions excluded); BoundSyntaxError if the
     string is not an expression of the whitelist (numbers, names, + - * / **, the functions
     :data:`FUNCTIONS` called by name with positional arguments): checked before any value is
@@ -93,7 +99,7 @@ def free_names(text: str) -> set[str]:
             raise checker.refuse(node, f"only the functions {', '.join(FUNCTIONS)}, called "
                                        "by name with positional arguments, are allowed")
     calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls
+    return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls)
 
 
 class Evaluator(Checker):

@@ -107,10 +107,47 @@ def _user_symbol(name: str, assumption: str) -> sp.Symbol:
                    **ASSUMPTIONS[assumption])
 
 
+#: the largest argument of ``exp`` of a number: e^2302.6 is 10^MAX_DIGITS
+_MAX_EXP_ARGUMENT = MAX_DIGITS * math.log(10)
+_NOT_FINITE = (sp.zoo, sp.nan, sp.oo, -sp.oo)
+
+
+def _is_tower(exponent: sp.Expr) -> bool:
+    """Whether an exponent holds a power with a variable exponent (``h**h`` in ``h**h**h``)."""
+    return any(not power.exp.is_number for power in exponent.atoms(sp.Pow))
+
+
+def _named(value: sp.Expr) -> str:
+    if value == sp.zoo:
+        return "complex infinity (zoo)"
+    if value is sp.nan:
+        return "NaN"
+    return str(value)
+
+
 class _Builder(Checker):
     """Rebuilds a whitelisted :mod:`ast` expression tree as sympy (module docstring)."""
 
     def build(self, node: ast.AST) -> sp.Expr:
+        value = self._build(node)
+        if value.is_number:
+            self._check_number(node, value)
+        return value
+
+    def _check_number(self, node: ast.AST, value: sp.Expr) -> None:
+        """A constant part must be a finite real number within 10^MAX_DIGITS: not sympy's
+        complex infinity (``log(0)``), NaN or an imaginary number (``sqrt(-1)``). Parts are
+        built bottom-up, so every number evaluated here is made of checked ones."""
+        if value.has(*_NOT_FINITE) or value.is_finite is False:
+            raise self.refuse(node, f"evaluates to {_named(value)}, not a finite real number")
+        approximate = sp.N(value, 15)
+        if approximate.has(*_NOT_FINITE) or not approximate.is_real:
+            raise self.refuse(node, f"evaluates to {_named(value)}, not a finite real "
+                                    "number")
+        if abs(approximate) > sp.Integer(10) ** MAX_DIGITS:
+            raise self.refuse(node, f"a number beyond 10^{MAX_DIGITS}")
+
+    def _build(self, node: ast.AST) -> sp.Expr:
         if isinstance(node, ast.Constant):
             value = self.literal(node)
             return sp.Integer(value) if isinstance(value, int) else sp.Float(value)
@@ -127,8 +164,11 @@ class _Builder(Checker):
             if isinstance(node.op, ast.Pow):
                 if right.is_number and (not right.is_finite or abs(right) > MAX_EXPONENT):
                     raise self.refuse(node, f"exponents must lie within ±{MAX_EXPONENT}")
+                if _is_tower(right):
+                    raise self.refuse(node, "a power tower (an exponent raised to a variable "
+                                            "power); a bound is a sum of powers")
                 if left.is_number and right.is_number and left != 0 and \
-                        abs(float(right)) * abs(math.log10(abs(float(left)))) > MAX_DIGITS:
+                        abs(sp.N(right * sp.log(abs(left), 10), 15)) > MAX_DIGITS:
                     raise self.refuse(node, f"a number beyond 10^{MAX_DIGITS}")
                 return sp.Pow(left, right)
             if type(node.op) in _BINARY:
@@ -141,7 +181,11 @@ class _Builder(Checker):
                 raise self.refuse(node, f"only the functions {', '.join(FUNCTIONS)} are allowed")
             if node.keywords or not node.args:
                 raise self.refuse(node, "functions take positional arguments only")
-            return FUNCTIONS[node.func.id](*(self.build(a) for a in node.args))
+            arguments = [self.build(a) for a in node.args]
+            if node.func.id == "exp" and len(arguments) == 1 and arguments[0].is_number and \
+                    sp.re(sp.N(arguments[0], 15)) > _MAX_EXP_ARGUMENT:
+                raise self.refuse(node, f"a number beyond 10^{MAX_DIGITS}")
+            return FUNCTIONS[node.func.id](*arguments)
         raise self.refuse(node, "not allowed in a bound")
 
 
@@ -159,6 +203,16 @@ def parse_assumptions(items) -> dict[str, str]:
 
 def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) -> sp.Expr:
     """The sympy expression of a bound string (module docstring), or BoundSyntaxError."""
+    if not isinstance(text, str):
+        raise BoundSyntaxError("a bound must be a non-empty string")
+    try:
+        return _parse(text, assumptions)
+    except (RecursionError, OverflowError, MemoryError) as error:  # sympy on a hostile string
+        raise BoundSyntaxError(f"cannot be read ({type(error).__name__}: "
+                               f"{str(error).splitlines()[0] if str(error) else ''})") from None
+
+
+def _parse(text: str, assumptions: Mapping[str, str] | None) -> sp.Expr:
     text, tree = syntax_tree(text)
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     calls = {n.func.id for n in ast.walk(tree)
@@ -172,7 +226,11 @@ def parse_expression(text: str, assumptions: Mapping[str, str] | None = None) ->
             symbols[name] = found
         elif (found := _constant(name)) is not None:
             symbols[name] = found
-    return _Builder(text, symbols).build(tree.body)
+    expression = _Builder(text, symbols).build(tree.body)
+    if expression.has(*_NOT_FINITE, sp.I):
+        raise BoundSyntaxError(f"{text!r} is not a finite real expression (it holds "
+                               "infinity, NaN or an imaginary number)")
+    return expression
 
 
 def user_bound(text: str, *, name: str = "user", quantity: str = "mse",

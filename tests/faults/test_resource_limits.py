@@ -1,6 +1,6 @@
 """Resource faults: a write that cannot be done is one line with exit status 3, no partial file
-and no segmentation fault, and the run resumes afterwards; an --out that cannot be written is
-refused before any work."""
+and no segmentation fault, and the run resumes afterwards; an --out where no file can be
+created fails the same way (exit status 3) before any work."""
 
 import resource
 import shutil
@@ -83,15 +83,40 @@ def test_out_under_a_file_is_refused_before_any_work(tmp_path, no_work, capsys):
         assert "--out" in err and "a-file" in err and "Not a directory" in err
 
 
-def test_immutable_out_is_refused_before_any_work_even_for_root(tmp_path, no_work, capsys):
+def _assert_unwritable_out(err: str, out) -> None:
+    """A failed write (exit status 3, docs/cli.md), one line naming --out and the reason."""
+    [line] = err.splitlines()
+    assert line.startswith(f"workbench: error: --out = {out}: no file can be created there")
+    assert "Operation not permitted (EPERM)" in line and "Traceback" not in err
+
+
+def test_immutable_out_fails_before_any_work_even_for_root(tmp_path, no_work, capsys):
     out = tmp_path / "locked"
     out.mkdir()
     if shutil.which("chattr") is None or subprocess.run(
             ["chattr", "+i", str(out)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not permitted here")
     try:
-        assert main([*RUN, "--out", str(out)]) == 2
+        assert main([*RUN, "--out", str(out)]) == 3
     finally:
         subprocess.run(["chattr", "-i", str(out)], check=True)
-    err = capsys.readouterr().err
-    assert err.startswith("workbench: error: --out = ") and "Operation not permitted" in err
+    _assert_unwritable_out(capsys.readouterr().err, out)
+
+
+def test_out_where_no_file_can_be_created_fails_with_status_3(tmp_path, no_work, capsys,
+                                                              monkeypatch):
+    """An immutable --out, simulated (root ignores chmod; chattr may be unavailable): the
+    probe's EPERM is a failed write, exit status 3, before any work, for run and check."""
+    import errno
+    import tempfile
+
+    def immutable(*args, **kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    out = tmp_path / "locked"
+    out.mkdir()
+    monkeypatch.setattr(tempfile, "TemporaryFile", immutable)
+    for command in (RUN, ["check", *RUN[1:]]):
+        assert main([*command, "--out", str(out)]) == 3
+        _assert_unwritable_out(capsys.readouterr().err, out)
+    assert list(out.iterdir()) == []  # no error log either: this failure is a known one

@@ -180,14 +180,26 @@ def test_bad_check_all_and_executor_options_are_refused(argv, field, capsys):
 
 @pytest.mark.parametrize("processes", ["1", "2"])
 def test_the_memory_budget_reaches_every_task(processes, tmp_path, capsys):
-    # 1 KiB cannot hold a stale-gaussian point: wherever its tasks run, they are refused
-    # before they start, with what they would need; without the flag the same run succeeds
+    # 256 KiB holds a stale-gaussian point's results (so the plan passes) but not the
+    # engine's working arrays: wherever its tasks run, they are refused before they start,
+    # with what they would need; without the flag the same run succeeds
     argv = ["run", "stale-gaussian", "--quick", "--quiet", "--set", "staleness=[2]",
             "--processes", processes, "--out", str(tmp_path)]
-    assert main([*argv, "--memory-budget", "1KiB"]) == 2
+    assert main([*argv, "--memory-budget", "256KiB"]) == 2
     error = capsys.readouterr().err
-    assert "memory_budget = 1024 is invalid: is too small for this run" in error
+    assert "memory_budget = 262144 is invalid: is too small for this run" in error
     assert main([*argv, "--memory-budget", "0.5GiB"]) == 0
+
+
+def test_a_plan_whose_results_exceed_the_budget_is_refused_before_any_task(tmp_path, capsys):
+    # 1 KiB cannot hold even the results: the plan is refused in this process, before the
+    # pool starts or the store is touched (negative control above: 256 KiB passes the plan)
+    argv = ["run", "stale-gaussian", "--quick", "--quiet", "--set", "staleness=[2]",
+            "--processes", "2", "--out", str(tmp_path / "out")]
+    assert main([*argv, "--memory-budget", "1KiB"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "stale-gaussian plan" in error[0] and "memory budget" in error[0]
+    assert not (tmp_path / "out" / "store").exists()
 
 
 def test_executor_options_are_exclusive(capsys):

@@ -21,9 +21,9 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
+from workbench.core import memory_budget
 from workbench.engine import compiled as engine_kernel
 from workbench.engine import replay as engine
-from workbench.engine import replay_setup
 from workbench.engine.protocols import ProtocolReplayer
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.samplers import SGHMC, SGLD
@@ -106,15 +106,15 @@ def test_the_budget_is_validated(wide_model):
 
 def test_the_enclosing_budget_is_the_default_and_an_explicit_one_wins(wide_model):
     # what `--memory-budget` sets around every task (workbench.run.sweep_tasks._run_task)
-    with replay_setup.replay_memory_budget(8 * MIB), pytest.raises(InvalidParameter) as error:
+    with memory_budget.replay_memory_budget(8 * MIB), pytest.raises(InvalidParameter) as error:
         _peak(wide_model)
     assert "MiB of results for 2000 replicates" in str(error.value)
-    with replay_setup.replay_memory_budget(8 * MIB):
+    with memory_budget.replay_memory_budget(8 * MIB):
         run, peak = _peak(wide_model, memory_budget=64 * MIB)
     assert peak <= 64 * MIB
     run, _ = _peak(wide_model)  # outside the block: the default budget again
     with pytest.raises(InvalidParameter, match="memory_budget"):
-        with replay_setup.replay_memory_budget(0):
+        with memory_budget.replay_memory_budget(0):
             pass
 
 
@@ -160,7 +160,7 @@ def test_protocol_replays_stay_under_the_budget_with_the_same_numbers(wide_model
 
 @pytest.mark.parametrize("protocol", ["downpour", "elastic"])
 def test_a_protocol_replay_that_cannot_fit_is_refused_before_it_starts(wide_model, protocol):
-    with replay_setup.replay_memory_budget(2 * MIB), pytest.raises(InvalidParameter) as error:
+    with memory_budget.replay_memory_budget(2 * MIB), pytest.raises(InvalidParameter) as error:
         _protocol_peak(wide_model, protocol)  # the enclosing budget (--memory-budget)
     assert error.value.field == "memory_budget"
     assert "MiB of results for 1000 replicates" in str(error.value)

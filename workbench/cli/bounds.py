@@ -144,12 +144,23 @@ def main(args: argparse.Namespace) -> int:
         bounds = _registered(args.names)
         if bounds is None:
             return 2
-    if args.json:
-        from bounds import analysis
+    try:
+        if args.json:
+            from bounds import analysis
 
-        print(json.dumps([analysis.report(b) for b in bounds], indent=2, ensure_ascii=False))
-        return 0
-    print("\n\n".join("\n".join(_show(b)) for b in bounds))
+            text = json.dumps([analysis.report(b) for b in bounds], indent=2,
+                              ensure_ascii=False)
+        else:
+            text = "\n\n".join("\n".join(_show(b)) for b in bounds)
+    except (ValueError, RecursionError, OverflowError) as error:
+        if args.expression is None:
+            raise  # a registered bound that cannot be analysed is a failure, not an input
+        # NotPowerForm (a ValueError) and sympy's own limits on a hostile expression
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"workbench: error: --expression: cannot be analysed as a bound: {reason}",
+              file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 

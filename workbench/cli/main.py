@@ -5,14 +5,18 @@ store verify``, :mod:`workbench.cli.store`).
 
 Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
 finding about the theory, not a failure of the run), 2 for invalid input, 3 when a run failed
-(an experiment raised under ``check --all`` or ``report``, or a file could not be written:
-disk full, file-size limit, read-only directory), 130 when interrupted (Ctrl-C).
+(an experiment raised, or a file could not be written: disk full, file-size limit, read-only
+or immutable directory, ``--out`` included), 130 when interrupted (Ctrl-C). Any other
+exception is a failed run too (:mod:`workbench.cli.failure`): exit status 3 and one line
+naming the error and where its traceback was written (``<out>/workbench-error.log``, or a file
+in the system temp dir), never Python's own status 1, which would read as a finding.
 
 Every argument is checked at the boundary (:func:`check_arguments`) before any work starts, so
 a bad value is refused with exit status 2 and one line naming the field, the value and the
 accepted range, never a traceback: the experiment name and ``--set`` values, the seed (an int64
 attribute of every result, so 0 to 2**63 - 1), the executor options (``--scheduler`` must be
-``host:port`` or ``tcp://host:port``), and ``--out``, into which a file must be creatable.
+``host:port`` or ``tcp://host:port``), and ``--out``, which must be a directory (one where
+no file can be created is a failed write, exit status 3).
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simulators.validation import InvalidParameter, integer
+from simulators.validation import InvalidParameter, byte_size, integer
 from workbench import experiments
 from workbench.cli import bounds as cli_bounds
 from workbench.cli import dashboard as cli_dashboard
 from workbench.cli import store as cli_store
 from workbench.core.parameters import parse_assignment, to_toml
 from workbench.run.executors import CONNECT_TIMEOUT, available_cores, check_options, open_workers
+from workbench.run.plan import MAX_POINTS, MAX_WORK, Limits, plan_limits
 from workbench.store.atomic import WriteFailed, require_writable
 from workbench.studies.document import StudyError
 
@@ -77,6 +82,14 @@ def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def _add_plan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-points", type=int, default=MAX_POINTS, metavar="N",
+                        help=f"refuse a plan of more sweep points (default {MAX_POINTS:,})")
+    parser.add_argument("--max-work", type=float, default=MAX_WORK, metavar="N",
+                        help=f"refuse a plan of more replicate-updates in all (default "
+                             f"{MAX_WORK:.0e})")
+
+
 def _add_set_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="assignments", action="append", default=[],
                         metavar="KEY=VALUE", help="override a parameter (TOML value)")
@@ -97,11 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("name", help="experiment name or a study file (FILE.toml)")
     show.add_argument("--quick", action="store_true", help="show the quick configuration")
     _add_set_option(show)
+    _add_plan_options(show)
     run = sub.add_parser("run", help="run an experiment; write its Dataset and figures")
     run.add_argument("name", help="experiment name (see `workbench list`) or a study file "
                                   "(FILE.toml)")
     _add_sweep_options(run)
     _add_set_option(run)
+    _add_plan_options(run)
     check = sub.add_parser("check", help="run an experiment (or --all) and print its verdicts")
     check.add_argument("name", nargs="?", help="experiment name (see `workbench list`) or a "
                                                "study file (FILE.toml)")
@@ -109,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="every registered experiment, with a summary table of verdicts")
     _add_sweep_options(check)
     _add_set_option(check)
+    _add_plan_options(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     check.add_argument("--figures", action="store_true",
                        help="also draw the figures, as run and report do (by default check "
@@ -118,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("names", nargs="*", metavar="name",
                         help="experiments to include (default: all)")
     _add_sweep_options(report)
+    _add_plan_options(report)
     cli_bounds.add_parser(sub)
     cli_dashboard.add_parser(sub)
     cli_store.add_parser(sub)
@@ -155,6 +172,33 @@ def check_arguments(args: argparse.Namespace) -> None:
     args.executor = check_options(args.processes, args.scheduler, args.dask_local,
                                   args.connect_timeout, args.memory_budget)
     args.out = require_writable("--out", args.out)
+    _size_plans(args)
+
+
+def _size_plans(args: argparse.Namespace) -> None:
+    """Size the plan of every experiment the command runs before any of them starts, refusing
+    one beyond the limits (:mod:`workbench.run.plan`); a large accepted plan says its size."""
+    from workbench.run.plan import size_plan
+
+    integer("--max-points", args.max_points, minimum=1)
+    if not args.max_work >= 1:
+        raise InvalidParameter("--max-work", args.max_work, "must be at least 1")
+    several = args.command == "report" or getattr(args, "all", False)
+    if several:
+        runs = [(e, None) for e in _selected(args.names if args.command == "report" else [])]
+    else:
+        runs = [(args.experiment, args.config)]
+    for experiment, config in runs:
+        try:
+            plan = size_plan(experiment, config or experiment.configure(quick=args.quick))
+        except InvalidParameter:
+            raise
+        except Exception:  # the run reports it as the experiment's error row
+            if not several:
+                raise
+            continue
+        if plan.large and not args.quiet:
+            print(plan.describe(), file=sys.stderr, flush=True)
 
 
 def _workers(args):
@@ -311,11 +355,21 @@ def _run_failures() -> tuple[type[Exception], ...]:
     return (runner.PointsLost,) if runner is not None else ()
 
 
+def execute(args: argparse.Namespace) -> int:
+    """:func:`check_arguments` then :func:`run_command`, under the plan limits the arguments
+    set (``--max-points``, ``--max-work``; :mod:`workbench.run.plan`)."""
+    budget = getattr(args, "memory_budget", None)
+    limits = Limits(getattr(args, "max_points", MAX_POINTS), getattr(args, "max_work", MAX_WORK),
+                    None if budget is None else byte_size("memory_budget", budget))
+    with plan_limits(limits):
+        check_arguments(args)
+        return run_command(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        check_arguments(args)
-        return run_command(args)
+        return execute(args)
     except (InvalidParameter, StudyError) as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return EXIT_INVALID
@@ -325,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as error:  # the top-level rule: a failed run, never 1 (a finding)
+        from workbench.cli import failure
+
+        return failure.report(error, args, argv)
 
 
 if __name__ == "__main__":

@@ -3,16 +3,21 @@
 Prints one line per file (:mod:`workbench.store.audit` lists the states) and a summary; exit
 status 0 when nothing is bad, 1 when something is (as ``check`` exits 1 on a violated check),
 2 for invalid input. ``--repair`` moves the bad files aside (never deleting them) and says
-where each went; a ``workbench run`` afterwards recomputes what is missing.
+where each went; a ``workbench run`` afterwards recomputes what is missing. A file that cannot
+be moved (immutable, on a read-only file system) is one line naming it and the reason, after
+the other repairs, and exit status 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 
 from simulators.validation import InvalidParameter
+
+EXIT_FAILED = 3  # as workbench.cli.main's: the command could not do what it was asked
 
 
 def add_parser(sub) -> None:
@@ -22,8 +27,8 @@ def add_parser(sub) -> None:
     verify.add_argument("--out", type=Path, default=Path("results"),
                         help="the directory `workbench run --out` wrote (default results/)")
     verify.add_argument("--repair", action="store_true",
-                        help="move corrupt files, orphaned temporaries and duplicate manifest "
-                             "lines aside (nothing is deleted)")
+                        help="move corrupt files, orphaned temporaries and duplicate, torn or "
+                             "malformed manifest lines aside (nothing is deleted)")
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -44,12 +49,24 @@ def main(args: argparse.Namespace) -> int:
     print(f"{len(findings)} file(s) or manifest line(s): "
           + (", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "none")
           + ("" if bad else "; nothing to repair"))
-    if not bad:
-        return 0
     if not args.repair:
-        print(f"{bad} bad; `workbench store verify --out {args.out} --repair` moves them "
-              "aside and a rerun recomputes them")
-        return 1
-    for finding, target in store_audit.repair(findings):
-        print(f"repaired {finding.state}: {finding.path} -> {target}")
+        if bad:
+            print(f"{bad} bad; `workbench store verify --out {args.out} --repair` moves them "
+                  "aside and a rerun recomputes them")
+        return 1 if bad else 0
+    from workbench.store.atomic import WriteFailed
+
+    try:
+        repaired = store_audit.repair(findings)
+    except WriteFailed as error:
+        for failure in getattr(error, "failures", [error]):
+            print(f"workbench: error: cannot move {failure.path} aside: {failure.reason}",
+                  file=sys.stderr)
+        return EXIT_FAILED
+    for finding, target in repaired:
+        if finding.state == store_audit.LOCK:
+            print(f"removed a lock file no process holds: {finding.path}")
+            continue
+        detail = f" ({finding.detail})" if finding.state in store_audit.MANIFEST_LINES else ""
+        print(f"repaired {finding.state}{detail}: {finding.path} -> {target}")
     return 0

@@ -39,8 +39,8 @@ scaling of it and FSGLD's conducive gradient with diagonal surrogates), each chu
 by a numba kernel instead of the loop below, bit-identical to it (:mod:`workbench.engine.compiled`).
 
 Memory: ``memory_budget`` (bytes, default 1 GiB, or what the enclosing
-:func:`replay_memory_budget` says: the ``--memory-budget`` flag of ``workbench run``/``check``
-sets it around every task) bounds what a replay holds at once: its
+:func:`workbench.core.memory_budget.replay_memory_budget` says: the ``--memory-budget`` flag of
+``workbench run``/``check`` sets it around every task) bounds what a replay holds at once: its
 results (kept for every replicate: averages at each checkpoint, thinned draws, final
 positions; counted twice, as joining the groups copies them) plus one group's working arrays
 (the chunk's noise, minibatches and positions, the ring buffer, and the worker states a
@@ -64,13 +64,13 @@ import numpy as np
 from simulators import validation
 from simulators.schedule import Schedule
 from simulators.seeding import SeedLike
+from workbench.core.memory_budget import memory_budget_in_force
 from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
 from workbench.engine.replay_setup import (
     GroupLayout,
     Replay,
     ReplaySetup,
     ShardDraws,
-    memory_budget_in_force,
     memory_need,
     replicate_blocks,
 )

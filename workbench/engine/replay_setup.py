@@ -2,16 +2,15 @@
 :mod:`~workbench.engine.compiled`, the protocol replay :mod:`~workbench.engine.protocols`):
 replicate blocks and their random streams (:class:`ReplaySetup`, :func:`draw`, ``DRAW_STEPS``),
 the accumulator of φ̂ (:class:`Accumulator`), the record of a replay (:class:`Replay`), the
-layout of replicate groups (:class:`GroupLayout`) and the memory budget (:func:`memory_need`,
-:func:`replay_memory_budget`). The rules these follow are those of
-:mod:`workbench.engine.replay`'s module docstring (*Randomness*, *Groups*, *Memory*).
+layout of replicate groups (:class:`GroupLayout`) and what a replay needs of the memory budget
+(:func:`memory_need`; the budget itself is :mod:`workbench.core.memory_budget`'s). The rules these
+follow are those of :mod:`workbench.engine.replay`'s module docstring (*Randomness*, *Groups*,
+*Memory*).
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,26 +26,6 @@ _CHUNK_BUDGET = 1 << 22  # float64 elements per chunk array (32 MiB)
 
 
 DRAW_STEPS = 64  # every random-number call covers this many updates of one replicate block
-
-
-MEMORY_BUDGET = 1 << 30  # bytes: what one replay may hold at once, by default (*Memory*)
-
-
-_BUDGET = contextvars.ContextVar("memory_budget", default=MEMORY_BUDGET)
-
-
-@contextmanager
-def replay_memory_budget(budget: int | None) -> Iterator[None]:
-    """Replays inside the block hold at most ``budget`` bytes unless they are given their own
-    ``memory_budget`` (None: the default, :data:`MEMORY_BUDGET`). The runner wraps every task
-    in it, wherever the task runs (this process, a pool worker, a Dask worker)."""
-    budget = MEMORY_BUDGET if budget is None else validation.integer("memory_budget", budget,
-                                                                     minimum=1)
-    token = _BUDGET.set(budget)
-    try:
-        yield
-    finally:
-        _BUDGET.reset(token)
 
 
 @dataclass(frozen=True)
@@ -354,8 +333,3 @@ class ShardDraws:
         """Shards and frequencies of a chunk, shaped ``(update, 1, server)``."""
         rows = slice(first, first + length)
         return self.shards[rows, None, :], self.frequencies[rows, None, :]
-
-
-def memory_budget_in_force() -> int:
-    """The budget of the enclosing :func:`replay_memory_budget`, else :data:`MEMORY_BUDGET`."""
-    return _BUDGET.get()

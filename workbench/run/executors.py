@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import pickle
 import re
 import threading
 import uuid
@@ -213,6 +214,30 @@ def open_workers(processes: int | None = None, scheduler: str | None = None,
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+class UnpicklingInTask(Executor):
+    """An executor whose tasks unpickle their function and arguments as their first step.
+
+    A Dask worker that cannot unpickle a task (a module or object it cannot rebuild) logs the
+    error and never completes the task's future, so the run would wait forever. Here the task
+    Dask ships is :func:`_call_pickled` with the bytes of the real call: it always unpickles,
+    and a failure to rebuild the real call is an exception inside the task, which reaches the
+    run as that task's error (exit status 3, naming it)."""
+
+    def __init__(self, inner: Executor):
+        self.inner = inner
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return self.inner.submit(_call_pickled, pickle.dumps((fn, args, kwargs)))
+
+    def shutdown(self, wait: bool = True, **_) -> None:
+        self.inner.shutdown(wait=wait)
+
+
+def _call_pickled(payload: bytes):
+    fn, args, kwargs = pickle.loads(payload)
+    return fn(*args, **kwargs)
+
+
 @contextmanager
 def _dask(scheduler: str | None, dask_local: int | None,
           connect_timeout: float) -> Iterator[Workers]:
@@ -226,7 +251,7 @@ def _dask(scheduler: str | None, dask_local: int | None,
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                           dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
                 Client(cluster) as client:
-            yield Workers(client.get_executor(pure=False), n, "dask",
+            yield Workers(UnpicklingInTask(client.get_executor(pure=False)), n, "dask",
                           f"a Dask LocalCluster of {n} workers", client)
         return
     try:
@@ -238,5 +263,5 @@ def _dask(scheduler: str | None, dask_local: int | None,
         ) from error
     with client:
         threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-        yield Workers(client.get_executor(pure=False), max(threads, 1), "dask",
-                      f"the Dask cluster at {scheduler} ({threads} threads)", client)
+        yield Workers(UnpicklingInTask(client.get_executor(pure=False)), max(threads, 1),
+                      "dask", f"the Dask cluster at {scheduler} ({threads} threads)", client)

@@ -28,6 +28,10 @@ The protocol, from the runner's side:
 - ``work(config, point)`` (optional): replicate-updates the point performs. The runner uses it
   to balance tasks and to decide whether a point is long enough for an update-level progress
   bar; ``0`` means unknown (every point then counts the same).
+- ``memory(config, point)`` (optional): bytes the point's results need at least, from the
+  configuration alone; the plan (:mod:`workbench.run.plan`) refuses a run whose largest point
+  exceeds the memory budget before anything runs. The default reads the parameters the
+  experiments share by name (:func:`results_bytes`).
 - Progress (optional): code inside a point may call ``workbench.run.progress.reporter(n)`` to get
   a callback for ``replay(..., progress=)`` that reports replicate-updates to the runner's bar,
   whatever executor the point runs in.
@@ -84,6 +88,12 @@ class Experiment:
         """Replicate-updates of the point (0: unknown)."""
         return 0
 
+    def memory(self, config: dict, point: dict[str, Any]) -> int:
+        """Bytes the point's results need at least (:func:`results_bytes` of its values)."""
+        values = {**config, **point}
+        replicates = _count(values, "n_replicates")
+        return results_bytes(values, self.work(config, point) // replicates)
+
     def replicate_blocks(self, config: dict, point: dict[str, Any]) -> int:
         """Independently seeded replicate blocks of the point (1: the point does not split)."""
         return 1
@@ -121,6 +131,29 @@ class Experiment:
 
     def figures(self, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
         raise NotImplementedError
+
+
+SCHEDULE_BYTES_PER_UPDATE = 64  # a schedule row: server, worker, shard, version, time, ...
+
+
+def _count(values: dict[str, Any], name: str, absent: int = 1) -> int:
+    value = values.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        return absent
+    return max(int(value), 0)
+
+
+def results_bytes(values: dict[str, Any], updates: int) -> int:
+    """Bytes a point with these parameter values holds at least: the engine's results for
+    ``n_replicates`` R replicates in dimension ``dim`` d — averages of θ and θ² at
+    ``n_checkpoints`` C checkpoints, ``n_draws`` D thinned draws and the final position,
+    counted twice as :func:`workbench.engine.replay_setup.memory_need` counts them — and the
+    schedule of its ``updates`` updates. A parameter an experiment does not have counts as 1
+    (``n_draws`` as 0)."""
+    replicates, dim = _count(values, "n_replicates"), _count(values, "dim")
+    checkpoints, draws = _count(values, "n_checkpoints"), _count(values, "n_draws", 0)
+    per_replicate = 2 * checkpoints * dim + draws * dim + dim + 1
+    return 16 * replicates * per_replicate + SCHEDULE_BYTES_PER_UPDATE * updates
 
 
 def point_key(point: dict[str, Any]) -> str:

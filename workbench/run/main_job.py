@@ -1,8 +1,11 @@
 """The main job: run experiments through the store, write their results, judge their checks.
 
 The combined ``<out>/<name>.nc`` is always rebuilt from the (verified) store, so a corrupt one
-is replaced, and said to have been; temporary files crashed writers left in ``<out>`` are
-removed first.
+is replaced, said to have been, and kept beside as ``<name>.nc.corrupt`` (a fresh name,
+``<name>.nc.1.corrupt`` and so on, if one is there); the message says how the new one was
+built: from stored points, or from points computed now (with ``--seed`` omitted the seed is the
+default one, which finds nothing in a store written with another seed: the message names the
+seeds the store holds); temporary files crashed writers left in ``<out>`` are removed first.
 
 Figures are drawn only when asked (``run``, ``report``, the dashboard, ``check --figures``:
 issue 15, they were about an eighth of the main job's CPU time), and then again only when
@@ -32,10 +35,10 @@ from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
-from workbench.store.atomic import WriteFailed, remove_orphaned_temporaries, under
+from workbench.store.atomic import WriteFailed, move_aside, remove_orphaned_temporaries, under
 from workbench.store.figure_cache import discard_stale, figures_once
 from workbench.store.netcdf import CorruptResult, read_netcdf, write_netcdf
-from workbench.store.result_store import ResultStore
+from workbench.store.result_store import ResultStore, manifest_entries
 
 STORE_DIR = "store"
 SWEEP_MODULES = ("bounds.registry", "workbench.stats.diagnostics",
@@ -93,7 +96,7 @@ def _finish(outcome: Outcome, out: Path, judge: bool, figures: bool) -> Outcome:
     out = Path(out)
     experiment, dataset = outcome.experiment, outcome.dataset
     combined = under(out, out / f"{experiment.name}.nc")
-    _report_corrupt(combined)
+    _report_corrupt(combined, outcome, out)
     outcome.paths = [write_netcdf(dataset, combined)]
     if figures:
         outcome.paths += figures_once(experiment.name, dataset, out, experiment.figures)
@@ -105,14 +108,39 @@ def _finish(outcome: Outcome, out: Path, judge: bool, figures: bool) -> Outcome:
     return outcome
 
 
-def _report_corrupt(path: Path) -> None:
-    """Say so if the combined file about to be rebuilt from the store was corrupt."""
+def _report_corrupt(path: Path, outcome: Outcome, out: Path) -> None:
+    """Say so if the combined file about to be rebuilt was corrupt, which is then kept beside
+    as ``.corrupt``, or of another version (overwritten: its points are still in the store),
+    and how the new one was built."""
     try:
         read_netcdf(path)
     except FileNotFoundError:
         return
     except CorruptResult as error:
-        print(f"workbench: {error}; rebuilt from the store", file=sys.stderr)
+        kept = "" if error.stale else move_aside(path, ".corrupt")
+        print(f"workbench: {error}" + (f"; kept as {kept}" if kept else "")
+              + f"; {_rebuilt(outcome, out)}", file=sys.stderr)
+
+
+def _rebuilt(outcome: Outcome, out: Path) -> str:
+    """How the combined file is rebuilt: from the store, or from points computed now."""
+    sweep = outcome.sweep
+    if sweep is None:
+        return "rebuilt"
+    loaded, computed = len(sweep.loaded), len(sweep.computed)
+    if sweep.ignored_store:
+        return f"rebuilt from {computed} points computed now (--recompute)"
+    if not computed:
+        return f"rebuilt from the store ({loaded} stored points)"
+    if loaded:
+        return f"rebuilt from {loaded} stored points and {computed} computed now"
+    store = ResultStore(out / STORE_DIR, outcome.experiment.name)
+    seeds = sorted({entry["seed"] for entry in manifest_entries(store.manifest_lines()).values()}
+                   - {outcome.seed})
+    return (f"rebuilt from {computed} points computed now: the store held none for seed "
+            f"{outcome.seed} and this configuration"
+            + (f" (its points were written with seed {', '.join(map(str, seeds[:5]))}"
+               f"{', ...' if len(seeds) > 5 else ''}; --seed selects the seed)" if seeds else ""))
 
 
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,

@@ -9,12 +9,16 @@ pool and a Dask cluster give identical Datasets. The runner
 2. plans tasks for the rest: with several workers, points whose replicates run in
    independently seeded blocks are split into groups of consecutive blocks, only as much as
    balancing the workers requires; tasks are submitted largest first (longest-processing-time
-   order), a bounded number at a time (:mod:`workbench.run.sweep_tasks`);
+   order), a bounded number at a time (:mod:`workbench.run.sweep_tasks`). A point's lock is
+   taken when its first task is about to be submitted: a point another process holds is
+   left to it, and one stored meanwhile is read instead of computed;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
    is in, stores each point the moment it is complete (the worker that computed it also
    encodes it as netCDF, :func:`workbench.store.result_store.encode_point`; the parent writes the
-   bytes, after giving the workers their next tasks), and
-4. waits for the points another process was computing into the same store, and reads them;
+   bytes, after giving the workers their next tasks) and releases its lock, so that a sweep
+   holds only the locks of the points in flight, whatever its size, and
+4. waits for the points another process was computing into the same store, one at a time,
+   and reads them;
 5. combines the points in grid order, whatever order they finished in.
 
 If a task raises, no new task of its sweep is started, the tasks already running are waited
@@ -37,7 +41,6 @@ from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 
 import xarray as xr
-from filelock import FileLock
 
 from simulators import validation
 from workbench.run import progress
@@ -48,6 +51,7 @@ from workbench.store.netcdf import with_provenance
 from workbench.store.result_store import (
     CorruptPoint,
     EncodedPoint,
+    PointLock,
     ResultStore,
     point_identity,
     store_key,
@@ -71,6 +75,7 @@ class SweepResult:
     tasks: int = 0
     split: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    ignored_store: bool = False  # --recompute: every point computed, whatever was stored
 
     def describe(self) -> str:
         parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
@@ -182,7 +187,7 @@ class _Sweep:
         self.stack = ExitStack()
         self.batch: TaskBatch | None = None
         self.error: Exception | None = None
-        self.claims: dict[int, FileLock] = {}
+        self.claims: dict[int, PointLock] = {}  # held: points in flight (step 2)
         self.bars = progress.SweepBars(request.experiment.name, 0, 0, 0, enabled=False,
                                        shown=False)  # until _start makes the sweep's own
         try:
@@ -201,7 +206,8 @@ class _Sweep:
         n_points = len(self.points)
         self.identities = [point_identity(experiment, config, p, self.seed) for p in self.points]
         self.keys = [store_key(identity) for identity in self.identities]
-        self.report = SweepResult(dataset=xr.Dataset())
+        self.report = SweepResult(dataset=xr.Dataset(),
+                                  ignored_store=store is not None and request.recompute)
         self.results: list[xr.Dataset | None] = [None] * n_points
         self.corrupt: dict[int, str] = {}
         self.waiting: list[int] = []  # points another process is computing
@@ -209,19 +215,8 @@ class _Sweep:
         if store is not None:
             if not request.recompute:
                 self._load_stored(list(range(n_points)))
-            for i in range(n_points):
-                if self.results[i] is not None or i in self.claims or i in self.waiting:
-                    continue
-                lock = store.claim(self.keys[i])
-                if lock is None:
-                    self.waiting.append(i)
-                else:
-                    self.claims[i] = lock
-            store.remove_orphaned_temporaries({self.keys[i] for i in self.claims})
-            if not request.recompute:  # stored by another process since the manifest was read
-                self._load_stored([i for i in self.claims if i not in self.corrupt])
-                for i in [i for i in self.claims if self.results[i] is not None]:
-                    self._release(i)
+            store.remove_orphaned_temporaries({self.keys[i] for i in range(n_points)
+                                               if self.results[i] is None})
         self.report.loaded = [self.points[i] for i in range(n_points)
                               if self.results[i] is not None]
         todo = [i for i in range(n_points) if self.results[i] is None and i not in self.waiting]
@@ -236,31 +231,79 @@ class _Sweep:
                                              if self.bars.tracks_updates else nullcontext(None))
         self.batch = self._batch(todo, workers)
 
-    def _batch(self, indices: list[int], workers: Workers) -> TaskBatch:
+    def _batch(self, indices: list[int], workers: Workers, claim: bool = True) -> TaskBatch:
+        """A batch of the points ``indices``; ``claim``: take each point's lock when its first
+        task is submitted (false: this sweep holds them already)."""
         request = self.request
         stored_as = (None if request.store is None
                      else list(zip(self.keys, self.identities, strict=True)))
         return TaskBatch(request.experiment, request.config, self.seed, self.points, indices,
-                      workers.n_workers, self.sink, self._complete, stored_as)
+                      workers.n_workers, self.sink, self._complete, stored_as,
+                      self._claim if request.store is not None and claim else None)
+
+    def _claim(self, i: int) -> bool:
+        """Before point ``i``'s first task is submitted (step 2): whether to compute it, now
+        holding its lock. Not if another process holds the lock (the point is waited for at
+        the end, step 4) or stored the point since the manifest was read (it is read)."""
+        store = self.request.store
+        lock = store.claim(self.keys[i])
+        if lock is None:
+            self.waiting.append(i)
+            return False
+        self.claims[i] = lock
+        if self.request.recompute or not store.path(self.keys[i]).exists():
+            return True  # (a stat: what nobody stored needs no manifest read)
+        self._load_stored([i])
+        if self.results[i] is None:
+            return True
+        self._release(i)
+        self._loaded_later(i)
+        return False
+
+    def _loaded_later(self, i: int) -> None:
+        """Point ``i``, which another process stored after this sweep started, counted as
+        loaded."""
+        self.report.loaded.append(self.points[i])
+        self.bars.point_done(point_key(self.points[i]))
+        if self.request.on_point is not None:
+            self.request.on_point(len(self.report.loaded) + len(self.report.computed),
+                                  len(self.points))
 
     def _load_stored(self, indices: list[int]) -> None:
-        store, name = self.request.store, self.request.experiment.name
+        """Load the stored points among ``indices``. One found corrupt is judged again under
+        its lock, with the manifest as it is then (its writer may have just listed it): a
+        point whose lock another process holds is waited for instead (step 4); a corrupt one
+        is moved aside and recomputed. Only the locks this call took are released."""
+        store = self.request.store
         entries = store.manifest()
         for i in indices:
             try:
                 self.results[i] = store.load(self.keys[i], entries.get(self.keys[i]))
+                continue
+            except CorruptPoint:
+                pass
+            took = i not in self.claims
+            if took:
+                lock = store.claim(self.keys[i])
+                if lock is None:  # being written by its owner: not corrupt, wait for it
+                    self.waiting.append(i)
+                    continue
+                self.claims[i] = lock
+            try:
+                self.results[i] = store.load(self.keys[i], store.manifest().get(self.keys[i]))
             except CorruptPoint as error:
-                if i not in self.claims:
-                    lock = store.claim(self.keys[i])
-                    if lock is None:  # being written by its owner: not corrupt, wait for it
-                        self.waiting.append(i)
-                        continue
-                    self.claims[i] = lock
-                self.corrupt[i] = error.reason
-                moved = store.quarantine(self.keys[i])
-                print(f"workbench: stored point {point_key(self.points[i])} of {name} is "
-                      f"corrupt ({error}); recomputing it"
-                      + (f" (the file is kept as {moved})" if moved else ""), file=sys.stderr)
+                self._set_aside(i, error)
+            finally:
+                if took:
+                    self._release(i)
+
+    def _set_aside(self, i: int, error: CorruptPoint) -> None:
+        store, name = self.request.store, self.request.experiment.name
+        self.corrupt[i] = error.reason
+        moved = store.quarantine(self.keys[i])
+        print(f"workbench: stored point {point_key(self.points[i])} of {name} is "
+              f"corrupt ({error}); recomputing it"
+              + (f" (the file is kept as {moved})" if moved else ""), file=sys.stderr)
 
     def _release(self, i: int) -> None:
         if i in self.claims:
@@ -315,27 +358,33 @@ class _Sweep:
 
     def _account(self, batch: TaskBatch) -> None:
         batch.raise_failures()
-        self.report.tasks += len(batch.planned)
-        self.report.split += [self.points[i] for i in sorted({t.point for t in batch.planned
+        submitted = batch.submitted
+        self.report.tasks += len(submitted)
+        self.report.split += [self.points[i] for i in sorted({t.point for t in submitted
                                                                if t.blocks})]
 
     def _wait_for_others(self, workers: Workers) -> None:
+        """Step 4: each point another process held when this sweep reached it, one at a time
+        (its lock taken, blocking), read, or computed if that process stopped before storing
+        it."""
         store = self.request.store
-        for i in self.waiting:  # points another process was computing when this one started
+        while self.waiting:
+            i = self.waiting.pop(0)
             print(f"workbench: waiting for another process computing point "
                   f"{point_key(self.points[i])} of {self.request.experiment.name}",
                   file=sys.stderr)
-            self.claims[i] = store.lock(self.keys[i])
-            self.claims[i].acquire()
+            lock = store.lock(self.keys[i])
+            lock.acquire()
+            self.claims[i] = lock
             self._load_stored([i])
             if self.results[i] is None:  # that process stopped before storing it
-                batch = self._batch([i], workers)
+                batch = self._batch([i], workers, claim=False)
                 TaskLoop(workers).run(batch)
                 self._account(batch)
+                self._release(i)
             else:
                 self._release(i)
-                self.report.loaded.append(self.points[i])
-                self.bars.point_done(point_key(self.points[i]))
+                self._loaded_later(i)
 
     def interrupted(self) -> None:
         """Say how much of the sweep Ctrl-C left saved."""

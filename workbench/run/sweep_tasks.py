@@ -9,7 +9,10 @@ docstring); this module computes them (steps 2 and 3):
 - A :class:`TaskBatch` holds the tasks of some points of one sweep and what came back: a split
   point is finished (``finish_point`` over its merged blocks) as soon as its last block is in,
   and every finished point is handed to the sweep, encoded as netCDF by the worker that
-  computed it when there is a store (:func:`workbench.store.result_store.encode_point`).
+  computed it when there is a store (:func:`workbench.store.result_store.encode_point`). With a
+  store, a point is claimed (its lock taken, by the sweep's ``claim``) only when its first
+  task is about to be submitted, and a point the sweep does not claim is dropped with its
+  tasks: the locks held at once are those of the points in flight.
 - A :class:`TaskLoop` keeps a bounded number of tasks in flight on one executor, for one or
   more batches (oldest first), gives the workers their next tasks before the parent writes
   finished points, and recovers from a worker that dies: only the point whose task it took
@@ -30,7 +33,7 @@ from typing import Any
 
 import xarray as xr
 
-from workbench.engine.replay_setup import replay_memory_budget
+from workbench.core.memory_budget import replay_memory_budget
 from workbench.run import progress
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment, point_key
@@ -146,14 +149,20 @@ class TaskBatch:
     """Tasks for some points of one sweep, and what came back of them (module docstring,
     steps 2 and 3). ``complete(i, finished, seconds)`` is called for each point once it is
     done: ``finished`` is the point's Dataset, or with ``stored_as`` (every point's store key
-    and identity) the :class:`~workbench.store.result_store.EncodedPoint` its worker made of it."""
+    and identity) the :class:`~workbench.store.result_store.EncodedPoint` its worker made of it.
+    ``claim(i)``, if given, is called before point ``i``'s first task is submitted: false drops
+    the point and its tasks (module docstring)."""
 
     def __init__(self, experiment: Experiment, config: dict, seed: int, points: list[dict],
                  todo: list[int], n_workers: int, sink,
                  complete: Callable[[int, Any, float], None],
-                 stored_as: list[tuple[str, dict]] | None):
+                 stored_as: list[tuple[str, dict]] | None,
+                 claim: Callable[[int], bool] | None = None):
         self.experiment, self.config, self.seed, self.points = experiment, config, seed, points
         self.sink, self.complete, self.stored_as = sink, complete, stored_as
+        self.claim = claim
+        self.begun: set[int] = set()
+        self.dropped: set[int] = set()
         blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
         costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
         self.planned = [Task(todo[t.point], t.blocks, t.cost)
@@ -175,6 +184,28 @@ class TaskBatch:
     @property
     def done(self) -> bool:
         return not self.queued and self.running == 0
+
+    def begin(self, task: Task) -> bool:
+        """Whether to submit ``task``: not if its point was dropped, or is dropped now because
+        ``claim`` refuses its first task (or fails: the batch's error)."""
+        i = task.point
+        if i in self.dropped:
+            return False
+        if self.claim is None or i in self.begun:
+            return True
+        self.begun.add(i)
+        try:
+            if self.claim(i):
+                return True
+        except Exception as error:  # noqa: BLE001 - raised by raise_failures
+            self.error = self.error or error
+        self.dropped.add(i)
+        return False
+
+    @property
+    def submitted(self) -> list[Task]:
+        """The planned tasks, less those of dropped points."""
+        return [task for task in self.planned if task.point not in self.dropped]
 
     def submit(self, task: Task, workers: Workers):
         stored = None if self.stored_as is None else self.stored_as[task.point]
@@ -230,6 +261,8 @@ class TaskLoop:
         for batch in batches:
             while batch.queued and len(self.in_flight) < self.limit:
                 task = batch.tasks.popleft()
+                if not batch.begin(task):
+                    continue
                 self.in_flight[batch.submit(task, self.workers)] = (batch, task)
                 batch.running += 1
 

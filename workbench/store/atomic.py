@@ -85,24 +85,74 @@ def atomic_write(path: Path, content: bytes) -> bytes:
     return content
 
 
+def aside_name(path: Path, suffix: str) -> Path:
+    """``<path><suffix>``, or the first of ``<path>.1<suffix>``, ``<path>.2<suffix>``, ... that
+    does not exist: a file kept aside never replaces one kept before."""
+    path = Path(path)
+    target, number = path.with_name(path.name + suffix), 0
+    while os.path.lexists(target):
+        number += 1
+        target = path.with_name(f"{path.name}.{number}{suffix}")
+    return target
+
+
+def move_aside(path: Path, suffix: str) -> Path | None:
+    """Rename ``path`` to :func:`aside_name` (nothing is deleted) and return where it went;
+    ``None`` if it is not there (gone, or moved by another process meanwhile). A rename that
+    fails (an immutable file or directory, a read-only file system) raises
+    :class:`WriteFailed` naming the file and the reason."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return None
+    target = aside_name(path, suffix)
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise WriteFailed(path, error) from error
+    return target
+
+
 def require_writable(field: str, directory: Path) -> Path:
     """``directory``, created if missing, after proving a file can be created in it.
 
     Permission bits are not enough to tell (root ignores them, a read-only mount or an
     immutable directory does not show in them), so a temporary file is created and removed.
+
+    A path that cannot be a directory (under a file, a name the file system refuses) is
+    invalid input (:class:`InvalidParameter`, exit status 2); a directory where no file can be
+    created or that cannot be made (no permission, read-only or immutable, full) is a write
+    that failed (:class:`WriteFailed`, exit status 3), as any later write would be.
     """
     if "\x00" in str(directory):
         raise InvalidParameter(field, str(directory), "must be a path without NUL characters")
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        if error.errno not in _UNWRITABLE:
+            reason = WriteFailed(directory, error).reason
+            raise InvalidParameter(field, str(directory), f"must be a directory where files "
+                                                          f"can be created ({reason})") from error
+        raise _not_writable(field, directory, error) from error
+    try:
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as error:
-        reason = WriteFailed(directory, error).reason
-        raise InvalidParameter(field, str(directory), f"must be a directory where files can be "
-                                                      f"created ({reason})") from error
+        raise _not_writable(field, directory, error) from error
     return directory
+
+
+#: errors of a directory that exists (or could) but where nothing can be written
+_UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+               getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _not_writable(field: str, directory: Path, error: OSError) -> WriteFailed:
+    failure = WriteFailed(directory, error)
+    failure.args = (f"{field} = {directory}: no file can be created there: {failure.reason}",)
+    return failure
 
 
 def process_started() -> float:

@@ -4,9 +4,11 @@ Layout under a root directory (``<out>/store`` for the CLI)::
 
     <root>/<experiment>/manifest.jsonl         index of the valid points (JSON lines)
     <root>/<experiment>/points/<key>.nc        one point's Dataset (netCDF-4)
-    <root>/<experiment>/points/<key>.nc.corrupt   the last file found corrupt under that key
-    <root>/<experiment>/points/<key>.lock      held while a process computes the point
+    <root>/<experiment>/points/<key>.nc.corrupt   a file found corrupt under that key (then
+                                               <key>.nc.1.corrupt, ...: none is overwritten)
+    <root>/<experiment>/points/<key>.lock      exists while a process computes the point
     <root>/<experiment>/manifest.jsonl.lock    held while a process writes the manifest
+    <root>/<experiment>/manifest.jsonl.rejected   manifest lines `store verify --repair` set aside
 
 **Key.** A point's key is the SHA-256 (first 24 hex digits, 96 bits) of the canonical JSON of
 its *identity*: the experiment name; the configuration the point depends on
@@ -28,45 +30,62 @@ Nothing is ever unpickled: points are netCDF and the manifest is JSON.
 **Crash safety.** A point file is written to a temporary name and renamed, and only then is a
 line naming it appended to the manifest (one JSON object per line, the last line for a key
 wins, a removal is a line with ``"removed": true``); a crash between the two leaves an unlisted
-file that is recomputed and replaced, and a line cut short by a crash is ignored. Appending
-keeps the cost of recording a point independent of the sweep's size. Within a run the parent
-process is the only writer; files are written through :func:`workbench.store.atomic.atomic_write`.
+file that is recomputed and replaced. Appending keeps the cost of recording a point
+independent of the sweep's size. Within a run the parent process is the only writer; files
+are written through :func:`workbench.store.atomic.atomic_write`.
+
+**Any bytes in the manifest.** The manifest is read as bytes and decoded line by line
+(:func:`read_manifest`): a line that is not UTF-8, not JSON (cut short by a crash), not an
+object, or whose fields have the wrong type (:func:`manifest_problem` checks every field the
+code reads) is skipped, with a one-line warning on stderr, and the point it would have listed
+is simply not in the manifest, so it is recomputed. ``workbench store verify`` lists such lines
+by number and ``--repair`` sets them aside in ``manifest.jsonl.rejected``.
 
 **Concurrency.** Several processes may share one store (two runs into one ``--out``). A point
-is computed under its lock (``points/<key>.lock``, an OS file lock from ``filelock``, which the
+is computed under its lock (``points/<key>.lock``, :class:`PointLock`: an OS file lock, which the
 kernel releases when its holder dies, so a killed run leaves no stale lock): a second process
 finding the lock held waits for it and then reads the first one's result
-(:meth:`ResultStore.claim`). Manifest lines are appended under ``manifest.jsonl.lock``.
+(:meth:`ResultStore.claim`). A point's lock is taken when its first task is handed to a
+worker and released, its file removed, as soon as the point is stored, so a run holds a few
+locks at a time whatever the number of points, and no lock file outlives its point. Manifest
+lines are appended under ``manifest.jsonl.lock``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import re
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import scipy
 import xarray as xr
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 import workbench
 from workbench.store.atomic import (
+    TEMPORARY_GLOB,
     WriteFailed,
     atomic_write,
+    move_aside,
     netcdf_bytes,
     netcdf_loaded,
-    remove_orphaned_temporaries,
+    process_started,
     under,
 )
 
 STORE_FORMAT = 4  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics;
 # 4: diagnostics of every run with draws, the KSD over `replicate` (was `chain`)
 KEY_DIGITS = 24
+KEY_PATTERN = re.compile(f"[0-9a-f]{{{KEY_DIGITS}}}")
+SHA256_PATTERN = re.compile("[0-9a-f]{64}")
 
 
 class CorruptPoint(Exception):
@@ -127,12 +146,207 @@ def encode_point(key: str, identity: dict[str, Any], dataset: xr.Dataset) -> Enc
     return EncodedPoint(content, netcdf_loaded(content))
 
 
+def _shown(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def manifest_problem(record: Any) -> str | None:
+    """Why a decoded manifest line cannot be used, or ``None``: it must be an object whose
+    ``key`` is a store key and which is either a removal (``"removed": true``) or an entry with
+    ``sha256`` (64 hex digits), ``bytes`` and ``seed`` (integers >= 0) and ``point`` (an object);
+    ``file``, ``compute_seconds`` and ``written``, which nothing reads, are checked only for
+    their type when present."""
+    if not isinstance(record, dict):
+        return f"not a JSON object but {_shown(record)}"
+    key = record.get("key")
+    if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
+        return f"field 'key' is {_shown(key)}, not a store key ({KEY_DIGITS} hex digits)"
+    removed = record.get("removed", False)
+    if not isinstance(removed, bool):
+        return f"field 'removed' is {_shown(removed)}, not true or false"
+    if removed:
+        return None
+    sha256 = record.get("sha256")
+    if not isinstance(sha256, str) or not SHA256_PATTERN.fullmatch(sha256):
+        return f"field 'sha256' is {_shown(sha256)}, not 64 hex digits"
+    for name in ("bytes", "seed"):
+        if not _is_int(record.get(name)) or record[name] < 0:
+            return f"field {name!r} is {_shown(record.get(name))}, not an integer >= 0"
+    if not isinstance(record.get("point"), dict):
+        return f"field 'point' is {_shown(record.get('point'))}, not an object"
+    for name, kinds, what in (("file", str, "a string"), ("written", str, "a string"),
+                              ("compute_seconds", (int, float), "a number")):
+        if name in record and (not isinstance(record[name], kinds)
+                               or isinstance(record[name], bool)):
+            return f"field {name!r} is {_shown(record[name])}, not {what}"
+    return None
+
+
+@dataclass(frozen=True)
+class ManifestLine:
+    """One line of a manifest: its number (from 1), its bytes (without the newline), and the
+    record it holds, or why it holds none (``problem``; ``torn``: not JSON, as a line a crash
+    cut short; ``terminated``: whether a newline ends it)."""
+
+    number: int
+    raw: bytes
+    record: dict[str, Any] | None
+    problem: str = ""
+    torn: bool = False
+    terminated: bool = True
+
+
+def parse_manifest(content: bytes, first: int = 1) -> list[ManifestLine]:
+    """Every line of a manifest's bytes, each decoded and checked on its own (any bytes);
+    ``first``: the number of the first line."""
+    pieces = content.split(b"\n")
+    last = len(pieces) - 1
+    lines = []
+    for index, raw in enumerate(pieces):
+        if index == last and raw == b"":
+            break  # after the final newline
+        number, terminated = first + index, index < last
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            problem = f"not UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1})"
+            lines.append(ManifestLine(number, raw, None, problem, terminated=terminated))
+            continue
+        try:
+            record = json.loads(text)
+        except (ValueError, RecursionError):
+            lines.append(ManifestLine(number, raw, None, "not JSON (cut short by a crash?)",
+                                      torn=True, terminated=terminated))
+            continue
+        problem = manifest_problem(record)
+        lines.append(ManifestLine(number, raw, None if problem else record, problem or "",
+                                  terminated=terminated))
+    return lines
+
+
+def manifest_entries(lines: list[ManifestLine],
+                     entries: dict[str, dict[str, Any]] | None = None
+                     ) -> dict[str, dict[str, Any]]:
+    """The listed points' entries by key: the last line for a key wins, a removal drops it
+    (``entries``: those of the lines before, updated in place)."""
+    entries = {} if entries is None else entries
+    for line in lines:
+        if line.record is None:
+            continue
+        if line.record.get("removed"):
+            entries.pop(line.record["key"], None)
+        else:
+            entries[line.record["key"]] = line.record
+    return entries
+
+
+def read_manifest(path: Path) -> list[ManifestLine]:
+    """:func:`parse_manifest` of the file at ``path`` (no lines if there is none)."""
+    try:
+        content = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    return parse_manifest(content)
+
+
+@dataclass
+class _ManifestRead:
+    """What :meth:`ResultStore.manifest` has read of a manifest file, to read only what was
+    appended since: the file (device, inode), the bytes of its complete lines, their number,
+    the last of them (to notice a file rewritten in place), and the entries they give."""
+
+    file: tuple[int, int]
+    offset: int = 0
+    count: int = 0
+    last: bytes = b""
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+_LOOK_UP = object()
+
+
+class PointLock:
+    """An exclusive lock on a point, held through an OS lock (``flock``) on ``path``, which the
+    kernel releases when the holder dies; the file exists only while someone holds or waits.
+
+    Removing a lock file races with a process that opened it and waits for its lock: that
+    process would then hold a lock on a file no longer at ``path`` while a third one creates a
+    new file there and locks that. So, once the OS lock is taken, the file at ``path`` is
+    checked to be the one locked (same device and inode), and if it is not (or is gone) the
+    lock is taken again on whatever is there now; the holder removes the file before releasing
+    it. One descriptor is open while the lock is held or awaited, none otherwise. A lock file
+    that cannot be opened raises :class:`~workbench.store.atomic.WriteFailed`.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._descriptor: int | None = None
+
+    @property
+    def is_locked(self) -> bool:
+        return self._descriptor is not None
+
+    def acquire(self, blocking: bool = True) -> bool:
+        """Take the lock (waiting for it unless ``blocking`` is false); whether it was taken."""
+        if self._descriptor is not None:
+            raise RuntimeError(f"{self.path} is already held by this lock")
+        while True:
+            try:
+                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as error:  # a read-only store, too many open files
+                raise WriteFailed(self.path, error) from error
+            try:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+                except BlockingIOError:
+                    os.close(descriptor)
+                    return False
+                held = os.fstat(descriptor)
+                try:
+                    there = os.stat(self.path)
+                except FileNotFoundError:
+                    there = None
+            except BaseException:
+                os.close(descriptor)
+                raise
+            if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+                self._descriptor = descriptor
+                return True
+            os.close(descriptor)  # its holder removed it meanwhile: lock what is there now
+
+    def release(self) -> None:
+        """Remove the lock file, then release the lock (nothing if not held)."""
+        descriptor, self._descriptor = self._descriptor, None
+        if descriptor is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(descriptor)
+
+    def __enter__(self) -> PointLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.release()
+
+
 @dataclass
 class ResultStore:
     """The stored points of one experiment (module docstring)."""
 
     root: Path
     experiment: str
+    warnings: TextIO | None = field(default=None, repr=False, compare=False)
+    _warned: set[tuple[int, bytes]] = field(default_factory=set, init=False, repr=False,
+                                            compare=False)
+    _read: _ManifestRead | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def directory(self) -> Path:
@@ -149,54 +363,106 @@ class ResultStore:
     def path(self, key: str) -> Path:
         return self.points_directory / f"{key}.nc"
 
-    def lock(self, key: str) -> FileLock:
-        """The lock a process holds while it computes and stores the point ``key``."""
+    def lock(self, key: str) -> PointLock:
+        """The lock a process holds while it computes and stores the point ``key`` (not yet
+        taken)."""
         self.points_directory.mkdir(parents=True, exist_ok=True)
-        return FileLock(self.points_directory / f"{key}.lock", thread_local=False)
+        return PointLock(self.points_directory / f"{key}.lock")
 
-    def claim(self, key: str) -> FileLock | None:
+    def claim(self, key: str) -> PointLock | None:
         """The point's lock, acquired, or ``None`` if another process holds it."""
         lock = self.lock(key)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            return None
-        return lock
+        return lock if lock.acquire(blocking=False) else None
 
-    def remove_orphaned_temporaries(self, claimed: set[str]) -> list[Path]:
-        """Delete the temporary files that crashed writers left: older than this process, or
-        of a point in ``claimed`` (whose lock this process holds, so no one else writes it)."""
-        def of_a_claimed_point(path: Path) -> bool:
-            return path.name[1:].split(".", 1)[0] in claimed  # .<key>.nc.<random>.tmp
+    def remove_orphaned_temporaries(self, keys: set[str]) -> list[Path]:
+        """Delete the temporary files that crashed writers left: those older than this
+        process, and those of a point in ``keys`` whose lock is free (no one writes it), taken
+        one at a time while the file is removed."""
+        started = process_started()
+        removed = []
+        directory = self.points_directory
+        for path in sorted(directory.glob(TEMPORARY_GLOB)) if directory.is_dir() else []:
+            key = path.name[1:].split(".", 1)[0]  # .<key>.nc.<random>.tmp
+            try:
+                if path.stat().st_mtime < started:
+                    path.unlink()
+                    removed.append(path)
+                elif key in keys and (lock := self.claim(key)) is not None:
+                    try:
+                        path.unlink()
+                        removed.append(path)
+                    finally:
+                        lock.release()
+            except FileNotFoundError:  # removed by another process meanwhile
+                continue
+        return removed
 
-        return remove_orphaned_temporaries(self.points_directory, of_a_claimed_point)
+    def manifest_lines(self) -> list[ManifestLine]:
+        """Every line of the manifest, each decoded and checked (:func:`read_manifest`)."""
+        return read_manifest(self.manifest_path)
 
     def manifest(self) -> dict[str, dict[str, Any]]:
-        """The valid points' entries by key (an unreadable line counts as absent)."""
-        try:
-            lines = self.manifest_path.read_text().splitlines()
-        except FileNotFoundError:
-            return {}
-        entries: dict[str, dict[str, Any]] = {}
-        for line in lines:
-            try:
-                record = json.loads(line)
-                key = record["key"]
-            except (ValueError, TypeError, KeyError):
-                continue  # a line cut short by a crash
-            if record.get("removed"):
-                entries.pop(key, None)
-            else:
-                entries[key] = record
-        return entries
+        """The listed points' entries by key (read-only: the dict is kept for the next call).
 
-    def load(self, key: str, entry: dict[str, Any] | None = None) -> xr.Dataset | None:
+        A line that cannot be used (:func:`parse_manifest`) counts as absent and is named once
+        in a warning on :attr:`warnings` (stderr); an unterminated last line that is not JSON
+        is skipped silently, as a writer may be appending it. Only the bytes appended since
+        the last call are read (a sweep waiting for many points reads the manifest for each),
+        unless the file was replaced or rewritten.
+        """
+        try:
+            with open(self.manifest_path, "rb") as stream:
+                status = os.fstat(stream.fileno())
+                read = self._read
+                if (read is None or read.file != (status.st_dev, status.st_ino)
+                        or status.st_size < read.offset):
+                    read = None
+                else:
+                    stream.seek(read.offset - len(read.last))
+                    content = stream.read()
+                    if content.startswith(read.last):
+                        content = content[len(read.last):]
+                    else:  # rewritten in place: read it all again
+                        read = None
+                if read is None:
+                    stream.seek(0)
+                    content = stream.read()
+                    read = _ManifestRead((status.st_dev, status.st_ino))
+        except FileNotFoundError:
+            self._read = None
+            return {}
+        end = content.rfind(b"\n") + 1
+        lines = parse_manifest(content[:end], first=read.count + 1)
+        manifest_entries(lines, read.entries)
+        if lines:
+            read.offset += end
+            read.count += len(lines)
+            read.last = lines[-1].raw + b"\n"
+        self._read = read
+        self._warn([line for line in lines if line.record is None])
+        tail = parse_manifest(content[end:], first=read.count + 1)
+        if tail and tail[0].record is not None:  # complete, but without its newline
+            return manifest_entries(tail, dict(read.entries))
+        return read.entries
+
+    def _warn(self, bad: list[ManifestLine]) -> None:
+        bad = [line for line in bad if (line.number, line.raw) not in self._warned]
+        if not bad:
+            return
+        self._warned.update((line.number, line.raw) for line in bad)
+        listed = "; ".join(f"line {line.number}: {line.problem}" for line in bad)
+        print(f"workbench: warning: {self.manifest_path}: {len(bad)} unusable line(s) skipped "
+              f"({listed}); the points they list are recomputed, and `workbench store verify "
+              "--repair` sets the lines aside", file=self.warnings or sys.stderr)
+
+    def load(self, key: str, entry: Any = _LOOK_UP) -> xr.Dataset | None:
         """The stored point, ``None`` if there is none; raises :class:`CorruptPoint`.
 
-        entry: the point's manifest entry if already read (:meth:`manifest`), else looked up.
+        entry: the point's manifest entry if already read (:meth:`manifest`; ``None``: it is
+            not listed), else looked up.
         """
         path = self.path(key)
-        if entry is None:
+        if entry is _LOOK_UP:
             entry = self.manifest().get(key)
         if entry is None:
             if path.exists():
@@ -221,14 +487,11 @@ class ResultStore:
         return dataset
 
     def quarantine(self, key: str) -> Path | None:
-        """Move a corrupt file aside (``.corrupt``) and drop it from the manifest."""
+        """Move a corrupt file aside (``.corrupt``, a fresh name if one is there already,
+        :func:`workbench.store.atomic.move_aside`) and drop it from the manifest."""
         path = self.path(key)
         self._record({"key": key, "removed": True})
-        if not path.exists():
-            return None
-        target = path.with_name(path.name + ".corrupt")
-        os.replace(path, target)
-        return target
+        return move_aside(path, ".corrupt")
 
     def save(self, key: str, identity: dict[str, Any], dataset: xr.Dataset,
              seconds: float) -> xr.Dataset:

@@ -17,6 +17,9 @@ from typing import Any
 
 KeyPath = tuple[str | int, ...]
 
+#: how deeply a study's tables and arrays may nest (the shipped ones nest three levels)
+MAX_DEPTH = 32
+
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=""")
 
@@ -65,15 +68,31 @@ class Document:
             match = re.search(r"line (\d+)", str(error))
             raise StudyError(source, int(match.group(1)) if match else None, "",
                              f"not valid TOML: {error}") from None
+        except (RecursionError, MemoryError):  # tomllib recurses into nested arrays/tables
+            raise StudyError(source, None, "", f"not a study: nested too deeply to read (a "
+                                               f"study nests at most {MAX_DEPTH} levels)") from None
+        _check_depth(source, data)
         return cls(source, data, _locate(text), text)
 
     @classmethod
     def read(cls, path: str | Path) -> Document:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            content = path.read_bytes()
         except OSError as error:
             raise StudyError(str(path), None, "", f"cannot be read: {error.strerror}") from None
+        if b"\x00" in content:
+            line = content[:content.index(b"\x00")].count(b"\n") + 1
+            raise StudyError(str(path), line, "", "not a study: a binary file (it holds NUL "
+                                                  "bytes), where a TOML text file is expected")
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = content[:error.start].count(b"\n") + 1
+            raise StudyError(str(path), line, "",
+                             f"not a study: not UTF-8 text (byte 0x{content[error.start]:02x} "
+                             f"at offset {error.start}); a study is a TOML file in "
+                             "UTF-8") from None
         return cls.parse(text, str(path))
 
     def line(self, path: KeyPath) -> int | None:
@@ -86,6 +105,20 @@ class Document:
 
     def error(self, path: KeyPath, message: str) -> StudyError:
         return StudyError(self.source, self.line(path), key_text(path), message)
+
+
+def _check_depth(source: str, data: dict) -> None:
+    """Refuse values nested deeper than :data:`MAX_DEPTH` (walked without recursion), so that
+    nothing downstream recurses into a hostile file."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise StudyError(source, None, "", f"not a study: nested more than {MAX_DEPTH} "
+                                               "levels deep")
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, dict | list))
 
 
 def _locate(text: str) -> dict[KeyPath, int]:

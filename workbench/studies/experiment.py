@@ -24,7 +24,8 @@ import numpy as np
 
 from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
-from workbench.run.experiment import Experiment
+from workbench.run.experiment import Experiment, results_bytes
+from workbench.run.plan import check_memory, check_point_count, check_work
 from workbench.studies import grid
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.schema import (
@@ -107,11 +108,25 @@ class StudyExperiment(Experiment):
             raise InvalidParameter(name, config[name], "changes the study's kind and so its "
                                                        "fields; write a study file of that kind")
         validate_kinds(config)
+        check_point_count(grid.count(config, self.study.product, self.study.zipped),
+                          f"{self.name} sweep")
+        total = 0
         for point in grid.points(config, self.study.product, self.study.zipped):
             try:
                 resolved = self.resolve(config, point)
                 if resolved["model"] == SHARDED:
                     validate_sharded_point(resolved)
+                if resolved.get("n_checkpoints", 0) > resolved["n_iterations"]:
+                    # checkpoints are distinct sample counts: a shorter run would have fewer,
+                    # and the points could not share the checkpoint dim
+                    at = ", ".join(f"{k} = {v}" for k, v in point.items()) or "the only point"
+                    raise InvalidParameter("n_checkpoints", resolved["n_checkpoints"],
+                                           f"must be at most n_iterations, which is "
+                                           f"{resolved['n_iterations']} at {at}")
+                # the plan's limits, point by point, before any plug-in is imported
+                total += _work(resolved)
+                check_work(self.name, total)
+                check_memory(self.name, _memory(resolved))
             except InvalidParameter as error:
                 at = ", ".join(f"{k} = {v}" for k, v in point.items())
                 written = config.get(error.field, error.value)
@@ -137,12 +152,10 @@ class StudyExperiment(Experiment):
         return self.plugin.point_identity(super().point_identity(config, point), point)
 
     def work(self, config, point):
-        if self.plugin.owns(point):
-            return 0
-        resolved = self.resolve(config, point)
-        if resolved["model"] == SHARDED:
-            return (resolved["burn_in"] + resolved["n_iterations"]) * resolved["n_replicates"]
-        return resolved["n_iterations"] * resolved["n_replicates"]
+        return 0 if self.plugin.owns(point) else _work(self.resolve(config, point))
+
+    def memory(self, config, point):
+        return 0 if self.plugin.owns(point) else _memory(self.resolve(config, point))
 
     def replicate_blocks(self, config, point):
         from workbench.engine.replay_setup import replicate_blocks
@@ -197,8 +210,10 @@ class StudyExperiment(Experiment):
         nested = np.empty(shape, dtype=object)
         for index, dataset in zip(np.ndindex(*shape), own, strict=True):
             nested[index] = dataset
+        # a value every point shares (the posterior's) stays without the sweep dims; one that
+        # a swept model field changes (noise_scale, say) takes them
         return xr.combine_nested(nested.tolist(), concat_dim=list(self.sweep_dims),
-                                 data_vars="minimal", coords="minimal", compat="equals",
+                                 data_vars="different", coords="minimal", compat="equals",
                                  join="exact", combine_attrs="override")
 
     # ------------------------------------------------------------------------ judgements
@@ -232,3 +247,15 @@ def rebuild_study(cls: type, text: str, origin: str, plugin) -> StudyExperiment:
     if cls is StudyExperiment:
         return StudyExperiment(loads(text, origin), plugin)
     return cls()
+
+
+def _work(resolved: dict) -> int:
+    """Replicate-updates of a resolved point of the study's own sweep."""
+    updates = resolved["n_iterations"] + (resolved["burn_in"] if resolved["model"] == SHARDED
+                                          else 0)
+    return updates * resolved["n_replicates"]
+
+
+def _memory(resolved: dict) -> int:
+    """Bytes a resolved point's results need at least (:func:`results_bytes`)."""
+    return results_bytes(resolved, _work(resolved) // max(int(resolved["n_replicates"]), 1))

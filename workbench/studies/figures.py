@@ -61,7 +61,7 @@ def _against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: s
     over = options["over"]
     quantity, error, exact = (("variance", "variance_se", "exact_variance") if kind == "slope"
                               else ("mse", "mse_se", "exact_mse"))
-    for suffix, data in kinds.slices(dataset, ctx.dims, over):
+    for suffix, data in kinds.point_slices(dataset, ctx.dims, over):
         fin = kinds.final(data).sel(test_function=function)
         x = data[over].values
         y = fin[quantity].sum("component").values

@@ -16,11 +16,18 @@ constants and the other values, in dependency order, through the whitelist of
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from bounds.expressions import BoundSyntaxError, evaluate, free_names
 from simulators.validation import InvalidParameter
 from workbench.studies.schema import fields
+
+
+def count(config: dict, product: tuple[str, ...], zipped: tuple[tuple[str, ...], ...]) -> int:
+    """How many points :func:`points` would list, without listing them."""
+    return math.prod([len(config[name]) for name in product]
+                     + [len(config[group[0]]) for group in zipped])
 
 
 def points(config: dict, product: tuple[str, ...], zipped: tuple[tuple[str, ...], ...]

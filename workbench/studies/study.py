@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from bounds.expressions import BoundSyntaxError, free_names
 from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
+from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
 #: what a study's name may be: it names ``<out>/<name>.nc`` and ``<out>/store/<name>/``, so no
 #: path separator, no leading dot (``..``), and a length a file system takes
 STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+#: fields that set the shape of a point's results: the points of a sweep must share it
+SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function")
 
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
@@ -118,6 +122,7 @@ class _SweepParameter(Parameter):
     def coerce(self, value):
         if not isinstance(value, list) or not value:
             raise InvalidParameter(self.name, value, "a sweep is a non-empty list")
+        check_point_count(len(value), f"sweep of {self.name}")  # before checking each value
         grid = []
         for i, v in enumerate(value):
             try:
@@ -202,6 +207,9 @@ def from_document(doc: Document) -> Study:
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
         if key in catalogue:
             raise doc.error(("constants", key), "is a study field; set it in its section")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise doc.error(("constants", key), f"must be a finite number, got "
+                                                f"{type(value).__name__} {value!r:.60}")
         constants[key] = _coerce(doc, ("constants", key), _constant_parameter(key, value), value)
 
     sweep = _table(doc, ("sweep",), data.get("sweep", {}))
@@ -226,6 +234,10 @@ def from_document(doc: Document) -> Study:
                                   f"{' / '.join(sorted(kinds & set(spec.fixed_in)))}: every "
                                   "point shares the posterior, references and shards it "
                                   "determines; run one study per value")
+        if key in SHAPE_FIELDS:
+            raise doc.error(path, "cannot be swept: it sets the shape every point's results "
+                                  "share (replicates, checkpoints, draws, components, test "
+                                  "functions); run one study per value")
         sweep_values[key] = _coerce(doc, path, _SweepParameter(known[key], value), value)
     zipped = (tuple(zipped_table),) if zipped_table else ()
     if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
