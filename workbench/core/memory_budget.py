@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from simulators import validation
+from workbench.core.scoped import scoped
 
 MEMORY_BUDGET = 1 << 30  # bytes: what one replay may hold at once, by default
 
@@ -26,11 +27,8 @@ def replay_memory_budget(budget: int | None) -> Iterator[None]:
     in it, wherever the task runs (this process, a pool worker, a Dask worker)."""
     budget = MEMORY_BUDGET if budget is None else validation.integer("memory_budget", budget,
                                                                      minimum=1)
-    token = _BUDGET.set(budget)
-    try:
+    with scoped(_BUDGET, budget):
         yield
-    finally:
-        _BUDGET.reset(token)
 
 
 def memory_budget_in_force() -> int:

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from simulators.validation import InvalidParameter
 from workbench.core.memory_budget import memory_budget_in_force
+from workbench.core.scoped import scoped
 
 MAX_POINTS = 10_000
 MAX_WORK = 10**12  # replicate-updates: days of compute at the engine's speed on one core
@@ -48,14 +47,9 @@ _LIMITS: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("plan_li
                                                                    default=None)
 
 
-@contextmanager
-def plan_limits(limits: Limits) -> Iterator[None]:
+def plan_limits(limits: Limits):
     """The limits every plan sized inside the block is held to (module docstring)."""
-    token = _LIMITS.set(limits)
-    try:
-        yield
-    finally:
-        _LIMITS.reset(token)
+    return scoped(_LIMITS, limits)
 
 
 def limits_in_force() -> Limits:
