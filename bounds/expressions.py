@@ -129,7 +129,11 @@ class Evaluator(Checker):
                 value = self._OPERATORS[type(node.op)](left, right)
             except (ZeroDivisionError, OverflowError, ValueError) as error:
                 raise self.refuse(node, f"cannot be computed ({error})") from None
-            if isinstance(value, complex) or not math.isfinite(value):
+            try:
+                finite = not isinstance(value, complex) and math.isfinite(value)
+            except OverflowError:  # an integer beyond the float range
+                finite = False
+            if not finite:
                 raise self.refuse(node, "is not a finite real number")
             return value
         if isinstance(node, ast.Call):

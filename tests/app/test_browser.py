@@ -123,6 +123,15 @@ def _switch(page, link: str, title: str, ready: str) -> float:
     return time.perf_counter() - started
 
 
+def _commit(editor, text: str) -> None:
+    """Type ``text`` into a Streamlit text area and commit it: Ctrl+Enter, then leaving the
+    box (either commits; on a loaded machine a key press can reach the box before its new value
+    has, and leaving it afterwards commits what it holds)."""
+    editor.fill(text)
+    editor.press("Control+Enter")
+    editor.blur()
+
+
 def _errors(page) -> list[str]:
     """Exceptions, error messages and Streamlit's dialogs (e.g. 'Page not found')."""
     shown = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"], '
@@ -170,12 +179,10 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
                   "Run the quick version from the sidebar")
             editor = page.get_by_label("study (TOML)")
             shipped = editor.input_value()
-            editor.fill(shipped.replace("batch_size = 10", "batch_sise = 10"))
-            editor.press("Control+Enter")
+            _commit(editor, shipped.replace("batch_size = 10", "batch_sise = 10"))
             page.get_by_text("Invalid study at line").wait_for(timeout=PAGE_SECONDS * 1000)
             assert any("batch_sise" in text and "unknown key" in text for text in _errors(page))
-            editor.fill(shipped)
-            editor.press("Control+Enter")
+            _commit(editor, shipped)
             page.get_by_role("button", name="Run my-stale-gaussian --quick").click()
             page.get_by_text("Verdicts of the last run").wait_for(timeout=PAGE_SECONDS * 1000)
             page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(

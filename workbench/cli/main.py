@@ -37,6 +37,7 @@ from workbench.run.executors import CONNECT_TIMEOUT, available_cores, check_opti
 from workbench.run.plan import MAX_POINTS, MAX_WORK, Limits, plan_limits
 from workbench.store.atomic import WriteFailed, require_writable
 from workbench.studies.document import StudyError
+from workbench.studies.user_code import CodeNotAllowed
 
 if TYPE_CHECKING:
     from bounds.verdict import Verdict
@@ -90,6 +91,12 @@ def _add_plan_options(parser: argparse.ArgumentParser) -> None:
                              f"{MAX_WORK:.0e})")
 
 
+def _add_code_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-code", action="store_true",
+                        help="run the Python a study file names (its own model): running such "
+                             "a study runs that code with your rights")
+
+
 def _add_set_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="assignments", action="append", default=[],
                         metavar="KEY=VALUE", help="override a parameter (TOML value)")
@@ -115,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("name", help="experiment name (see `workbench list`) or a study file "
                                   "(FILE.toml)")
     _add_sweep_options(run)
+    _add_code_option(run)
     _add_set_option(run)
     _add_plan_options(run)
     check = sub.add_parser("check", help="run an experiment (or --all) and print its verdicts")
@@ -123,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--all", action="store_true",
                        help="every registered experiment, with a summary table of verdicts")
     _add_sweep_options(check)
+    _add_code_option(check)
     _add_set_option(check)
     _add_plan_options(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
@@ -169,6 +178,11 @@ def check_arguments(args: argparse.Namespace) -> None:
     from workbench.run.runner import MAX_SEED
 
     args.seed = integer("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+    if getattr(args, "experiment", None) is not None and hasattr(args.experiment, "check_code"):
+        from workbench.studies.user_code import require_allowed
+
+        require_allowed(args.experiment.name, args.name, args.config, args.allow_code)
+        args.experiment.check_code(args.config, args.seed)
     args.executor = check_options(args.processes, args.scheduler, args.dask_local,
                                   args.connect_timeout, args.memory_budget)
     args.out = require_writable("--out", args.out)
@@ -370,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return execute(args)
-    except (InvalidParameter, StudyError) as error:
+    except (InvalidParameter, StudyError, CodeNotAllowed) as error:
         print(f"workbench: error: {error}", file=sys.stderr)
         return EXIT_INVALID
     except (WriteFailed, *_run_failures()) as error:

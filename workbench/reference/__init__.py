@@ -6,17 +6,24 @@ A long full-gradient Metropolis-adjusted run (MALA or HMC) over several chains
 expectations of test functions with their own Monte Carlo error and R-hat
 (:mod:`~workbench.reference.summary`), stored once per model, data and settings in the result
 store (:mod:`~workbench.reference.stored`), and compared with a sampler's estimates by a check
-whose error combines both (:mod:`~workbench.reference.compare`).
+whose error combines both (:mod:`~workbench.reference.compare`). Its settings as configuration
+parameters are :mod:`~workbench.reference.parameters`.
+
+The names below are resolved on first use: a study reads the ``reference_*`` parameters
+without importing xarray or arviz-stats (issue 15).
 """
 
-from workbench.reference.compare import combined_error, reference_check, reference_value
-from workbench.reference.settings import ReferenceSettings
-from workbench.reference.stored import (
-    REFERENCE_EXPERIMENT,
-    array_digest,
-    reference_identity,
-    reference_posterior,
-)
+import importlib
 
-__all__ = ["REFERENCE_EXPERIMENT", "ReferenceSettings", "array_digest", "combined_error",
-           "reference_check", "reference_identity", "reference_posterior", "reference_value"]
+_HOMES = {"combined_error": "compare", "reference_check": "compare",
+          "reference_value": "compare", "ReferenceSettings": "settings",
+          "REFERENCE_EXPERIMENT": "stored", "array_digest": "stored",
+          "reference_identity": "stored", "reference_posterior": "stored"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"workbench.reference.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'workbench.reference' has no attribute {name!r}")

@@ -1,10 +1,10 @@
 """What a study's ``[[check]]`` entries may say: the check kinds, the keys each takes for each
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
-Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements` and
-:mod:`.sharded_judgements` (the kinds are described there), which :meth:`Kind.run` imports when a
-check runs: they need xarray, scipy.stats and sympy, which loading, showing and configuring a
-study does not (issue 15).
+Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements`,
+:mod:`.sharded_judgements` and :mod:`.held_out_judgements` (the kinds are described there), which
+:meth:`Kind.run` imports when a check runs: they need xarray, scipy.stats and sympy, which
+loading, showing and configuring a study does not (issue 15).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.phi import BUILTIN
-from workbench.studies.schema import FEDERATED, GAUSSIAN, SHARDED, TRAVELING
+from workbench.studies.schema import FEDERATED, GAUSSIAN, HELD_OUT, SHARDED, TRAVELING
 from workbench.systems.distributed.references import REFERENCES
 
 if TYPE_CHECKING:
@@ -89,11 +89,17 @@ class Kind:
         """The entry's options; ``kinds``: the study's model and system kinds,
         ``estimators``: its gradient estimators (sharded studies)."""
         where = next((k for k in self.keys if k in kinds), None)
+        if where is None and self.name == "oracle" and set(kinds) & set(HELD_OUT):
+            model = next(k for k in kinds if k in HELD_OUT)
+            raise CheckOptionError("kind", f"an 'oracle' check needs a model with an exact "
+                                           f"oracle; {model} has none — use 'reference'")
         if where is None:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "
                                            f"{' / '.join(self.keys)} studies, not of "
                                            f"{' / '.join(sorted(kinds))}")
         _known_keys(entry, self.keys[where])
+        if where in HELD_OUT:
+            return self._held_out(entry, bounds)
         if where != GAUSSIAN:
             return self._sharded(entry, self.keys[where], dims, estimators)
         if self.name == "oracle":
@@ -106,7 +112,7 @@ class Kind:
             if isinstance(expected, bool) or not isinstance(expected, int | float):
                 raise CheckOptionError("expected", "must be a number")
             options["expected"] = float(expected)
-        if self.name in ("rate", "envelope"):
+        if self.name == "rate":
             options["bound"] = _bound(entry, bounds)
         if self.name == "rate":
             if "expected" in entry:
@@ -122,14 +128,37 @@ class Kind:
                                                     f"({error}); give expected") from None
             options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
         if self.name == "envelope":
-            split = entry.get("split", "checkerboard")
-            if split not in SPLITS:
-                raise CheckOptionError("split", f"must be one of {', '.join(SPLITS)}")
-            options["split"] = split
-            fixed = entry.get("fixed", {})
-            if not isinstance(fixed, dict):
-                raise CheckOptionError("fixed", "must be a table of symbol = value")
-            options["fixed"] = dict(fixed)
+            options.update(self._envelope(entry, bounds))
+        return options
+
+    def _held_out(self, entry: dict, bounds: Mapping) -> dict:
+        """Options of a check on a model without an oracle: its test functions are the
+        model's own and the study's expressions, known once the model is built, so a name is
+        checked against them when the check runs."""
+        function = entry.get("test_function")
+        if function is not None and not isinstance(function, str):
+            raise CheckOptionError("test_function", "must be the name of a test function")
+        options: dict[str, Any] = {"test_function": function}
+        if self.name == "reference" and "margin" in entry:
+            margin = entry["margin"]
+            if isinstance(margin, bool) or not isinstance(margin, int | float) or \
+                    not 0 < margin < float("inf"):
+                raise CheckOptionError("margin", "must be a positive number (φ's units)")
+            options["margin"] = float(margin)
+        if self.name == "envelope":
+            options.update(self._envelope(entry, bounds))
+        return options
+
+    def _envelope(self, entry: dict, bounds: Mapping) -> dict:
+        options: dict[str, Any] = {"bound": _bound(entry, bounds)}
+        split = entry.get("split", "checkerboard")
+        if split not in SPLITS:
+            raise CheckOptionError("split", f"must be one of {', '.join(SPLITS)}")
+        options["split"] = split
+        fixed = entry.get("fixed", {})
+        if not isinstance(fixed, dict):
+            raise CheckOptionError("fixed", "must be a table of symbol = value")
+        options["fixed"] = dict(fixed)
         return options
 
     def _sharded(self, entry: dict, keys: Sequence[str], dims: Sequence[str],
@@ -150,6 +179,10 @@ class Kind:
         from workbench.studies import gaussian_judgements as judgements
 
         rate = ctx.config["false_failure_rate"]
+        if ctx.config["model"] in HELD_OUT:
+            from workbench.studies import held_out_judgements
+
+            return held_out_judgements.judge(self.name, dataset, ctx, options)
         if ctx.config["model"] == SHARDED:
             return self._run_sharded(dataset, ctx, options, rate)
         given = options.get("test_function")
@@ -194,7 +227,9 @@ KINDS = {kind.name: kind for kind in (
     Kind("slope", {GAUSSIAN: ("test_function", "over", "expected")}),
     Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
                              "bootstrap_resamples")}),
-    Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed")}),
+    Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed"),
+                      **dict.fromkeys(HELD_OUT, ("test_function", "bound", "split", "fixed"))}),
+    Kind("reference", dict.fromkeys(HELD_OUT, ("test_function", "margin"))),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),

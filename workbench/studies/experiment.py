@@ -6,6 +6,8 @@ points come from its grid (:mod:`workbench.studies.grid`), each point runs the s
 Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks) or
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
 rounds),
+or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
+regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
 (:mod:`workbench.studies.gaussian_judgements`) and each check kind its default figure
 (:mod:`workbench.studies.figures`).
@@ -28,7 +30,9 @@ from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
 from workbench.studies import grid
 from workbench.studies.check_kinds import KINDS
+from workbench.studies.document import Document
 from workbench.studies.schema import (
+    HELD_OUT,
     SHARDED,
     fields,
     kind_fields,
@@ -36,6 +40,7 @@ from workbench.studies.schema import (
     validate_sharded_point,
 )
 from workbench.studies.study import Study, loads
+from workbench.studies.user_code import UserCodeError
 
 # the points, the checks and the figures (engine, xarray, scipy.stats, sympy, matplotlib) are
 # imported by the methods that run, combine, judge and draw: loading, showing and configuring a
@@ -116,6 +121,10 @@ class StudyExperiment(Experiment):
                 resolved = self.resolve(config, point)
                 if resolved["model"] == SHARDED:
                     validate_sharded_point(resolved)
+                if resolved["model"] in HELD_OUT:
+                    from workbench.systems.asynchronous.run import check_sizes
+
+                    check_sizes(resolved, resolved["n_iterations"], "n_iterations")
                 if resolved.get("n_checkpoints", 0) > resolved["n_iterations"]:
                     # checkpoints are distinct sample counts: a shorter run would have fewer,
                     # and the points could not share the checkpoint dim
@@ -137,6 +146,28 @@ class StudyExperiment(Experiment):
                                        f"{at or 'the only point'}, but {error.allowed}") from None
         self.plugin.validate(config)
         return config
+
+    def code_directory(self) -> Path | None:
+        """The study file's folder, searched first for a ``python`` model's module."""
+        origin = Path(self.study.origin)
+        return origin.parent.resolve() if origin.is_file() else None
+
+    def check_code(self, config: dict, seed: int) -> None:
+        """Build the researcher's model once and probe its protocol (:mod:`.user_code`),
+        before any work: a factory that does not import, fails, or breaks the protocol is a
+        :class:`~workbench.studies.document.StudyError` naming the key and line. Call it only
+        once running the code is allowed: it runs the code."""
+        if config["model"] not in HELD_OUT:
+            return
+        from workbench.studies import held_out_point
+
+        try:
+            held_out_point.check_model_of(self.name, config, seed, self.code_directory())
+        except UserCodeError as error:
+            named = "entry_point" if "entry_point" in self.study.values else "python"
+            key = error.key or ("model", named if config["model"] == "python" else "kind")
+            doc = Document.parse(self.study.text, self.study.origin)
+            raise doc.error(key, str(error)) from None
 
     # ------------------------------------------------------------------------- the sweep
     def points(self, config):
@@ -160,7 +191,7 @@ class StudyExperiment(Experiment):
     def replicate_blocks(self, config, point):
         from workbench.engine.replay_setup import replicate_blocks
 
-        if self.plugin.owns(point) or config["model"] == SHARDED:
+        if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT):
             return 1
         return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
 
@@ -172,6 +203,12 @@ class StudyExperiment(Experiment):
 
             return self._zipped_coords(sharded_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
+        if config["model"] in HELD_OUT:
+            from workbench.studies import held_out_point
+
+            return self._zipped_coords(held_out_point.run_point(
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
+                self.code_directory()), point)
         return super().run_point(config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
@@ -251,8 +288,8 @@ def rebuild_study(cls: type, text: str, origin: str, plugin) -> StudyExperiment:
 
 def _work(resolved: dict) -> int:
     """Replicate-updates of a resolved point of the study's own sweep."""
-    updates = resolved["n_iterations"] + (resolved["burn_in"] if resolved["model"] == SHARDED
-                                          else 0)
+    with_burn_in = resolved["model"] in (SHARDED, *HELD_OUT)
+    updates = resolved["n_iterations"] + (resolved["burn_in"] if with_burn_in else 0)
     return updates * resolved["n_replicates"]
 
 

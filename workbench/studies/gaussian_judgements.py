@@ -261,7 +261,7 @@ def variance_slope_check(data: xr.Dataset, function: str, over: str, expected: f
 
 # ----------------------------------------------------------------------------------- bounds
 
-def _fixed(bound: Bound, config: Mapping) -> dict:
+def fixed_symbols(bound: Bound, config: Mapping) -> dict:
     """Values of the bound's symbols the study holds fixed (config scalars), by name."""
     names = {s.name for s in bound.expression.free_symbols if not SYMBOLS[s].hidden_constant}
     return {name: config[name] for name in names
@@ -287,7 +287,7 @@ def _rate(expression) -> tuple[float, Any]:
     return float(symbolic.leading_exponent(expression, n_iterations)), None
 
 
-def _hypothesis(bound: Bound) -> str:
+def bound_hypothesis(bound: Bound) -> str:
     tag = "a hypothesis under test" if bound.is_hypothesis else bound.provenance
     return f"{bound.title} ({bound.source}; {tag})"
 
@@ -307,7 +307,7 @@ def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
         lengths = fin["n_iterations"].values
         exact = (fin["exact_mse"].sel(test_function=function).sum("component"))
         exact_slope = float(ols_slopes(np.log(lengths), np.log(exact.values)))
-        detail = (f"{_hypothesis(bound)}: at its optimal step"
+        detail = (f"{bound_hypothesis(bound)}: at its optimal step"
                   + (f" h* = {optimal_step}" if optimal_step else "")
                   + f" the MSE is O(L^({expected:.3g})); the measured slope against {over} "
                   f"must not be shallower. The exact oracle's MSE of φ̂({function}) has slope "
@@ -367,7 +367,7 @@ def envelope_fit(dataset: xr.Dataset, ctx: Context, options: dict) -> EnvelopeFi
         errors = squared.std("replicate", ddof=1) / np.sqrt(count)
     values = grid_values(dataset, bound, ctx.config)
     declared = ctx.bounds[options["bound"]].fixed
-    fixed = {k: v for k, v in {**_fixed(bound, ctx.config), **declared,
+    fixed = {k: v for k, v in {**fixed_symbols(bound, ctx.config), **declared,
                                **options["fixed"]}.items() if k not in values}
     calibration = calibration_mask(dataset, ctx.dims, options["split"]).broadcast_like(observed)
     envelope = fit_envelope(bound, values, observed, calibration, fixed=fixed,
@@ -385,7 +385,7 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
         exact = dataset["exact_mse"].sel(test_function=function).sum("component")
         evidence["exact_ratio_max"] = float((exact / fit.envelope(fit.values))
                                             .where(fit.held_out).max())
-    detail = (f"{_hypothesis(bound)}: its terms {', '.join(fit.envelope.terms)} with "
+    detail = (f"{bound_hypothesis(bound)}: its terms {', '.join(fit.envelope.terms)} with "
               f"non-negative constants fitted on the {options['split']} calibration part must "
               "stay above the MSE of the held-out part.")
     if np.all(np.isfinite(fit.envelope.coefficients)):

@@ -11,13 +11,18 @@ A field marked ``expression`` may also be given as a string, evaluated per sweep
 the other values and the ``[constants]`` (:mod:`workbench.studies.grid`), e.g.
 ``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"`` (seed 001 §5.1).
 
-Two point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussian_point`, systems
-constant / uniform / asynchronous, the linear samplers) and sharded Gaussian data
+Three point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussian_point`, systems
+constant / uniform / asynchronous, the linear samplers), sharded Gaussian data
 (:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD
-with the D-SGLD or FSGLD gradient). A field marked ``only`` means something for those model or
-system kinds alone, and is refused in a study of another kind; one marked ``fixed_in`` cannot be
-swept in a study of those kinds (the sharded point stores the posterior, references and shards
-once, so what they depend on is the same at every point).
+with the D-SGLD or FSGLD gradient), and a model without an exact oracle scored by test
+functions against a reference posterior (:mod:`.held_out_point`, the asynchronous system, any
+sampler): Bayesian logistic regression (seed 001 §5.1), or the researcher's own model, a
+Python object named by ``python`` or an installed entry point named by ``entry_point``
+(:mod:`.user_code`; running it needs ``--allow-code``). A field marked ``only`` means
+something for those model or system kinds alone, and is refused in a study of another kind;
+one marked ``fixed_in`` cannot be swept in a study of those kinds (the sharded point stores the
+posterior, references and shards once, and a held-out point its model and reference posterior,
+so what they depend on is the same at every point).
 """
 
 from __future__ import annotations
@@ -38,7 +43,11 @@ from workbench.core.validators import (
     positive,
     rate,
 )
-from workbench.samplers import LINEAR_SAMPLER_NAMES
+from workbench.reference.parameters import REFERENCE_PARAMETERS
+from workbench.samplers import LINEAR_SAMPLER_NAMES, SAMPLER_NAMES
+from workbench.studies.user_code import ENTRY_POINT_GROUPS, entry_point_name, object_path
+from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
+from workbench.systems.asynchronous.run import RUN_PARAMETERS
 from workbench.systems.distributed import WELLING_TEH_HELP
 from workbench.systems.distributed.data import DATA_REGIMES
 from workbench.systems.distributed.federation import METHODS, SURROGATES
@@ -83,25 +92,98 @@ class Field:
 
 GAUSSIAN = "gaussian-mean"
 SHARDED = "sharded-gaussian"
+LOGISTIC = "logistic-regression"
+PYTHON = "python"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
+ASYNCHRONOUS = "asynchronous"
+#: the model kinds scored on test functions against a reference posterior (no exact oracle)
+HELD_OUT = (LOGISTIC, PYTHON)
 #: the systems of each model kind: a fixed or i.i.d. staleness sequence or a simulated
 #: server for the Gaussian mean; seed 004's traveling chains or seed 002's federated rounds
-#: for sharded data
-SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", "asynchronous"), SHARDED: (TRAVELING, FEDERATED)}
-SYSTEMS = tuple(s for systems in SYSTEMS_OF.values() for s in systems)
+#: for sharded data; the simulated server for a model without an oracle
+SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS), SHARDED: (TRAVELING, FEDERATED),
+              LOGISTIC: (ASYNCHRONOUS,), PYTHON: (ASYNCHRONOUS,)}
+SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in systems))
 MODELS = tuple(SYSTEMS_OF)
-#: the samplers and estimators each system runs
-SAMPLERS_OF = {TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
+#: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
+#: mean covers the samplers that are linear on it)
+SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
-_G, _S, _T, _F = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,)
+_G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
+_GH = _G + _H
+_GS = _G + _S
+
+
+def _arguments(name, value):
+    """A flat table of numbers, strings, booleans or lists of them (the keyword arguments of
+    the researcher's model)."""
+    if not isinstance(value, dict):
+        raise validation.InvalidParameter(name, value, "must be a table of keyword arguments")
+    for key, entry in value.items():
+        items = entry if isinstance(entry, list) else [entry]
+        if not key.isidentifier() or not all(isinstance(v, bool | int | float | str)
+                                             for v in items):
+            raise validation.InvalidParameter(f"{name}.{key}", entry,
+                                              "must be a number, string, boolean or a list "
+                                              "of them, under an identifier")
+    return dict(value)
+
+
+class TableParameter(Parameter):
+    """A parameter whose value is a table (a dict), checked by its validator alone."""
+
+    def coerce(self, value):
+        return self.validate(self.name, value)
+
+
+class ExpressionListParameter(Parameter):
+    """A possibly empty list of test-function expressions in θ's components, each checked
+    through the whitelist of :mod:`workbench.core.phi_expressions` (never executed)."""
+
+    def coerce(self, value):
+        from bounds.expressions import BoundSyntaxError
+        from workbench.core.phi_expressions import components
+
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise validation.InvalidParameter(self.name, value, "must be a list of strings")
+        for i, text in enumerate(value):
+            try:
+                components(text)
+            except BoundSyntaxError as error:
+                raise validation.InvalidParameter(f"{self.name}[{i}]", text,
+                                                  str(error)) from None
+        if len(set(value)) != len(value):
+            raise validation.InvalidParameter(self.name, value, "must not repeat a function")
+        return list(value)
+
+
+#: fields declared once elsewhere (the logistic model's data, the held-out run, the reference
+#: chains), taken as they are
+_SHARED = {p.name: p for p in (*LOGISTIC_PARAMETERS, *RUN_PARAMETERS, *REFERENCE_PARAMETERS)}
 
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "model": (
         Field("kind", Parameter("model", GAUSSIAN,
-                                "model: the Gaussian mean (exact oracle, docs/math.md §8), or the "
-                                "Gaussian mean on sharded data (seeds 002, 004)",
-                                choices=MODELS), fixed_in=_S),
+                                "model: the Gaussian mean (exact oracle, docs/math.md §8), the "
+                                "Gaussian mean on sharded data (seeds 002, 004), Bayesian "
+                                "logistic regression (seed 001 §5.1), or python: the "
+                                "researcher's own model (python or entry_point)",
+                                choices=MODELS), fixed_in=_S + _H),
+        Field("python", Parameter("python", "module:attribute",
+                                  "python model: the factory called as factory(rng, "
+                                  "**arguments), a module beside the study file or installed",
+                                  object_path), only=(PYTHON,), fixed_in=_H),
+        Field("entry_point", Parameter("entry_point", "name",
+                                       "python model: an entry point of group "
+                                       f"{ENTRY_POINT_GROUPS['model']} an installed package "
+                                       "declares (instead of python)", entry_point_name),
+              only=(PYTHON,), fixed_in=_H),
+        Field("arguments", TableParameter("arguments", {}, "python model: keyword arguments "
+                                          "of the factory", _arguments),
+              only=(PYTHON,), fixed_in=_H),
+        *(Field(name, _SHARED[name], only=(LOGISTIC,), fixed_in=_H)
+          for name in ("n_train", "n_test", "initial_scale", "n_test_points")),
         Field("n_data", Parameter("n_data", 1000, "number of data points N", at_least_one),
               only=_G),
         Field("shard_sizes", Parameter("shard_sizes", [200] * 10,
@@ -114,16 +196,17 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("centre_half_width", Parameter("centre_half_width", 6.0,
                                              "blobs: centres uniform on [-w, w]^d (seed 002: 6)",
                                              positive), only=_S, fixed_in=_S),
-        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one), fixed_in=_S),
+        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one), only=_GS,
+              fixed_in=_S),
         Field("true_mean", Parameter("true_mean", 0.0,
                                      "data are drawn from N(true_mean, noise_scale²)", finite),
-              fixed_in=_S),
+              only=_GS, fixed_in=_S),
         Field("noise_scale", Parameter("noise_scale", 1.0, "likelihood standard deviation σ_x",
-                                       positive), fixed_in=_S),
+                                       positive), only=_GS, fixed_in=_S),
         Field("prior_scale", Parameter("prior_scale", 1.0, "prior standard deviation σ₀",
-                                       positive), fixed_in=_S),
+                                       positive), only=_GS + (LOGISTIC,), fixed_in=_S + _H),
         Field("prior_mean", Parameter("prior_mean", 0.0, "prior mean m₀", finite),
-              fixed_in=_S),
+              only=_GS, fixed_in=_S),
     ),
     "system": (
         Field("kind", Parameter("system", "constant",
@@ -132,31 +215,31 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                 "with n_workers workers (seed 001 Appendix A); traveling-chains: "
                                 "one chain per shard rotating over the workers (seed 004 §3.2); "
                                 "federated-rounds: a random client per round of local updates "
-                                "(seed 002 Algorithm 1)", choices=SYSTEMS), fixed_in=_S),
+                                "(seed 002 Algorithm 1)", choices=SYSTEMS), fixed_in=_S + _H),
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
                                      non_negative_int), expression=True, only=_G),
         Field("n_workers", Parameter("n_workers", 1, "workers P of the asynchronous server",
-                                     at_least_one), expression=True, only=_G),
+                                     at_least_one), expression=True, only=_GH),
         Field("latency", Parameter("latency", "exponential",
                                    "distribution of one gradient computation time",
-                                   choices=LATENCY_KINDS), only=_G),
+                                   choices=LATENCY_KINDS), only=_GH),
         Field("latency_mean", Parameter("latency_mean", 1.0,
-                                        "mean gradient computation time μ", positive), only=_G),
+                                        "mean gradient computation time μ", positive), only=_GH),
         Field("latency_shape", Parameter("latency_shape", 1.0,
                                          "lognormal σ or gamma shape of the latency", positive),
-              only=_G),
+              only=_GH),
         Field("server_update_time", Parameter("server_update_time", 0.3,
                                               "server time u per applied update", non_negative),
-              only=_G),
+              only=_GH),
         Field("network_delay", Parameter("network_delay", 0.1, "one-way message delay δ",
-                                         non_negative), only=_G),
+                                         non_negative), only=_GH),
         Field("straggler_probability", Parameter(
             "straggler_probability", 0.0, "probability that a computation straggles",
-            _probability), only=_G),
+            _probability), only=_GH),
         Field("straggler_slowdown", Parameter(
             "straggler_slowdown", 1.0, "how many times longer a straggling computation takes",
-            _slowdown), only=_G),
+            _slowdown), only=_GH),
         Field("trajectory_length", Parameter(
             "trajectory_length", 100, "τ: updates per visit, the same on every worker "
             "(seed 004 §3.2.1)", at_least_one), expression=True, only=_T),
@@ -177,12 +260,13 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
               only=_F),
     ),
     "sampler": (
-        Field("kind", Parameter("sampler", "sgld", "integrator", choices=LINEAR_SAMPLER_NAMES),
+        Field("kind", Parameter("sampler", "sgld", "integrator (the Gaussian mean: the linear "
+                                "ones its oracle covers)", choices=SAMPLER_NAMES),
               fixed_in=_S),
         Field("step_size", Parameter("step_size", 0.001, "step size h (Chen convention)",
-                                     positive), expression=True, only=_G),
-        Field("friction", Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)",
-                                    positive), only=_G),
+                                     positive), expression=True, only=_GH),
+        Field("friction", Parameter("friction", 1.0, "SGHMC friction D, SGNHT diffusion A "
+                                                     "(unused by SGLD)", positive), only=_GH),
         Field("welling_teh_step_size", Parameter("welling_teh_step_size", 1e-4,
                                                  WELLING_TEH_HELP, positive),
               only=_S, fixed_in=_S),
@@ -220,7 +304,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                         "(sharded: updates per chain after the burn-in)",
                                         at_least_one), expression=True, fixed_in=_F),
         Field("burn_in", Parameter("burn_in", 1000, "updates per chain before the window",
-                                   non_negative_int), expression=True, only=_S),
+                                   non_negative_int), expression=True, only=_S + _H),
         Field("thin", Parameter("thin", 10, "keep every thin-th update as a sample for the "
                                             "figures", at_least_one), only=_S, fixed_in=_F),
         Field("n_replicates", Parameter("n_replicates", 200, "independent runs R per point "
@@ -231,7 +315,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("n_checkpoints", Parameter("n_checkpoints", 30,
                                          "log-spaced sample counts at which φ̂_L is kept "
                                          "(federated: window lengths of the error curve)",
-                                         at_least_one), only=_G + _F, fixed_in=_F),
+                                         at_least_one), only=_G + _F + _H, fixed_in=_F),
         Field("initial_position", Parameter("initial_position", 1.0,
                                             "starting value θ₀ of every coordinate", finite)),
         Field("batch_size", Parameter("batch_size", 10, "minibatch size n", at_least_one),
@@ -241,6 +325,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("test_function", Parameter("test_function", "theta_squared",
                                          "φ whose MSE the invariance and figures use",
                                          choices=tuple(BUILTIN)), only=_G),
+        Field("test_functions", ExpressionListParameter(
+            "test_functions", [], "test functions φ(θ) in θ's components, beside the model's "
+            "own held-out ones, e.g. \"theta[0]*theta[1]\""), only=_H),
+        Field("n_evaluations", _SHARED["n_evaluations"], only=_H),
         Field("confidence", Parameter("confidence", 0.95,
                                       "level of the stored confidence intervals", rate)),
         Field("false_failure_rate", Parameter(
@@ -249,12 +337,13 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("divergence_threshold", Parameter(
             "divergence_threshold", 1e6,
             "a replicate whose |θ| exceeds this is marked diverged and left out", positive),
-              only=_G),
+              only=_GH),
         Field("n_draws", Parameter("n_draws", 0, "equally spaced draws kept per replicate "
                                                  "(0: none)", non_negative_int), only=_G),
         Field("grid_half_width", Parameter("grid_half_width", 7.0,
                                            "γ_s², ε_s² are maximised over [-w, w]^d (seed 002: "
                                            "7)", positive), only=_F, fixed_in=_S),
+        *(Field(p.name, p, only=_H) for p in REFERENCE_PARAMETERS),
         Field("grid_points", Parameter("grid_points", 101, "grid points per axis for γ_s², "
                                                            "ε_s²", at_least_two),
               only=_F, fixed_in=_S),
@@ -279,9 +368,15 @@ def validate_kinds(values: dict) -> None:
     if system not in SYSTEMS_OF[model]:
         raise validation.InvalidParameter("system", system, f"a {model} study runs on "
                                                             f"{' / '.join(SYSTEMS_OF[model])}")
-    if system in SAMPLERS_OF and value("sampler") not in SAMPLERS_OF[system]:
-        raise validation.InvalidParameter("sampler", value("sampler"),
-                                          f"{system} runs {' / '.join(SAMPLERS_OF[system])}")
+    for runner in (model, system):
+        if runner in SAMPLERS_OF and value("sampler") not in SAMPLERS_OF[runner]:
+            raise validation.InvalidParameter("sampler", value("sampler"),
+                                              f"{runner} runs {' / '.join(SAMPLERS_OF[runner])}")
+    named = [k for k in ("python", "entry_point") if value(k) != catalogue[k].parameter.default]
+    if model == PYTHON and len(named) != 1:
+        raise validation.InvalidParameter("python", value("python"), "a python model "
+                                          "names its factory by python or by entry_point "
+                                          "(exactly one of them)")
     for name in value("estimator"):
         if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
             runs = " / ".join(ESTIMATORS_OF[system])

@@ -41,14 +41,10 @@ from scipy.special import expit
 from simulators.schedule import Schedule
 from simulators.seeding import derive, generator
 from workbench.engine.replay import replay
-from workbench.experiments.downpour_period.parameters import DATA_KEYS, REFERENCE_KEYS
+from workbench.experiments.downpour_period.parameters import DATA_KEYS
 from workbench.models.logistic import LogisticRegression
-from workbench.reference import (
-    ReferenceSettings,
-    array_digest,
-    reference_posterior,
-    reference_value,
-)
+from workbench.reference import array_digest, reference_posterior, reference_value
+from workbench.reference.parameters import REFERENCE_KEYS, reference_settings
 from workbench.run.experiment import point_key
 from workbench.samplers.sgld import SGLD
 from workbench.stats.estimators import summarize
@@ -57,13 +53,6 @@ from workbench.systems.protocols.run import make_protocol
 
 TEST_FUNCTION = "log_loss"
 PREFIX = "logistic_"
-
-
-def reference_settings(config: dict) -> ReferenceSettings:
-    return ReferenceSettings(method="hmc", chains=config["reference_chains"],
-                             draws=config["reference_draws"],
-                             warmup=config["reference_warmup"],
-                             leapfrog_steps=config["reference_leapfrog_steps"])
 
 
 def laplace_approximation(model: LogisticRegression) -> tuple[np.ndarray, np.ndarray]:

@@ -6,22 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simulators import validation
 from workbench.core.parameters import Parameter
 from workbench.core.validators import at_least_one, at_least_two, positive
+from workbench.reference.parameters import REFERENCE_PARAMETERS
 from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
 
 DATA_KEYS = ("data", "n_train", "n_test", "prior_scale", "n_test_points")
 #: smaller than a9a's sizes: the reference chains run on the whole training set
 DATA_DEFAULTS = {"n_train": 2000, "n_test": 1000, "n_test_points": 300}
-REFERENCE_KEYS = ("reference_chains", "reference_draws", "reference_warmup",
-                  "reference_leapfrog_steps")
-
-
-def at_least_hundred(name, value):
-    """Reference draws per chain: batch means need batches
-    (:class:`workbench.reference.ReferenceSettings`)."""
-    return validation.integer(name, value, minimum=100)
 
 
 LOGISTIC_RUN_PARAMETERS = (
@@ -33,11 +25,5 @@ LOGISTIC_RUN_PARAMETERS = (
               at_least_one),
     Parameter("logistic_replicates", 100, "logistic regression: independent runs R",
               at_least_two),
-    Parameter("reference_chains", 8, "reference posterior: HMC chains", at_least_two),
-    Parameter("reference_draws", 2000, "reference posterior: kept draws per chain",
-              at_least_hundred),
-    Parameter("reference_warmup", 500, "reference posterior: adaptation steps per chain",
-              at_least_one),
-    Parameter("reference_leapfrog_steps", 10, "reference posterior: HMC leapfrog steps",
-              at_least_one),
+    *REFERENCE_PARAMETERS,
 )

@@ -122,9 +122,13 @@ def network_model(experiment: str, config: dict, seed, network: str):
 
 def initial_positions(model, config: dict, rng: np.random.Generator,
                       shape: tuple[int, int]) -> np.ndarray:
-    """Dispersed starts ``(replicate, server, d)`` (module docstring)."""
+    """Dispersed starts ``(replicate, server, d)`` (module docstring); a model of the
+    researcher's own without ``initial_position`` starts every coordinate at the study's
+    ``initial_position``."""
     from workbench.models.logistic import LogisticRegression
 
     if isinstance(model, LogisticRegression):
         return config["initial_scale"] * rng.standard_normal(shape + (model.dim,))
-    return model.initial_position(rng, shape)
+    if not hasattr(model, "initial_position"):
+        return np.full(shape + (model.dim,), float(config["initial_position"]))
+    return np.asarray(model.initial_position(rng, shape), dtype=float)

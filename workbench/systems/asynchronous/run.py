@@ -92,25 +92,29 @@ def schedule_for(experiment: str, config: dict, point: dict, seed, n_workers: in
 
 
 def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
-                     n_workers: int) -> dict:
+                     n_workers: int, burn_in: int = 0) -> dict:
     """Per-checkpoint iterations per worker and simulated time (mean over servers), and the
-    realised staleness: the coordinates of seed 001's Figure 2 axes."""
+    realised staleness: the coordinates of seed 001's Figure 2 axes. ``iterations`` count the
+    updates after the first ``burn_in`` of the ``n_updates`` simulated."""
     staleness = schedule.update_staleness(n_updates)
     times = schedule.update_times(n_updates).mean(axis=1)
     return {
         "iterations": ("checkpoint", iterations),
         "iterations_per_worker": ("checkpoint", iterations / n_workers),
-        "time": ("checkpoint", times[iterations - 1]),
+        "time": ("checkpoint", times[burn_in + iterations - 1]),
         "mean_staleness": ((), float(staleness.mean())),
         "max_staleness": ((), int(staleness.max())),
     }
 
 
 def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
-                 n_servers: int, n_updates: int) -> xr.Dataset:
+                 n_servers: int, n_updates: int, burn_in: int = 0,
+                 test_functions=None) -> xr.Dataset:
     """Server-averaged held-out φ̂_L per replicate at log-spaced checkpoints.
 
-    Reads :data:`RUN_PARAMETERS` from ``config``.
+    Reads :data:`RUN_PARAMETERS` from ``config``. The chains run ``burn_in + n_updates``
+    updates and φ̂_L averages the draws of the last ``n_updates`` (L counts from the end of the
+    burn-in); ``test_functions``: the φ scored, by default the model's held-out ones.
     Dims: ``estimate`` ``(test_function, checkpoint, replicate)``; ``diverged``
     ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`; the diagnostics
     of the scored draws (:func:`workbench.stats.diagnostics.diagnose`, every replicate-server
@@ -124,39 +128,41 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     from workbench.systems.asynchronous.models import initial_positions
 
     n_replicates = config["n_replicates"]
-    schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, n_updates)
+    total = burn_in + n_updates
+    schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, total)
     thin = max(1, n_updates // config["n_evaluations"])
-    n_draws = n_updates // thin
     start = initial_positions(model, config, generator(seed, experiment, "initial"),
                               (n_replicates, n_servers))
     run = replay(schedule, make_sampler(config["sampler"], config["step_size"],
                                         config["friction"]),
-                 model.minibatch_gradient(), n_updates=n_updates, n_replicates=n_replicates,
+                 model.minibatch_gradient(), n_updates=total, n_replicates=n_replicates,
                  initial_position=start, seed=derive(seed, experiment, point_key(point),
                                                      "engine"),
                  batch_size=config["batch_size"], test_functions=(), thin=thin,
                  replicate_block=n_replicates,
                  divergence_threshold=config["divergence_threshold"])
     diverged = (run.diverged_at >= 0).any(axis=1)
-    checkpoints = log_checkpoints(n_draws, config["n_checkpoints"])
-    functions = model.test_functions()
+    kept = run.draw_iterations > burn_in
+    draws, draw_iterations = run.draws[:, :, kept], run.draw_iterations[kept] - burn_in
+    checkpoints = log_checkpoints(draw_iterations.size, config["n_checkpoints"])
+    functions = model.test_functions() if test_functions is None else tuple(test_functions)
     estimates, values = [], {}
     with np.errstate(all="ignore"):
         for function in functions:
-            values[function.name] = function(run.draws)  # (replicate, server, draw, 1)
+            values[function.name] = function(draws)  # (replicate, server, draw, 1)
             running = (np.cumsum(values[function.name][..., 0], axis=-1)[..., checkpoints - 1]
                        / checkpoints)
             estimates.append(running.mean(axis=1).T)  # servers pooled: (checkpoint, replicate)
     estimate = np.stack(estimates)
-    diagnostics = diagnose(run.draws, values, lambda theta: -model.potential_gradient(theta),
+    diagnostics = diagnose(draws, values, lambda theta: -model.potential_gradient(theta),
                            valid=~diverged,
                            positionwise=is_positionwise(model.potential_gradient)
                            ).isel(component=0, drop=True)
     estimate[:, :, diverged] = np.nan
-    iterations = run.draw_iterations[checkpoints - 1]
+    iterations = draw_iterations[checkpoints - 1]
     data = {"estimate": (("test_function", "checkpoint", "replicate"), estimate),
             "diverged": ("replicate", diverged),
-            **schedule_summary(schedule, n_updates, iterations, n_workers),
+            **schedule_summary(schedule, total, iterations, n_workers, burn_in),
             **{name: diagnostics[name].variable for name in diagnostics.data_vars}}
     return xr.Dataset(data, coords={"test_function": [f.name for f in functions],
                                     "checkpoint": np.arange(checkpoints.size),

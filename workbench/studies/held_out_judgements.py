@@ -1,0 +1,122 @@
+"""The check kinds of a study on a model without an exact oracle (:mod:`.held_out_point`), judged
+against its reference posterior, whose own Monte Carlo error enters every comparison.
+
+- ``reference``: at every sweep point and for every test function (or the one named), the
+  replicates' mean of φ̂_L at the last checkpoint against the reference's E_π φ
+  (:func:`workbench.reference.reference_check`): the difference's error combines the run's
+  σ_run = sd/√R and the reference's σ_ref; the margin is half a replicate's standard deviation
+  (the ``oracle`` default of :data:`bounds.equivalence.DEFAULT_MARGINS`) unless the check gives
+  ``margin`` in φ's units. One family over all of them (Bonferroni at the run's
+  ``false_failure_rate``).
+- ``envelope``: a bound's terms with non-negative constants, fitted on a calibration part of
+  the grid (as for the Gaussian mean, :func:`.gaussian_judgements.envelope_fit`), stay above the
+  held-out excess error E(φ̂_L − E_π φ)², measured against the reference mean m: the replicates'
+  mean of (φ̂_L − m)² estimates it plus σ_ref² (the reference's own error, independent of the
+  run), so σ_ref² is subtracted, and its error is the run's standard error combined with
+  2·√(excess)·σ_ref, the first-order effect of the reference's error on the squared distance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bounds.checks import envelope_check, fit_envelope
+from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
+from workbench.reference import reference_check
+from workbench.studies.gaussian_judgements import (
+    Context,
+    bound_hypothesis,
+    calibration_mask,
+    fixed_symbols,
+    grid_values,
+    point_label,
+    sweep_points,
+)
+
+
+def _functions(dataset: xr.Dataset, given: str | None) -> list[str]:
+    names = [str(n) for n in dataset["test_function"].values]
+    if given is not None and given not in names:
+        raise ValueError(f"test_function {given!r} is not a test function of this study "
+                         f"({', '.join(names)})")
+    return [given] if given else names
+
+
+def reference_view(at: xr.Dataset) -> xr.Dataset:
+    """The reference values kept with a point, in the form
+    :func:`workbench.reference.reference_check` reads."""
+    return xr.Dataset({"mean": at["reference_mean"],
+                       "mean_mc_error": at["reference_mean_mc_error"],
+                       "rhat": at["reference_rhat"]}).expand_dims(component=[0], axis=-1)
+
+
+def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    functions = _functions(dataset, options.get("test_function"))
+    points = sweep_points(dataset, ctx.dims)
+    z = z_for_family(ctx.config["false_failure_rate"], len(points) * len(functions))
+    verdicts = []
+    for point in points:
+        at = dataset.sel(point).isel(checkpoint=-1)
+        reference = reference_view(at)
+        for function in functions:
+            one = at.sel(test_function=function)
+            n_valid = int(one["n_valid"])
+            label = point_label(point)
+            name = f"reference/{function}" + (f"/{label}" if label else "")
+            detail = (f"E φ̂_L of {function} over {n_valid} replicates at L = "
+                      f"{int(at['iterations'])} against the reference posterior's "
+                      f"(HMC, {ctx.config['reference_chains']} chains).")
+            verdicts.append(reference_check(
+                name, float(one["mean"]), float(one["mean_se"]), reference, function, 0, z,
+                detail=detail, evidence={"point": point, "test_function": function,
+                                         "mean_staleness": float(at["mean_staleness"])},
+                n_replicates=n_valid, margin=options.get("margin")))
+    return verdicts
+
+
+def excess_errors(dataset: xr.Dataset, function: str) -> tuple[xr.DataArray, xr.DataArray]:
+    """The held-out excess error E(φ̂_L − E_π φ)² at every grid point and its standard error
+    (module docstring)."""
+    at = dataset.sel(test_function=function)
+    squared = (at["estimate"] - at["reference_mean"]) ** 2
+    count = squared.count("replicate")
+    reference_error = at["reference_mean_mc_error"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = squared.mean("replicate") - reference_error**2
+        run_error = squared.std("replicate", ddof=1) / np.sqrt(count)
+        errors = np.hypot(run_error, 2 * np.sqrt(observed.clip(min=0)) * reference_error)
+    return observed, errors
+
+
+def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    spec = ctx.bounds[options["bound"]]
+    verdicts = []
+    for function in _functions(dataset, options.get("test_function")):
+        observed, errors = excess_errors(dataset, function)
+        values = grid_values(dataset, spec.bound, ctx.config)
+        fixed = {k: v for k, v in {**fixed_symbols(spec.bound, ctx.config), **spec.fixed,
+                                   **options["fixed"]}.items() if k not in values}
+        calibration = calibration_mask(dataset, ctx.dims,
+                                       options["split"]).broadcast_like(observed)
+        envelope = fit_envelope(spec.bound, values, observed, calibration, fixed=fixed,
+                                label=f"{ctx.name} {options['split']} calibration, φ = "
+                                      f"{function}")
+        held_out = ~calibration
+        z = one_sided_z_for_family(ctx.config["false_failure_rate"], max(1, int(held_out.sum())))
+        detail = (f"{bound_hypothesis(spec.bound)}: its terms {', '.join(envelope.terms)} with "
+                  f"non-negative constants fitted on the {options['split']} calibration part "
+                  f"must stay above the excess error of φ̂({function}) over the reference "
+                  "posterior's mean (its Monte Carlo error removed and included in the error).")
+        verdicts.append(envelope_check(
+            f"envelope/{options['bound']}/{function}", envelope, {**values, **fixed}, observed,
+            errors, z, held_out, n_replicates=ctx.config["n_replicates"], detail=detail,
+            evidence={"test_function": function, "split": options["split"],
+                      "bound": options["bound"], "expression": spec.bound.text()}))
+    return verdicts
+
+
+def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    """The verdicts of one ``[[check]]`` of ``kind`` (module docstring)."""
+    return {"reference": reference_checks, "envelope": envelope_checks}[kind](
+        dataset, ctx, options)

@@ -1,0 +1,135 @@
+"""One sweep point of a study on a model without an exact oracle: test functions against a
+reference posterior.
+
+The model is Bayesian logistic regression (seed 001 §5.1,
+:func:`workbench.systems.asynchronous.models.logistic_model`) or the researcher's own
+(:mod:`.user_code`), the same at every point: its data are keyed by the study and the seed. The
+point runs the simulated asynchronous server with ``n_workers`` workers (seed 001 Appendix A)
+for ``burn_in + n_iterations`` applied updates, replays the schedule with the study's sampler
+over ``n_replicates`` chains (:func:`workbench.systems.asynchronous.run.held_out_run`) and keeps
+φ̂_L, the average of φ over the draws of the last L updates, at log-spaced checkpoints, for
+every test function: the model's held-out ones (predictive log-loss, accuracy) and the study's
+``test_functions`` written in θ's components (:mod:`workbench.core.phi_expressions`).
+
+The truth for these φ has no closed form: it is a reference posterior (:mod:`workbench.
+reference`: HMC chains on the full-data potential, with their own Monte Carlo error and R-hat),
+computed once per process and model, whose mean, error and R-hat per test function are kept with
+every point (``reference_mean``, ``reference_mean_mc_error``, ``reference_rhat``), so that a
+stored result is judged again without recomputing it (:mod:`.held_out_judgements`).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from bounds.expressions import BoundSyntaxError
+from simulators.seeding import generator
+from workbench.core.phi_expressions import expression_test_function
+from workbench.reference import array_digest, reference_posterior
+from workbench.reference.parameters import REFERENCE_KEYS, reference_settings
+from workbench.studies.schema import LOGISTIC, SECTIONS
+from workbench.studies.user_code import UserCodeError, check_model, code_of, load_factory
+from workbench.systems.asynchronous.models import SYNTHETIC, logistic_model
+from workbench.systems.asynchronous.run import at_point, held_out_run
+from workbench.systems.asynchronous.summaries import held_out_summary
+
+#: what determines the model, its test functions and the reference: the same at every point
+MODEL_KEYS = tuple(f.name for f in SECTIONS["model"]) + ("test_functions",) + REFERENCE_KEYS
+
+
+def make_model(experiment: str, config: dict, seed, search: Path | None):
+    """The study's model: logistic regression, or the researcher's factory called as
+    ``factory(rng, **arguments)`` and probed for the protocol (:func:`.user_code.check_model`)."""
+    if config["model"] == LOGISTIC:  # a study's logistic regression runs on a9a-like data
+        return logistic_model(experiment, {**config, "data": SYNTHETIC}, seed)
+    factory, label = load_factory(config, search)
+    try:
+        model = factory(generator(seed, experiment, "data"), **config["arguments"])
+    except Exception as error:  # the user's constructor: its failure is theirs to read
+        raise UserCodeError(f"{label}(rng, **{config['arguments']}) failed: "
+                            f"{type(error).__name__}: {error}") from None
+    check_model(model, label)
+    return model
+
+
+def test_functions(model, config: dict, label: str) -> tuple:
+    """The model's own held-out test functions, then the study's expressions in θ."""
+    own = tuple(model.test_functions()) if hasattr(model, "test_functions") else ()
+    try:
+        written = tuple(expression_test_function(text, model.dim)
+                        for text in config["test_functions"])
+    except BoundSyntaxError as error:
+        raise UserCodeError(f"{error} ({label} has dimension {model.dim})",
+                            key=("run", "test_functions")) from None
+    functions = own + written
+    names = [f.name for f in functions]
+    if not functions:
+        raise UserCodeError(f"{label}: nothing to score: the model has no test_functions() "
+                            "and [run] test_functions is empty")
+    if len(set(names)) != len(names):
+        raise UserCodeError(f"{label}: test functions share a name: {names}")
+    return functions
+
+
+def model_identity(config: dict, model, seed) -> dict:
+    """What determines U and the φ (the reference's identity): the model's configuration and a
+    digest of the positions' potentials at a fixed probe (so that a changed model, data or
+    code never reuses a reference)."""
+    probe = np.random.default_rng(0).standard_normal((4, model.dim))
+    return {"model": {k: config[k] for k in MODEL_KEYS if k in config}, "seed": int(seed),
+            "potential_at_probe": array_digest(np.asarray(model.potential(probe),
+                                                          dtype=float))}
+
+
+@lru_cache(maxsize=4)
+def _model(experiment: str, seed: int, key: str, search: str | None):
+    config = json.loads(key)
+    model = make_model(experiment, config, seed, None if search is None else Path(search))
+    label = code_of(config) or config["model"]
+    return model, test_functions(model, config, label)
+
+
+@lru_cache(maxsize=4)
+def _setup(experiment: str, seed: int, key: str, search: str | None):
+    model, functions = _model(experiment, seed, key, search)
+    reference = reference_posterior(model, model_identity(json.loads(key), model, seed),
+                                    reference_settings(json.loads(key)), int(seed), functions)
+    return model, functions, reference
+
+
+def _key(config: dict) -> str:
+    return json.dumps({k: config[k] for k in MODEL_KEYS if k in config}, sort_keys=True)
+
+
+def check_model_of(experiment: str, config: dict, seed, search: Path | None) -> None:
+    """Build the model and its test functions once (checking the protocol), before any work."""
+    _model(experiment, int(seed), _key(config), None if search is None else str(search))
+
+
+def setup(experiment: str, config: dict, seed, search: Path | None):
+    """(model, test functions, reference Dataset): built once per process and model."""
+    return _setup(experiment, int(seed), _key(config), None if search is None else str(search))
+
+
+def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
+              search: Path | None) -> xr.Dataset:
+    """The point's φ̂_L per replicate, its summaries over replicates
+    (:func:`~workbench.systems.asynchronous.summaries.held_out_summary`), the schedule's
+    coordinates and the reference's value of every φ (module docstring)."""
+    model, functions, reference = setup(experiment, config, seed, search)
+    run = held_out_run(experiment, config, point, seed, model, n_workers=config["n_workers"],
+                       n_servers=1, n_updates=config["n_iterations"],
+                       burn_in=config["burn_in"], test_functions=functions)
+    run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
+    names = [f.name for f in functions]
+    at = reference.sel(test_function=names, component=0).drop_vars("component")
+    run["reference_mean"] = ("test_function", at["mean"].values)
+    run["reference_mean_mc_error"] = ("test_function", at["mean_mc_error"].values)
+    run["reference_rhat"] = ("test_function", at["rhat"].values)
+    run.attrs["reference_key"] = str(reference.attrs.get("store_key", ""))
+    return at_point(run, point, dims)
