@@ -23,6 +23,8 @@ import streamlit as st  # noqa: E402
 from simulators.validation import InvalidParameter  # noqa: E402
 from workbench.cli.dashboard import RESULTS_ENV  # noqa: E402
 from workbench.store.atomic import WriteFailed  # noqa: E402
+from workbench.studies.document import StudyError  # noqa: E402
+from workbench.studies.user_code import CodeNotAllowed  # noqa: E402
 
 DEFAULT_RESULTS = Path("results")
 DPI = 110  # Streamlit's default 200 doubles the rendering time for no visible gain here
@@ -44,6 +46,9 @@ def user_errors():
         st.stop()
     except WriteFailed as error:
         st.error(f"The run failed — {error}")
+        st.stop()
+    except (StudyError, CodeNotAllowed) as error:  # the study's own code cannot run
+        st.error(f"The study cannot run — {literal(str(error))}")
         st.stop()
 
 

@@ -9,6 +9,7 @@ from workbench.cli.main import DEFAULT_SEED
 from workbench.explore import results_browser, study_editor
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
+from workbench.studies.user_code import code_of
 
 
 @st.cache_resource(show_spinner="Checking the study…", max_entries=32)
@@ -52,11 +53,20 @@ with st.sidebar:
     seed = st.number_input("seed", min_value=0, max_value=2**53 - 1, value=DEFAULT_SEED,
                            key="seed")
     st.caption(f"Results go to `{directory / study_editor.EDITOR_DIRECTORY}`.")
-    start = st.button(f"Run {study.name} --quick", type="primary", key="run_study")
+    code = code_of(config)
+    allowed = False
+    if code:
+        allowed = st.checkbox(f"Allow this study to run Python code: {code}", value=False,
+                              key="allow_code",
+                              help="Running a study that names Python code runs that code "
+                                   "with the dashboard's rights (the command line's "
+                                   "--allow-code).")
+    start = st.button(f"Run {study.name} --quick", type="primary", key="run_study",
+                      disabled=bool(code) and not allowed)
 
 if start:
     quick = ui.quick_run(study.name, lambda progress: study_editor.run(
-        study, directory, int(seed), progress))
+        study, directory, int(seed), progress, allow_code=allowed))
     st.session_state["study_run"] = (text, int(seed), quick)
 
 

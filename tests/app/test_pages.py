@@ -3,6 +3,7 @@ ones :mod:`workbench.explore` computes, a changed control changes them according
 input is an error message, never an exception."""
 
 import math
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -395,6 +396,53 @@ def test_the_hostile_string_would_create_the_sentinel_if_it_were_executed(tmp_pa
     monkeypatch.chdir(tmp_path)
     eval(HOSTILE)  # noqa: S307 - the point of the control
     assert (tmp_path / "SENTINEL").exists()
+
+
+CODE_STUDY = """\
+[study]
+name = "code-in-the-editor"
+
+[model]
+kind = "python"
+python = "broken_models:failing_constructor"
+
+[system]
+kind = "asynchronous"
+
+[run]
+n_iterations = 500
+burn_in = 100
+n_replicates = 4
+n_evaluations = 100
+n_checkpoints = 3
+
+[[check]]
+kind = "reference"
+"""
+
+
+def test_study_editor_runs_python_only_behind_its_explicit_switch(tmp_path, monkeypatch):
+    """A study naming Python shows the switch, its Run button is off until the switch is on,
+    and then the code runs (here a factory that raises: its failure is shown, nothing else
+    runs and nothing is written)."""
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "studies" / "fixtures"))
+    at = open_page("views/study_editor.py")
+    at.text_area(key="study").set_value(CODE_STUDY).run()
+    no_exception(at)
+    switch = at.checkbox(key="allow_code")
+    assert "broken_models:failing_constructor" in switch.label and not switch.value
+    assert at.button(key="run_study").disabled
+    switch.check().run()
+    assert not at.button(key="run_study").disabled
+    at.button(key="run_study").click().run()
+    no_exception(at)
+    shown = at.error[0].value
+    assert "no data here" in shown and ui_literal("[model] python") in shown, shown
+    assert not (tmp_path / study_editor.EDITOR_DIRECTORY / "code-in-the-editor.nc").exists()
+    # negative control: a study without code has no switch
+    at.text_area(key="study").set_value(study_editor.example()).run()
+    assert not at.checkbox and not at.button(key="run_study").disabled
 
 
 # ---------------------------------------------------------------------------- Experiments

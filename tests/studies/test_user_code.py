@@ -179,6 +179,31 @@ def test_an_unknown_entry_point_is_refused_naming_the_group(importable):
              "group sgmcmc_workbench.models", code=True)
 
 
+def test_an_installed_entry_point_is_found_by_name_and_runs(importable, monkeypatch):
+    """An entry point of the group (as ``pip install examples/my-model`` declares it) builds
+    the model; the study names no module."""
+    import importlib.metadata
+
+    declared = importlib.metadata.EntryPoint("probit", "my_model.probit:ProbitRegression",
+                                             "sgmcmc_workbench.models")
+    real = importlib.metadata.entry_points
+
+    def entry_points(**selection):
+        if selection.get("group") == "sgmcmc_workbench.models":
+            return importlib.metadata.EntryPoints([declared])
+        return real(**selection)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    text = BASE.replace('python = "my_model.probit:ProbitRegression"', 'entry_point = "probit"')
+    experiment = StudyExperiment(loads(text, "<test>"))
+    config = experiment.configure(quick=True)
+    experiment.check_code(config, seed=1)  # builds and probes it: no refusal
+    from workbench.studies.user_code import code_of
+
+    assert code_of(config) == ("the model factory of entry point 'probit' (group "
+                               "sgmcmc_workbench.models)")
+
+
 # ------------------------------------------------------------------- the negative control
 
 

@@ -27,6 +27,7 @@ from workbench.studies import library
 from workbench.studies.document import Document, StudyError
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.study import Study, loads
+from workbench.studies.user_code import require_allowed
 
 ORIGIN = "<study editor>"
 """The source a study typed in the editor is named by in its errors."""
@@ -83,9 +84,14 @@ def problem(text: str, error: StudyError) -> Problem:
 
 
 def run(study: Study, directory: Path, seed: int,
-        progress: Callable[[int, int], None] | None = None) -> QuickRun:
-    """``workbench check STUDY --quick --seed SEED`` with its results under
+        progress: Callable[[int, int], None] | None = None, allow_code: bool = False
+        ) -> QuickRun:
+    """``workbench check STUDY --quick --seed SEED [--allow-code]`` with its results under
     ``directory``/:data:`EDITOR_DIRECTORY`, reporting ``progress(done, total)`` per sweep
-    point."""
-    return run_quick(StudyExperiment(study), Path(directory) / EDITOR_DIRECTORY, seed,
-                     progress)
+    point. A study naming Python code runs only with ``allow_code`` (the page's explicit
+    switch), its model probed before any work (:mod:`workbench.studies.user_code`)."""
+    experiment = StudyExperiment(study)
+    config = experiment.configure(quick=True)
+    require_allowed(study.name, ORIGIN, config, allow_code)
+    experiment.check_code(config, seed)
+    return run_quick(experiment, Path(directory) / EDITOR_DIRECTORY, seed, progress)

@@ -16,6 +16,13 @@ Sharded studies (:mod:`.sharded_judgements`):
   estimator, with ±1.96 standard errors over chains and the exact stationary value dashed;
 - ``distance``: W₂ from the samples to each reference per value of ``over``, measured (bars)
   and exact (dots), in posterior standard deviations.
+
+Models without an oracle (:mod:`.held_out_judgements`):
+
+- ``reference``: at every sweep point and for every test function judged, the difference of
+  E φ̂_L from the reference posterior's value in units of the check's margin, with ±z·σ (the
+  claim: inside ±1);
+- ``envelope``: as above, the excess error over the reference mean against the envelope.
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ import xarray as xr  # noqa: E402
 
 from workbench.store.atomic import save_figure  # noqa: E402
 from workbench.studies import gaussian_judgements as kinds  # noqa: E402
+from workbench.studies import held_out_judgements as held_out  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
-from workbench.studies.schema import SHARDED  # noqa: E402
+from workbench.studies.schema import HELD_OUT, SHARDED  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -81,9 +89,14 @@ def _against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: s
 
 
 def _envelope(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
-    options = {**options, "test_function": options.get("test_function")
-               or ctx.config["test_function"]}
-    fit = kinds.envelope_fit(dataset, ctx, options)
+    if ctx.config["model"] in HELD_OUT:
+        function = held_out.functions_judged(dataset, options.get("test_function"))[0]
+        fit = held_out.envelope_fit(dataset, ctx, options, function)
+        quantity = "excess error over the reference"
+    else:
+        function = options.get("test_function") or ctx.config["test_function"]
+        fit = kinds.envelope_fit(dataset, ctx, {**options, "test_function": function})
+        quantity = "MSE"
     if np.all(np.isfinite(fit.envelope.coefficients)):
         predicted = fit.envelope(fit.values).broadcast_like(fit.observed)
         for mask, label in ((~fit.held_out, "calibration"), (fit.held_out, "held out")):
@@ -95,7 +108,7 @@ def _envelope(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> Non
         high = float(np.nanmax(_positive(predicted)))
         ax.plot([low, high], [low, high], color="grey", linestyle="--", label="envelope")
     ax.set(xscale="log", yscale="log", xlabel="fitted envelope",
-           ylabel=f"measured MSE of φ̂({options['test_function']})",
+           ylabel=f"measured {quantity} of φ̂({function})",
            title=f"envelope of {options['bound']}")
     ax.legend(fontsize=7)
 
@@ -156,8 +169,29 @@ def _distance(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> Non
     ax.legend(fontsize=7)
 
 
+def _reference(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    verdicts = held_out.reference_checks(dataset, ctx, options)
+    labels = sorted({v.evidence["test_function"] for v in verdicts}, key=str)
+    points = [kinds.point_label(p) or "the point" for p in kinds.sweep_points(dataset, ctx.dims)]
+    width = 0.8 / max(1, len(labels))
+    for i, label in enumerate(labels):
+        chosen = [v for v in verdicts if v.evidence["test_function"] == label]
+        x = np.arange(len(chosen)) + (i - (len(labels) - 1) / 2) * width
+        ax.errorbar(x, [v.difference / v.margin for v in chosen],
+                    yerr=[v.z_threshold * v.mc_error / v.margin for v in chosen], fmt="o",
+                    capsize=3, label=label)
+    for level in (-1, 1):
+        ax.axhline(level, color="grey", linestyle="--")
+    ax.axhline(0, color="black", linewidth=0.5)
+    ax.set_xticks(np.arange(len(points)), points, fontsize=8)
+    ax.set(ylabel="(E φ̂_L − reference) / margin", title="against the reference posterior")
+    ax.legend(fontsize=7)
+
+
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
-    if ctx.config["model"] == SHARDED:
+    if kind == "reference":
+        _reference(ax, dataset, ctx, options)
+    elif ctx.config["model"] == SHARDED:
         if kind == "oracle":
             _window_oracle(ax, dataset, ctx, options)
         elif kind == "distance":

@@ -26,6 +26,7 @@ from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
 from workbench.reference import reference_check
 from workbench.studies.gaussian_judgements import (
     Context,
+    EnvelopeFit,
     bound_hypothesis,
     calibration_mask,
     fixed_symbols,
@@ -35,7 +36,8 @@ from workbench.studies.gaussian_judgements import (
 )
 
 
-def _functions(dataset: xr.Dataset, given: str | None) -> list[str]:
+def functions_judged(dataset: xr.Dataset, given: str | None) -> list[str]:
+    """The test function a check names, else every one of the study's."""
     names = [str(n) for n in dataset["test_function"].values]
     if given is not None and given not in names:
         raise ValueError(f"test_function {given!r} is not a test function of this study "
@@ -52,7 +54,7 @@ def reference_view(at: xr.Dataset) -> xr.Dataset:
 
 
 def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-    functions = _functions(dataset, options.get("test_function"))
+    functions = functions_judged(dataset, options.get("test_function"))
     points = sweep_points(dataset, ctx.dims)
     z = z_for_family(ctx.config["false_failure_rate"], len(points) * len(functions))
     verdicts = []
@@ -89,30 +91,38 @@ def excess_errors(dataset: xr.Dataset, function: str) -> tuple[xr.DataArray, xr.
     return observed, errors
 
 
+def envelope_fit(dataset: xr.Dataset, ctx: Context, options: dict,
+                 function: str) -> EnvelopeFit:
+    """The bound's envelope fitted to the excess error of ``function`` on the calibration
+    part of the grid (module docstring)."""
+    spec = ctx.bounds[options["bound"]]
+    observed, errors = excess_errors(dataset, function)
+    values = grid_values(dataset, spec.bound, ctx.config)
+    fixed = {k: v for k, v in {**fixed_symbols(spec.bound, ctx.config), **spec.fixed,
+                               **options["fixed"]}.items() if k not in values}
+    calibration = calibration_mask(dataset, ctx.dims, options["split"]).broadcast_like(observed)
+    envelope = fit_envelope(spec.bound, values, observed, calibration, fixed=fixed,
+                            label=f"{ctx.name} {options['split']} calibration, φ = {function}")
+    return EnvelopeFit(envelope, {**values, **fixed}, observed, errors, ~calibration)
+
+
 def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     spec = ctx.bounds[options["bound"]]
     verdicts = []
-    for function in _functions(dataset, options.get("test_function")):
-        observed, errors = excess_errors(dataset, function)
-        values = grid_values(dataset, spec.bound, ctx.config)
-        fixed = {k: v for k, v in {**fixed_symbols(spec.bound, ctx.config), **spec.fixed,
-                                   **options["fixed"]}.items() if k not in values}
-        calibration = calibration_mask(dataset, ctx.dims,
-                                       options["split"]).broadcast_like(observed)
-        envelope = fit_envelope(spec.bound, values, observed, calibration, fixed=fixed,
-                                label=f"{ctx.name} {options['split']} calibration, φ = "
-                                      f"{function}")
-        held_out = ~calibration
-        z = one_sided_z_for_family(ctx.config["false_failure_rate"], max(1, int(held_out.sum())))
-        detail = (f"{bound_hypothesis(spec.bound)}: its terms {', '.join(envelope.terms)} with "
-                  f"non-negative constants fitted on the {options['split']} calibration part "
-                  f"must stay above the excess error of φ̂({function}) over the reference "
+    for function in functions_judged(dataset, options.get("test_function")):
+        fit = envelope_fit(dataset, ctx, options, function)
+        z = one_sided_z_for_family(ctx.config["false_failure_rate"],
+                                   max(1, int(fit.held_out.sum())))
+        detail = (f"{bound_hypothesis(spec.bound)}: its terms {', '.join(fit.envelope.terms)} "
+                  f"with non-negative constants fitted on the {options['split']} calibration "
+                  f"part must stay above the excess error of φ̂({function}) over the reference "
                   "posterior's mean (its Monte Carlo error removed and included in the error).")
         verdicts.append(envelope_check(
-            f"envelope/{options['bound']}/{function}", envelope, {**values, **fixed}, observed,
-            errors, z, held_out, n_replicates=ctx.config["n_replicates"], detail=detail,
-            evidence={"test_function": function, "split": options["split"],
-                      "bound": options["bound"], "expression": spec.bound.text()}))
+            f"envelope/{options['bound']}/{function}", fit.envelope, fit.values, fit.observed,
+            fit.errors, z, fit.held_out, n_replicates=ctx.config["n_replicates"],
+            detail=detail, evidence={"test_function": function, "split": options["split"],
+                                     "bound": options["bound"],
+                                     "expression": spec.bound.text()}))
     return verdicts
 
 
