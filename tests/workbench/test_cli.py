@@ -6,6 +6,7 @@ import tomllib
 import pytest
 
 from bounds import registry
+from workbench import experiments
 from workbench.cli.main import main
 from workbench.store.netcdf import read_netcdf
 
@@ -119,7 +120,7 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     monkeypatch.setattr(experiments, "EXPERIMENTS", {stale.name: stale})
     n_points = len(stale.points(stale.configure(quick=True)))
     status = main(["check", "--all", "--quick", "--processes", "2", "--out", str(tmp_path),
-                   "--quiet"])
+                   "--quiet", "--verbose"])
     out = capsys.readouterr().out
     header = out.splitlines()[0].split()
     assert header == ["experiment", "check", "verdict", "margin"]
@@ -148,6 +149,40 @@ def test_check_all_prints_the_verdict_table_and_report_reuses_the_store(tmp_path
     for row in rows:
         assert f"<td>{row[1]}</td>" in page
     assert "invariance/mse/theta_squared" in page and "Per sweep point" in page
+
+
+def test_check_prints_a_summary_first_and_every_verdict_with_verbose(tmp_path, capsys):
+    """By default one row per experiment, the violated checks one line each, the inconclusive
+    ones counted with the command that lists them; --verbose prints every verdict, and that
+    command reruns nothing (the points come from the store)."""
+    run = ["--quick", "--processes", "1", "--quiet", "--out", str(tmp_path), "--seed", "5"]
+    status = main(["check", "stale-gaussian", *run])
+    out = capsys.readouterr().out.splitlines()
+    verdicts = experiments.get("stale-gaussian").checks(read_netcdf(
+        tmp_path / "stale-gaussian.nc"))
+    counts = {kind: sum(v.verdict == kind for v in verdicts)
+              for kind in ("holds", "violated", "inconclusive")}
+    assert out[0].split() == ["experiment", "checks", "holds", "violated", "inconclusive",
+                              "seconds"]
+    assert out[2].split()[:5] == ["stale-gaussian", str(len(verdicts)), str(counts["holds"]),
+                                  str(counts["violated"]), str(counts["inconclusive"])]
+    violated = [line for line in out if line.startswith("  stale-gaussian ") and
+                "beyond the margin" in line]
+    assert len(violated) == counts["violated"]
+    assert out[-1].startswith(f"{counts['holds']} holds, {counts['violated']} violated")
+    assert status == (1 if counts["violated"] else 0)
+    assert len(out) < 10 + counts["violated"]
+    if counts["inconclusive"]:
+        command = next(line for line in out if line.startswith(
+            f"  stale-gaussian {counts['inconclusive']}: "))
+        argv = command.split(": ", 1)[1].split()[2:]
+        assert argv[-1] == "--verbose" and "--seed" in argv and "--quick" in argv
+        status = main(["check", *argv, "--processes", "1", "--quiet"])
+        captured = capsys.readouterr()
+        assert "0 computed" in captured.err  # read from the store
+        printed = [line for line in captured.out.splitlines()
+                   if line.split()[:1] in (["holds"], ["violated"], ["inconclusive"])]
+        assert len(printed) == len(verdicts)
 
 
 @pytest.mark.parametrize("argv, field", [
@@ -225,8 +260,13 @@ def test_an_experiment_that_fails_is_an_error_row_and_exit_status_3(tmp_path, mo
     monkeypatch.setattr(experiments, "EXPERIMENTS", {"broken": Broken()})
     assert main(["check", "--all", "--out", str(tmp_path), "--processes", "1"]) == 3
     captured = capsys.readouterr()
-    assert captured.out.splitlines()[2].split() == ["broken", "(run", "failed)", "error"]
+    assert captured.out.splitlines()[2].split()[:5] == ["broken", "failed", "0", "0", "0"]
+    assert "Failed to run:" in captured.out and "no grid today" in captured.out
     assert "no grid today" in captured.err and "exit status 3" in captured.out
+    assert main(["check", "--all", "--out", str(tmp_path), "--processes", "1",
+                 "--verbose"]) == 3
+    assert capsys.readouterr().out.splitlines()[2].split() == ["broken", "(run", "failed)",
+                                                              "error"]
     assert main(["report", "--out", str(tmp_path), "--processes", "1"]) == 3
     assert "no grid today" in (tmp_path / "report.html").read_text()
 
@@ -254,7 +294,7 @@ def test_a_sampler_that_diverges_everywhere_is_a_violated_finding(tmp_path, caps
     with violated oracle checks naming the divergence — never an inconclusive exit 0."""
     status = main(["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path),
                    "--set", "step_size_constant=0.02", "--set", "staleness=[1,5]",
-                   "--set", "bound_designs=false"])
+                   "--set", "bound_designs=false", "--verbose"])
     out = capsys.readouterr().out
     assert status == 1
     findings = [line for line in out.splitlines()

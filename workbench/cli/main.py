@@ -135,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_set_option(check)
     _add_plan_options(check)
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    check.add_argument("--verbose", action="store_true",
+                       help="print every verdict with its numbers and why it is violated or "
+                            "inconclusive (by default: one row per experiment, then the "
+                            "violated checks, then the inconclusive ones counted)")
     check.add_argument("--figures", action="store_true",
                        help="also draw the figures, as run and report do (by default check "
                             "writes the results and judges them without drawing)")
@@ -255,21 +259,24 @@ def _run_all(args, names: list[str]):
 
 def _check_all(args) -> int:
     from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
-    from workbench.run.main_job import verdict_counts, verdict_table
+    from workbench.run.main_job import summary_lines, verdict_counts, verdict_table
 
     outcomes = _run_all(args, [])
     verdicts = [v for o in outcomes for v in o.verdicts]
     if args.json:
         print(json.dumps([{"experiment": o.experiment.name, **v.to_dict()}
                           for o in outcomes for v in o.verdicts], indent=2, ensure_ascii=False))
-    else:
+    elif args.verbose:
         print(verdict_table(outcomes))
+    else:
+        print("\n".join(summary_lines(outcomes, {
+            o.experiment.name: _verbose_command(args, o.experiment.name) for o in outcomes})))
     counts = verdict_counts(verdicts)
     failed = [o.experiment.name for o in outcomes if o.error]
     summary = (f"{len(outcomes)} experiment(s), {len(verdicts)} checks: {counts[HOLDS]} holds, "
                f"{counts[VIOLATED]} violated, {counts[INCONCLUSIVE]} inconclusive")
     findings = []
-    for o in outcomes:
+    for o in outcomes if args.verbose else ():  # the summary's table already counts them
         mine = verdict_counts(o.verdicts)
         if mine[VIOLATED] or mine[INCONCLUSIVE]:
             findings.append(f"{o.experiment.name} {mine[VIOLATED]} violated, "
@@ -279,12 +286,28 @@ def _check_all(args) -> int:
     if failed:
         summary += f"; failed to run: {', '.join(failed)}"
     status = EXIT_FAILED if failed else EXIT_VIOLATED if counts[VIOLATED] else 0
-    explanation = {0: "exit status 0",
-                   EXIT_VIOLATED: "exit status 1: some claims are violated by the runs (a "
-                                  "finding, not a failure of the run; see 'Why' above)",
-                   EXIT_FAILED: "exit status 3: an experiment failed to run"}[status]
-    print(f"{summary}; {explanation}", file=sys.stdout if not args.json else sys.stderr)
+    print(f"{summary}; {_exit_meaning(status, args.verbose)}",
+          file=sys.stdout if not args.json else sys.stderr)
     return status
+
+
+def _exit_meaning(status: int, verbose: bool) -> str:
+    where = "see 'Why' above" if verbose else "listed above"
+    return {0: "exit status 0",
+            EXIT_VIOLATED: f"exit status 1: some claims are violated by the runs (a finding, "
+                           f"not a failure of the run; {where})",
+            EXIT_FAILED: "exit status 3: an experiment failed to run"}[status]
+
+
+def _verbose_command(args: argparse.Namespace, target: str) -> str:
+    """The command that prints every verdict of ``target`` (an experiment name or a study
+    file) as this run judged it: its points come from the store, so it reruns nothing."""
+    options = (" --quick" if args.quick else "") + (
+        f" --out {args.out}" if Path(args.out) != Path(DEFAULT_OUT) else "") + (
+        f" --seed {args.seed}" if args.seed != DEFAULT_SEED else "") + "".join(
+        f" --set {assignment}" for assignment in getattr(args, "assignments", [])) + (
+        " --allow-code" if getattr(args, "allow_code", False) else "")
+    return f"workbench check {target}{options} --verbose"
 
 
 def _report(args) -> int:
@@ -358,7 +381,17 @@ def run_command(args: argparse.Namespace) -> int:
     from bounds.verdict import VIOLATED
 
     outcome = _run(args, sys.stderr)
-    _print_verdicts(outcome.verdicts, args.json)
+    if args.json or args.verbose:
+        _print_verdicts(outcome.verdicts, args.json)
+    else:
+        from workbench.run.main_job import summary_lines, verdict_counts
+
+        print("\n".join(summary_lines([outcome], {
+            outcome.experiment.name: _verbose_command(args, args.name)})))
+        counts = verdict_counts(outcome.verdicts)
+        status = EXIT_VIOLATED if counts["violated"] else 0
+        print(f"{counts['holds']} holds, {counts['violated']} violated, "
+              f"{counts['inconclusive']} inconclusive; {_exit_meaning(status, False)}")
     return EXIT_VIOLATED if any(v.verdict == VIOLATED for v in outcome.verdicts) else 0
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import xarray as xr
 
-from bounds.verdict import INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
+from bounds.verdict import HOLDS, INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
@@ -242,3 +242,46 @@ def verdict_table(outcomes: list[Outcome], details: bool = True) -> str:
                 lines.append(f"  {name} {v.check}: observed {v.observed:.4g}, expected "
                              f"{v.expected:.4g}, MC error {v.mc_error:.3g}. {v.detail}")
     return "\n".join(lines)
+
+
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows with the first column left-aligned and the others right-aligned."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [row[0].ljust(widths[0]) + "  " + "  ".join(
+        cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True))
+            for row in rows]
+
+
+def summary_lines(outcomes: list[Outcome], verbose_command: dict[str, str]) -> list[str]:
+    """The first screen of ``workbench check`` (issue 34): one row per experiment (checks,
+    holds, violated, inconclusive, seconds); every violated check on one line with its
+    difference, error and margin; the inconclusive ones counted per experiment with the
+    command that lists them (``verbose_command``: experiment name → that command); and each
+    experiment that failed to run with its error."""
+    rows = [("experiment", "checks", HOLDS, VIOLATED, INCONCLUSIVE, "seconds")]
+    for o in outcomes:
+        counts = verdict_counts(o.verdicts)
+        rows.append((o.experiment.name, "failed" if o.error else str(len(o.verdicts)),
+                     str(counts[HOLDS]), str(counts[VIOLATED]), str(counts[INCONCLUSIVE]),
+                     f"{o.seconds:.1f}"))
+    lines = _aligned(rows)
+    lines.insert(1, "-" * len(lines[0]))
+    violated = [(o.experiment.name, v) for o in outcomes for v in o.verdicts
+                if v.verdict == VIOLATED]
+    if violated:
+        lines += ["", "Violated (findings about the claims, not failures of the runs):"]
+        lines += [f"  {name} {v.check}: difference {v.difference:+.3g} ± {v.mc_error:.3g} "
+                  f"({v.scale}), beyond the margin {v.margin:.3g}" for name, v in violated]
+    undecided = [(o.experiment.name, verdict_counts(o.verdicts)[INCONCLUSIVE])
+                 for o in outcomes]
+    undecided = [(name, count) for name, count in undecided if count]
+    if undecided:
+        lines += ["", "Inconclusive (the data cannot tell yet; each verdict names the replicates "
+                      "that would decide it):"]
+        lines += [f"  {name} {count}: {verbose_command[name]}" for name, count in undecided]
+    failed = [o for o in outcomes if o.error]
+    if failed:
+        lines += ["", "Failed to run:"]
+        lines += [f"  {o.experiment.name}: {o.error.strip().splitlines()[-1]}" for o in failed]
+    return lines
+
