@@ -50,6 +50,19 @@ class Margin:
 #: deviation of the measured quantity (the estimator's own spread, σ·√R), so "holds" says any
 #: error of the sampler is below half the spread of one run's estimate; ``log-ratio``: |log
 #: (measured/expected)| ≤ log(1 + size); ``slope``: absolute, in units of a log-log slope.
+#: what each verdict means, in one sentence each: the one source of the report's opening and
+#: of docs/verdicts.md's summary (tests/docs keep the doc equal to it)
+MEANINGS = {
+    HOLDS: "shown to hold within a stated margin: the whole one-sided 95 % interval of the "
+           "difference between measurement and theory lies inside ±margin (not merely \"no "
+           "difference detected\").",
+    VIOLATED: "a difference beyond the margin is shown, at the check family's false-failure "
+              "rate (a finding about the claim, not a failure of the run; a run that diverges "
+              "where theory says it is stable is violated too).",
+    INCONCLUSIVE: "the data cannot tell which; the verdict says what would decide it (the "
+                  "replicates needed, or why more replicates cannot).",
+}
+
 DEFAULT_MARGINS = {
     "oracle": Margin(0.5, "standardised",
                      "half the per-replicate standard deviation of the estimate"),

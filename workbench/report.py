@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 import workbench
+from bounds.equivalence import MEANINGS
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from workbench.core.parameters import to_toml
 from workbench.run.main_job import Outcome, verdict_counts
@@ -28,8 +29,12 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; co
        padding: 0 1em; line-height: 1.4; }
 h1 { border-bottom: 2px solid #444; } h2 { margin-top: 2.5em; border-bottom: 1px solid #aaa; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
-td:last-child { min-width: 24em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
+table.verdicts { table-layout: fixed; width: 100%; }
+table.verdicts col.check { width: 20%; } table.verdicts col.word { width: 7%; }
+table.verdicts col.number { width: 6%; } table.verdicts col.why { width: 30%; }
+.scroll { overflow-x: auto; max-width: 100%; }
 th { background: #f0f0f0; } td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .holds { background: #e3f4e3; } .violated { background: #fbe0e0; }
 .inconclusive { background: #fdf3d6; } .error { background: #f4c7c7; }
@@ -58,20 +63,36 @@ def _figure(path: Path) -> str:
             f"<figcaption>{_e(path.name)}</figcaption></figure>")
 
 
+#: characters of a verdict's explanation shown before the rest folds
+WHY_SHOWN = 160
+
+
+def _why(detail: str) -> str:
+    """A verdict's explanation, its tail folded when long (so the table fits the page)."""
+    if len(detail) <= WHY_SHOWN:
+        return _e(detail)
+    cut = detail.rfind(" ", 0, WHY_SHOWN)
+    cut = cut if cut > 0 else WHY_SHOWN
+    return (f"<details><summary>{_e(detail[:cut])} …</summary>{_e(detail[cut:])}"
+            "</details>")
+
+
 def _verdict_rows(outcome: Outcome) -> str:
+    columns = ('<colgroup><col class="check"><col class="word"><col class="word">'
+               + '<col class="number">' * 6 + '<col class="why"></colgroup>')
     head = ("<tr><th>check</th><th>kind</th><th>verdict</th><th>observed</th><th>expected</th>"
             "<th>MC error</th><th>margin</th><th>z</th><th>false-failure rate</th>"
             "<th>why</th></tr>")
     rows = []
     for v in outcome.verdicts:
-        detail = _e(v.detail)
+        detail = _why(v.detail)
         if v.evidence:
             detail += f"<details><summary>evidence</summary><pre>{_e(v.evidence)}</pre></details>"
         numbers = "".join(f'<td class="number">{_number(x)}</td>' for x in (
             v.observed, v.expected, v.mc_error, v.margin, v.z_threshold, v.false_failure_rate))
         rows.append(f'<tr class="{_e(v.verdict)}"><td>{_e(v.check)}</td><td>{_e(v.kind)}</td>'
                     f"<td>{_e(v.verdict)}</td>{numbers}<td>{detail}</td></tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+    return f'<table class="verdicts">{columns}{head}{"".join(rows)}</table>'
 
 
 def sweep_table(dataset: xr.Dataset, sweep_dims: tuple[str, ...]) -> str:
@@ -89,7 +110,7 @@ def sweep_table(dataset: xr.Dataset, sweep_dims: tuple[str, ...]) -> str:
         cells += "".join(f"<td>{_e(bool(x))}</td>" if isinstance(x, bool | np.bool_)
                          else f'<td class="number">{_number(x)}</td>' for x in row.values)
         rows.append(f"<tr>{cells}</tr>")
-    return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
+    return f'<div class="scroll"><table><tr>{header}</tr>{"".join(rows)}</table></div>'
 
 
 def _section(outcome: Outcome) -> str:
@@ -137,10 +158,11 @@ def write_report(outcomes: list[Outcome], path: Path, command: str) -> Path:
 <h1>Stale-gradient SG-MCMC workbench report</h1>
 <p>Generated {_e(generated)} by <code>{_e(command)}</code> with workbench
 {_e(workbench.__version__)}, numpy {_e(np.__version__)}, xarray {_e(xr.__version__)}.
-A check is <b>holds</b> when the measurement agrees with theory within its Monte Carlo error at
-the stated false-failure rate, <b>violated</b> when it does not, <b>inconclusive</b> when the
-run cannot decide (for example diverged replicates); the margin is positive inside the
-tolerance.</p>
+Every check is judged against a margin, the smallest difference it is meant to detect, on
+its stated scale; the Monte Carlo error of the measurement (and of a reference posterior, where
+one stands in for an exact oracle) enters every decision:</p>
+<ul>{"".join(f"<li><b>{_e(verdict)}</b>: {_e(meaning)}</li>" for verdict, meaning in
+             MEANINGS.items())}</ul>
 {overview}
 {"".join(_section(o) for o in outcomes)}
 </body></html>

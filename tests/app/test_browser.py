@@ -217,3 +217,32 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
             print(f"  {path:<16} {seconds['cold']:14.2f} {seconds['warm']:14.2f} "
                   f"{seconds['switch']:15.2f}")
     assert set(times) == {name for name, *_ in PAGES}
+
+
+def test_the_report_fits_the_page_and_says_what_a_verdict_means(chromium, default_results):
+    """The HTML report of the stored stale-gaussian (nothing recomputed) in Chromium at
+    1300 px: no horizontal scrolling (long explanations fold, the verdict table has fixed
+    columns), and its opening says what each verdict means in the docs' words. Negative
+    control: the verdict table forced wider than the page is measured as overflowing."""
+    from bounds.equivalence import MEANINGS
+    from workbench.cli.main import DEFAULT_SEED, main
+
+    assert main(["report", "stale-gaussian", "--out", str(default_results), "--seed",
+                 str(DEFAULT_SEED), "--processes", "1", "--quiet"]) == 0
+    report = Path(default_results) / "report.html"
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            page.goto(report.as_uri())
+            text = " ".join(page.inner_text("body").split())
+            for verdict, meaning in MEANINGS.items():
+                assert f"{verdict}: {' '.join(meaning.split())}" in text
+            assert "agrees with theory within its Monte Carlo error" not in text
+            width = "document.documentElement.scrollWidth"
+            assert page.evaluate(width) <= 1300, page.evaluate(width)
+            page.add_style_tag(content="table.verdicts { width: 2600px !important; }")
+            assert page.evaluate(width) > 1300
+        finally:
+            browser.close()
