@@ -1,4 +1,8 @@
-"""Experiment browser: stored results, their dims, figures, verdicts and configuration."""
+"""Experiment browser: stored results, their headline view, any variable as an interactive
+chart, figures, verdicts and configuration. It opens on the first experiment of `workbench
+list` that has a result, on that experiment's headline view; the address carries the result,
+the tab and the plotted variable (``?result=stale-gaussian.nc&tab=Plot&variable=mse``), so a
+view can be shared and reopened."""
 
 from pathlib import Path
 
@@ -8,7 +12,7 @@ import streamlit as st
 from app import ui
 from workbench import experiments
 from workbench.cli.main import DEFAULT_SEED
-from workbench.explore import results_browser
+from workbench.explore import charts, results_browser
 
 st.title("Experiment browser")
 
@@ -40,30 +44,30 @@ if not readable:
     st.stop()
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def slice_plot(path: str, modified: float, variable: str, x_dim: str, series_dim: str | None,
-         selection: tuple, log_x: bool, log_y: bool) -> bytes:
-    """The plot of one slice of a stored result, rendered once per choice of controls."""
-    data = results_browser.along(ui.load(path, modified), variable, x_dim, dict(selection),
-                                 series_dim)
-    figure, axis = ui.subplots(figsize=(10, 4))
-    x = data[x_dim].values
-    if series_dim is None:
-        axis.plot(x, data.values, "o-")
-    else:
-        for value, colour in zip(data[series_dim].values, ui.colours(data.sizes[series_dim]),
-                                 strict=True):
-            axis.plot(x, data.sel({series_dim: value}).values, "o-", color=colour,
-                      label=f"{series_dim} = {value}")
-        axis.legend(fontsize=8)
-    axis.set_xscale("log" if log_x else "linear")
-    axis.set_yscale("log" if log_y else "linear")
-    axis.set_xlabel(x_dim)
-    axis.set_ylabel(variable)
-    return ui.png(figure)
+@st.cache_resource(show_spinner=False, max_entries=64)
+def headline_chart(path: str, modified: float, experiment: str):
+    """The experiment's declared headline view of one stored result (``None`` when it
+    declares none), and what its caption says."""
+    headline = getattr(experiments.get(experiment), "headline", None) \
+        if experiment in experiments.EXPERIMENTS else None
+    if headline is None:
+        return None, ""
+    frame = charts.headline_frame(ui.load(path, modified), headline)
+    chart = charts.line_chart(frame, x_title=headline.x or headline.along,
+                              y_title=headline.variable, log_x=headline.log_x,
+                              log_y=headline.log_y, reference_title=headline.reference)
+    return chart, headline.caption
 
 
-result = st.selectbox("result", readable, format_func=lambda r: r.label, key="result")
+by_name = {r.path.name: r for r in readable}
+# the first experiment of `workbench list` with a result, else the newest result
+ranked = sorted(readable, key=lambda r: (list(experiments.EXPERIMENTS).index(r.experiment)
+                                         if r.experiment in experiments.EXPERIMENTS
+                                         else len(experiments.EXPERIMENTS), -r.modified))
+chosen = st.selectbox("result", [r.path.name for r in ranked],
+                      format_func=lambda name: by_name[name].label, key="result",
+                      bind="query-params")
+result = by_name[chosen]
 dataset = ui.load(str(result.path), result.modified)
 
 columns = st.columns(4)
@@ -73,12 +77,28 @@ columns[2].metric("seed", result.seed)
 columns[3].metric("file size", f"{result.size_bytes / 1e6:.2f} MB")
 
 
+def headline_view() -> None:
+    """What the experiment declares its result is: one chart (``headline`` of its study)."""
+    chart, caption = headline_chart(str(result.path), result.modified, result.experiment)
+    if chart is None:
+        st.info(f"{result.experiment} declares no headline view; pick any variable in the "
+                "Plot tab.")
+        return
+    if caption:
+        st.caption(caption)
+    st.altair_chart(chart, width="stretch")
+    st.caption("Hover a point for its value, its interval and its grid point; click a legend "
+               "entry to show that curve alone (shift-click for more); drag to pan, scroll "
+               "to zoom, double-click to reset.")
+
+
 def plot_view() -> None:
-    """One variable of the result along a dim, the other dims at chosen coordinates."""
+    """One variable of the result along a dim, the other dims at chosen coordinates, its
+    interval where the result stores one."""
     variables = results_browser.plottable(dataset)
     variable = st.selectbox("variable", variables,
                             index=variables.index("mse") if "mse" in variables else 0,
-                            key="variable")
+                            key="variable", bind="query-params")
     dims = list(dataset[variable].dims)
     x_dim = st.selectbox("against", dims, key=f"against-{variable}")
     series_dim = st.selectbox("one curve per", ["(none)", *[d for d in dims if d != x_dim]],
@@ -88,15 +108,18 @@ def plot_view() -> None:
     selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}",
                                  index=dataset.sizes[d] - 1)
                  for d in dims if d not in (x_dim, series_dim)}
-    data = results_browser.along(dataset, variable, x_dim, selection, series_dim)
+    frame = charts.slice_frame(dataset, variable, x_dim, selection, series_dim)
     numeric_x = np.issubdtype(dataset[x_dim].dtype, np.number)
+    if not numeric_x:  # named coordinates: drawn at their positions, named in the tooltip
+        frame["x"] = np.repeat(np.arange(dataset.sizes[x_dim]),
+                               1 if series_dim is None else dataset.sizes[series_dim])
     log_x = st.checkbox("log x", key=f"log_x-{x_dim}",
                         value=bool(numeric_x and np.all(dataset[x_dim].values > 0)))
-    finite = np.isfinite(data.values)
+    finite = np.isfinite(frame["value"].values)
     log_y = st.checkbox("log y", key=f"log_y-{variable}",
-                        value=bool(finite.any() and np.nanmin(data.values[finite]) > 0))
-    st.image(slice_plot(str(result.path), result.modified, variable, x_dim, series_dim,
-                        tuple(sorted(selection.items())), log_x, log_y))
+                        value=bool(finite.any() and np.nanmin(frame["value"][finite]) > 0))
+    st.altair_chart(charts.line_chart(frame, x_title=x_dim, y_title=variable, log_x=log_x,
+                                      log_y=log_y), width="stretch")
 
 
 def figures_view() -> None:
@@ -133,7 +156,8 @@ def configuration_view() -> None:
 # Only the open tab is drawn (switching tabs reruns the page from the caches): loading and
 # laying out the hidden tabs' code block, JSON viewer, table and images costs a new browser
 # tab about as long as the whole visible page. ``?tab=Verdicts`` in the address opens a tab.
-VIEWS = {"Plot": plot_view, "Figures": figures_view, "Verdicts": verdicts_view,
+VIEWS = {"Headline": headline_view, "Plot": plot_view, "Figures": figures_view,
+         "Verdicts": verdicts_view,
          "Diagnostics": diagnostics_view, "Configuration": configuration_view}
 for tab, view in zip(st.tabs(list(VIEWS), key="tab", bind="query-params"), VIEWS.values(),
                      strict=True):

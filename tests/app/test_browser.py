@@ -26,6 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -244,5 +245,43 @@ def test_the_report_fits_the_page_and_says_what_a_verdict_means(chromium, defaul
             assert page.evaluate(width) <= 1300, page.evaluate(width)
             page.add_style_tag(content="table.verdicts { width: 2600px !important; }")
             assert page.evaluate(width) > 1300
+        finally:
+            browser.close()
+
+
+def test_the_experiment_browser_opens_on_the_headline_chart_with_tooltips(chromium, server,
+                                                                           tmp_path):
+    """The Experiment browser opens on stale-gaussian's declared headline view, drawn as a
+    Vega-Lite chart (no skeleton left); hovering a point shows its value, its interval and its
+    grid point; the screenshot is taken once the tooltip shows."""
+    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _load(page, f"{server}/experiments", "Experiment browser", " MB")
+            chart = page.locator('[data-testid="stVegaLiteChart"]').first
+            chart.wait_for(timeout=PAGE_SECONDS * 1000)
+            page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(
+                timeout=PAGE_SECONDS * 1000)
+            assert page.locator('[data-testid="stSkeleton"]').count() == 0
+            assert page.get_by_text("Seed 001 Figure 1").count() >= 1  # the declared caption
+            box = page.locator(".vega-embed").first.bounding_box()
+            tooltip = page.locator("#vg-tooltip-element")
+            shown = ""
+            for fy in np.linspace(0.05, 0.9, 24):  # sweep the plot area until a mark answers
+                for fx in np.linspace(0.08, 0.95, 40):
+                    page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+                    if tooltip.count() and "visible" in (tooltip.get_attribute("class") or ""):
+                        shown = tooltip.inner_text()
+                        break
+                if shown:
+                    break
+            assert "grid point" in shown and "interval from" in shown and "mse" in shown, shown
+            assert "checkpoint = " in shown and "test_function = theta_squared" in shown
+            assert "staleness = " in shown  # the curve it belongs to
+            page.screenshot(path=str(shots / "experiments-headline-tooltip.png"), full_page=True)
         finally:
             browser.close()

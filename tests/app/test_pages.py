@@ -2,6 +2,7 @@
 ones :mod:`workbench.explore` computes, a changed control changes them accordingly, and bad
 input is an error message, never an exception."""
 
+import json
 import math
 from pathlib import Path
 
@@ -453,9 +454,17 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
                            "seed": str(result.seed),
                            "file size": f"{result.size_bytes / 1e6:.2f} MB"}
-    assert [t.label for t in at.tabs] == ["Plot", "Figures", "Verdicts", "Diagnostics",
-                                          "Configuration"]
-    assert len(at.get("image")) == 1 and not at.dataframe  # only the open tab is drawn
+    assert [t.label for t in at.tabs] == ["Headline", "Plot", "Figures", "Verdicts",
+                                          "Diagnostics", "Configuration"]
+    # it opens on the headline view that stale-gaussian's study declares, as a Vega-Lite chart
+    [chart] = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    headline = experiments.get("stale-gaussian").headline
+    [measured] = [layer for layer in spec["layer"] if layer["mark"]["type"] == "line"
+                  and "strokeDash" not in layer["mark"]]
+    assert measured["encoding"]["y"]["title"] == headline.variable == "mse"
+    assert measured["encoding"]["x"]["title"] == headline.x == "iterations"
+    assert not at.get("image") and not at.dataframe  # only the open tab is drawn
     at.session_state["tab"] = "Verdicts"
     at.run()
     no_exception(at)
@@ -471,6 +480,7 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert [i.proto.imgs[0].caption for i in at.get("image")] == [f.name for f in figures]
     at.session_state["tab"] = "Plot"
     at.run()
+    assert len(at.get("vega_lite_chart")) == 1
     at.selectbox(key="variable").set_value("exact_stationary_variance").run()
     no_exception(at)
     against = at.selectbox(key="against-exact_stationary_variance")

@@ -465,7 +465,7 @@ def test_an_envelope_that_falls_too_fast_in_l_is_violated(quick_runs):
 
 def test_check_of_a_study_file_prints_the_fitted_envelope_and_the_rate(tmp_path, capsys):
     status = cli.main(["check", str(EXAMPLES / "decreasing-step-rate.toml"), "--quick",
-                       "--figures",
+                       "--figures", "--verbose",
                        "--out", str(tmp_path), "--set", "n_iterations=[500, 1000, 2000]",
                        "--set", "n_replicates=400"])
     printed = capsys.readouterr().out

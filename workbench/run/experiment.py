@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.headline import Headline
 from workbench.core.parameters import Parameter, resolve
 
 # xarray and the verdicts (scipy.stats) are imported where points are merged and combined:
@@ -69,6 +70,9 @@ class Experiment:
     parameters: tuple[Parameter, ...] = ()
     quick: dict[str, Any] = {}
     sweep_dims: tuple[str, ...] = ()
+    headline: Headline | None = None
+    """The one chart that says what the result is (:mod:`workbench.core.headline`): the
+    Experiment browser opens on it."""
     runs_alone: bool = False
     """Its points time themselves on this machine: no other experiment's sweep may run
     beside it (:func:`workbench.run.runner.run_sweeps` otherwise starts the next sweep while the

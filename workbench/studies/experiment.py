@@ -95,6 +95,7 @@ class StudyExperiment(Experiment):
         self.parameters = study.parameters + self.plugin.parameters
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
+        self.headline = study.headline
 
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a

@@ -27,30 +27,61 @@ so what they depend on is the same at every point).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from simulators import validation
-from simulators.latency import LATENCY_KINDS
-from simulators.traveling_chains import ASSIGNMENTS
 from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
 from workbench.core.validators import (
     at_least_one,
     at_least_two,
-    finite,
-    non_negative,
     non_negative_int,
     positive,
-    rate,
 )
 from workbench.reference.parameters import REFERENCE_PARAMETERS
-from workbench.samplers import LINEAR_SAMPLER_NAMES, SAMPLER_NAMES
+from workbench.run.parameters import (
+    BATCH_SIZE,
+    BURN_IN,
+    CONFIDENCE,
+    DIM,
+    DIVERGENCE_THRESHOLD,
+    FALSE_FAILURE_RATE,
+    FRICTION,
+    INITIAL_POSITION,
+    N_CHECKPOINTS,
+    N_DATA,
+    N_ITERATIONS,
+    N_REPLICATES,
+    NOISE_SCALE,
+    PRIOR_MEAN,
+    PRIOR_SCALE,
+    REPLACEMENT,
+    REPLICATE_BLOCK,
+    SAMPLER,
+    STEP_SIZE,
+    THIN,
+    TRUE_MEAN,
+)
+from workbench.samplers import LINEAR_SAMPLER_NAMES
 from workbench.studies.user_code import ENTRY_POINT_GROUPS, entry_point_name, object_path
 from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
 from workbench.systems.asynchronous.run import RUN_PARAMETERS
-from workbench.systems.distributed import WELLING_TEH_HELP
-from workbench.systems.distributed.data import DATA_REGIMES
+from workbench.systems.asynchronous.system import (
+    LATENCY,
+    LATENCY_MEAN,
+    LATENCY_SHAPE,
+    NETWORK_DELAY,
+    SERVER_UPDATE_TIME,
+)
+from workbench.systems.distributed import WELLING_TEH_STEP_SIZE
+from workbench.systems.distributed.data import CENTRE_HALF_WIDTH, DATA_REGIME, SHARD_SIZES
 from workbench.systems.distributed.federation import METHODS, SURROGATES
+from workbench.systems.distributed.traveling import (
+    ASSIGNMENT,
+    HOP_TIME,
+    TRAJECTORY_LENGTH,
+    WORKER_DELAY,
+)
 
 
 def _probability(name, value):
@@ -159,7 +190,8 @@ class ExpressionListParameter(Parameter):
 
 
 #: fields declared once elsewhere (the logistic model's data, the held-out run, the reference
-#: chains), taken as they are
+#: chains), taken as they are; the other shared ones (:mod:`workbench.run.parameters`, the
+#: systems' own) are imported by name below, replaced where a study's default or help differs
 _SHARED = {p.name: p for p in (*LOGISTIC_PARAMETERS, *RUN_PARAMETERS, *REFERENCE_PARAMETERS)}
 
 SECTIONS: dict[str, tuple[Field, ...]] = {
@@ -184,29 +216,15 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
               only=(PYTHON,), fixed_in=_H),
         *(Field(name, _SHARED[name], only=(LOGISTIC,), fixed_in=_H)
           for name in ("n_train", "n_test", "initial_scale", "n_test_points")),
-        Field("n_data", Parameter("n_data", 1000, "number of data points N", at_least_one),
-              only=_G),
-        Field("shard_sizes", Parameter("shard_sizes", [200] * 10,
-                                       "N_s of each shard (one shard per worker or client); "
-                                       "N = their sum", validation.sizes),
-              only=_S, fixed_in=_S),
-        Field("data", Parameter("data", "iid", "iid: one Gaussian, randomly partitioned (seed "
-                                "004); blobs: shard s around its own centre (seed 002)",
-                                choices=DATA_REGIMES), only=_S, fixed_in=_S),
-        Field("centre_half_width", Parameter("centre_half_width", 6.0,
-                                             "blobs: centres uniform on [-w, w]^d (seed 002: 6)",
-                                             positive), only=_S, fixed_in=_S),
-        Field("dim", Parameter("dim", 1, "dimension d of θ", at_least_one), only=_GS,
-              fixed_in=_S),
-        Field("true_mean", Parameter("true_mean", 0.0,
-                                     "data are drawn from N(true_mean, noise_scale²)", finite),
-              only=_GS, fixed_in=_S),
-        Field("noise_scale", Parameter("noise_scale", 1.0, "likelihood standard deviation σ_x",
-                                       positive), only=_GS, fixed_in=_S),
-        Field("prior_scale", Parameter("prior_scale", 1.0, "prior standard deviation σ₀",
-                                       positive), only=_GS + (LOGISTIC,), fixed_in=_S + _H),
-        Field("prior_mean", Parameter("prior_mean", 0.0, "prior mean m₀", finite),
-              only=_GS, fixed_in=_S),
+        Field("n_data", N_DATA, only=_G),
+        Field("shard_sizes", SHARD_SIZES, only=_S, fixed_in=_S),
+        Field("data", DATA_REGIME, only=_S, fixed_in=_S),
+        Field("centre_half_width", CENTRE_HALF_WIDTH, only=_S, fixed_in=_S),
+        Field("dim", DIM, only=_GS, fixed_in=_S),
+        Field("true_mean", TRUE_MEAN, only=_GS, fixed_in=_S),
+        Field("noise_scale", NOISE_SCALE, only=_GS, fixed_in=_S),
+        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC,), fixed_in=_S + _H),
+        Field("prior_mean", PRIOR_MEAN, only=_GS, fixed_in=_S),
     ),
     "system": (
         Field("kind", Parameter("system", "constant",
@@ -221,37 +239,21 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                      non_negative_int), expression=True, only=_G),
         Field("n_workers", Parameter("n_workers", 1, "workers P of the asynchronous server",
                                      at_least_one), expression=True, only=_GH),
-        Field("latency", Parameter("latency", "exponential",
-                                   "distribution of one gradient computation time",
-                                   choices=LATENCY_KINDS), only=_GH),
-        Field("latency_mean", Parameter("latency_mean", 1.0,
-                                        "mean gradient computation time μ", positive), only=_GH),
-        Field("latency_shape", Parameter("latency_shape", 1.0,
-                                         "lognormal σ or gamma shape of the latency", positive),
-              only=_GH),
-        Field("server_update_time", Parameter("server_update_time", 0.3,
-                                              "server time u per applied update", non_negative),
-              only=_GH),
-        Field("network_delay", Parameter("network_delay", 0.1, "one-way message delay δ",
-                                         non_negative), only=_GH),
+        Field("latency", LATENCY, only=_GH),
+        Field("latency_mean", LATENCY_MEAN, only=_GH),
+        Field("latency_shape", LATENCY_SHAPE, only=_GH),
+        Field("server_update_time", SERVER_UPDATE_TIME, only=_GH),
+        Field("network_delay", NETWORK_DELAY, only=_GH),
         Field("straggler_probability", Parameter(
             "straggler_probability", 0.0, "probability that a computation straggles",
             _probability), only=_GH),
         Field("straggler_slowdown", Parameter(
             "straggler_slowdown", 1.0, "how many times longer a straggling computation takes",
             _slowdown), only=_GH),
-        Field("trajectory_length", Parameter(
-            "trajectory_length", 100, "τ: updates per visit, the same on every worker "
-            "(seed 004 §3.2.1)", at_least_one), expression=True, only=_T),
-        Field("assignment", Parameter(
-            "assignment", "cyclic", "chain-to-worker assignment each round: cyclic rotation, "
-            "or a random permutation with no chain staying in place", choices=ASSIGNMENTS),
-              only=_T),
-        Field("worker_delay", Parameter("worker_delay", 1.0,
-                                        "time a worker takes per update (response delay d)",
-                                        positive), only=_T),
-        Field("hop_time", Parameter("hop_time", 0.0, "communication time of one chain hop",
-                                    non_negative), only=_T),
+        Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T),
+        Field("assignment", ASSIGNMENT, only=_T),
+        Field("worker_delay", WORKER_DELAY, only=_T),
+        Field("hop_time", HOP_TIME, only=_T),
         Field("local_updates", Parameter("local_updates", 10,
                                          "local updates T per round (seed 002 Fig. 2)",
                                          at_least_one), expression=True, only=_F),
@@ -260,16 +262,11 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
               only=_F),
     ),
     "sampler": (
-        Field("kind", Parameter("sampler", "sgld", "integrator (the Gaussian mean: the linear "
-                                "ones its oracle covers)", choices=SAMPLER_NAMES),
-              fixed_in=_S),
-        Field("step_size", Parameter("step_size", 0.001, "step size h (Chen convention)",
-                                     positive), expression=True, only=_GH),
-        Field("friction", Parameter("friction", 1.0, "SGHMC friction D, SGNHT diffusion A "
-                                                     "(unused by SGLD)", positive), only=_GH),
-        Field("welling_teh_step_size", Parameter("welling_teh_step_size", 1e-4,
-                                                 WELLING_TEH_HELP, positive),
-              only=_S, fixed_in=_S),
+        Field("kind", replace(SAMPLER, help="integrator (the Gaussian mean: the linear ones "
+                              "its oracle covers)"), fixed_in=_S),
+        Field("step_size", replace(STEP_SIZE, default=0.001), expression=True, only=_GH),
+        Field("friction", FRICTION, only=_GH),
+        Field("welling_teh_step_size", WELLING_TEH_STEP_SIZE, only=_S, fixed_in=_S),
         Field("estimator", Parameter("estimator", ["dsgld"],
                                      "gradient estimators: dsgld (the N/(N_s q_s)-scaled shard "
                                      "gradient, seed 004 Eq. 4), fsgld (with conducive "
@@ -300,28 +297,19 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                           at_least_one), only=_F, fixed_in=_S),
     ),
     "run": (
-        Field("n_iterations", Parameter("n_iterations", 1000, "iterations L of every replicate "
-                                        "(sharded: updates per chain after the burn-in)",
-                                        at_least_one), expression=True, fixed_in=_F),
-        Field("burn_in", Parameter("burn_in", 1000, "updates per chain before the window",
-                                   non_negative_int), expression=True, only=_S + _H),
-        Field("thin", Parameter("thin", 10, "keep every thin-th update as a sample for the "
-                                            "figures", at_least_one), only=_S, fixed_in=_F),
-        Field("n_replicates", Parameter("n_replicates", 200, "independent runs R per point "
-                                        "(sharded: replicates per chain, same schedule)",
-                                        at_least_two)),
-        Field("replicate_block", Parameter("replicate_block", 50,
-                                           "replicates per seeding block", at_least_one)),
-        Field("n_checkpoints", Parameter("n_checkpoints", 30,
-                                         "log-spaced sample counts at which φ̂_L is kept "
-                                         "(federated: window lengths of the error curve)",
-                                         at_least_one), only=_G + _F + _H, fixed_in=_F),
-        Field("initial_position", Parameter("initial_position", 1.0,
-                                            "starting value θ₀ of every coordinate", finite)),
-        Field("batch_size", Parameter("batch_size", 10, "minibatch size n", at_least_one),
-              fixed_in=_S),
-        Field("replacement", Parameter("replacement", True, "draw minibatches with replacement"),
-              fixed_in=_S),
+        Field("n_iterations", N_ITERATIONS, expression=True, fixed_in=_F),
+        Field("burn_in", BURN_IN, expression=True, only=_S + _H),
+        Field("thin", THIN, only=_S, fixed_in=_F),
+        Field("n_replicates", replace(N_REPLICATES, help="independent runs R per point "
+                                      "(sharded: replicates per chain, same schedule)")),
+        Field("replicate_block", REPLICATE_BLOCK),
+        Field("n_checkpoints", replace(N_CHECKPOINTS, default=30, help="log-spaced sample "
+                                       "counts at which φ̂_L is kept (federated: window lengths "
+                                       "of the error curve)"),
+              only=_G + _F + _H, fixed_in=_F),
+        Field("initial_position", replace(INITIAL_POSITION, default=1.0)),
+        Field("batch_size", BATCH_SIZE, fixed_in=_S),
+        Field("replacement", REPLACEMENT, fixed_in=_S),
         Field("test_function", Parameter("test_function", "theta_squared",
                                          "φ whose MSE the invariance and figures use",
                                          choices=tuple(BUILTIN)), only=_G),
@@ -329,15 +317,9 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             "test_functions", [], "test functions φ(θ) in θ's components, beside the model's "
             "own held-out ones, e.g. \"theta[0]*theta[1]\""), only=_H),
         Field("n_evaluations", _SHARED["n_evaluations"], only=_H),
-        Field("confidence", Parameter("confidence", 0.95,
-                                      "level of the stored confidence intervals", rate)),
-        Field("false_failure_rate", Parameter(
-            "false_failure_rate", 0.001,
-            "family-wise probability that a correct sampler fails a family of checks", rate)),
-        Field("divergence_threshold", Parameter(
-            "divergence_threshold", 1e6,
-            "a replicate whose |θ| exceeds this is marked diverged and left out", positive),
-              only=_GH),
+        Field("confidence", CONFIDENCE),
+        Field("false_failure_rate", FALSE_FAILURE_RATE),
+        Field("divergence_threshold", DIVERGENCE_THRESHOLD, only=_GH),
         Field("n_draws", Parameter("n_draws", 0, "equally spaced draws kept per replicate "
                                                  "(0: none)", non_negative_int), only=_G),
         Field("grid_half_width", Parameter("grid_half_width", 7.0,
@@ -401,7 +383,7 @@ FIELD_SECTIONS = tuple(SECTIONS)
 OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound")
 #: ``symbols``: how the sweep dims are written in the names of sharded checks
 #: (``{ local_updates = "T" }`` gives ``stationary/fsgld/T=10``, as seeds 002 and 004 write)
-STUDY_KEYS = ("name", "summary", "source", "symbols")
+STUDY_KEYS = ("name", "summary", "source", "symbols", "headline")
 
 
 def fields() -> dict[str, Field]:

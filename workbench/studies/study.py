@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from bounds.expressions import BoundSyntaxError, free_names
 from simulators.validation import InvalidParameter
+from workbench.core.headline import Headline, HeadlineError
 from workbench.core.parameters import Parameter
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds
@@ -89,6 +90,7 @@ class Study:
     parameters: tuple[Parameter, ...] = field(default=())
     text: str = ""  # the file as written (a study is sent to worker processes as its text)
     symbols: dict[str, str] = field(default_factory=dict)  # sweep dim → name in check names
+    headline: Headline | None = None  # the chart the Experiment browser opens on
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -264,9 +266,16 @@ def from_document(doc: Document) -> Study:
             raise doc.error(("study", "symbols", key), "is not a sweep dim of the study")
         if not isinstance(value, str) or not value.strip():
             raise doc.error(("study", "symbols", key), "must be a name (a string)")
+    headline = None
+    if "headline" in head:
+        try:
+            headline = Headline.from_table(head["headline"])
+        except HeadlineError as error:
+            path = ("study", "headline") + ((error.key,) if error.key != "headline" else ())
+            raise doc.error(path, error.reason) from None
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text, dict(symbols))
+                 parameters, doc.text, dict(symbols), headline)
 
 
 def _kinds(doc: Document, values: dict) -> set[str]:

@@ -16,29 +16,30 @@ checked for growth in π(P − 1) as E₃ says (:mod:`.checks`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workbench.core.parameters import Parameter
-from workbench.core.validators import distinct_positive_ints, positive
+from workbench.core.validators import positive
 from workbench.experiments.downpour_period.parameters import LOGISTIC_RUN_PARAMETERS
 from workbench.run.experiment import Experiment
+from workbench.run.parameters import RATE_MARGIN
 from workbench.systems.asynchronous.run import at_point, combine_grid
-from workbench.systems.asynchronous.system import count_grid
-from workbench.systems.protocols.run import RUN_PARAMETERS, run_protocol
+from workbench.systems.asynchronous.system import WORKERS
+from workbench.systems.protocols.run import PERIOD, RUN_PARAMETERS, run_protocol
 
 # the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
 # by the methods that use them: describing and configuring the experiment (`workbench
 # show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
-    Parameter("period", [1, 2, 4, 8], "communication periods π: local steps per push",
-              distinct_positive_ints),
-    Parameter("workers", [1, 2, 4], "worker counts P (1 is the synchronous baseline)",
-              count_grid),
+    PERIOD,
+    replace(WORKERS, default=[1, 2, 4], help="worker counts P (1 is the synchronous baseline)"),
     *RUN_PARAMETERS,
     *LOGISTIC_RUN_PARAMETERS,
     Parameter("envelope_margin", 0.1, "E₃ envelope: held-out MSE at most this fraction above",
               positive),
-    Parameter("rate_margin", 0.1, "excess MSE against π(P − 1): slope at most this above 2",
-              positive),
+    replace(RATE_MARGIN, default=0.1,
+            help="excess MSE against π(P − 1): slope at most this above 2"),
 )
 
 

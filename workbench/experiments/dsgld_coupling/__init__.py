@@ -17,18 +17,18 @@ posterior comparison is not dominated by it; a chain relaxes in about 1/(hN) = 2
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workbench.core.parameters import Parameter
-from workbench.core.validators import (
-    at_least_one,
-    at_least_two,
-    distinct_positive_ints,
-    non_negative,
-    positive,
-)
+from workbench.core.validators import at_least_two, distinct_positive_ints, non_negative
 from workbench.run.experiment import Experiment
-from workbench.systems.distributed import WELLING_TEH_HELP
+from workbench.systems.distributed import WELLING_TEH_STEP_SIZE
 from workbench.systems.distributed.data import CHECK_PARAMETERS, data_parameters
-from workbench.systems.distributed.traveling import run_parameters, system_parameters
+from workbench.systems.distributed.traveling import (
+    TRAJECTORY_LENGTH,
+    run_parameters,
+    system_parameters,
+)
 
 # the per-point run, checks and figures (engine, sympy, matplotlib, xarray) are imported
 # by the methods that use them: describing and configuring the experiment (`workbench
@@ -39,14 +39,14 @@ PARAMETERS = (
     Parameter("group_size", [1, 2, 4, 5, 10, 20],
               "R: chains per coupled group (remainder in a smaller group: hybrid groups)",
               distinct_positive_ints),
-    Parameter("trajectory_length", 10, "τ: updates per visit on every worker", at_least_one),
+    replace(TRAJECTORY_LENGTH, default=10),
     Parameter("noise_correction", True,
               "add N(0, ((R - 1)/R) ε) after averaging (seed 004 Eq. 6); false: seed 004's "
               "LDA runs"),
     Parameter("coupling_time", 0.5, "time to exchange and average a group's states",
               non_negative),
     *system_parameters("permutation"),
-    Parameter("welling_teh_step_size", 5e-8, WELLING_TEH_HELP, positive),
+    replace(WELLING_TEH_STEP_SIZE, default=5e-8),
     *run_parameters(burn_in=6000, n_iterations=12_000, n_replicates=4, batch_size=100,
                     thin=20),
     Parameter("gradient_draws", 20_000, "group gradient estimates drawn at θ = μ per R",

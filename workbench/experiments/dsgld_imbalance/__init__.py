@@ -19,11 +19,13 @@ Seed 004 does not give the burn-in or run length:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
 from workbench.core.parameters import Parameter
-from workbench.core.validators import distinct_positive_ints, positive
+from workbench.core.validators import distinct_positive_ints
 from workbench.run.experiment import Experiment
-from workbench.systems.distributed import WELLING_TEH_HELP
+from workbench.systems.distributed import WELLING_TEH_HELP, WELLING_TEH_STEP_SIZE
 from workbench.systems.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.systems.distributed.traveling import (
     CORRECTIONS,
@@ -58,7 +60,7 @@ PARAMETERS = (
               "τ_s: updates per visit to worker s (seed 004: 70 on small shards, 10 on large)",
               trajectory_lengths),
     *system_parameters("permutation"),
-    Parameter("welling_teh_step_size", 1e-7, WELLING_TEH_HELP + " (seed 004: 10⁻⁷)", positive),
+    replace(WELLING_TEH_STEP_SIZE, default=1e-7, help=WELLING_TEH_HELP + " (seed 004: 10⁻⁷)"),
     *run_parameters(burn_in=20_000, n_iterations=80_000, n_replicates=2, batch_size=300,
                     thin=100),
     Parameter("correction", list(CORRECTIONS),

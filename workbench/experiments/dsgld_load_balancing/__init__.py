@@ -19,6 +19,8 @@ adds only a few percent to the error floor.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
 from workbench.core.parameters import Parameter
 from workbench.core.validators import (
@@ -29,7 +31,7 @@ from workbench.core.validators import (
     positive,
 )
 from workbench.run.experiment import Experiment
-from workbench.systems.distributed import WELLING_TEH_HELP
+from workbench.systems.distributed import WELLING_TEH_STEP_SIZE
 from workbench.systems.distributed.data import CHECK_PARAMETERS, data_parameters
 from workbench.systems.distributed.traveling import run_parameters, system_parameters
 
@@ -57,7 +59,7 @@ PARAMETERS = (
     Parameter("slow_trajectory_length", 10,
               "τ on a slow worker under balancing; τ̄ follows (seed 004: 10)", at_least_one),
     *system_parameters("permutation"),
-    Parameter("welling_teh_step_size", 2.5e-7, WELLING_TEH_HELP, positive),
+    replace(WELLING_TEH_STEP_SIZE, default=2.5e-7),
     *run_parameters(burn_in=15_000, n_iterations=15_000, n_replicates=6, batch_size=50,
                     thin=10),
     Parameter("initial_offset", 20.0,

@@ -11,12 +11,15 @@ of φ̂(θ) at each π (:mod:`.checks`); the figure shows MSE against messages.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one, distinct_positive_ints
+from workbench.core.validators import at_least_one
 from workbench.run.experiment import Experiment
 from workbench.systems.asynchronous.run import at_point, combine_grid
-from workbench.systems.protocols.run import RUN_PARAMETERS, run_protocol
+from workbench.systems.asynchronous.system import WORKERS
+from workbench.systems.protocols.run import PERIOD, RUN_PARAMETERS, run_protocol
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and
@@ -30,9 +33,8 @@ def _strength(name, value):
 
 
 PARAMETERS = (
-    Parameter("period", [1, 2, 4, 8], "communication periods π: local steps per message",
-              distinct_positive_ints),
-    Parameter("workers", 4, "workers P (chains, for elastic)", at_least_one),
+    PERIOD,
+    replace(WORKERS, default=4, help="workers P (chains, for elastic)", validate=at_least_one),
     Parameter("coupling_strength", 1.0, "elastic coupling α in [0, 1] (seed 003 App. B: 1)",
               _strength),
     *RUN_PARAMETERS,

@@ -27,16 +27,22 @@ measured one, and each rate verdict carries the exact slope as evidence.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workbench.core.parameters import Parameter
-from workbench.core.validators import (
-    at_least_one,
-    at_least_two,
-    distinct_positive_ints,
-    positive,
-    rate,
-)
+from workbench.core.validators import distinct_positive_ints, positive
 from workbench.experiments.integrator_order.point import INTEGRATORS, run_integrator
 from workbench.run.experiment import Experiment
+from workbench.run.parameters import (
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
+    FALSE_FAILURE_RATE,
+    FRICTION,
+    ITERATIONS,
+    N_DATA,
+    N_REPLICATES,
+    RATE_MARGIN,
+)
 from workbench.systems.asynchronous.run import at_point, combine_grid
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
@@ -44,20 +50,18 @@ from workbench.systems.asynchronous.run import at_point, combine_grid
 # configuring the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
-    Parameter("iterations", [64, 256, 1024, 4096, 16384],
-              "sample counts L (each integrator runs at its optimal step for each L)",
-              distinct_positive_ints),
-    Parameter("friction", 3.0, "SGHMC friction D (module docstring: why 3)", positive),
-    Parameter("n_data", 1, "Gaussian mean: data points N (full gradients)", at_least_one),
+    replace(ITERATIONS, default=[64, 256, 1024, 4096, 16384],
+            help="sample counts L (each integrator runs at its optimal step for each L)",
+            validate=distinct_positive_ints),
+    replace(FRICTION, default=3.0, help="SGHMC friction D (module docstring: why 3)"),
+    replace(N_DATA, default=1, help="Gaussian mean: data points N (full gradients)"),
     Parameter("largest_step", 1.5, "upper end of the search for the optimal step", positive),
-    Parameter("n_replicates", 6000, "independent runs R", at_least_two),
-    Parameter("rate_margin", 0.05, "rates: slope at most this shallower than the bound's "
-              "(the exponents −2/3 and −4/5 differ by 0.133)", positive),
-    Parameter("bootstrap_resamples", 2000, "resamples for the rate's confidence interval",
-              at_least_two),
-    Parameter("confidence", 0.95, "level of the stored intervals", rate),
-    Parameter("false_failure_rate", 0.001,
-              "family-wise probability that a correct sampler fails the checks", rate),
+    replace(N_REPLICATES, default=6000),
+    replace(RATE_MARGIN, default=0.05, help="rates: slope at most this shallower than the "
+            "bound's (the exponents −2/3 and −4/5 differ by 0.133)"),
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
+    FALSE_FAILURE_RATE,
 )
 
 

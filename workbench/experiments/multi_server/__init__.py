@@ -17,6 +17,7 @@ prefix ``logistic_`` in the combined Dataset.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from workbench.core.parameters import Parameter
@@ -27,6 +28,7 @@ from workbench.core.validators import (
     positive,
 )
 from workbench.run.experiment import Experiment
+from workbench.run.parameters import INVARIANCE_MARGIN, N_UPDATES, SLOPE_MARGIN
 from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
 from workbench.systems.asynchronous.run import (
     at_point,
@@ -59,10 +61,10 @@ PARAMETERS = (
     Parameter("gaussian_replicates", 1000, "Gaussian mean: independent runs R", at_least_two),
     Parameter("gaussian_initial_position", 5.0, "Gaussian mean: θ₀ (sets the bias)", finite),
     *LOGISTIC_PARAMETERS,
-    Parameter("n_updates", 5000, "logistic: updates L per server", at_least_one),
+    replace(N_UPDATES, default=5000, help="logistic: updates L per server"),
     *run_parameters(step_size={"default": 1.5e-6}, n_replicates={"default": 20}),
-    Parameter("slope_margin", 0.1, "variance against S: slope within this of −1", positive),
-    Parameter("invariance_margin", 0.25, "Gaussian bias across S: within this ratio", positive),
+    replace(SLOPE_MARGIN, default=0.1, help="variance against S: slope within this of −1"),
+    replace(INVARIANCE_MARGIN, default=0.25, help="Gaussian bias across S: within this ratio"),
     Parameter("loss_margin", 0.02, "logistic mean test loss across S: within this ratio",
               positive),
 )

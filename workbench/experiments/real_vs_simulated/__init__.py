@@ -17,14 +17,26 @@ given the logistic model (any model of the protocol runs; only the experiment fi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
-from simulators.latency import LATENCY_KINDS, LatencyModel, WorkerTiming
+from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import derive, generator
 from workbench.core.parameters import Parameter
 from workbench.core.validators import at_least_one, non_negative, positive
 from workbench.run.experiment import Experiment
+from workbench.run.parameters import (
+    BATCH_SIZE,
+    DIM,
+    FRICTION,
+    N_DATA,
+    N_UPDATES,
+    SAMPLER,
+    SPEEDUP_MARGIN,
+    STEP_SIZE,
+)
 from workbench.samplers import LINEAR_SAMPLER_NAMES, make_sampler
-from workbench.systems.asynchronous.system import count_grid
+from workbench.systems.asynchronous.system import LATENCY, LATENCY_MEAN, LATENCY_SHAPE, WORKERS
 from workbench.systems.distributed.data import CHECK_PARAMETERS
 
 # the per-point run (the model, the real-run machinery), checks and figures (engine, sympy,
@@ -32,29 +44,26 @@ from workbench.systems.distributed.data import CHECK_PARAMETERS
 # the experiment (`workbench show`, argument errors) stays light (issue 15)
 
 PARAMETERS = (
-    Parameter("workers", [1, 2, 4], "worker counts P of the real runs (1, the baseline, and at "
-              "least two more)", count_grid),
-    Parameter("n_updates", 600, "applied updates of each real run", at_least_one),
-    Parameter("latency", "exponential", "distribution of the injected compute time",
-              choices=LATENCY_KINDS),
-    Parameter("latency_mean", 0.004, "mean injected compute time per gradient (seconds)",
-              positive),
-    Parameter("latency_shape", 1.0, "lognormal σ or gamma shape of the injected compute time",
-              positive),
+    replace(WORKERS, default=[1, 2, 4], help="worker counts P of the real runs (1, the "
+            "baseline, and at least two more)"),
+    replace(N_UPDATES, default=600, help="applied updates of each real run"),
+    replace(LATENCY, help="distribution of the injected compute time"),
+    replace(LATENCY_MEAN, default=0.004, help="mean injected compute time per gradient (seconds)"),
+    replace(LATENCY_SHAPE, help="lognormal σ or gamma shape of the injected compute time"),
     Parameter("server_delay", 0.002, "injected server time per applied update (seconds); the "
               "server saturates at P* = c/u", non_negative),
     Parameter("staleness_bound", -1, "drop gradients staler than this (-1: never)",
               lambda name, value: validation.integer(name, value, minimum=-1)),
-    Parameter("sampler", "sgld", "the server's sampler", choices=LINEAR_SAMPLER_NAMES),
-    Parameter("step_size", 1e-4, "h (Chen convention, docs/math.md §1)", positive),
-    Parameter("friction", 1.0, "SGHMC friction D", positive),
-    Parameter("n_data", 1000, "Gaussian-mean data points", at_least_one),
-    Parameter("dim", 2, "dimension d", at_least_one),
-    Parameter("batch_size", 10, "minibatch size n", at_least_one),
+    replace(SAMPLER, help="the server's sampler", choices=LINEAR_SAMPLER_NAMES),
+    replace(STEP_SIZE, default=1e-4),
+    replace(FRICTION, help="SGHMC friction D"),
+    N_DATA,
+    replace(DIM, default=2),
+    BATCH_SIZE,
     Parameter("simulated_factor", 10, "simulated updates per real update", at_least_one),
     Parameter("staleness_margin", 0.5, "margin of the mean-staleness check (updates)",
               positive),
-    Parameter("speedup_margin", 0.15, "margin of the time speed-up check (relative)", positive),
+    replace(SPEEDUP_MARGIN, default=0.15, help="margin of the time speed-up check (relative)"),
     Parameter("run_timeout", 300.0, "seconds a real run may take before it is stopped",
               positive),
     *CHECK_PARAMETERS,

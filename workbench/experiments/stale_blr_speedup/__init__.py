@@ -13,10 +13,18 @@ where the latency model predicts, and the variance at the common L is free of τ
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one, positive
+from workbench.core.validators import positive
 from workbench.run.experiment import Experiment
+from workbench.run.parameters import (
+    INVARIANCE_MARGIN,
+    N_UPDATES,
+    SLOPE_MARGIN,
+    SPEEDUP_MARGIN,
+)
 from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS, logistic_model
 from workbench.systems.asynchronous.run import (
     at_point,
@@ -26,7 +34,7 @@ from workbench.systems.asynchronous.run import (
 )
 from workbench.systems.asynchronous.speedup import BEND_MARGIN
 from workbench.systems.asynchronous.summaries import held_out_summary
-from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, count_grid
+from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, WORKERS
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and
@@ -40,21 +48,20 @@ def at_least_ten(name, value):
 PARAMETERS = (
     *LOGISTIC_PARAMETERS,
     *SYSTEM_PARAMETERS,
-    Parameter("workers", [1, 2, 4, 6, 9], "worker counts P (seed 001 Figure 2: 1-9)",
-              count_grid),
-    Parameter("n_updates", 20_000, "applied updates L of every run (seed 001's code: 20,000)",
-              at_least_one),
+    replace(WORKERS, default=[1, 2, 4, 6, 9], help="worker counts P (seed 001 Figure 2: 1-9)"),
+    replace(N_UPDATES, default=20_000,
+            help="applied updates L of every run (seed 001's code: 20,000)"),
     *run_parameters(
         step_size={"default": 1.5e-6},
         n_replicates={"default": 200, "help": "independent runs R (seed 001: 10; at least 10)",
                       "validate": at_least_ten}),
-    Parameter("speedup_margin", 0.1, "iteration speed-up: S_P within this fraction of P",
-              positive),
-    Parameter("slope_margin", 0.1, "speed-up slope: within this of 1 (log-log units)", positive),
+    replace(SPEEDUP_MARGIN, default=0.1,
+            help="iteration speed-up: S_P within this fraction of P"),
+    replace(SLOPE_MARGIN, default=0.1, help="speed-up slope: within this of 1 (log-log units)"),
     Parameter("bend_margin", BEND_MARGIN, "time speed-up: within this fraction of min(P, P*)",
               positive),
-    Parameter("invariance_margin", 0.25,
-              "Theorem 4: variances at the common L within this ratio of each other", positive),
+    replace(INVARIANCE_MARGIN, default=0.25,
+            help="Theorem 4: variances at the common L within this ratio of each other"),
 )
 
 

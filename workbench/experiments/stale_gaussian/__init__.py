@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_two, positive_grid
+from workbench.core.validators import positive_grid
+from workbench.run.parameters import BOOTSTRAP_RESAMPLES
 from workbench.studies import library
 from workbench.studies.check_kinds import SPLITS
 from workbench.studies.experiment import Plugin, StudyExperiment
@@ -46,8 +47,7 @@ PARAMETERS = (
     Parameter("envelope_split", "checkerboard",
               "envelope calibration: checkerboard (alternate (τ, h) runs) or extrapolate "
               "(shorter half of the L grid)", choices=SPLITS),
-    Parameter("bootstrap_resamples", 2000,
-              "replicate resamples for the rate checks' slope intervals", at_least_two),
+    BOOTSTRAP_RESAMPLES,
 )
 
 

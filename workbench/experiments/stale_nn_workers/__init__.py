@@ -12,6 +12,8 @@ say where.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
 from workbench.core.parameters import Parameter
 from workbench.core.validators import at_least_one, non_negative
@@ -24,7 +26,7 @@ from workbench.systems.asynchronous.run import (
     run_parameters,
 )
 from workbench.systems.asynchronous.summaries import held_out_summary
-from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, count_grid
+from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, WORKERS
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and
@@ -42,8 +44,7 @@ PARAMETERS = (
     Parameter("networks", list(NETWORKS), "networks to train: mlp, cnn", network_list),
     *NETWORK_PARAMETERS,
     *SYSTEM_PARAMETERS,
-    Parameter("workers", [1, 2, 4, 6, 9], "worker counts P (seed 001 Figure 3: 1-9)",
-              count_grid),
+    replace(WORKERS, default=[1, 2, 4, 6, 9], help="worker counts P (seed 001 Figure 3: 1-9)"),
     Parameter("iterations_per_worker", 300, "gradients each worker computes (L = P × this)",
               at_least_one),
     *run_parameters(

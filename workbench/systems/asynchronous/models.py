@@ -15,6 +15,7 @@ logistic model, He-normal weights for the networks.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from simulators.seeding import generator
 from workbench.core.parameters import Parameter
 from workbench.core.validators import at_least_one, non_negative_int, positive
 from workbench.data.dataset import ClassificationData
+from workbench.run.parameters import PRIOR_SCALE
 
 # the data loaders (scikit-learn, scipy) and the models (numba) are imported by the functions
 # that build a model: the parameters alone are read by `workbench show` and argument checks
@@ -48,23 +50,27 @@ def _sizes(name, value):
     return [validation.integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(value)]
 
 
+N_TEST_POINTS = Parameter("n_test_points", 1000, "held-out rows scored per draw (0: all)",
+                          non_negative_int)
+
 LOGISTIC_PARAMETERS = (
+    # a data source; the sharded data's ``data`` (a regime, systems/distributed/data.py) is
+    # another parameter of the same name (tests/test_declared_once.py: EXCEPTIONS)
     Parameter("data", SYNTHETIC, f"{SYNTHETIC} (generated) or PATH of a LIBSVM pair PATH, PATH.t",
               _data_source),
     Parameter("n_train", 32_561, "a9a-like: training rows (a9a: 32,561)", at_least_one),
     Parameter("n_test", 16_281, "a9a-like: held-out rows (a9a: 16,281)", at_least_one),
-    Parameter("prior_scale", 1.0, "prior standard deviation σ₀ of every weight", positive),
+    PRIOR_SCALE,
     Parameter("initial_scale", 1.0, "θ₀ ~ N(0, initial_scale² I) per replicate", positive),
-    Parameter("n_test_points", 1000, "held-out rows scored per draw (0: all)", non_negative_int),
+    N_TEST_POINTS,
 )
 
 NETWORK_PARAMETERS = (
     Parameter("hidden_sizes", [50], "MLP hidden layer sizes", _sizes),
     Parameter("filters", [4, 8], "CNN filters of its two convolution layers", _sizes),
     Parameter("hidden_size", 32, "CNN dense hidden units", at_least_one),
-    Parameter("prior_scale", 1.0, "prior standard deviation σ₀ of every weight", positive),
-    Parameter("n_test_points", 0, "held-out digits scored per draw (0: all 359)",
-              non_negative_int),
+    PRIOR_SCALE,
+    replace(N_TEST_POINTS, default=0, help="held-out digits scored per draw (0: all 359)"),
 )
 
 

@@ -28,9 +28,20 @@ import numpy as np
 from simulators import validation
 from simulators.seeding import derive, generator
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one, at_least_two, positive, rate
+from workbench.core.validators import at_least_one
 from workbench.run.experiment import point_key
-from workbench.samplers import SAMPLER_NAMES, make_sampler
+from workbench.run.parameters import (
+    BATCH_SIZE,
+    CONFIDENCE,
+    DIVERGENCE_THRESHOLD,
+    FALSE_FAILURE_RATE,
+    FRICTION,
+    N_CHECKPOINTS,
+    N_REPLICATES,
+    SAMPLER,
+    STEP_SIZE,
+)
+from workbench.samplers import make_sampler
 from workbench.systems.asynchronous.system import make_system
 
 # xarray, the engine, the diagnostics and the models are imported by the functions that run
@@ -42,20 +53,17 @@ if TYPE_CHECKING:
     from simulators.schedule import Schedule
 
 RUN_PARAMETERS = (
-    Parameter("sampler", "sgld", "integrator", choices=SAMPLER_NAMES),
-    Parameter("step_size", 1e-5, "step size h (Chen convention, docs/math.md §1)", positive),
-    Parameter("friction", 1.0, "SGHMC friction D (unused by SGLD)", positive),
-    Parameter("batch_size", 50, "minibatch size n (seed 001's code: 50)", at_least_one),
-    Parameter("n_replicates", 10, "independent runs R", at_least_two),
+    SAMPLER,
+    STEP_SIZE,
+    FRICTION,
+    replace(BATCH_SIZE, default=50, help="minibatch size n (seed 001's code: 50)"),
+    replace(N_REPLICATES, default=10),
     Parameter("n_evaluations", 400, "draws per chain scored on the held-out set",
               at_least_one),
-    Parameter("n_checkpoints", 20, "log-spaced sample counts at which φ̂_L is kept",
-              at_least_one),
-    Parameter("confidence", 0.95, "level of the stored intervals", rate),
-    Parameter("false_failure_rate", 0.001,
-              "family-wise probability that a correct sampler fails the checks", rate),
-    Parameter("divergence_threshold", 1e6, "|θ| beyond this marks a replicate diverged",
-              positive),
+    N_CHECKPOINTS,
+    CONFIDENCE,
+    FALSE_FAILURE_RATE,
+    DIVERGENCE_THRESHOLD,
 )
 
 

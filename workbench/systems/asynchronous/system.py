@@ -28,15 +28,16 @@ from simulators.latency import LATENCY_KINDS, LatencyModel, WorkerTiming
 from workbench.core.parameters import Parameter
 from workbench.core.validators import distinct_positive_ints, non_negative, positive
 
-SYSTEM_PARAMETERS = (
-    Parameter("latency", "exponential", "distribution of one gradient computation time",
-              choices=LATENCY_KINDS),
-    Parameter("latency_mean", 1.0, "mean gradient computation time μ (simulated time units)",
-              positive),
-    Parameter("latency_shape", 1.0, "lognormal σ or gamma shape of the latency", positive),
-    Parameter("server_update_time", 0.3, "server time u per applied update", non_negative),
-    Parameter("network_delay", 0.1, "one-way message delay δ", non_negative),
-)
+LATENCY = Parameter("latency", "exponential", "distribution of one gradient computation time",
+                    choices=LATENCY_KINDS)
+LATENCY_MEAN = Parameter("latency_mean", 1.0,
+                         "mean gradient computation time μ (simulated time units)", positive)
+LATENCY_SHAPE = Parameter("latency_shape", 1.0, "lognormal σ or gamma shape of the latency",
+                          positive)
+SERVER_UPDATE_TIME = Parameter("server_update_time", 0.3, "server time u per applied update",
+                               non_negative)
+NETWORK_DELAY = Parameter("network_delay", 0.1, "one-way message delay δ", non_negative)
+SYSTEM_PARAMETERS = (LATENCY, LATENCY_MEAN, LATENCY_SHAPE, SERVER_UPDATE_TIME, NETWORK_DELAY)
 
 
 def count_grid(name, value):
@@ -47,6 +48,12 @@ def count_grid(name, value):
         raise validation.InvalidParameter(name, value,
                                           "needs 1 (the baseline) and at least two more counts")
     return grid
+
+
+#: the worker counts P of a speed-up sweep (an experiment with one P replaces the default and
+#: the validator)
+WORKERS = Parameter("workers", [1, 2, 4], "worker counts P (1, the baseline, and at least two "
+                    "more)", count_grid)
 
 
 def make_system(config: dict, n_workers: int, n_servers: int = 1) -> AsyncServerSystem:

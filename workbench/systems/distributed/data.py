@@ -8,13 +8,23 @@ so every sweep point of an experiment sees the same data.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from simulators import validation
 from simulators.seeding import generator
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one, finite, positive, rate
+from workbench.core.validators import positive
 from workbench.data.sharding import gaussian_blobs, iid_shards, uniform_centres
+from workbench.run.parameters import (
+    CONFIDENCE,
+    DIM,
+    FALSE_FAILURE_RATE,
+    NOISE_SCALE,
+    PRIOR_MEAN,
+    PRIOR_SCALE,
+    TRUE_MEAN,
+)
 
 # the models (through the minibatch code, numba) are imported where the data set is built:
 # the parameters alone are read by ``workbench show`` and argument checks (issue 15)
@@ -23,31 +33,34 @@ if TYPE_CHECKING:
 
 DATA_REGIMES = ("iid", "blobs")
 
+SHARD_SIZES = Parameter("shard_sizes", [200] * 10,
+                        "N_s of each shard (one shard per worker or client); N = their sum",
+                        validation.sizes)
+#: the regime of the sharded data; the logistic model's ``data`` (a data source,
+#: :mod:`workbench.systems.asynchronous.models`) is another parameter of the same name
+#: (``tests/test_declared_once.py``: ``EXCEPTIONS``)
+DATA_REGIME = Parameter("data", "iid", "iid: one Gaussian, randomly partitioned (seed 004); "
+                        "blobs: shard s around its own centre (seed 002)", choices=DATA_REGIMES)
+CENTRE_HALF_WIDTH = Parameter("centre_half_width", 6.0,
+                              "blobs: centres uniform on [-w, w]^d (seed 002: 6)", positive)
+
 
 def data_parameters(shard_sizes_default: list[int], regime: str, dim: int = 2,
                     centre_half_width: float = 6.0) -> tuple[Parameter, ...]:
     """The parameters every distributed experiment shares (defaults per experiment)."""
     return (
-        Parameter("shard_sizes", shard_sizes_default,
-                  "N_s of each shard (one shard per worker or client); N = their sum",
-                  validation.sizes),
-        Parameter("data", regime, "iid: one Gaussian, randomly partitioned (seed 004); blobs: "
-                  "shard s around its own centre (seed 002)", choices=DATA_REGIMES),
-        Parameter("dim", dim, "dimension d of θ", at_least_one),
-        Parameter("centre_half_width", centre_half_width,
-                  "blobs: centres uniform on [-w, w]^d (seed 002: 6)", positive),
-        Parameter("true_mean", 0.0, "iid: data are drawn from N(true_mean, σ_x² I)", finite),
-        Parameter("noise_scale", 1.0, "likelihood standard deviation σ_x", positive),
-        Parameter("prior_scale", 1.0, "prior standard deviation σ₀", positive),
-        Parameter("prior_mean", 0.0, "prior mean m₀", finite),
+        replace(SHARD_SIZES, default=shard_sizes_default),
+        replace(DATA_REGIME, default=regime),
+        replace(DIM, default=dim),
+        replace(CENTRE_HALF_WIDTH, default=centre_half_width),
+        TRUE_MEAN,
+        NOISE_SCALE,
+        PRIOR_SCALE,
+        PRIOR_MEAN,
     )
 
 
-CHECK_PARAMETERS = (
-    Parameter("confidence", 0.95, "level of the stored confidence intervals", rate),
-    Parameter("false_failure_rate", 0.001,
-              "family-wise probability that a correct sampler fails a family of checks", rate),
-)
+CHECK_PARAMETERS = (CONFIDENCE, FALSE_FAILURE_RATE)
 
 
 def make_sharded(experiment: str, config: dict, seed) -> ShardedGaussianMean:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from simulators import validation
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.traveling_chains import ASSIGNMENTS, TravelingChains
 from workbench.core.parameters import Parameter
-from workbench.core.validators import (
-    at_least_one,
-    at_least_two,
-    finite,
-    non_negative,
-    non_negative_int,
-    positive,
+from workbench.core.validators import at_least_one, non_negative, positive
+from workbench.run.parameters import (
+    BATCH_SIZE,
+    BURN_IN,
+    INITIAL_POSITION,
+    N_ITERATIONS,
+    N_REPLICATES,
+    REPLACEMENT,
+    REPLICATE_BLOCK,
+    THIN,
 )
 
 CORRECTIONS = ("corrected", "uncorrected")
@@ -26,29 +31,29 @@ def run_parameters(burn_in: int, n_iterations: int, n_replicates: int, batch_siz
                    thin: int) -> tuple[Parameter, ...]:
     """Run length, replicates and minibatches (defaults per experiment)."""
     return (
-        Parameter("batch_size", batch_size, "minibatch size n", at_least_one),
-        Parameter("replacement", True, "draw minibatches with replacement"),
-        Parameter("n_replicates", n_replicates, "replicates per chain (same schedule)",
-                  at_least_two),
-        Parameter("replicate_block", 50, "replicates per seeding block", at_least_one),
-        Parameter("burn_in", burn_in, "updates per chain before the window", non_negative_int),
-        Parameter("n_iterations", n_iterations, "updates per chain in the window",
-                  at_least_one),
-        Parameter("thin", thin, "keep every thin-th update as a sample for the figures",
-                  at_least_one),
-        Parameter("initial_position", 0.0, "starting value θ₀ of every coordinate", finite),
+        replace(BATCH_SIZE, default=batch_size),
+        REPLACEMENT,
+        replace(N_REPLICATES, default=n_replicates, help="replicates per chain (same schedule)"),
+        REPLICATE_BLOCK,
+        replace(BURN_IN, default=burn_in),
+        replace(N_ITERATIONS, default=n_iterations, help="updates per chain in the window"),
+        replace(THIN, default=thin),
+        INITIAL_POSITION,
     )
+
+
+ASSIGNMENT = Parameter("assignment", "cyclic",
+                       "chain-to-worker assignment each round: cyclic rotation, or a random "
+                       "permutation with no chain staying in place", choices=ASSIGNMENTS)
+WORKER_DELAY = Parameter("worker_delay", 1.0, "time a worker takes per update (response delay d)",
+                         positive)
+HOP_TIME = Parameter("hop_time", 0.0, "communication time of one chain hop", non_negative)
+TRAJECTORY_LENGTH = Parameter("trajectory_length", 100, "τ: updates per visit, the same on every "
+                              "worker (seed 004 §3.2.1)", at_least_one)
 
 
 def system_parameters(assignment: str) -> tuple[Parameter, ...]:
-    return (
-        Parameter("assignment", assignment,
-                  "chain-to-worker assignment each round: cyclic rotation, or a random "
-                  "permutation with no chain staying in place", choices=ASSIGNMENTS),
-        Parameter("worker_delay", 1.0, "time a worker takes per update (response delay d)",
-                  positive),
-        Parameter("hop_time", 0.0, "communication time of one chain hop", non_negative),
-    )
+    return replace(ASSIGNMENT, default=assignment), WORKER_DELAY, HOP_TIME
 
 
 def traveling_system(config: dict, trajectory_lengths, **options) -> TravelingChains:

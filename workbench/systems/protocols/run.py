@@ -24,6 +24,7 @@ sent and a reply.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,8 +36,19 @@ from simulators.schedule import COUPLING, PULL, PUSH, Schedule
 from simulators.seeding import derive, generator
 from workbench.core.parameters import Parameter
 from workbench.core.phi import THETA, THETA_SQUARED
-from workbench.core.validators import at_least_one, at_least_two, finite, positive, rate
+from workbench.core.validators import distinct_positive_ints
 from workbench.run.experiment import point_key
+from workbench.run.parameters import (
+    BATCH_SIZE,
+    CONFIDENCE,
+    FALSE_FAILURE_RATE,
+    INITIAL_POSITION,
+    ITERATIONS,
+    N_CHECKPOINTS,
+    N_DATA,
+    N_REPLICATES,
+    STEP_SIZE,
+)
 from workbench.samplers.sgld import SGLD
 from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS
 
@@ -52,21 +64,22 @@ TEST_FUNCTIONS = (THETA, THETA_SQUARED)
 
 RUN_PARAMETERS = (
     *SYSTEM_PARAMETERS,
-    Parameter("n_data", 1000, "Gaussian mean: data points N", at_least_one),
-    Parameter("batch_size", 10, "minibatch size n", at_least_one),
-    Parameter("step_size", 2e-5, "SGLD step h (Chen convention, docs/math.md §1)", positive),
-    Parameter("iterations", 2000, "updates L: master versions (downpour) or local steps of "
-              "every chain (elastic)", at_least_one),
-    Parameter("n_replicates", 400, "independent runs R", at_least_two),
-    Parameter("initial_position", 0.0, "θ₀ (0: the data are centred at 0, so the chains start"
-              " near the posterior and the staleness effects are not hidden by a transient)",
-              finite),
-    Parameter("n_checkpoints", 8, "log-spaced sample counts at which φ̂_L is kept",
-              at_least_one),
-    Parameter("confidence", 0.95, "level of the stored intervals", rate),
-    Parameter("false_failure_rate", 0.001,
-              "family-wise probability that a correct sampler fails the checks", rate),
+    N_DATA,
+    BATCH_SIZE,
+    replace(STEP_SIZE, default=2e-5, help="SGLD step h (Chen convention, docs/math.md §1)"),
+    replace(ITERATIONS, help="updates L: master versions (downpour) or local steps of every "
+            "chain (elastic)"),
+    replace(N_REPLICATES, default=400),
+    replace(INITIAL_POSITION, help="θ₀ (0: the data are centred at 0, so the chains start near "
+            "the posterior and the staleness effects are not hidden by a transient)"),
+    replace(N_CHECKPOINTS, default=8),
+    CONFIDENCE,
+    FALSE_FAILURE_RATE,
 )
+
+#: the communication periods π swept by the downpour and elastic experiments
+PERIOD = Parameter("period", [1, 2, 4, 8], "communication periods π: local steps per push "
+                   "(downpour) or per coupling (elastic)", distinct_positive_ints)
 
 
 def gaussian_model(experiment: str, config: dict, seed) -> GaussianMeanModel:
