@@ -2,8 +2,9 @@
 
 import numpy as np
 import streamlit as st
+import xarray as xr
 
-from app import ui
+from workbench.explore import charts
 from workbench.explore.lessons import speedup as lesson_c
 
 st.title("Speed-up of the variance")
@@ -29,51 +30,48 @@ with st.spinner("Simulating the systems and propagating the exact variance…"):
 workers = lesson.curves["workers"].values
 
 
-@st.cache_data(show_spinner=False, max_entries=3 * len(lesson_c.SERVER_UPDATE_TIMES))
-def variance_plot(u: float, x: str, label: str) -> bytes:
+@st.cache_resource(show_spinner=False, max_entries=3 * len(lesson_c.SERVER_UPDATE_TIMES))
+def variance_chart(u: float, x: str, label: str):
     """The exact variance of every P against ``x`` (iterations per worker or time)."""
-    curves = lesson_c.lesson(u).curves
-    workers = curves["workers"].values
-    figure, axis = ui.subplots(figsize=(4.6, 3.8))
-    for p, colour in zip(workers, ui.colours(workers.size), strict=True):
-        at = curves.sel(workers=p)
-        axis.plot(at[x], at["variance"], color=colour, label=f"P = {p}")
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-    axis.set_xlabel(label)
-    axis.set_ylabel("exact Var φ̂(θ)")
-    axis.legend(fontsize=7)
-    return ui.png(figure)
+    frame = charts.slice_frame(lesson_c.lesson(u).curves, "variance", "checkpoint", {},
+                               "workers", x_variable=x)
+    return charts.line_chart(frame, x_title=label, y_title="exact Var φ̂(θ)", log_x=True,
+                             log_y=True, legend="bottom").properties(height=320)
 
 
-@st.cache_data(show_spinner=False, max_entries=len(lesson_c.SERVER_UPDATE_TIMES))
-def speedup_plot(u: float) -> bytes:
-    """Iteration and time speed-ups against P, with the server's ceiling."""
+@st.cache_resource(show_spinner=False, max_entries=len(lesson_c.SERVER_UPDATE_TIMES))
+def speedup_chart(u: float):
+    """Iteration and time speed-ups against P (the ideal P dashed), with the server's
+    ceiling where it has one."""
     lesson = lesson_c.lesson(u)
-    workers = lesson.curves["workers"].values
-    figure, axis = ui.subplots(figsize=(4.6, 3.8))
-    axis.plot(workers, workers, ":", color="grey", label="ideal: P")
-    axis.plot(workers, lesson.iteration_speedup, "o-", label="iteration speed-up")
-    axis.plot(workers, lesson.time_speedup, "s-", label="time speed-up")
+    kinds = {"iteration speed-up": lesson.iteration_speedup.values,
+             "time speed-up": lesson.time_speedup.values}
     if np.isfinite(lesson.throughput_ceiling):
         ceiling = lesson.throughput_ceiling / float(lesson.throughput.sel(workers=1))
-        axis.axhline(ceiling, color="tab:red", linestyle="--", linewidth=1,
-                     label="server ceiling (1/u)")
-    axis.set_xscale("log", base=2)
-    axis.set_yscale("log", base=2)
-    axis.set_xlabel("workers P")
-    axis.set_ylabel("speed-up to the one-worker variance")
-    axis.legend(fontsize=7)
-    return ui.png(figure)
+        kinds["server ceiling (1/u)"] = np.full(lesson.time_speedup.size, ceiling)
+    speedups = xr.Dataset(
+        {"speed_up": (("kind", "workers"), np.stack(list(kinds.values()))),
+         "ideal": ("workers", lesson.time_speedup["workers"].values.astype(float))},
+        coords={"kind": list(kinds), "workers": lesson.time_speedup["workers"].values})
+    frame = charts.slice_frame(speedups, "speed_up", "workers", {}, "kind", reference="ideal")
+    frame["curve"] = frame["curve"].str.removeprefix("kind = ")
+    return charts.line_chart(frame, x_title="workers P",
+                             y_title="speed-up to the one-worker variance", log_x=True,
+                             log_y=True, reference_title="ideal: P",
+                             legend="bottom").properties(height=320)
 
 
 left, middle, right = st.columns(3)
 with left:
-    st.image(variance_plot(u, "iterations_per_worker", "iterations per worker L_w"))
+    st.altair_chart(variance_chart(u, "iterations_per_worker", "iterations per worker L_w"),
+                    width="stretch")
 with middle:
-    st.image(variance_plot(u, "time", "simulated wall-clock time"))
+    st.altair_chart(variance_chart(u, "time", "simulated wall-clock time"), width="stretch")
 with right:
-    st.image(speedup_plot(u))
+    st.altair_chart(speedup_chart(u), width="stretch")
+st.caption("Exact values (the oracle): no Monte Carlo interval. Hover a point for its value "
+           "and grid point; click a legend entry to show that curve alone; drag and scroll to "
+           "pan and zoom. Dashed: the ideal speed-up P.")
 
 st.dataframe([{"workers P": int(p), "iteration speed-up": float(i), "time speed-up": float(t),
                "updates per unit time": float(r), "mean staleness": float(s)}

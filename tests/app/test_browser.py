@@ -249,6 +249,28 @@ def test_the_report_fits_the_page_and_says_what_a_verdict_means(chromium, defaul
             browser.close()
 
 
+def _no_skeleton(page) -> None:
+    """Wait until no Streamlit skeleton (a placeholder for an element still coming) remains."""
+    deadline = time.monotonic() + PAGE_SECONDS
+    skeletons = page.locator('[data-testid="stSkeleton"]')
+    while skeletons.count() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert skeletons.count() == 0, "a skeleton remains on the page"
+
+
+def _hover_until_tooltip(page, chart) -> str:
+    """Sweep the mouse over ``chart`` (a Vega-Lite chart's element) until a mark shows its
+    tooltip; its text, or "" if none answered."""
+    box = chart.bounding_box()
+    tooltip = page.locator("#vg-tooltip-element")
+    for fy in np.linspace(0.05, 0.9, 24):
+        for fx in np.linspace(0.08, 0.95, 40):
+            page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+            if tooltip.count() and "visible" in (tooltip.get_attribute("class") or ""):
+                return tooltip.inner_text()
+    return ""
+
+
 def test_the_experiment_browser_opens_on_the_headline_chart_with_tooltips(chromium, server,
                                                                            tmp_path):
     """The Experiment browser opens on stale-gaussian's declared headline view, drawn as a
@@ -266,22 +288,36 @@ def test_the_experiment_browser_opens_on_the_headline_chart_with_tooltips(chromi
             chart.wait_for(timeout=PAGE_SECONDS * 1000)
             page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(
                 timeout=PAGE_SECONDS * 1000)
-            assert page.locator('[data-testid="stSkeleton"]').count() == 0
+            _no_skeleton(page)
             assert page.get_by_text("Seed 001 Figure 1").count() >= 1  # the declared caption
-            box = page.locator(".vega-embed").first.bounding_box()
-            tooltip = page.locator("#vg-tooltip-element")
-            shown = ""
-            for fy in np.linspace(0.05, 0.9, 24):  # sweep the plot area until a mark answers
-                for fx in np.linspace(0.08, 0.95, 40):
-                    page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
-                    if tooltip.count() and "visible" in (tooltip.get_attribute("class") or ""):
-                        shown = tooltip.inner_text()
-                        break
-                if shown:
-                    break
+            shown = _hover_until_tooltip(page, page.locator(".vega-embed").first)
             assert "grid point" in shown and "interval from" in shown and "mse" in shown, shown
             assert "checkpoint = " in shown and "test_function = theta_squared" in shown
             assert "staleness = " in shown  # the curve it belongs to
             page.screenshot(path=str(shots / "experiments-headline-tooltip.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_a_lesson_draws_interactive_charts_with_tooltips(chromium, server, tmp_path):
+    """The speed-up lesson's charts are Vega-Lite charts: hovering the speed-up chart shows a
+    point's curve, grid point and value; the screenshot is taken once the tooltip shows."""
+    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _load(page, f"{server}/speedup", "Speed-up of the variance", "Speed-up check")
+            charts = page.locator(".vega-embed")
+            charts.nth(2).locator("canvas, svg").first.wait_for(timeout=PAGE_SECONDS * 1000)
+            assert charts.count() == 3
+            _no_skeleton(page)
+            shown = _hover_until_tooltip(page, charts.nth(2))
+            assert "grid point" in shown and "workers = " in shown, shown
+            assert "speed-up" in shown or "ceiling" in shown, shown
+            page.screenshot(path=str(shots / "speedup-lesson-tooltip.png"), full_page=True)
+        finally:
+            browser.close()
+

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import pyarrow
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -606,3 +607,11 @@ def test_speedup_lesson_follows_its_control():
         table = at.dataframe[0].value
         assert table["time speed-up"].tolist() == lesson.time_speedup.values.tolist()
         assert table["iteration speed-up"].tolist() == lesson.iteration_speedup.values.tolist()
+        # three interactive charts; the speed-up chart carries the lesson's numbers
+        charts = at.get("vega_lite_chart")
+        assert len(charts) == 3 and not at.get("image")
+        [data] = charts[2].proto.datasets  # the chart's rows, as Arrow
+        frame = pyarrow.ipc.open_stream(data.data.data).read_all().to_pandas()
+        time_rows = frame[frame["curve"] == "time speed-up"]["value"].tolist()
+        assert time_rows == pytest.approx(lesson.time_speedup.values.tolist())
+        assert (frame["curve"] == "server ceiling (1/u)").any()

@@ -101,25 +101,34 @@ def headline_frame(dataset: xr.Dataset, headline: Headline) -> pd.DataFrame:
 
 
 def line_chart(frame: pd.DataFrame, *, x_title: str, y_title: str, log_x: bool = False,
-               log_y: bool = False, reference_title: str = "") -> alt.Chart:
+               log_y: bool = False, reference_title: str = "",
+               legend: str = "right") -> alt.Chart:
     """Measured points joined per curve, with their intervals as error bars and tooltips
     (value, interval, grid point), the reference dashed; a click on a legend entry shows
-    that curve alone (shift-click adds more)."""
+    that curve alone (shift-click adds more). Points without a value (not finite, or not
+    positive on a log axis) are left out, so the axes span what is drawn; ``legend``: its
+    place, ``"bottom"`` for narrow charts."""
     frame = frame.replace([np.inf, -np.inf], np.nan)
+    curves = list(dict.fromkeys(frame["curve"]))  # the legend in the frame's order
     if log_y:  # a log axis cannot show zero or negative values: they are left out
         for name in ("value", "lower", "upper", "reference"):
             frame[name] = frame[name].where(frame[name] > 0)
+    if log_x:
+        frame = frame[frame["x"] > 0]
+    frame = frame[frame["value"].notna() | frame["reference"].notna()]
     x = alt.X("x:Q", title=x_title, scale=alt.Scale(type="log" if log_x else "linear"))
     y_scale = alt.Scale(type="log" if log_y else "linear", zero=False)
     picked = alt.selection_point(fields=["curve"], bind="legend")
     shown = alt.condition(picked, alt.value(1.0), alt.value(0.12))
-    colour = alt.Color("curve:N", title=None, sort=None)
+    colour = alt.Color("curve:N", title=None, sort=curves,
+                       legend=alt.Legend(orient=legend, columns=2 if legend == "bottom" else 1))
     tooltip = [alt.Tooltip("curve:N", title="curve"),
                alt.Tooltip("point:N", title="grid point"),
                alt.Tooltip("x:Q", title=x_title, format=".4~g"),
-               alt.Tooltip("value:Q", title=y_title, format=".4~g"),
-               alt.Tooltip("lower:Q", title="interval from", format=".4~g"),
-               alt.Tooltip("upper:Q", title="interval to", format=".4~g")]
+               alt.Tooltip("value:Q", title=y_title, format=".4~g")]
+    if frame["lower"].notna().any():
+        tooltip += [alt.Tooltip("lower:Q", title="interval from", format=".4~g"),
+                    alt.Tooltip("upper:Q", title="interval to", format=".4~g")]
     if frame["reference"].notna().any():
         tooltip.append(alt.Tooltip("reference:Q", title=reference_title or "reference",
                                    format=".4~g"))
