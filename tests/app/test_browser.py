@@ -133,6 +133,23 @@ def _commit(editor, text: str) -> None:
     editor.blur()
 
 
+def _commit_until(page, editor, text: str, expected: str, shot: Path, attempts: int = 3) -> None:
+    """Commit ``text`` (:func:`_commit`) until ``expected`` shows, at most ``attempts`` times.
+    In two clean-clone runs of the whole suite on the loaded CI machine the first commit of an
+    edit was lost (the page never reran with it; cause not found, it never happened alone);
+    typing it again is what a user would do. A page that never shows ``expected`` still fails,
+    with a screenshot."""
+    for _ in range(attempts):
+        _commit(editor, text)
+        try:
+            page.get_by_text(expected).wait_for(timeout=PAGE_SECONDS * 1000 // attempts)
+            return
+        except sync_api.TimeoutError:
+            continue
+    page.screenshot(path=str(shot), full_page=True)
+    raise AssertionError(f"{expected!r} never showed after {attempts} commits; see {shot}")
+
+
 def _errors(page) -> list[str]:
     """Exceptions, error messages and Streamlit's dialogs (e.g. 'Page not found')."""
     shown = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"], '
@@ -180,8 +197,8 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
                   "Run the quick version from the sidebar")
             editor = page.get_by_label("study (TOML)")
             shipped = editor.input_value()
-            _commit(editor, shipped.replace("batch_size = 10", "batch_sise = 10"))
-            page.get_by_text("Invalid study at line").wait_for(timeout=PAGE_SECONDS * 1000)
+            _commit_until(page, editor, shipped.replace("batch_size = 10", "batch_sise = 10"),
+                          "Invalid study at line", shots / "study-editor-edit-lost.png")
             assert any("batch_sise" in text and "unknown key" in text for text in _errors(page))
             _commit(editor, shipped)
             page.get_by_role("button", name="Run my-stale-gaussian --quick").click()
