@@ -1,4 +1,4 @@
-"""What every page shares: where results live, how errors are shown, cached loaders, plots.
+"""What every page shares: where results live, how errors are shown, cached loaders.
 
 The result-file helpers import :mod:`workbench.explore.results_browser` and
 :mod:`~workbench.explore.overlays` (which load every registered experiment) when first called,
@@ -7,27 +7,20 @@ so that pages without stored results do not pay for that import when they open.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
 
-import matplotlib
+import streamlit as st
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from simulators.validation import InvalidParameter  # noqa: E402
-from workbench.cli.dashboard import RESULTS_ENV  # noqa: E402
-from workbench.store.atomic import WriteFailed  # noqa: E402
-from workbench.studies.document import StudyError  # noqa: E402
-from workbench.studies.user_code import CodeNotAllowed  # noqa: E402
+from simulators.validation import InvalidParameter
+from workbench.cli.dashboard import RESULTS_ENV
+from workbench.store.atomic import WriteFailed
+from workbench.studies.document import StudyError
+from workbench.studies.user_code import CodeNotAllowed
 
 DEFAULT_RESULTS = Path("results")
-DPI = 110  # Streamlit's default 200 doubles the rendering time for no visible gain here
 
 
 def results_directory() -> Path:
@@ -77,28 +70,6 @@ def literal(text: str) -> str:
     """``text`` with Markdown's (and Streamlit's LaTeX) special characters escaped, so a
     message quoting user input shows it as typed (``__import__`` is not bold ``import``)."""
     return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~$])", r"\\\1", text)
-
-
-def subplots(*args, **kwargs):
-    """``matplotlib.pyplot.subplots`` on the non-interactive backend."""
-    return plt.subplots(*args, **kwargs)
-
-
-def colours(n: int):
-    """``n`` distinguishable colours along viridis."""
-    return matplotlib.colormaps["viridis"](np.linspace(0, 0.85, n))
-
-
-def show(figure) -> None:
-    st.image(png(figure))
-
-
-def png(figure) -> bytes:
-    """The figure as PNG bytes (pages cache these where the inputs repeat); closes it."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(figure)
-    return buffer.getvalue()
 
 
 def stored_results(directory: Path) -> list:

@@ -41,13 +41,13 @@ HELLO = ("hello", "", "", "Hello", "hello world")
 
 
 def serve(arguments: list[str], port_flag: str, environment: dict,
-          log: Path) -> tuple[subprocess.Popen, str]:
-    """Start a server on a free port of 127.0.0.1 and wait until it answers."""
+          log: Path, cwd: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """Start a server on a free port of 127.0.0.1 in ``cwd`` and wait until it answers."""
     port = _free_port()
     with open(log, "w") as output:
         process = subprocess.Popen([*arguments, port_flag, str(port)], env=environment,
                                    stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+                                   start_new_session=True, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
@@ -63,13 +63,16 @@ def serve(arguments: list[str], port_flag: str, environment: dict,
 
 
 def dashboard(tree: Path | None, results: Path, log: Path):
-    """``workbench dashboard`` from ``tree`` (None: this checkout as installed)."""
+    """``workbench dashboard`` from ``tree`` (None: this checkout as installed). It runs in
+    ``tree``: ``python -m`` puts the working directory first on ``sys.path``, ahead of
+    ``PYTHONPATH``, so a server started in this checkout would import this checkout's
+    packages whatever ``PYTHONPATH`` says."""
     environment = dict(os.environ)
     if tree is not None:
         environment["PYTHONPATH"] = os.pathsep.join(
             [str(tree), *filter(None, [environment.get("PYTHONPATH")])])
     return serve([sys.executable, "-m", "workbench.cli.main", "dashboard", "--results",
-                  str(results)], "--port", environment, log)
+                  str(results)], "--port", environment, log, cwd=tree or ROOT)
 
 
 def baseline_pages(tree: Path) -> set[str]:

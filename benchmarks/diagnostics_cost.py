@@ -108,7 +108,7 @@ def old_and_new(old, new) -> tuple[float, float]:
 
 
 def compiled_against_numpy() -> None:
-    from workbench.experiments.stale_nn_workers import StaleNnWorkers
+    from workbench.experiments import EXPERIMENTS
     from workbench.stats.diagnostics import imq_stein_kernel
     from workbench.systems.asynchronous.models import network_model
 
@@ -122,7 +122,7 @@ def compiled_against_numpy() -> None:
                                partial(imq_stein_kernel, x, x, s, s))
         print(f"{'IMQ kernel: ' + label:<32} {f'n={n}, d={dim}':<22} {old * 1e3:9.2f} "
               f"{new * 1e3:9.2f} {old / new:8.2f}")
-    experiment = StaleNnWorkers()
+    experiment = EXPERIMENTS["stale-nn-workers"]
     config = experiment.configure(quick=True)
     model = network_model(experiment.name, config, 0, "cnn")
     reference = NumpyNetwork(**{field.name: getattr(model, field.name)

@@ -21,6 +21,7 @@ shared machine hits numerator and denominator alike; the load average is printed
   stale gradients) as ``jit(vmap(lax.scan(sgld step)))`` in float64, compilation excluded.
 
 Each cell runs about ``--work`` replicate-coordinate-steps (R·d·L; at least 64 updates).
+``--large`` adds the cell d = 100, R = 100,000 (issue 35), under the default memory budget.
 Targets (issue 15): engine/compiled >= 0.5 at every (d, R); engine/BlackJAX >= 3 at d <= 10.
 
 Run from the repository root: ``python benchmarks/engine_kernel.py [--rounds 5]``.
@@ -48,6 +49,7 @@ from workbench.samplers import SGLD  # noqa: E402
 
 N_DATA, BATCH, STALENESS = 1000, 10, 10
 DIMS, REPLICATES = (1, 10, 100), (200, 10_000)
+LARGE = (100, 100_000)  # (d, R) of ``--large``
 BLOCK, CHUNK = 50, 64  # the numpy-fed reference draws like the engine: 50 replicates, 64 updates
 
 
@@ -175,9 +177,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--work", type=int, default=4_000_000,
                         help="replicate × coordinate × update steps per cell (about)")
+    parser.add_argument("--large", action="store_true",
+                        help=f"also d = {LARGE[0]}, R = {LARGE[1]:,} (issue 35: the ring "
+                             "buffer alone is about 0.9 GB there)")
     args = parser.parse_args()
     models = {d: GaussianMeanModel.generate(generator(0, "benchmark"), N_DATA, d) for d in DIMS}
-    cells = [(d, r) for d in DIMS for r in REPLICATES]
+    cells = [(d, r) for d in DIMS for r in REPLICATES] + ([LARGE] if args.large else [])
     workloads = {}
     for d, r in cells:
         n_updates = _updates(args.work, r, d)

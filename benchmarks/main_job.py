@@ -36,12 +36,14 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(out: str, processes: int, figures: bool = False,
-         numba_cache: str | None = None) -> tuple[float, float, str, str]:
-    """Wall and CPU seconds of one main job (CPU: it and every process it waited for);
-    ``numba_cache``: a directory for numba's cache instead of the package's own."""
-    command = [sys.executable, "-m", "workbench.cli.main", "check", "--all", "--quick", "--quiet",
-               "--processes", str(processes), "--out", out, *(["--figures"] if figures else [])]
+def run_once(out: str, processes: int, figures: bool = False,
+             numba_cache: str | None = None, quick: bool = True) -> tuple[float, float, str, str]:
+    """Wall and CPU seconds of one main job (CPU: it and every process it waited for), its
+    stdout and stderr; ``numba_cache``: a directory for numba's cache instead of the
+    package's own; ``quick=False``: the full ``check --all``."""
+    command = [sys.executable, "-m", "workbench.cli.main", "check", "--all", "--quiet",
+               *(["--quick"] if quick else []), "--processes", str(processes), "--out", out,
+               *(["--figures"] if figures else [])]
     env = {**os.environ, **({"NUMBA_CACHE_DIR": numba_cache} if numba_cache else {})}
     cpu = _children_cpu()
     started = time.perf_counter()
@@ -51,6 +53,12 @@ def _run(out: str, processes: int, figures: bool = False,
     if done.returncode not in (0, 1):  # 1: some claim violated (the built-in controls)
         raise SystemExit(f"main job failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     return seconds, cpu, done.stdout, done.stderr
+
+
+def longest_experiment(stderr: str) -> dict[str, str]:
+    """The experiment whose sweep and checks took longest, from a run's progress lines."""
+    sweeps = [m.groupdict() for m in map(_SWEEP.match, stderr.splitlines()) if m]
+    return max(sweeps, key=lambda m: float(m["sweep"]) + float(m["checks"]))
 
 
 def main() -> None:
@@ -68,24 +76,23 @@ def main() -> None:
     for round_index in range(args.rounds):
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as out:
-            seconds, cpu, stdout, stderr = _run(out, args.processes)
-            again, _, _, _ = _run(out, args.processes)
+            seconds, cpu, stdout, stderr = run_once(out, args.processes)
+            again, _, _, _ = run_once(out, args.processes)
         fresh.append(seconds)
         rerun.append(again)
-        sweeps = [m.groupdict() for m in map(_SWEEP.match, stderr.splitlines()) if m]
-        longest = max(sweeps, key=lambda m: float(m["sweep"]) + float(m["checks"]))
+        longest = longest_experiment(stderr)
         print(f"  round {round_index + 1}: fresh {seconds:6.1f} s (CPU {cpu:5.1f} s), rerun "
               f"{again:5.1f} s (load average {load:.2f}); longest: {longest['name']} "
               f"{longest['sweep']} s + {longest['checks']} s checks")
         print(f"    {stdout.strip().splitlines()[-1].split(' (findings')[0]}")
         if args.figures:
             with tempfile.TemporaryDirectory() as out:
-                seconds, cpu, _, _ = _run(out, args.processes, figures=True)
+                seconds, cpu, _, _ = run_once(out, args.processes, figures=True)
             drawn.append(seconds)
             print(f"    with --figures: fresh {seconds:6.1f} s (CPU {cpu:5.1f} s)")
         if args.cold:
             with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as cache:
-                seconds, cpu, _, _ = _run(out, args.processes, numba_cache=cache)
+                seconds, cpu, _, _ = run_once(out, args.processes, numba_cache=cache)
             cold.append(seconds)
             print(f"    empty numba cache: fresh {seconds:6.1f} s (CPU {cpu:5.1f} s)")
     print(f"  median: fresh {statistics.median(fresh):.1f} s, rerun "

@@ -5,7 +5,7 @@ A user that needs its own default, help or validator takes ``dataclasses.replace
 declaration (:mod:`workbench.run.parameters` holds the shared run and sampling ones, each
 system its own), so a name cannot drift into two types, validators or meanings. The scan reads
 the source with :mod:`ast` (nothing is imported) and counts calls of ``Parameter`` and of its
-subclasses defined in ``workbench/`` (``TableParameter``, ``ExpressionListParameter``, ...),
+subclasses defined in ``workbench/`` (``ValidatedParameter``, ``ExpressionListParameter``, ...),
 called by name or as an attribute, whose name is a literal.
 
 Negative controls: a synthetic source declaring a name twice, directly or through a subclass,

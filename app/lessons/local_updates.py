@@ -1,15 +1,9 @@
 """Lesson (b): non-IID shards and long local trajectories — DSGLD drifts to the mixture of
 local posteriors, FSGLD stays put."""
 
-import numpy as np
 import streamlit as st
 
-from app import ui
 from workbench.explore.lessons import local_updates as lesson_b
-from workbench.systems.distributed import plots
-
-COLOURS = {"dsgld": "tab:orange", "fsgld": "tab:blue"}
-LABELS = {"dsgld": "DSGLD", "fsgld": "FSGLD"}
 
 st.title("Non-IID shards and local updates")
 with st.spinner("Preparing the shards and the exact curves (once)…"):
@@ -57,76 +51,30 @@ with st.spinner(f"Running DSGLD and FSGLD with T = {local}…"):
     lesson = lesson_b.lesson(local)
 
 
-@st.cache_data(show_spinner=False, max_entries=len(lesson_b.LOCAL_UPDATES))
-def cloud_plot(local: int) -> bytes:
-    """Samples of both estimators over the shards' data, with a zoom on the posterior."""
+@st.cache_resource(show_spinner=False, max_entries=3 * len(lesson_b.LOCAL_UPDATES))
+def chart(kind: str, local: int):
+    """The lesson's ``kind`` chart at T: the sample cloud (``"cloud"``), its zoom on the
+    posterior (``"zoom"``) or the spreads against T (``"spread"``)."""
     lesson = lesson_b.lesson(local)
-    shared = lesson.setting
-    model = shared.federation.sharded.model
-    mu, s2 = shared.posterior_mean, shared.posterior_variance
-    figure, axis = ui.subplots(figsize=(6.2, 5.6))
-    plots.cloud(axis, model.data, "lightgrey", size=3, alpha=0.7, label="data")
-    axis.scatter(shared.local_means[:, 0], shared.local_means[:, 1], marker="o", s=110,
-                 facecolors="none", edgecolors="grey", label="local posteriors")
-    zoom = axis.inset_axes([0.02, 0.6, 0.36, 0.36])
-    half = 8 * np.sqrt(s2)
-    for target in (axis, zoom):
-        for method in lesson_b.METHODS:
-            plots.cloud(target, lesson.samples.sel(estimator=method).values, COLOURS[method],
-                        size=5, alpha=0.6, label=f"{LABELS[method]} samples")
-        plots.ellipse(target, mu, s2 * np.eye(mu.size), edgecolor="tab:red", linewidth=1.4,
-                      label="posterior (2 sd)")
-    zoom.set_xlim(mu[0] - half, mu[0] + half)
-    zoom.set_ylim(mu[1] - half, mu[1] + half)
-    zoom.set_xticks([])
-    zoom.set_yticks([])
-    zoom.text(0.03, 0.03, "zoom: ±8 posterior sd", transform=zoom.transAxes, fontsize=7)
-    axis.indicate_inset_zoom(zoom, edgecolor="grey")
-    axis.set_aspect("equal", adjustable="datalim")
-    axis.set_xlabel("θ₁")
-    axis.set_ylabel("θ₂")
-    axis.set_title(f"T = {local}: samples over the shards' data", fontsize=10)
-    axis.legend(fontsize=7, loc="lower right")
-    return ui.png(figure)
-
-
-@st.cache_data(show_spinner=False, max_entries=len(lesson_b.LOCAL_UPDATES))
-def curves_plot(local: int) -> bytes:
-    """The exact stationary spread against T, with the run's values at the chosen T."""
-    lesson = lesson_b.lesson(local)
-    shared = lesson.setting
-    curves = shared.curves
-    figure, axis = ui.subplots(figsize=(6.2, 5.6))
-    for method in lesson_b.METHODS:
-        colour = COLOURS[method]
-        axis.plot(curves["local_updates"], curves.sel(estimator=method), color=colour,
-                  label=f"{LABELS[method]}, exact stationary")
-        axis.plot([local], [float(lesson.measured.sel(estimator=method))], "o", color=colour,
-                  markersize=8, fillstyle="none", label=f"{LABELS[method]}, this run (measured)")
-        axis.plot([local], [float(lesson.exact_given_schedule.sel(estimator=method))], "x",
-                  color="k", markersize=7)
-    axis.plot([], [], "x", color="k", label="this run, exact given its schedule")
-    axis.axhline(shared.mixture, color="grey", linestyle="--",
-                 label="mixture of local posteriors")
-    axis.axhline(1.0, color="tab:red", linestyle=":", label="posterior")
-    axis.axvline(local, color="grey", linewidth=0.8)
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-    axis.set_xlabel("local updates per round T")
-    axis.set_ylabel("E(θ − μ)² per coordinate, in posterior variances s²")
-    axis.legend(fontsize=7, loc="center right")
-    return ui.png(figure)
+    if kind == "spread":
+        return lesson_b.spread_chart(lesson).properties(height=600)
+    return lesson_b.cloud_chart(lesson, zoom=kind == "zoom")
 
 
 left, right = st.columns(2)
 with left:
-    st.image(cloud_plot(local))
+    st.altair_chart(chart("cloud", local), width="stretch")
+    st.caption(f"T = {local}: samples over the shards' data. Click a legend entry to show "
+               "it alone; drag and scroll to pan and zoom.")
 with right:
-    st.image(curves_plot(local))
+    st.altair_chart(chart("spread", local), width="stretch")
+with left:
+    st.altair_chart(chart("zoom", local), width="stretch")
+    st.caption(f"Zoom: the posterior mean ± {lesson_b.ZOOM_SD} posterior sd.")
 
 columns = st.columns(3)
 for column, method in zip(columns[:2], lesson_b.METHODS, strict=True):
-    column.metric(f"{LABELS[method]}: stationary E(θ − μ)²/s²",
+    column.metric(f"{lesson_b.LABELS[method]}: stationary E(θ − μ)²/s²",
                   f"{float(lesson.stationary.sel(estimator=method)):.4g}",
                   help="exact, per coordinate, averaged over a round and the client draws")
 columns[2].metric("mixture of local posteriors: E(θ − μ)²/s²", f"{setting.mixture:.4g}",

@@ -1,9 +1,7 @@
 """Lesson (a): staleness versus step size — why the optimal step shrinks like τ^(−2/3)."""
 
-import numpy as np
 import streamlit as st
 
-from app import ui
 from workbench.explore.lessons import staleness_step as lesson_a
 
 st.title("Staleness versus step size")
@@ -33,66 +31,21 @@ tau = st.select_slider("staleness τ", options=list(lesson_a.STALENESS), value=4
                        key="staleness")
 
 
-@st.cache_data(show_spinner=False, max_entries=len(lesson_a.STALENESS))
-def mse_plot(tau: int) -> bytes:
-    """Measured MSE, exact bias² and the fitted bound with its terms along h at τ."""
-    lesson = lesson_a.lesson()
-    at = lesson.measurements.sel(staleness=tau)
-    steps = at["step_size"].values
-    keep = np.isfinite(steps)
-    grid = np.geomspace(np.nanmin(lesson.measurements["step_size"].values) / 1.5,
-                        np.nanmax(lesson.measurements["step_size"].values) * 1.5, 200)
-    curve = lesson.curve(tau, grid)
-    figure, axis = ui.subplots(figsize=(6.5, 4.2))
-    mse, lower, upper = (at[k].values[keep] for k in ("mse", "mse_lower", "mse_upper"))
-    axis.errorbar(steps[keep], mse, yerr=[mse - lower, upper - mse], fmt="o", color="k",
-                  capsize=3, label="measured MSE (95% interval)")
-    axis.plot(steps[keep], at["exact_bias_squared"].values[keep], "x", color="tab:orange",
-              label="exact bias² (oracle)")
-    axis.plot(grid, curve["bound"], color="tab:blue", label="fitted bound (least squares)")
-    for term, style in zip(curve["term"].values, ("--", "-.", ":"), strict=True):
-        axis.plot(grid, curve["terms"].sel(term=term), style, color="tab:blue",
-                  linewidth=0.8, label=f"term {term}")
-    axis.axvline(float(lesson.optimal_step.sel(staleness=tau)), color="tab:red",
-                 label="h* of the fitted bound")
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-    axis.set_ylim(np.nanmin(lower[lower > 0]) / 3, np.nanmax(upper) * 3)
-    axis.set_xlabel("step size h")
-    axis.set_ylabel("MSE of φ̂_L(θ²)")
-    axis.set_title(f"τ = {tau}")
-    axis.legend(fontsize=7)
-    return ui.png(figure)
-
-
-@st.cache_data(show_spinner=False, max_entries=len(lesson_a.STALENESS))
-def optimum_plot(tau: int) -> bytes:
-    """h*(τ) of the fitted bound and the measured best step against τ^(−2/3)."""
-    lesson = lesson_a.lesson()
-    figure, axis = ui.subplots(figsize=(6.5, 4.2))
-    taus = np.array(lesson_a.STALENESS, dtype=float)
-    axis.plot(taus, lesson.optimal_step.values, "o-", color="tab:red",
-              label="h* of the fitted bound")
-    axis.plot(taus, lesson.measured_best.values, "s", color="k", fillstyle="none",
-              label="best step on the measured grid")
-    reference = lesson.optimal_step.values[-1] * (taus / taus[-1]) ** (-2 / 3)
-    axis.plot(taus, reference, ":", color="grey", label="τ^(−2/3)")
-    axis.plot([tau], [float(lesson.optimal_step.sel(staleness=tau))], "o", color="tab:red",
-              markersize=12, fillstyle="none")
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-    axis.set_xlabel("staleness τ")
-    axis.set_ylabel("optimal step size")
-    axis.legend(fontsize=8)
-    return ui.png(figure)
+@st.cache_resource(show_spinner=False, max_entries=2 * len(lesson_a.STALENESS))
+def chart(kind: str, tau: int):
+    """The lesson's ``kind`` chart (``"mse"`` or ``"optimum"``) at τ."""
+    draw = lesson_a.mse_chart if kind == "mse" else lesson_a.optimum_chart
+    return draw(lesson_a.lesson(), tau).properties(height=360)
 
 
 s2 = lesson.posterior_variance
 left, right = st.columns(2)
 with left:
-    st.image(mse_plot(tau))
+    st.altair_chart(chart("mse", tau), width="stretch")
 with right:
-    st.image(optimum_plot(tau))
+    st.altair_chart(chart("optimum", tau), width="stretch")
+st.caption("Hover a point for its value, interval and grid point; click a legend entry to "
+           "show that line alone; drag and scroll to pan and zoom.")
 
 h_star = float(lesson.optimal_step.sel(staleness=tau))
 columns = st.columns(3)

@@ -1,7 +1,6 @@
 """Bound lab: type a bound, see its LaTeX, optimal step and rate in L, and fit it to a stored
 result (:mod:`workbench.explore.bound_lab`)."""
 
-import numpy as np
 import streamlit as st
 
 from app import ui
@@ -82,18 +81,7 @@ st.dataframe([{"term": term, "fitted constant": constant} for term, constant
               in zip(fit.envelope.terms, fit.envelope.coefficients, strict=True)],
              hide_index=True, width="stretch")
 
-figure, axis = ui.subplots(figsize=(6, 4.5))
-measured, fitted = fit.measured.values.ravel(), fit.fitted.values.ravel()
-calibration = fit.calibration.values.ravel()
-for mask, label, marker in ((calibration, "calibration", "o"), (~calibration, "held out", "s")):
-    axis.scatter(fitted[mask], measured[mask], label=label, marker=marker, alpha=0.8)
-finite = np.concatenate([measured[np.isfinite(measured)], fitted[np.isfinite(fitted)]])
-if finite.size and np.all(finite > 0):
-    span = [finite.min(), finite.max()]
-    axis.plot(span, span, "k--", linewidth=1, label="measured = envelope")
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-axis.set_xlabel("fitted envelope")
-axis.set_ylabel(f"measured MSE of φ̂({function})")
-axis.legend(fontsize=8)
-ui.show(figure)
+st.altair_chart(bound_lab.fit_chart(fit, function), width="stretch")
+st.caption("Each point is one (τ, h, L) run of the grid: the fitted envelope across, the "
+           "measured MSE up, with its 95% interval. Hover for the grid point; click a legend "
+           "entry to show calibration or held-out points alone.")

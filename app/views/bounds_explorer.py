@@ -2,14 +2,11 @@
 
 import math
 
-import numpy as np
 import streamlit as st
 
 from app import ui
 from bounds import registry
-from workbench.explore import bounds_view, results_browser
-
-Z95 = 1.959964
+from workbench.explore import bounds_view, overlays, results_browser
 
 st.title("Bounds explorer")
 names = registry.names()
@@ -85,32 +82,12 @@ if optimum is not None and optimum.argmin_latex:
     st.latex(r"h^* = " + optimum.argmin_latex)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def curve_plot(name: str, axis_name: str, chosen: tuple) -> bytes:
-    """The bound along one symbol at the other sliders' values, with h* marked."""
-    bound, values = registry.get(name), dict(chosen)
-    control = next(c for c in bounds_view.controls(name) if c.name == axis_name)
-    curve = bounds_view.curve(name, axis_name, values, min(control.options),
-                              max(control.options))
-    optimum = bounds_view.optimum(name, values)
-    figure, axis = ui.subplots(figsize=(10, 3.8))
-    axis.plot(curve.x, curve.y, color="tab:blue",
-              label=bound.text(bounds_view.form(name).expression))
-    axis.axvline(values[axis_name], color="grey", linestyle=":", label="slider value")
-    step = bound.step_size.name if bound.step_size is not None else None
-    if optimum is not None and axis_name == step and not math.isnan(optimum.step_size):
-        axis.axvline(optimum.step_size, color="tab:red", linestyle="--",
-                     label=f"h* ({optimum.method})")
-    if min(control.options) > 0:
-        axis.set_xscale("log")
-    if np.all(curve.y[np.isfinite(curve.y)] > 0):
-        axis.set_yscale("log")
-    axis.set_xlabel(f"{control.display} ({axis_name})")
-    axis.legend(fontsize=8)
-    return ui.png(figure)
+@st.cache_resource(show_spinner=False, max_entries=256)
+def curve_chart(name: str, axis_name: str, chosen: tuple):
+    return bounds_view.curve_chart(name, axis_name, dict(chosen)).properties(height=320)
 
 
-st.image(curve_plot(name, axis_name, tuple(sorted(values.items()))))
+st.altair_chart(curve_chart(name, axis_name, tuple(sorted(values.items()))), width="stretch")
 
 st.subheader("Over stored measurements")
 directory = ui.results_directory()
@@ -139,35 +116,21 @@ for dim in overlay.other_dims:
                                       key=f"select-{name}-{choice}-{dim}")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def overlay_plot(path: str, modified: float, name: str, title: str, series_dim: str,
-                 selection: tuple, chosen: tuple) -> bytes:
-    """Measurements, fitted constants and the slider constants along the overlay's axis."""
+@st.cache_resource(show_spinner=False, max_entries=64)
+def overlay_chart(path: str, modified: float, name: str, title: str, series_dim: str,
+                  selection: tuple, chosen: tuple):
     overlay = next(o for o in ui.overlays_of(path, modified)
                    if o.bound == name and o.title == title)
-    series = (overlay.measured[series_dim].values.tolist() if series_dim != "(none)"
-              else [None])
-    figure, axis = ui.subplots(figsize=(10, 4.2))
-    for value, colour in zip(series, ui.colours(len(series)), strict=True):
-        picked = dict(selection, **({series_dim: value} if value is not None else {}))
-        line = overlay.along(picked, dict(chosen))
-        label = f"{series_dim} = {value}" if value is not None else "measured"
-        axis.errorbar(line["x"], line["measured"], yerr=Z95 * line["error"], fmt="o",
-                      color=colour, capsize=3, label=f"{label} (95% interval)")
-        if "envelope" in line:
-            axis.plot(line["x"], line["envelope"], "-", color=colour, linewidth=1)
-        axis.plot(line["x"], line["bound"], ":", color=colour, linewidth=1)
-    axis.set_xscale("log" if float(np.nanmin(line["x"])) > 0 else "linear")
-    axis.set_yscale("log")
-    axis.set_xlabel(overlay.x_symbol)
-    axis.set_title("points: measured; solid: fitted constants; dotted: the slider constants",
-                   fontsize=9)
-    axis.legend(fontsize=8)
-    return ui.png(figure)
+    return overlays.overlay_chart(overlay, None if series_dim == "(none)" else series_dim,
+                                  dict(selection), dict(chosen))
 
 
-st.image(overlay_plot(str(result.path), result.modified, name, overlay.title, series_dim,
-                      tuple(sorted(selection.items())), tuple(sorted(values.items()))))
+st.altair_chart(overlay_chart(str(result.path), result.modified, name, overlay.title,
+                              series_dim, tuple(sorted(selection.items())),
+                              tuple(sorted(values.items()))), width="stretch")
+st.caption("Points: measured, with their 95% intervals; solid: the bound with the "
+           "experiment's fitted constants; dotted: with the slider constants. Hover for the "
+           "values and grid point; click a legend entry to show that line alone.")
 if overlay.envelope is not None:
     fitted = overlay.envelope
     st.caption(f"Fitted ({fitted.label}): " + " + ".join(

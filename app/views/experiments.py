@@ -1,8 +1,8 @@
 """Experiment browser: stored results, their headline view, any variable as an interactive
-chart, figures, verdicts and configuration. It opens on the first experiment of `workbench
-list` that has a result, on that experiment's headline view; the address carries the result,
-the tab and the plotted variable (``?result=stale-gaussian.nc&tab=Plot&variable=mse``), so a
-view can be shared and reopened."""
+chart, figures, verdicts, the paper beside the workbench and configuration. It opens on the
+first experiment of `workbench list` that has a result, on that experiment's headline view;
+the address carries the result, the tab and the plotted variable
+(``?result=stale-gaussian.nc&tab=Plot&variable=mse``), so a view can be shared and reopened."""
 
 from pathlib import Path
 
@@ -12,7 +12,7 @@ import streamlit as st
 from app import ui
 from workbench import experiments
 from workbench.cli.main import DEFAULT_SEED
-from workbench.explore import charts, results_browser
+from workbench.explore import charts, paper_view, results_browser
 
 st.title("Experiment browser")
 
@@ -135,6 +135,22 @@ def verdicts_view() -> None:
     ui.verdicts_with_counts(ui.verdicts(str(result.path), result.modified))
 
 
+def paper_tab() -> None:
+    """What the seed paper states (``[[paper]]`` of the study), each citing its section, beside
+    the workbench's values and the verdicts that compare them."""
+    entries = paper_view.declared(dataset)
+    if not entries:
+        st.info(paper_view.none_declared(result.experiment))
+        return
+    verdicts = ui.verdicts(str(result.path), result.modified)
+    st.dataframe(paper_view.paper_rows(entries, verdicts, dataset), hide_index=True,
+                 width="stretch")
+    named = paper_view.paper_verdict_rows(entries, verdicts)
+    if named:
+        st.caption("The verdicts each entry names, with their reasons:")
+        st.dataframe(named, hide_index=True, width="stretch")
+
+
 def diagnostics_view() -> None:
     rows = results_browser.diagnostics_rows(dataset)
     if not rows:
@@ -157,7 +173,7 @@ def configuration_view() -> None:
 # laying out the hidden tabs' code block, JSON viewer, table and images costs a new browser
 # tab about as long as the whole visible page. ``?tab=Verdicts`` in the address opens a tab.
 VIEWS = {"Headline": headline_view, "Plot": plot_view, "Figures": figures_view,
-         "Verdicts": verdicts_view,
+         "Verdicts": verdicts_view, "Paper": paper_tab,
          "Diagnostics": diagnostics_view, "Configuration": configuration_view}
 for tab, view in zip(st.tabs(list(VIEWS), key="tab", bind="query-params"), VIEWS.values(),
                      strict=True):

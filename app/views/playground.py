@@ -1,6 +1,5 @@
 """Sampler playground: a few replicates replayed live against the exact oracle."""
 
-import numpy as np
 import streamlit as st
 
 from app import ui
@@ -103,57 +102,26 @@ if run.posterior_mean.size > 1:
     component = st.selectbox("component", list(range(run.posterior_mean.size)), key="component")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def trace_plot(settings: playground.PlaygroundSettings, component: int) -> bytes:
-    """Trace plots of the first replicates, over the posterior mean ± 2 s."""
-    run = replay(settings)
-    figure, axis = ui.subplots(figsize=(6.5, 3.6))
-    shown = min(5, run.traces.shape[0])
-    for r in range(shown):
-        axis.plot(run.trace_iterations, run.traces[r, :, component], linewidth=0.8)
-    mean, sd = run.posterior_mean[component], np.sqrt(run.posterior_variance)
-    axis.axhline(mean, color="k", linestyle="--", linewidth=1, label="posterior mean")
-    axis.axhspan(mean - 2 * sd, mean + 2 * sd, color="grey", alpha=0.15, label="± 2 s")
-    axis.set_xlabel("update")
-    axis.set_ylabel(f"θ[{component}]")
-    axis.set_title(f"first {shown} replicates")
-    axis.legend(fontsize=8)
-    return ui.png(figure)
+@st.cache_resource(show_spinner=False, max_entries=32)
+def trace_chart(settings: playground.PlaygroundSettings, component: int):
+    return playground.trace_chart(replay(settings), component).properties(height=340)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def estimate_plot(settings: playground.PlaygroundSettings, function: str,
-                  component: int) -> bytes:
-    """The running estimate φ̂_L with its interval, the oracle's E φ̂_L and φ̄."""
-    run = replay(settings)
-    at = run.estimates.sel(test_function=function, component=component)
-    figure, axis = ui.subplots(figsize=(6.5, 3.6))
-    axis.plot(run.iterations, at["mean"], color="tab:blue", label="mean over replicates")
-    lower = at["mean"] - (at["bias"] - at["bias_lower"])
-    upper = at["mean"] + (at["bias_upper"] - at["bias"])
-    axis.fill_between(run.iterations, lower, upper, color="tab:blue", alpha=0.2,
-                      label="95% interval")
-    if run.exact_mean is not None:
-        axis.plot(run.iterations, run.exact_mean.sel(test_function=function,
-                                                     component=component),
-                  "--", color="tab:red", label="exact E φ̂_L (oracle)")
-    axis.axhline(float(run.posterior_value.sel(test_function=function, component=component)),
-                 color="k", linestyle=":", label="posterior φ̄")
-    axis.set_xscale("log")
-    axis.set_xlabel("samples averaged L")
-    axis.legend(fontsize=8)
-    return ui.png(figure)
+@st.cache_resource(show_spinner=False, max_entries=64)
+def estimate_chart(settings: playground.PlaygroundSettings, function: str, component: int):
+    return playground.estimate_chart(replay(settings), function, component).properties(
+        height=340)
 
 
 left, right = st.columns(2)
 with left:
     st.subheader("Traces")
-    st.image(trace_plot(settings, component))
+    st.altair_chart(trace_chart(settings, component), width="stretch")
 with right:
     function = st.radio("test function φ", ["theta", "theta_squared"], horizontal=True,
                         format_func={"theta": "θ", "theta_squared": "θ²"}.get, key="test_function")
     st.subheader("Running estimate φ̂_L")
-    st.image(estimate_plot(settings, function, component))
+    st.altair_chart(estimate_chart(settings, function, component), width="stretch")
 
 st.subheader("At the last checkpoint")
 st.dataframe(run.final_table(), hide_index=True)

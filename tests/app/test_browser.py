@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -157,9 +159,27 @@ def _errors(page) -> list[str]:
     return [shown.nth(i).inner_text() for i in range(shown.count())]
 
 
-def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path, capsys):
+@contextmanager
+def _browser_page(chromium: str, width: int = 1400) -> Iterator:
+    """A page of a fresh headless Chromium, ``width`` px wide; the browser closes after."""
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=FLAGS)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": 1000})
+        finally:
+            browser.close()
+
+
+def _screenshots(tmp_path: Path) -> Path:
+    """Where screenshots go: ``$WORKBENCH_SCREENSHOTS``, else under the test's tmp_path."""
     shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
     shots.mkdir(parents=True, exist_ok=True)
+    return shots
+
+
+def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path, capsys):
+    shots = _screenshots(tmp_path)
     times = {}
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True,
@@ -248,22 +268,16 @@ def test_the_report_fits_the_page_and_says_what_a_verdict_means(chromium, defaul
     assert main(["report", "stale-gaussian", "--out", str(default_results), "--seed",
                  str(DEFAULT_SEED), "--processes", "1", "--quiet"]) == 0
     report = Path(default_results) / "report.html"
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
-                                             args=FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 1000})
-            page.goto(report.as_uri())
-            text = " ".join(page.inner_text("body").split())
-            for verdict, meaning in MEANINGS.items():
-                assert f"{verdict}: {' '.join(meaning.split())}" in text
-            assert "agrees with theory within its Monte Carlo error" not in text
-            width = "document.documentElement.scrollWidth"
-            assert page.evaluate(width) <= 1300, page.evaluate(width)
-            page.add_style_tag(content="table.verdicts { width: 2600px !important; }")
-            assert page.evaluate(width) > 1300
-        finally:
-            browser.close()
+    with _browser_page(chromium, width=1300) as page:
+        page.goto(report.as_uri())
+        text = " ".join(page.inner_text("body").split())
+        for verdict, meaning in MEANINGS.items():
+            assert f"{verdict}: {' '.join(meaning.split())}" in text
+        assert "agrees with theory within its Monte Carlo error" not in text
+        width = "document.documentElement.scrollWidth"
+        assert page.evaluate(width) <= 1300, page.evaluate(width)
+        page.add_style_tag(content="table.verdicts { width: 2600px !important; }")
+        assert page.evaluate(width) > 1300
 
 
 def _no_skeleton(page) -> None:
@@ -293,48 +307,34 @@ def test_the_experiment_browser_opens_on_the_headline_chart_with_tooltips(chromi
     """The Experiment browser opens on stale-gaussian's declared headline view, drawn as a
     Vega-Lite chart (no skeleton left); hovering a point shows its value, its interval and its
     grid point; the screenshot is taken once the tooltip shows."""
-    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
-    shots.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
-                                             args=FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            _load(page, f"{server}/experiments", "Experiment browser", " MB")
-            chart = page.locator('[data-testid="stVegaLiteChart"]').first
-            chart.wait_for(timeout=PAGE_SECONDS * 1000)
-            page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(
-                timeout=PAGE_SECONDS * 1000)
-            _no_skeleton(page)
-            assert page.get_by_text("Seed 001 Figure 1").count() >= 1  # the declared caption
-            shown = _hover_until_tooltip(page, page.locator(".vega-embed").first)
-            assert "grid point" in shown and "interval from" in shown and "mse" in shown, shown
-            assert "checkpoint = " in shown and "test_function = theta_squared" in shown
-            assert "staleness = " in shown  # the curve it belongs to
-            page.screenshot(path=str(shots / "experiments-headline-tooltip.png"), full_page=True)
-        finally:
-            browser.close()
+    with _browser_page(chromium) as page:
+        _load(page, f"{server}/experiments", "Experiment browser", " MB")
+        chart = page.locator('[data-testid="stVegaLiteChart"]').first
+        chart.wait_for(timeout=PAGE_SECONDS * 1000)
+        page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(
+            timeout=PAGE_SECONDS * 1000)
+        _no_skeleton(page)
+        assert page.get_by_text("Seed 001 Figure 1").count() >= 1  # the declared caption
+        shown = _hover_until_tooltip(page, page.locator(".vega-embed").first)
+        assert "grid point" in shown and "interval from" in shown and "mse" in shown, shown
+        assert "checkpoint = " in shown and "test_function = theta_squared" in shown
+        assert "staleness = " in shown  # the curve it belongs to
+        page.screenshot(path=str(_screenshots(tmp_path) / "experiments-headline-tooltip.png"),
+                        full_page=True)
 
 
 def test_a_lesson_draws_interactive_charts_with_tooltips(chromium, server, tmp_path):
     """The speed-up lesson's charts are Vega-Lite charts: hovering the speed-up chart shows a
     point's curve, grid point and value; the screenshot is taken once the tooltip shows."""
-    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
-    shots.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
-                                             args=FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            _load(page, f"{server}/speedup", "Speed-up of the variance", "Speed-up check")
-            charts = page.locator(".vega-embed")
-            charts.nth(2).locator("canvas, svg").first.wait_for(timeout=PAGE_SECONDS * 1000)
-            assert charts.count() == 3
-            _no_skeleton(page)
-            shown = _hover_until_tooltip(page, charts.nth(2))
-            assert "grid point" in shown and "workers = " in shown, shown
-            assert "speed-up" in shown or "ceiling" in shown, shown
-            page.screenshot(path=str(shots / "speedup-lesson-tooltip.png"), full_page=True)
-        finally:
-            browser.close()
+    with _browser_page(chromium) as page:
+        _load(page, f"{server}/speedup", "Speed-up of the variance", "Speed-up check")
+        charts = page.locator(".vega-embed")
+        charts.nth(2).locator("canvas, svg").first.wait_for(timeout=PAGE_SECONDS * 1000)
+        assert charts.count() == 3
+        _no_skeleton(page)
+        shown = _hover_until_tooltip(page, charts.nth(2))
+        assert "grid point" in shown and "workers = " in shown, shown
+        assert "speed-up" in shown or "ceiling" in shown, shown
+        page.screenshot(path=str(_screenshots(tmp_path) / "speedup-lesson-tooltip.png"),
+                        full_page=True)
 

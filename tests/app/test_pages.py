@@ -47,6 +47,17 @@ def formatted(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def chart_rows(at: AppTest) -> list:
+    """The rows of each interactive (Vega-Lite) chart on the page, as Streamlit sends them
+    (Arrow); the page draws no PNG."""
+    assert not at.get("image")
+    tables = []
+    for chart in at.get("vega_lite_chart"):
+        [data] = chart.proto.datasets
+        tables.append(pyarrow.ipc.open_stream(data.data.data).read_all().to_pandas())
+    return tables
+
+
 @pytest.fixture
 def results_env(default_results, monkeypatch):
     monkeypatch.setenv(RESULTS_ENV, str(default_results))
@@ -68,6 +79,14 @@ def test_system_page_shows_the_simulated_numbers_and_follows_its_controls():
     rows = at.dataframe[0].value
     assert rows["wall-clock per update"].iloc[0] == pytest.approx(
         expected["wall-clock per update"])
+    # the timeline, the staleness histogram, the utilisation, the protocols' timelines
+    timeline, staleness, utilisation, _ = chart_rows(at)
+    view = system.simulate(system.SystemSettings(n_workers=8, staleness_bound=8))
+    dropped = timeline[timeline["curve"] == "dropped (too stale)"]
+    assert len(dropped) == expected["dropped gradients"]
+    assert (timeline["curve"] == "update").sum() == expected["applied updates"]
+    assert staleness["value"].tolist() == view.staleness_histogram.values.tolist()
+    assert utilisation["value"].tolist() == pytest.approx(view.utilisation.values.tolist())
 
 
 def same_protocol_rows(table, settings: system.SystemSettings) -> list[dict]:
@@ -93,7 +112,11 @@ def test_system_page_sets_downpour_and_elastic_beside_the_single_server():
     expected = same_protocol_rows(at.dataframe[1].value,
                                   system.SystemSettings(period=8, coupling_strength=0.5))
     assert expected[1]["pushes"] == 25  # 200 local steps in pushes of 8
-    assert len(at.image) == 4  # the timeline, two bar charts, the protocols' timelines
+    protocols = chart_rows(at)[3]
+    downpour = protocols[protocols["point"].str.startswith("downpour: ")]
+    assert (downpour["curve"] == "push").sum() == 25 == (downpour["curve"] == "pull").sum()
+    elastic = protocols[protocols["point"].str.startswith("elastic: ")]
+    assert (elastic["curve"] == "coupling").sum() == 2 * expected[2]["couplings"]
 
 
 @pytest.mark.parametrize("key, value, field", [("n_workers", 0, "n_workers"),
@@ -122,6 +145,13 @@ def test_playground_shows_the_replay_and_the_oracle():
     expected = run.final_table()
     assert table["estimate"].tolist() == [r["estimate"] for r in expected]
     assert table["exact E φ̂_L"].tolist() == [r["exact E φ̂_L"] for r in expected]
+    traces, estimate = chart_rows(at)  # θ: the estimate and its oracle beside it
+    measured = estimate[estimate["style"] == "measured"]
+    at_theta = run.estimates.sel(test_function="theta", component=0)
+    assert measured["value"].tolist() == pytest.approx(at_theta["mean"].values.tolist())
+    assert measured["reference"].tolist() == pytest.approx(
+        run.exact_mean.sel(test_function="theta", component=0).values.tolist())
+    assert (traces["curve"] == "replicate 0").sum() == run.trace_iterations.size
 
     at.selectbox(key="sampler").set_value("sghmc-splitting").run()
     at.selectbox(key="schedule").set_value("uniform").run()
@@ -197,6 +227,15 @@ def test_bounds_page_shows_the_optimum_and_the_verdicts(results_env):
     table = at.dataframe[-1].value
     assert table["check"].tolist() == [v.check for v in judged]
     assert table["verdict"].tolist() == [v.verdict for v in judged]
+    bound_curve, measured = chart_rows(at)
+    control = next(c for c in bounds_view.controls(name) if c.name == "step_size")
+    expected = bounds_view.curve(name, "step_size", defaults, min(control.options),
+                                 max(control.options))
+    line = bound_curve[bound_curve["style"] == "line"]
+    assert line["value"].tolist() == pytest.approx(expected.y.tolist())
+    assert bound_curve[bound_curve["style"] == "vrule"]["x"].tolist() == pytest.approx(
+        [defaults["step_size"], bounds_view.optimum(name, defaults).step_size])
+    assert (measured["style"] == "points").sum() == overlay.measured.sizes[overlay.x_dim]
 
     name = "seed001-section-4-mse"
     at.selectbox(key="bound").set_value(name).run()
@@ -258,7 +297,11 @@ def test_bound_lab_shows_the_analysis_and_the_fit_of_the_typed_bound(results_env
     constants = at.dataframe[1].value
     assert constants["fitted constant"].tolist() == pytest.approx(
         fit.envelope.coefficients.tolist())
-    assert len(at.get("image")) == 1
+    [points] = chart_rows(at)
+    calibration = points[points["curve"] == "calibration"]
+    assert len(calibration) == int(fit.calibration.sum())
+    assert sorted(calibration["value"]) == pytest.approx(
+        sorted(fit.measured.values[fit.calibration.values]))
 
     # negative control: a rate in L too fast for the data, extrapolated to the longer runs
     wrong = "C1/(L**2*h)"
@@ -455,7 +498,7 @@ def test_experiment_browser_shows_the_stored_result(results_env):
     assert metrics(at) == {"experiment": "stale-gaussian", "configuration": "default",
                            "seed": str(result.seed),
                            "file size": f"{result.size_bytes / 1e6:.2f} MB"}
-    assert [t.label for t in at.tabs] == ["Headline", "Plot", "Figures", "Verdicts",
+    assert [t.label for t in at.tabs] == ["Headline", "Plot", "Figures", "Verdicts", "Paper",
                                           "Diagnostics", "Configuration"]
     # it opens on the headline view that stale-gaussian's study declares, as a Vega-Lite chart
     [chart] = at.get("vega_lite_chart")
@@ -571,6 +614,13 @@ def test_staleness_step_lesson_follows_its_control():
         assert shown["h* at this τ"] == f"{h_star:.3g}"
         assert shown["h*/s² at this τ"] == f"{h_star / lesson.posterior_variance:.3g}"
         assert shown["slope of log h* against log τ (τ ≥ 4)"] == f"{lesson.slope:.3f}"
+        mse, optimum = chart_rows(at)
+        [marked] = mse[mse["curve"] == "h* of the fitted bound"]["x"]
+        assert marked == pytest.approx(h_star)
+        measured = mse[mse["curve"] == "measured MSE (95% interval)"]
+        assert measured["value"].tolist() == pytest.approx(
+            lesson.measurements["mse"].sel(staleness=tau).dropna("relative_step").values.tolist())
+        assert optimum[optimum["curve"] == "chosen τ"]["x"].tolist() == [tau]
 
 
 def test_local_updates_lesson_follows_its_control():
@@ -593,8 +643,13 @@ def test_local_updates_lesson_follows_its_control():
             assert table[column].tolist() == [row[column] for row in expected]
         assert table["oracle check"].tolist() == [v.verdict for v in lesson.verdicts]
         assert "violated" not in table["oracle check"].tolist()
-        assert len(at.get("image")) == 2
-        assert f"{lesson.window // local} rounds per chain" in at.caption[0].value
+        cloud, zoom, spread = chart_rows(at)  # the left column, then the right
+        assert (cloud["curve"] == "FSGLD samples").sum() == lesson.samples.sel(
+            estimator="fsgld")[..., 0].size
+        assert len(zoom) < len(cloud)
+        [measured] = spread[spread["curve"] == "DSGLD, this run (measured)"]["value"]
+        assert measured == pytest.approx(float(lesson.measured.sel(estimator="dsgld")))
+        assert any(f"{lesson.window // local} rounds per chain" in c.value for c in at.caption)
 
 
 def test_speedup_lesson_follows_its_control():
@@ -615,3 +670,29 @@ def test_speedup_lesson_follows_its_control():
         time_rows = frame[frame["curve"] == "time speed-up"]["value"].tolist()
         assert time_rows == pytest.approx(lesson.time_speedup.values.tolist())
         assert (frame["curve"] == "server ceiling (1/u)").any()
+
+
+def test_experiment_browser_puts_the_paper_beside_the_workbench(results_env, monkeypatch):
+    """The Paper tab: stale-gaussian's [[paper]] entries beside its stored verdicts; an
+    experiment that declares none gets one line saying so."""
+    from workbench.explore import paper_view
+
+    at = AppTest.from_file(str(ENTRY), default_timeout=TIMEOUT)
+    at.query_params["tab"] = "Paper"
+    at.switch_page("views/experiments.py").run()
+    no_exception(at)
+    dataset = results_browser.load_result(results_env / "stale-gaussian.nc")
+    verdicts = results_browser.checks(dataset)
+    entries = experiments.get("stale-gaussian").paper
+    rows, named = at.dataframe[0].value, at.dataframe[1].value
+    assert rows["section"].tolist() == [e.section for e in entries] == ["seed 001 §5.1"]
+    assert rows["verdicts"].tolist() == [r["verdicts"] for r in
+                                         paper_view.paper_rows(entries, verdicts, dataset)]
+    assert named["check"].tolist() == [v.check for v in verdicts
+                                       if v.check.startswith("invariance/mse/")]
+    # negative control: the same result, its experiment declaring nothing of its paper
+    monkeypatch.setattr(experiments.get("stale-gaussian"), "paper", ())
+    at.run()
+    no_exception(at)
+    assert not at.dataframe
+    assert at.info[0].value == paper_view.none_declared("stale-gaussian")

@@ -10,9 +10,9 @@ import psutil
 import xarray as xr
 
 from workbench.cli.main import main
-from workbench.experiments.stale_gaussian import StaleGaussian
 from workbench.store.netcdf import read_netcdf
 from workbench.store.result_store import ResultStore
+from workbench.studies.experiment import StudyExperiment
 
 from .conftest import N_POINTS, QUICK, start, temporaries
 
@@ -22,7 +22,7 @@ POOL = ["run", "stale-gaussian", *QUICK, "--processes", "2"]
 def _slow_points(seconds, counter=None):
     """In the child: every point takes ``seconds`` longer (and is counted in ``counter``)."""
     def patch():
-        run_point = StaleGaussian.run_point
+        run_point = StudyExperiment.run_point
 
         def slow(self, config, point, seed):
             if counter is not None:
@@ -31,8 +31,8 @@ def _slow_points(seconds, counter=None):
             time.sleep(seconds)
             return run_point(self, config, point, seed)
 
-        StaleGaussian.run_point = slow
-        StaleGaussian.replicate_blocks = lambda self, config, point: 1  # whole points only
+        StudyExperiment.run_point = slow
+        StudyExperiment.replicate_blocks = lambda self, config, point: 1  # whole points only
 
     return patch
 

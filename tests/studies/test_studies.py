@@ -20,7 +20,7 @@ from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import load, loads
+from workbench.studies.study import built_in, load, loads
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -183,10 +183,9 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
 def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):
     """The shipped dsgld-trajectory study without its plug-in: the default figures of its
     check kinds (the plug-in draws the seed's figure instead)."""
-    from workbench.studies import library
 
     recorded = DISTRIBUTED_CASES["dsgld-trajectory"]
-    experiment = StudyExperiment(library.load("dsgld-trajectory"))
+    experiment = StudyExperiment(built_in("dsgld-trajectory"))
     dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
                              seed=recorded["seed"])
     paths = experiment.figures(dataset, tmp_path)

@@ -17,11 +17,11 @@ import sys
 
 import pytest
 
-from workbench.experiments.catalog import ENTRIES
+from workbench.studies.library import ORDER
 
 HEAVY = ("scipy.stats", "sympy", "xarray", "matplotlib", "pandas", "numba", "arviz_stats",
          "netCDF4", "dask")
-NAMES = [entry.name for entry in ENTRIES]
+NAMES = list(ORDER)
 
 PROBE = f"""
 import contextlib, importlib, io, json, os, sys

@@ -1,30 +1,86 @@
-"""The experiment catalog (what `workbench list` prints without importing the experiments)
-agrees with the experiments it names, in the registry's order."""
+"""The shipped study files are the one declaration of every built-in experiment: ``workbench
+list`` reads their ``[study]`` tables without importing any experiment, in the order of
+:data:`workbench.studies.library.ORDER`, and each experiment, once loaded, carries what its file
+says."""
 
 from __future__ import annotations
 
+import pytest
+
 from workbench import experiments
-from workbench.experiments.catalog import ENTRIES, Entry
+from workbench.studies import library
+from workbench.studies.document import StudyError
+from workbench.studies.study import built_in, loads
 
 
-def test_every_entry_matches_the_experiment_it_loads():
-    for entry in ENTRIES:
-        experiment = experiments.EXPERIMENTS[entry.name]
-        assert type(experiment).__name__ == entry.cls
-        assert (experiment.name, experiment.summary) == (entry.name, entry.summary)
-    assert experiments.summaries() == [(e.name, e.summary) for e in ENTRIES]
+def test_every_built_in_has_one_shipped_file_named_after_it():
+    files = sorted(p.stem for p in library.DIRECTORY.glob("*.toml"))
+    assert files == sorted(library.ORDER)
+    for name in library.ORDER:
+        assert library.header(name).name == name
+    assert list(experiments.EXPERIMENTS) == list(library.ORDER)
 
 
-def test_an_entry_whose_summary_drifted_is_caught():
-    # negative control: the comparison above fails for an entry out of date
-    entry = ENTRIES[0]
-    stale = Entry(entry.name, entry.module, entry.cls, entry.summary + " (old)")
-    assert stale.load().summary != stale.summary
+def test_each_experiment_carries_its_files_declaration():
+    for name in library.ORDER:
+        head, experiment = library.header(name), experiments.EXPERIMENTS[name]
+        assert (experiment.name, experiment.summary, experiment.source, experiment.headline) \
+            == (head.name, head.summary, head.source, head.headline)
+        assert head.summary and head.source
+        # exactly one of: a whole study (with at most a plug-in), or a bespoke class
+        assert bool(head.bespoke) != hasattr(experiment, "study")
+    assert experiments.summaries() == [(n, library.header(n).summary) for n in library.ORDER]
 
 
 def test_the_registry_loads_an_experiment_once_and_only_when_asked():
-    registry = experiments.Registry(ENTRIES)
-    assert list(registry) == [e.name for e in ENTRIES] and len(registry) == len(ENTRIES)
+    registry = experiments.Registry(tuple(map(library.header, library.ORDER)))
+    assert list(registry) == list(library.ORDER) and len(registry) == len(library.ORDER)
     assert registry._loaded == {}
     first = registry["dsgld-coupling"]
     assert registry["dsgld-coupling"] is first and list(registry._loaded) == ["dsgld-coupling"]
+
+
+@pytest.mark.parametrize("key", library.CODE_KEYS)
+def test_only_a_shipped_file_names_the_workbenchs_code(key):
+    text = library.path("stale-gaussian").read_text(encoding="utf-8")
+    text = text.replace('plugin = "stale_gaussian:BoundDesigns"',
+                        f'{key} = "stale_gaussian:BoundDesigns"')
+    refusal = rf"my-study.toml:\d+: \[study\] {key}: .*only its shipped"
+    with pytest.raises(StudyError, match=refusal):
+        loads(text, "my-study.toml")
+
+
+def test_a_bespoke_file_is_refused_as_a_study():
+    path = library.path("multi-server")
+    with pytest.raises(StudyError, match="still Python code, not a study: run it by its name"):
+        loads(path.read_text(encoding="utf-8"), str(path))
+    # negative control: the shipped study file with a plug-in loads
+    assert built_in("stale-gaussian").name == "stale-gaussian"
+
+
+def test_every_paper_entry_names_verdicts_its_experiment_gives():
+    """Each ``checks`` pattern of a shipped ``[[paper]]`` entry matches a verdict of its
+    experiment, on the small configurations the experiments' own tests run (seconds; the same
+    verdict names as ``--quick`` but for the sweep values inside them)."""
+    from fnmatch import fnmatchcase
+
+    from tests.workbench.explore.conftest import SMALL as STALE_GAUSSIAN
+    from tests.workbench.test_async_experiments import TINY
+    from tests.workbench.test_distributed_experiments import SMALL
+    from workbench.run.runner import run_experiment
+
+    small = {"stale-gaussian": STALE_GAUSSIAN, **TINY, **SMALL}
+    declaring = [name for name in library.ORDER if library.header(name).paper]
+    assert {"stale-gaussian", "stale-blr-speedup", "stale-nn-workers", "dsgld-imbalance",
+            "dsgld-trajectory"} <= set(declaring)
+    for name in declaring:
+        experiment = experiments.get(name)
+        dataset = run_experiment(experiment, experiment.configure(small[name]), seed=7)
+        names = [v.check for v in experiment.checks(dataset)]
+        for entry in experiment.paper:
+            for pattern in entry.checks:
+                assert any(fnmatchcase(n, pattern) for n in names), (name, entry.section,
+                                                                      pattern)
+        # negative control: a pattern of another experiment's verdicts matches none here
+        assert not any(fnmatchcase(n, "*/loss-falls/*") for n in names) \
+            or name == "stale-nn-workers"

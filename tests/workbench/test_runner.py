@@ -13,12 +13,14 @@ import pytest
 import xarray as xr
 
 from workbench import experiments
-from workbench.experiments.stale_gaussian import StaleGaussian
+from workbench.experiments.stale_gaussian import BoundDesigns
 from workbench.run import progress
 from workbench.run.executors import SerialExecutor, open_workers
 from workbench.run.runner import run_sweep
 from workbench.run.sweep_tasks import Task, plan_tasks
 from workbench.store.result_store import ResultStore, encode_point, point_identity, store_key
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.study import built_in
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 100, "n_replicates": 40,
          "replicate_block": 10, "n_checkpoints": 5, "bound_designs": False}
@@ -132,6 +134,13 @@ def test_plan_splits_points_only_as_much_as_balance_needs():
     assert by_point == {1: [(0, 1, 2), (3,)], 2: [(0, 1), (2, 3)]}
     assert plan_tasks([10.0], [1], 2) == [Task(0, None, 10.0)]  # a point that cannot split
     assert sorted(t.blocks for t in plan_tasks([10.0], [4], 2)) == [(0, 1), (2, 3)]
+
+
+class StaleGaussian(StudyExperiment):
+    """The built-in stale-gaussian, as a class the tests below can change."""
+
+    def __init__(self):
+        super().__init__(built_in("stale-gaussian"), BoundDesigns())
 
 
 class FailsAt(StaleGaussian):

@@ -1,18 +1,21 @@
 """The registry of experiments, in a stable order.
 
 ``EXPERIMENTS`` maps each built-in experiment's name to its instance. It is built from the
-metadata in :mod:`workbench.experiments.catalog` and imports an experiment's module only when
-that experiment is first looked up, so listing names and summaries (``workbench list``) stays
-cheap; iterating over ``values()`` imports them all.
+``[study]`` tables of the shipped study files (:mod:`workbench.studies.library`: one per
+built-in, its one declaration of name, summary, source and headline) and imports an
+experiment's code only when that experiment is first looked up, so listing names and summaries
+(``workbench list``) stays cheap; iterating over ``values()`` imports them all.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from simulators.validation import InvalidParameter
-from workbench.experiments.catalog import ENTRIES, Entry
+from workbench.studies import library
+from workbench.studies.library import Header
 
 if TYPE_CHECKING:
     from workbench.run.experiment import Experiment
@@ -21,13 +24,13 @@ if TYPE_CHECKING:
 class Registry(Mapping):
     """Name -> experiment, each instantiated on first access (module docstring)."""
 
-    def __init__(self, entries: tuple[Entry, ...]):
+    def __init__(self, entries: tuple[Header, ...]):
         self.entries = {entry.name: entry for entry in entries}
         self._loaded: dict[str, Experiment] = {}
 
     def __getitem__(self, name: str) -> Experiment:
         if name not in self._loaded:
-            self._loaded[name] = self.entries[name].load()
+            self._loaded[name] = _instantiate(self.entries[name])
         return self._loaded[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -37,7 +40,28 @@ class Registry(Mapping):
         return len(self.entries)
 
 
-EXPERIMENTS: Mapping[str, Experiment] = Registry(ENTRIES)
+def _code(reference: str):
+    """The object ``package:Attribute`` names under :mod:`workbench.experiments`."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+
+
+def _instantiate(head: Header) -> Experiment:
+    """The experiment a shipped file declares (imports its code; a study is read whole)."""
+    if head.bespoke:
+        experiment = _code(head.bespoke)()
+        experiment.name, experiment.summary = head.name, head.summary
+        experiment.source, experiment.headline = head.source, head.headline
+        experiment.paper = head.paper
+        return experiment
+    from workbench.studies.experiment import StudyExperiment
+    from workbench.studies.study import built_in
+
+    return StudyExperiment(built_in(head.name), _code(head.plugin)() if head.plugin
+                           else None)
+
+
+EXPERIMENTS: Mapping[str, Experiment] = Registry(tuple(map(library.header, library.ORDER)))
 
 
 def summaries() -> list[tuple[str, str]]:

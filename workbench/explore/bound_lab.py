@@ -15,14 +15,17 @@ measured MSE and the grid come from the experiment's own Theorem 3 envelope chec
 :mod:`workbench.experiments.stale_gaussian.bound_checks`), with the one-sided Bonferroni z
 over the held-out points at the result's ``false_failure_rate``. The bound may use the grid's
 symbols (τ, h, L), hidden constants (C1, C_2, ...) and the integrator order K, which is fixed
-by the result's sampler; any other symbol is refused by name.
+by the result's sampler; any other symbol is refused by name. :func:`fit_chart` draws the fit
+as an interactive chart.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bounds import analysis
@@ -40,6 +43,7 @@ from workbench.experiments.stale_gaussian.bound_checks import (
     grid_values,
 )
 from workbench.experiments.stale_gaussian.bound_design import INTEGRATOR_ORDER
+from workbench.explore import charts
 from workbench.store.netcdf import config_of
 
 EXAMPLE = "C1/(L*h) + C2*tau**2*h**2 + C3*h**2"
@@ -95,6 +99,7 @@ class Fit:
     envelope: Envelope
     verdict: Verdict
     measured: xr.DataArray  # MSE of φ̂ on the (τ, h, L) grid
+    error: xr.DataArray  # its Monte Carlo standard error
     fitted: xr.DataArray  # the envelope on the same grid
     calibration: xr.DataArray  # True where a point calibrated the constants
 
@@ -145,5 +150,35 @@ def fit(bound: Bound, dataset: xr.Dataset, test_function: str, split: str) -> Fi
         evidence={"test_function": test_function, "split": split})
     fitted = (envelope(grid) if np.all(np.isfinite(envelope.coefficients))
               else xr.full_like(measured, np.nan))
-    return Fit(envelope, verdict, measured, fitted.broadcast_like(measured),
+    return Fit(envelope, verdict, measured, errors, fitted.broadcast_like(measured),
                calibration.broadcast_like(measured))
+
+
+def fit_chart(fit: Fit, test_function: str) -> alt.LayerChart:
+    """The measured MSE of φ̂(test_function) against the fitted envelope at every grid point
+    (calibration and held-out points apart, each with its 95% interval) and the diagonal
+    measured = envelope dashed: held-out points above it are where the bound fails. Log axes,
+    and the diagonal, only where every value is positive."""
+    dims = fit.measured.dims
+    stacked = {k: getattr(fit, k).stack(point=dims).values
+               for k in ("measured", "error", "fitted", "calibration")}
+    index = fit.measured.stack(point=dims)["point"].values
+    points = np.array([", ".join(f"{d} = {v:g}" for d, v in zip(dims, at, strict=True))
+                       for at in index])
+    frame = []
+    for mask, label in ((stacked["calibration"], "calibration"), (~stacked["calibration"],
+                                                                   "held out")):
+        measured, error = stacked["measured"][mask], charts.Z_INTERVAL * stacked["error"][mask]
+        frame.append(charts.rows(stacked["fitted"][mask], measured, label, points[mask],
+                                 style="points", lower=measured - error,
+                                 upper=measured + error))
+    finite = np.concatenate([v[np.isfinite(v)] for v in (stacked["measured"],
+                                                         stacked["fitted"])])
+    positive = bool(finite.size and np.all(finite > 0))
+    if positive:
+        span = [finite.min(), finite.max()]
+        frame.append(charts.rows(span, span, "measured = envelope", "diagonal",
+                                 style="dashed"))
+    return charts.line_chart(pd.concat(frame, ignore_index=True), x_title="fitted envelope",
+                             y_title=f"measured MSE of φ̂({test_function})", log_x=positive,
+                             log_y=positive)

@@ -11,6 +11,8 @@ Controls: one per free symbol of that form. Each offers a grid of admissible val
 the symbol's declared samples (:mod:`bounds.symbols`): log-spaced for positive reals, integers
 for counts, and a linear range for signed reals; hidden constants of O(·) forms run from 0.1
 to 10.
+
+:func:`curve_chart` draws the bound along one symbol as an interactive chart.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import sympy as sp
 
 from bounds import analysis, registry, symbolic
 from bounds.numeric import evaluate_expression
 from bounds.record import Bound
 from bounds.symbols import info, integrator_order
+from workbench.explore import charts
 
 GRID_POINTS = 31
 CURVE_POINTS = 200
@@ -193,3 +198,26 @@ def curve(name: str, axis: str, values: dict, low: float, high: float) -> Curve:
     finite = np.isfinite(y)
     minimum = float(x[finite][np.argmin(y[finite])]) if finite.any() else math.nan
     return Curve(axis, x, y, minimum)
+
+
+def curve_chart(name: str, axis: str, values: dict) -> alt.LayerChart:
+    """The bound along ``axis`` over its control's range, the other symbols at ``values``:
+    the curve, the slider's value and, along the step size, the optimal step h* (its
+    method in the legend); log axes where the range (and the bound) is positive."""
+    bound = registry.get(name)
+    control = next(c for c in controls(name) if c.name == axis)
+    low, high = min(control.options), max(control.options)
+    line = curve(name, axis, values, low, high)
+    fixed = ", ".join(f"{k} = {v:g}" for k, v in sorted(values.items()) if k != axis)
+    frame = [charts.rows(line.x, line.y, bound.text(form(name).expression),
+                         [f"{axis} = {x:.4g}, {fixed}" for x in line.x], style="line"),
+             charts.rows(values[axis], None, "slider value", fixed, style="vrule")]
+    found = optimum(name, values)
+    if found is not None and bound.step_size is not None and axis == bound.step_size.name \
+            and not math.isnan(found.step_size):
+        frame.append(charts.rows(found.step_size, None, f"h* ({found.method})", fixed,
+                                 style="vrule"))
+    finite = line.y[np.isfinite(line.y)]
+    return charts.line_chart(pd.concat(frame, ignore_index=True),
+                             x_title=f"{control.display} ({axis})", y_title="bound",
+                             log_x=low > 0, log_y=bool(np.all(finite > 0)), legend="bottom")

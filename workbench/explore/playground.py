@@ -30,7 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from simulators import validation
@@ -43,6 +45,7 @@ from simulators.static import constant_staleness, iid_staleness
 from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.data.sharding import equal_sizes
 from workbench.engine.replay import log_checkpoints, replay
+from workbench.explore import charts
 from workbench.gradients.sharded import Conducive, ShardScaled
 from workbench.gradients.surrogates import analytic
 from workbench.models.full_data import FullDataGradient
@@ -192,11 +195,11 @@ class PlaygroundRun:
         for function in self.estimates["test_function"].values.tolist():
             for j in self.estimates["component"].values.tolist():
                 at = last.sel(test_function=function, component=j)
+                low, high = interval(at)
                 rows.append({
                     "test function": function, "component": j,
                     "estimate": float(at["mean"]),
-                    "interval low": float(at["mean"] - (at["bias"] - at["bias_lower"])),
-                    "interval high": float(at["mean"] + (at["bias_upper"] - at["bias"])),
+                    "interval low": float(low), "interval high": float(high),
                     "exact E φ̂_L": (float(self.exact_mean.isel(checkpoint=-1).sel(
                         test_function=function, component=j)) if self.exact_mean is not None
                         else float("nan")),
@@ -205,6 +208,49 @@ class PlaygroundRun:
                     "valid replicates": int(at["n_valid"]),
                 })
         return rows
+
+
+def interval(summary: xr.Dataset) -> tuple[xr.DataArray, xr.DataArray]:
+    """The 95% interval of φ̂_L from a summary's bias interval (the estimate shifted by it)."""
+    mean = summary["mean"]
+    return (mean - (summary["bias"] - summary["bias_lower"]),
+            mean + (summary["bias_upper"] - summary["bias"]))
+
+
+def trace_chart(run: PlaygroundRun, component: int, shown: int = 5) -> alt.LayerChart:
+    """Traces of θ[component] for the first ``shown`` replicates over the updates, with the
+    posterior mean (dotted) and the band mean ± 2 s."""
+    shown = min(shown, run.traces.shape[0])
+    mean, sd = float(run.posterior_mean[component]), float(np.sqrt(run.posterior_variance))
+    updates = run.trace_iterations
+    frame = pd.concat([
+        *(charts.rows(updates, run.traces[r, :, component], f"replicate {r}",
+                      [f"replicate {r}, update {u}" for u in updates], style="line")
+          for r in range(shown)),
+        charts.rows(None, mean, "posterior mean", "exact", style="hrule"),
+        charts.rows(None, None, "± 2 s", "exact", style="hband", lower=mean - 2 * sd,
+                    upper=mean + 2 * sd)], ignore_index=True)
+    return charts.line_chart(frame, x_title="update", y_title=f"θ[{component}]",
+                             legend="bottom")
+
+
+def estimate_chart(run: PlaygroundRun, function: str, component: int) -> alt.LayerChart:
+    """The running estimate φ̂_L (mean over replicates) with its 95% interval against the
+    samples averaged L, the oracle's exact E φ̂_L for this schedule dashed beside it, and
+    the posterior value φ̄ (dotted); log L axis."""
+    at = run.estimates.sel(test_function=function, component=component)
+    lower, upper = interval(at)
+    exact = (None if run.exact_mean is None
+             else run.exact_mean.sel(test_function=function, component=component).values)
+    points = [f"L = {n}" for n in run.iterations]
+    value = float(run.posterior_value.sel(test_function=function, component=component))
+    frame = pd.concat([
+        charts.rows(run.iterations, at["mean"].values, "mean over replicates (95% interval)",
+                    points, lower=lower.values, upper=upper.values, reference=exact),
+        charts.rows(None, value, "posterior φ̄", "exact", style="hrule")], ignore_index=True)
+    return charts.line_chart(frame, x_title="samples averaged L", y_title=f"φ̂_L({function})",
+                             log_x=True, reference_title="exact E φ̂_L (oracle)",
+                             legend="bottom")
 
 
 @dataclass(frozen=True)

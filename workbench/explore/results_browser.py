@@ -8,8 +8,6 @@ browser at another store is a change here only:
   their attributes), and reports unreadable, foreign or corrupt files (arrays not matching
   their recorded checksum) instead of failing or showing them;
 - :func:`load_result` opens one with :func:`workbench.store.netcdf.read_netcdf`, which verifies it;
-- :func:`along` slices a variable for plotting: one dim on the horizontal axis, optionally one
-  dim as separate curves, one coordinate chosen for every other dim;
 - :func:`diagnostics_rows` tabulates a result's convergence diagnostics
   (:mod:`workbench.stats.diagnostics`), one row per sweep point, test function and component;
 - :func:`run_quick` runs an experiment's ``--quick`` configuration through the same runner and
@@ -176,21 +174,6 @@ def plottable(dataset: xr.Dataset) -> list[str]:
     """Numeric data variables with at least one dim."""
     return [name for name, array in dataset.data_vars.items()
             if array.ndim >= 1 and np.issubdtype(array.dtype, np.number)]
-
-
-def along(dataset: xr.Dataset, variable: str, x_dim: str, selection: dict,
-          series_dim: str | None = None) -> xr.DataArray:
-    """``variable`` along ``x_dim`` (and ``series_dim``), other dims at ``selection``."""
-    array = dataset[variable]
-    keep = {x_dim} | ({series_dim} if series_dim else set())
-    unknown = keep - set(array.dims)
-    if unknown:
-        raise KeyError(f"{variable} has no dim {', '.join(sorted(unknown))}")
-    missing = [d for d in array.dims if d not in keep and d not in selection]
-    if missing:
-        raise KeyError(f"select a value for {', '.join(missing)}")
-    picked = array.sel({d: selection[d] for d in array.dims if d not in keep})
-    return picked.transpose(x_dim, *([series_dim] if series_dim else []))
 
 
 @dataclass(frozen=True)

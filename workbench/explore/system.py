@@ -23,14 +23,20 @@ L = ``n_updates`` (the budget of the ``elastic-vs-downpour`` experiment):
 Their timelines carry the messages as well as the bars: pushes and couplings from a worker to
 the master or centre, pulls and coupling replies back, each from when it is sent to when it
 arrives (``network_delay`` later).
+
+:func:`timeline_chart`, :func:`protocols_chart` and :func:`bars_chart` draw them as
+interactive charts.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from simulators import validation
@@ -39,6 +45,7 @@ from simulators.downpour import DownpourSystem
 from simulators.elastic import ElasticSystem
 from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import COUPLING, EVENT_KINDS, GRADIENT, PULL, PUSH, Schedule
+from workbench.explore import charts
 from workbench.systems.protocols.run import message_count
 
 PROTOCOLS = ("single-server", "downpour", "elastic")
@@ -253,3 +260,110 @@ def simulate_protocol(settings: SystemSettings, protocol: str) -> ProtocolView:
 def compare_protocols(settings: SystemSettings) -> list[ProtocolView]:
     """The three protocols of :data:`PROTOCOLS` on the same workers and seed."""
     return [simulate_protocol(settings, protocol) for protocol in PROTOCOLS]
+
+
+#: the timeline's kinds of bar and line, with their colours
+TIMELINE_COLOURS = {"computation applied": "#1f77b4", "dropped (too stale)": "#d62728",
+                    "update": "#2ca02c", "push": "#ff7f0e", "pull": "#17becf",
+                    "coupling": "#bcbd22"}
+#: what each protocol calls its server
+SERVER_NAMES = {"single-server": "server", "downpour": "master", "elastic": "centre"}
+BAR = 0.3  # half the height of a bar, in rows
+
+
+def _timeline_rows(timeline: Timeline, n_workers: int, n_servers: int, server_kind: str,
+                   first: int = 0, prefix: str = "") -> tuple[pd.DataFrame, list[str]]:
+    """The timeline's bars and lines as rows ``start``, ``end``, ``low``, ``high`` (rows of
+    the chart, the first worker at ``first``), ``curve`` (the kind), ``shape`` (bar or line)
+    and ``point`` (who, in words); and the rows' labels, each after ``prefix``."""
+    labels = [f"worker {w}" for w in range(n_workers)]
+    labels += ([f"{server_kind} {s}" for s in range(n_servers)] if n_servers > 1
+               else [server_kind])
+    parts = []
+
+    def add(start, end, low, high, curve, shape, who) -> None:
+        parts.append(pd.DataFrame({"start": start, "end": end, "low": low, "high": high,
+                                   "curve": curve, "shape": shape, "point": who}))
+
+    rows = first + timeline.worker
+    for applied, curve in ((True, "computation applied"), (False, "dropped (too stale)")):
+        keep = timeline.applied == applied
+        add(timeline.worker_start[keep], (timeline.worker_start + timeline.worker_duration)[keep],
+            rows[keep] - BAR, rows[keep] + BAR, curve, "bar",
+            [prefix + labels[w] for w in timeline.worker[keep]])
+    server = first + n_workers + timeline.server
+    add(timeline.server_start, timeline.server_start + timeline.server_duration, server - BAR,
+        server + BAR, "update", "bar" if np.any(timeline.server_duration > 0) else "line",
+        [prefix + labels[n_workers + s] for s in timeline.server])
+    up = timeline.message_to_server
+    worker, server = timeline.message_worker, n_workers + timeline.message_server
+    source, target = np.where(up, worker, server), np.where(up, server, worker)
+    add(timeline.message_sent, timeline.message_received, first + source, first + target,
+        timeline.message_kind, "line",
+        [f"{prefix}{labels[a]} → {labels[b]}" for a, b in zip(source, target, strict=True)])
+    return pd.concat(parts, ignore_index=True), [prefix + label for label in labels]
+
+
+def _gantt(frame: pd.DataFrame, labels: list[str]) -> alt.LayerChart:
+    """Bars from ``start`` to ``end`` and lines from (start, low) to (end, high) over the
+    labelled rows, coloured by kind, with a tooltip each and legend toggles."""
+    frame = frame.assign(duration=frame["end"] - frame["start"])
+    picked, shown = charts.legend_toggle()
+    rows = alt.Scale(domain=[-0.5, len(labels) - 0.5], reverse=True, nice=False, zero=False)
+    axis = alt.Axis(values=list(range(len(labels))), labelExpr=f"{json.dumps(labels)}[datum.value]",
+                    grid=False, title=None)
+    base = alt.Chart(frame).encode(
+        x=alt.X("start:Q", title="simulated time"), x2="end:Q",
+        y=alt.Y("low:Q", scale=rows, axis=axis), y2="high:Q",
+        color=alt.Color("curve:N", title=None, legend=alt.Legend(orient="bottom", columns=3),
+                        scale=alt.Scale(domain=list(TIMELINE_COLOURS),
+                                        range=list(TIMELINE_COLOURS.values()))),
+        opacity=shown,
+        tooltip=[alt.Tooltip("curve:N", title="what"), alt.Tooltip("point:N", title="where"),
+                 alt.Tooltip("start:Q", title="from", format=charts.FORMAT),
+                 alt.Tooltip("end:Q", title="to", format=charts.FORMAT),
+                 alt.Tooltip("duration:Q", title="duration", format=charts.FORMAT)])
+    layers = [base.transform_filter(alt.datum.shape == "bar").mark_bar().add_params(picked)]
+    if (frame["shape"] == "line").any():  # an empty layer would have no time extent
+        layers.append(base.transform_filter(alt.datum.shape == "line").mark_rule(
+            strokeWidth=1.2))
+    return alt.layer(*layers).properties(height=26 * len(labels) + 140).interactive(
+        bind_y=False)
+
+
+def timeline_chart(view: SystemView) -> alt.LayerChart:
+    """The Gantt chart of the simulated system (seed 001 Appendix A): a bar per gradient
+    computation on its worker's row (dropped ones apart), one per update on its server's row
+    (an instant update is a tick), a line per message from sending to arrival."""
+    frame, labels = _timeline_rows(view.timeline, view.schedule.n_workers,
+                                   view.schedule.n_servers, "server")
+    return _gantt(frame, labels)
+
+
+def protocols_chart(views: list[ProtocolView], n_workers: int) -> alt.LayerChart:
+    """The protocols' timelines (:func:`compare_protocols`) on one time axis, one block of
+    rows per protocol: bars per computation and per update of the server, master or centre,
+    lines per push, pull and coupling message."""
+    parts, labels = [], []
+    for view in views:
+        frame, rows = _timeline_rows(view.timeline, n_workers, 1, SERVER_NAMES[view.protocol],
+                                     first=len(labels), prefix=f"{view.protocol}: ")
+        parts.append(frame)
+        labels += rows
+    return _gantt(pd.concat(parts, ignore_index=True), labels)
+
+
+def bars_chart(view: SystemView, what: str) -> alt.Chart:
+    """The staleness histogram of the applied updates (``what="staleness"``) or each
+    worker's utilisation, the fraction of the makespan it spends computing."""
+    validation.one_of("what", what, ("staleness", "utilisation"))
+    if what == "staleness":
+        counts = view.staleness_histogram
+        frame = pd.DataFrame({"x": counts["staleness"].values, "value": counts.values,
+                              "point": [f"τ = {t}" for t in counts["staleness"].values]})
+        return charts.bar_chart(frame, x_title="staleness τ", y_title="updates")
+    used = view.utilisation
+    frame = pd.DataFrame({"x": used["worker"].values, "value": used.values,
+                          "point": [f"worker {w}" for w in used["worker"].values]})
+    return charts.bar_chart(frame, x_title="worker", y_title="fraction of the makespan computing",
+                            y_domain=(0, 1))

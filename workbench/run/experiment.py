@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.headline import Headline
+from workbench.core.paper import PaperEntry
 from workbench.core.parameters import Parameter, resolve
 
 # xarray and the verdicts (scipy.stats) are imported where points are merged and combined:
@@ -73,6 +74,9 @@ class Experiment:
     headline: Headline | None = None
     """The one chart that says what the result is (:mod:`workbench.core.headline`): the
     Experiment browser opens on it."""
+    paper: tuple[PaperEntry, ...] = ()
+    """What its seed paper states, each citing its section, and the verdicts that compare it
+    (:mod:`workbench.core.paper`): the Experiment browser's Paper tab."""
     runs_alone: bool = False
     """Its points time themselves on this machine: no other experiment's sweep may run
     beside it (:func:`workbench.run.runner.run_sweeps` otherwise starts the next sweep while the

@@ -95,12 +95,12 @@ class StudyExperiment(Experiment):
         self.parameters = study.parameters + self.plugin.parameters
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
-        self.headline = study.headline
+        self.headline, self.paper = study.headline, study.paper
 
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
-        return (rebuild_study, (type(self), self.study.text, self.study.origin, self.plugin))
+        return (rebuild_study, (self.study.text, self.study.origin, self.plugin))
 
     def configure(self, overrides=None, quick=False):
         """The run's configuration; every sweep point is resolved once so that a derived
@@ -154,16 +154,19 @@ class StudyExperiment(Experiment):
         return origin.parent.resolve() if origin.is_file() else None
 
     def check_code(self, config: dict, seed: int) -> None:
-        """Build the researcher's model once and probe its protocol (:mod:`.user_code`),
-        before any work: a factory that does not import, fails, or breaks the protocol is a
-        :class:`~workbench.studies.document.StudyError` naming the key and line. Call it only
-        once running the code is allowed: it runs the code."""
+        """Build the researcher's model and sampler once, at the first sweep point, and probe
+        their protocols (:mod:`.user_code`), before any work: a factory that does not import,
+        fails, or breaks the protocol is a :class:`~workbench.studies.document.StudyError`
+        naming the key and line. Call it only once running the code is allowed: it runs the
+        code."""
         if config["model"] not in HELD_OUT:
             return
         from workbench.studies import held_out_point
 
+        first = self.resolve(config, grid.points(config, self.study.product,
+                                                 self.study.zipped)[0])
         try:
-            held_out_point.check_model_of(self.name, config, seed, self.code_directory())
+            held_out_point.check_code_of(self.name, first, seed, self.code_directory())
         except UserCodeError as error:
             named = "entry_point" if "entry_point" in self.study.values else "python"
             key = error.key or ("model", named if config["model"] == "python" else "kind")
@@ -278,13 +281,10 @@ class StudyExperiment(Experiment):
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
 
 
-def rebuild_study(cls: type, text: str, origin: str, plugin) -> StudyExperiment:
-    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): a
-    built-in one is made afresh (its study file and plug-in are fixed), any other is parsed
-    again from its text."""
-    if cls is StudyExperiment:
-        return StudyExperiment(loads(text, origin), plugin)
-    return cls()
+def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
+    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
+    parsed again from its text, with its plug-in."""
+    return StudyExperiment(loads(text, origin), plugin)
 
 
 def _work(resolved: dict) -> int:

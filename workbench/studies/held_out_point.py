@@ -32,14 +32,23 @@ from simulators.seeding import generator
 from workbench.core.phi_expressions import expression_test_function
 from workbench.reference import array_digest, reference_posterior
 from workbench.reference.parameters import REFERENCE_KEYS, reference_settings
-from workbench.studies.schema import LOGISTIC, SECTIONS
-from workbench.studies.user_code import UserCodeError, check_model, code_of, load_factory
+from workbench.studies.schema import LOGISTIC, PYTHON, SECTIONS
+from workbench.studies.user_code import (
+    UserCodeError,
+    check_model,
+    label_of,
+    load_factory,
+    user_sampler,
+    user_test_functions,
+)
 from workbench.systems.asynchronous.models import SYNTHETIC, logistic_model
 from workbench.systems.asynchronous.run import at_point, held_out_run
 from workbench.systems.asynchronous.summaries import held_out_summary
 
 #: what determines the model, its test functions and the reference: the same at every point
-MODEL_KEYS = tuple(f.name for f in SECTIONS["model"]) + ("test_functions",) + REFERENCE_KEYS
+MODEL_KEYS = (tuple(f.name for f in SECTIONS["model"])
+              + ("test_functions", "python_test_functions", "test_function_entry_points")
+              + REFERENCE_KEYS)
 
 
 def make_model(experiment: str, config: dict, seed, search: Path | None):
@@ -57,8 +66,9 @@ def make_model(experiment: str, config: dict, seed, search: Path | None):
     return model
 
 
-def test_functions(model, config: dict, label: str) -> tuple:
-    """The model's own held-out test functions, then the study's expressions in θ."""
+def test_functions(model, config: dict, label: str, search: Path | None) -> tuple:
+    """The model's own held-out test functions, the study's expressions in θ, then the
+    researcher's own (:func:`.user_code.user_test_functions`)."""
     own = tuple(model.test_functions()) if hasattr(model, "test_functions") else ()
     try:
         written = tuple(expression_test_function(text, model.dim)
@@ -66,7 +76,7 @@ def test_functions(model, config: dict, label: str) -> tuple:
     except BoundSyntaxError as error:
         raise UserCodeError(f"{error} ({label} has dimension {model.dim})",
                             key=("run", "test_functions")) from None
-    functions = own + written
+    functions = own + written + user_test_functions(config, search, model.dim)
     names = [f.name for f in functions]
     if not functions:
         raise UserCodeError(f"{label}: nothing to score: the model has no test_functions() "
@@ -90,8 +100,8 @@ def model_identity(config: dict, model, seed) -> dict:
 def _model(experiment: str, seed: int, key: str, search: str | None):
     config = json.loads(key)
     model = make_model(experiment, config, seed, None if search is None else Path(search))
-    label = code_of(config) or config["model"]
-    return model, test_functions(model, config, label)
+    label = label_of("model", config) or config["model"]
+    return model, test_functions(model, config, label, None if search is None else Path(search))
 
 
 @lru_cache(maxsize=4)
@@ -106,9 +116,13 @@ def _key(config: dict) -> str:
     return json.dumps({k: config[k] for k in MODEL_KEYS if k in config}, sort_keys=True)
 
 
-def check_model_of(experiment: str, config: dict, seed, search: Path | None) -> None:
-    """Build the model and its test functions once (checking the protocol), before any work."""
-    _model(experiment, int(seed), _key(config), None if search is None else str(search))
+def check_code_of(experiment: str, config: dict, seed, search: Path | None) -> None:
+    """Build the model and its test functions once, and the study's own sampler at the
+    resolved ``config`` of one point, checking their protocols before any work."""
+    model, _ = _model(experiment, int(seed), _key(config),
+                      None if search is None else str(search))
+    if config["sampler"] == PYTHON:
+        user_sampler(config, search, model.dim)
 
 
 def setup(experiment: str, config: dict, seed, search: Path | None):
@@ -122,9 +136,10 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
     (:func:`~workbench.systems.asynchronous.summaries.held_out_summary`), the schedule's
     coordinates and the reference's value of every φ (module docstring)."""
     model, functions, reference = setup(experiment, config, seed, search)
+    sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
     run = held_out_run(experiment, config, point, seed, model, n_workers=config["n_workers"],
                        n_servers=1, n_updates=config["n_iterations"],
-                       burn_in=config["burn_in"], test_functions=functions)
+                       burn_in=config["burn_in"], test_functions=functions, sampler=sampler)
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
     names = [f.name for f in functions]
     at = reference.sel(test_function=names, component=0).drop_vars("component")

@@ -62,8 +62,14 @@ from workbench.run.parameters import (
     THIN,
     TRUE_MEAN,
 )
-from workbench.samplers import LINEAR_SAMPLER_NAMES
-from workbench.studies.user_code import ENTRY_POINT_GROUPS, entry_point_name, object_path
+from workbench.samplers import LINEAR_SAMPLER_NAMES, SAMPLER_NAMES
+from workbench.studies.user_code import (
+    ENTRY_POINT_GROUPS,
+    entry_point_name,
+    entry_point_names,
+    object_path,
+    object_paths,
+)
 from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
 from workbench.systems.asynchronous.run import RUN_PARAMETERS
 from workbench.systems.asynchronous.system import (
@@ -140,6 +146,9 @@ MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
 #: mean covers the samplers that are linear on it)
 SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
+#: the configuration keys that name a python model's or sampler's factory
+NAMING_KEYS = {"model": ("python", "entry_point"),
+               "sampler": ("sampler_python", "sampler_entry_point")}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
 _GH = _G + _H
@@ -161,8 +170,9 @@ def _arguments(name, value):
     return dict(value)
 
 
-class TableParameter(Parameter):
-    """A parameter whose value is a table (a dict), checked by its validator alone."""
+class ValidatedParameter(Parameter):
+    """A parameter whose value (a table, a list that may be empty) is checked by its
+    validator alone."""
 
     def coerce(self, value):
         return self.validate(self.name, value)
@@ -211,7 +221,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                        f"{ENTRY_POINT_GROUPS['model']} an installed package "
                                        "declares (instead of python)", entry_point_name),
               only=(PYTHON,), fixed_in=_H),
-        Field("arguments", TableParameter("arguments", {}, "python model: keyword arguments "
+        Field("arguments", ValidatedParameter("arguments", {}, "python model: keyword arguments "
                                           "of the factory", _arguments),
               only=(PYTHON,), fixed_in=_H),
         *(Field(name, _SHARED[name], only=(LOGISTIC,), fixed_in=_H)
@@ -263,7 +273,21 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     ),
     "sampler": (
         Field("kind", replace(SAMPLER, help="integrator (the Gaussian mean: the linear ones "
-                              "its oracle covers)"), fixed_in=_S),
+                              "its oracle covers), or python: the researcher's own (python "
+                              "or entry_point; a model without an oracle)",
+                              choices=SAMPLER_NAMES + (PYTHON,)), fixed_in=_S),
+        Field("python", Parameter("sampler_python", "module:attribute",
+                                  "python sampler: the factory called as factory(step_size, "
+                                  "**arguments), a module beside the study file or installed",
+                                  object_path), only=_H, fixed_in=_H),
+        Field("entry_point", Parameter("sampler_entry_point", "name",
+                                       "python sampler: an entry point of group "
+                                       f"{ENTRY_POINT_GROUPS['sampler']} an installed package "
+                                       "declares (instead of python)", entry_point_name),
+              only=_H, fixed_in=_H),
+        Field("arguments", ValidatedParameter("sampler_arguments", {}, "python sampler: keyword "
+                                          "arguments of the factory", _arguments),
+              only=_H, fixed_in=_H),
         Field("step_size", replace(STEP_SIZE, default=0.001), expression=True, only=_GH),
         Field("friction", FRICTION, only=_GH),
         Field("welling_teh_step_size", WELLING_TEH_STEP_SIZE, only=_S, fixed_in=_S),
@@ -316,6 +340,14 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("test_functions", ExpressionListParameter(
             "test_functions", [], "test functions φ(θ) in θ's components, beside the model's "
             "own held-out ones, e.g. \"theta[0]*theta[1]\""), only=_H),
+        Field("python_test_functions", ValidatedParameter(
+            "python_test_functions", [], "the researcher's own test functions, each "
+            "'module:attribute' of a TestFunction or of a function of θ (..., d) → (..., 1)",
+            object_paths), only=_H, fixed_in=_H),
+        Field("test_function_entry_points", ValidatedParameter(
+            "test_function_entry_points", [], "the researcher's own test functions, each an "
+            f"entry point of group {ENTRY_POINT_GROUPS['test_function']}", entry_point_names),
+              only=_H, fixed_in=_H),
         Field("n_evaluations", _SHARED["n_evaluations"], only=_H),
         Field("confidence", CONFIDENCE),
         Field("false_failure_rate", FALSE_FAILURE_RATE),
@@ -352,13 +384,18 @@ def validate_kinds(values: dict) -> None:
                                                             f"{' / '.join(SYSTEMS_OF[model])}")
     for runner in (model, system):
         if runner in SAMPLERS_OF and value("sampler") not in SAMPLERS_OF[runner]:
+            why = (f" (the samplers its exact oracle covers; the other samplers run on a "
+                   f"model judged by a reference posterior: {' / '.join(HELD_OUT)})"
+                   if runner == GAUSSIAN else "")
             raise validation.InvalidParameter("sampler", value("sampler"),
-                                              f"{runner} runs {' / '.join(SAMPLERS_OF[runner])}")
-    named = [k for k in ("python", "entry_point") if value(k) != catalogue[k].parameter.default]
-    if model == PYTHON and len(named) != 1:
-        raise validation.InvalidParameter("python", value("python"), "a python model "
-                                          "names its factory by python or by entry_point "
-                                          "(exactly one of them)")
+                                              f"{runner} runs {' / '.join(SAMPLERS_OF[runner])}"
+                                              + why)
+    for kind, (python, entry_point) in NAMING_KEYS.items():
+        named = [k for k in (python, entry_point) if value(k) != catalogue[k].parameter.default]
+        if value(kind) == PYTHON and len(named) != 1:
+            raise validation.InvalidParameter(python, value(python), f"a python {kind} names "
+                                              "its factory by python or by entry_point "
+                                              "(exactly one of them)")
     for name in value("estimator"):
         if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
             runs = " / ".join(ESTIMATORS_OF[system])
@@ -378,12 +415,13 @@ def validate_sharded_point(config: dict) -> None:
                 name, config[name], f"must be a multiple of every local_updates ({local})")
 
 
-#: sections holding fields; the others are free-form (constants, sweep, quick, check, bound)
+#: sections holding fields; the others are free-form (constants, sweep, quick, check, bound,
+#: paper)
 FIELD_SECTIONS = tuple(SECTIONS)
-OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound")
+OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound", "paper")
 #: ``symbols``: how the sweep dims are written in the names of sharded checks
 #: (``{ local_updates = "T" }`` gives ``stationary/fsgld/T=10``, as seeds 002 and 004 write)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "headline")
+STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "plugin", "bespoke")
 
 
 def fields() -> dict[str, Field]:

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from bounds.expressions import BoundSyntaxError, free_names
 from simulators.validation import InvalidParameter
 from workbench.core.headline import Headline, HeadlineError
+from workbench.core.paper import PaperEntry, PaperError, entries
 from workbench.core.parameters import Parameter
 from workbench.run.plan import check_point_count
-from workbench.studies import check_kinds
+from workbench.studies import check_kinds, library
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     FIELD_SECTIONS,
@@ -91,6 +92,7 @@ class Study:
     text: str = ""  # the file as written (a study is sent to worker processes as its text)
     symbols: dict[str, str] = field(default_factory=dict)  # sweep dim → name in check names
     headline: Headline | None = None  # the chart the Experiment browser opens on
+    paper: tuple[PaperEntry, ...] = ()  # [[paper]]: what the paper states, cited
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -164,6 +166,11 @@ def load(path: str | Path) -> Study:
     return from_document(Document.read(path))
 
 
+def built_in(name: str) -> Study:
+    """The shipped study file of the built-in experiment ``name``."""
+    return load(library.path(name))
+
+
 def loads(text: str, source: str = "<study>") -> Study:
     return from_document(Document.parse(text, source))
 
@@ -178,6 +185,7 @@ def from_document(doc: Document) -> Study:
     for key in head:
         if key not in STUDY_KEYS:
             raise doc.error(("study", key), f"unknown key; known: {', '.join(STUDY_KEYS)}")
+    _refuse_workbench_code(doc, head)
     name = head.get("name")
     if not isinstance(name, str) or not name.strip():
         raise doc.error(("study", "name"), "every study needs a name (a string)")
@@ -273,9 +281,31 @@ def from_document(doc: Document) -> Study:
         except HeadlineError as error:
             path = ("study", "headline") + ((error.key,) if error.key != "headline" else ())
             raise doc.error(path, error.reason) from None
+    try:
+        paper = entries(data.get("paper", []))
+    except PaperError as error:
+        raise doc.error(("paper", *error.path), error.reason) from None
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text, dict(symbols), headline)
+                 parameters, doc.text, dict(symbols), headline, paper)
+
+
+def _refuse_workbench_code(doc: Document, head: dict) -> None:
+    """``plugin`` and ``bespoke`` name the workbench's own code: only its shipped files may
+    use them (:mod:`workbench.studies.library`), and a ``bespoke`` file is not a study."""
+    for key in library.CODE_KEYS:
+        if key not in head:
+            continue
+        if not library.shipped(doc.source):
+            raise doc.error(("study", key), "names the workbench's own code, which only its "
+                            "shipped study files do; a study names its own model as [model] "
+                            "kind = \"python\" (run with --allow-code)")
+        if key == "bespoke":
+            raise doc.error(("study", key), "this built-in experiment is still Python code, "
+                            "not a study: run it by its name")
+        if not isinstance(head[key], str) or ":" not in head[key]:
+            raise doc.error(("study", key), "must be \"package:Class\" under "
+                            "workbench.experiments")
 
 
 def _kinds(doc: Document, values: dict) -> set[str]:

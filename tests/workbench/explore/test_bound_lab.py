@@ -1,6 +1,6 @@
 """The Bound lab's logic (:mod:`workbench.explore.bound_lab`): a typed bound analysed like a
 registered one, fitted to a stored stale-gaussian result exactly as the experiment's own
-Theorem 3 envelope check is, refused by name where it cannot be."""
+Theorem 3 envelope check is, refused by name where it cannot be; the chart of the fit."""
 
 import numpy as np
 import pytest
@@ -11,6 +11,8 @@ from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.explore import bound_lab
 from workbench.store.netcdf import config_of, read_netcdf
+
+from .test_charts import layer_of, legend_fields, spec_and_rows, tooltip_fields
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +81,24 @@ def test_results_without_an_envelope_grid_and_bad_strings_are_refused(stored):
         bound_lab.parse("C1/(L*h)", "n_chains positive")
     assert np.isfinite(bound_lab.fit(bound_lab.parse("C1/(L*h)"), stored, "theta",
                                      "checkerboard").envelope.coefficients).all()
+
+
+def test_the_fit_chart_sets_measured_against_fitted_with_intervals_and_the_diagonal(stored):
+    fit = bound_lab.fit(bound_lab.parse(bound_lab.EXAMPLE), stored, "theta", "checkerboard")
+    spec, drawn = spec_and_rows(bound_lab.fit_chart(fit, "theta"))
+    points = layer_of(spec, "points")
+    assert points["encoding"]["x"]["scale"]["type"] == "log"
+    assert points["encoding"]["y"]["scale"]["type"] == "log"
+    assert tooltip_fields(points) == ["curve", "point", "x", "value", "lower", "upper"]
+    assert layer_of(spec, "dashed")["mark"]["strokeDash"] == [5, 4]
+    assert legend_fields(spec) == [["curve"]]
+    held_out = drawn[drawn["curve"] == "held out"]
+    assert len(held_out) == int((~fit.calibration).sum())
+    at = dict(envelope_staleness=4, envelope_relative_step=0.1, envelope_iterations=1000)
+    [row] = drawn[drawn["point"] == ", ".join(f"{k} = {v:g}" for k, v in at.items())
+                  ].to_dict("records")
+    assert row["value"] == pytest.approx(float(fit.measured.sel(at)))
+    assert row["x"] == pytest.approx(float(fit.fitted.sel(at)))
+    assert row["upper"] - row["value"] == pytest.approx(1.96 * float(fit.error.sel(at)))
+    diagonal = drawn[drawn["style"] == "dashed"]
+    assert diagonal["x"].tolist() == diagonal["value"].tolist()

@@ -1,4 +1,5 @@
-"""The Bounds explorer's numbers: controls, values and optima from the registered records."""
+"""The Bounds explorer's numbers: controls, values and optima from the registered records, and
+the chart of a bound along one symbol."""
 
 import math
 
@@ -7,6 +8,8 @@ import pytest
 
 from bounds import registry
 from workbench.explore import bounds_view
+
+from .test_charts import layer_of, legend_fields, spec_and_rows, tooltip_fields
 
 # The exact-Gaussian finite-L records compile long sums (seconds each); the rest cover every
 # kind of control and form.
@@ -73,3 +76,26 @@ def test_sequence_forms_are_shown_with_a_fixed_step():
     form = bounds_view.form("chen2015-mse-decreasing-k1")
     assert {s.name for s in form.expression.free_symbols} >= {"step_size", "n_iterations"}
     assert bounds_view.form("seed001-theorem-3-mse") is registry.get("seed001-theorem-3-mse")
+
+
+def test_the_curve_chart_draws_the_bound_the_slider_and_the_optimal_step():
+    name = "seed001-section-4-mse"
+    values = {c.name: c.default for c in bounds_view.controls(name)}
+    spec, drawn = spec_and_rows(bounds_view.curve_chart(name, "step_size", values))
+    line = layer_of(spec, "line")
+    assert line["encoding"]["x"]["scale"]["type"] == "log"
+    assert line["encoding"]["y"]["scale"]["type"] == "log"  # a positive bound
+    assert tooltip_fields(line) == ["curve", "point", "x", "value"]
+    control = next(c for c in bounds_view.controls(name) if c.name == "step_size")
+    expected = bounds_view.curve(name, "step_size", values, min(control.options),
+                                 max(control.options))
+    assert drawn[drawn["style"] == "line"]["value"].tolist() == pytest.approx(
+        expected.y.tolist())
+    rules = drawn[drawn["style"] == "vrule"]
+    optimum = bounds_view.optimum(name, values)
+    assert rules["curve"].tolist() == ["slider value", f"h* ({optimum.method})"]
+    assert rules["x"].tolist() == pytest.approx([values["step_size"], optimum.step_size])
+    assert legend_fields(spec) == [["curve"]]
+    # along another symbol there is no h* to mark
+    _, drawn = spec_and_rows(bounds_view.curve_chart(name, "staleness", values))
+    assert drawn[drawn["style"] == "vrule"]["curve"].tolist() == ["slider value"]

@@ -1,14 +1,23 @@
 """The interactive charts' data (one row per plotted point, with its interval, reference and
-grid point) and their Vega-Lite specification; the headline record's refusals."""
+grid point) and their Vega-Lite specification (marks per style, tooltips, log axes, legend
+toggles; helpers the other pages' chart tests use); the headline record's refusals."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
 from workbench.core.headline import Headline, HeadlineError
-from workbench.explore.charts import Z_INTERVAL, headline_frame, line_chart, slice_frame
+from workbench.explore.charts import (
+    Z_INTERVAL,
+    bar_chart,
+    headline_frame,
+    line_chart,
+    rows,
+    slice_frame,
+)
 
 
 @pytest.fixture
@@ -86,3 +95,80 @@ def test_a_bad_headline_table_is_refused_naming_the_key(table, key):
     with pytest.raises(HeadlineError) as error:
         Headline.from_table(table)
     assert error.value.key == key
+
+
+# ------------------------------------------------------------ reading a chart's specification
+def spec_and_rows(chart) -> tuple[dict, pd.DataFrame]:
+    """A chart's Vega-Lite specification and its one table of rows."""
+    spec = chart.to_dict()
+    [rows] = spec["datasets"].values()
+    return spec, pd.DataFrame(rows)
+
+
+def kept(layer: dict) -> tuple:
+    """What a layer draws: the styles (or shape, or curves) its filter keeps."""
+    [step] = [t for t in layer.get("transform", []) if "filter" in t]
+    found = step["filter"]
+    return tuple(found["oneOf"]) if isinstance(found, dict) else (found,)
+
+
+def layer_of(spec: dict, style: str) -> dict:
+    """The layer that draws rows of ``style`` (the first, where error bars share it)."""
+    return next(layer for layer in spec["layer"] if style in kept(layer))
+
+
+def tooltip_fields(layer: dict) -> list[str]:
+    return [t["field"] for t in layer["encoding"]["tooltip"]]
+
+
+def legend_fields(spec: dict) -> list[list[str]]:
+    """The fields of every selection bound to the legend."""
+    params = spec.get("params", []) + [p for layer in spec.get("layer", [])
+                                       for p in layer.get("params", [])]
+    return [p["select"]["fields"] for p in params if p.get("bind") == "legend"]
+
+
+def test_rows_of_every_style_are_drawn_as_their_marks_with_their_tooltips():
+    frame = pd.concat([
+        rows([1.0, 2.0, 4.0], [3.0, 2.0, 1.0], "measured", ["n = 1", "n = 2", "n = 4"],
+             style="points", lower=[2.5, 1.5, 0.5], upper=[3.5, 2.5, 1.5]),
+        rows([1.0, 4.0], [3.0, 1.5], "bound", "exact", style="dotted"),
+        rows(2.0, None, "h*", "optimum", style="vrule"),
+        rows(None, 1.2, "posterior", "exact", style="hrule"),
+        rows(None, None, "± 2 s", "exact", style="hband", lower=0.7, upper=1.7)],
+        ignore_index=True)
+    spec, drawn = spec_and_rows(line_chart(frame, x_title="n", y_title="error", log_x=True,
+                                           log_y=True))
+    assert len(drawn) == 8  # the rules and the band, without an x, survive the log axis
+    points = layer_of(spec, "points")
+    assert points["mark"]["type"] == "point"
+    assert tooltip_fields(points) == ["curve", "point", "x", "value", "lower", "upper"]
+    assert points["encoding"]["x"]["scale"]["type"] == "log"
+    bars = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "errorbar")
+    assert bars["encoding"]["y2"]["field"] == "upper"
+    assert layer_of(spec, "dotted")["mark"]["strokeDash"] == [1, 3]
+    vertical = layer_of(spec, "vrule")
+    assert vertical["mark"]["type"] == "rule" and "y" not in vertical["encoding"]
+    assert tooltip_fields(vertical) == ["curve", "point", "x"]
+    horizontal = layer_of(spec, "hrule")
+    assert horizontal["encoding"]["y"]["field"] == "value" and "x" not in horizontal["encoding"]
+    band = layer_of(spec, "hband")
+    assert band["mark"]["type"] == "rect" and band["encoding"]["y2"]["field"] == "upper"
+    assert legend_fields(spec) == [["curve"]]
+    # negative control: a value that cannot be drawn on the log axis is left out
+    frame.loc[0, "value"] = -1.0
+    _, drawn = spec_and_rows(line_chart(frame, x_title="n", y_title="error", log_y=True))
+    assert len(drawn) == 7
+
+
+def test_rows_refuse_an_unknown_style():
+    with pytest.raises(ValueError, match="style"):
+        rows([1.0], [1.0], "c", "p", style="wavy")
+
+
+def test_a_bar_chart_has_one_bar_per_row_with_its_value_in_the_tooltip():
+    frame = pd.DataFrame({"x": [0, 1], "value": [0.5, 0.25], "point": ["w 0", "w 1"]})
+    spec = bar_chart(frame, x_title="worker", y_title="fraction", y_domain=(0, 1)).to_dict()
+    assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["type"] == "ordinal"
+    assert spec["encoding"]["y"]["scale"]["domain"] == [0, 1]
+    assert [t["field"] for t in spec["encoding"]["tooltip"]] == ["point", "value"]

@@ -1,6 +1,7 @@
 """The lessons' curves: staleness shrinks the optimal step like τ^(−2/3); DSGLD drifts to the
 mixture of local posteriors as the local updates grow while FSGLD stays put; the iteration
-speed-up is linear while the time speed-up meets the server's ceiling."""
+speed-up is linear while the time speed-up meets the server's ceiling; the charts that draw
+them."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ from simulators.validation import InvalidParameter
 from workbench.cli.main import DEFAULT_SEED
 from workbench.explore.lessons import local_updates, speedup, staleness_step
 from workbench.oracles.federated import dsgld_stationary_variance
+
+from .test_charts import layer_of, legend_fields, spec_and_rows, tooltip_fields
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +137,61 @@ def test_local_updates_check_rejects_a_wrong_oracle():
 def test_local_updates_out_of_range_is_refused_with_the_field_named(value):
     with pytest.raises(InvalidParameter, match="local_updates"):
         local_updates.lesson(value)
+
+
+@pytest.mark.parametrize("tau", [1, 8])
+def test_staleness_step_charts_mark_the_optimum_beside_the_measurements(lesson_a, tau):
+    spec, drawn = spec_and_rows(staleness_step.mse_chart(lesson_a, tau))
+    points = layer_of(spec, "points")
+    assert points["encoding"]["x"]["scale"]["type"] == "log"
+    assert points["encoding"]["y"]["scale"]["type"] == "log"
+    assert tooltip_fields(points) == ["curve", "point", "x", "value", "lower", "upper"]
+    assert legend_fields(spec) == [["curve"]]
+    at = lesson_a.measurements.sel(staleness=tau).dropna("relative_step")
+    measured = drawn[drawn["curve"] == "measured MSE (95% interval)"]
+    assert measured["value"].tolist() == pytest.approx(at["mse"].values.tolist())
+    assert measured["lower"].tolist() == pytest.approx(at["mse_lower"].values.tolist())
+    assert measured["x"].tolist() == pytest.approx(at["step_size"].values.tolist())
+    [h_star] = drawn[drawn["style"] == "vrule"]["x"]
+    assert h_star == pytest.approx(float(lesson_a.optimal_step.sel(staleness=tau)))
+    bound = drawn[drawn["curve"] == "fitted bound (least squares)"]
+    assert len(bound) > 20 and layer_of(spec, "line")["mark"]["type"] == "line"
+    terms = {c for c in drawn["curve"] if c.startswith("term ")}
+    assert len(terms) == 3
+    # the lines stay within the measured span, as the paper-style plot's axis did
+    assert bound["value"].max() <= 3 * measured["upper"].max()
+
+    spec, drawn = spec_and_rows(staleness_step.optimum_chart(lesson_a, tau))
+    optimal = drawn[drawn["curve"] == "h* of the fitted bound"]
+    assert optimal["value"].tolist() == pytest.approx(lesson_a.optimal_step.values.tolist())
+    assert drawn[drawn["style"] == "vrule"]["x"].tolist() == [tau]
+    slope = drawn[drawn["curve"] == "τ^(−2/3)"]
+    assert np.diff(np.log(slope["value"])) / np.diff(np.log(slope["x"])) == pytest.approx(
+        -2 / 3)
+
+
+def test_local_updates_charts_draw_the_samples_and_the_spreads_with_their_limits():
+    lesson = local_updates.lesson(10)
+    spec, cloud = spec_and_rows(local_updates.cloud_chart(lesson))
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["circle", "point", "line"]
+    assert spec["layer"][2]["encoding"]["order"]["field"] == "order"  # the circle, in order
+    assert legend_fields(spec) == [["curve"]]
+    samples = cloud[cloud["curve"] == "DSGLD samples"]
+    assert len(samples) == local_updates.N_CHAINS * local_updates.DRAWS
+    data = lesson.setting.federation.sharded
+    assert (cloud["curve"] == "data").sum() == sum(data.shard_sizes)
+    _, zoom = spec_and_rows(local_updates.cloud_chart(lesson, zoom=True))
+    half = local_updates.ZOOM_SD * np.sqrt(lesson.setting.posterior_variance)
+    mu = lesson.setting.posterior_mean
+    assert np.all(np.abs(zoom["theta_1"] - mu[0]) <= half) and 0 < len(zoom) < len(cloud)
+
+    spec, spread = spec_and_rows(local_updates.spread_chart(lesson))
+    assert layer_of(spec, "line")["encoding"]["y"]["scale"]["type"] == "log"
+    exact = spread[spread["curve"] == "FSGLD, exact stationary"]
+    assert exact["value"].tolist() == pytest.approx(
+        lesson.setting.curves.sel(estimator="fsgld").values.tolist())
+    limits = spread[spread["style"] == "hrule"]
+    assert limits["value"].tolist() == pytest.approx([lesson.setting.mixture, 1.0])
+    assert spread[spread["style"] == "vrule"]["x"].tolist() == [10]
+    [measured] = spread[spread["curve"] == "DSGLD, this run (measured)"]["value"]
+    assert measured == pytest.approx(float(lesson.measured.sel(estimator="dsgld")))

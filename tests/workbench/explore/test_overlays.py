@@ -1,4 +1,5 @@
-"""Bounds over stored measurements: the same numbers the experiment's checks judge."""
+"""Bounds over stored measurements: the same numbers the experiment's checks judge, drawn with
+their intervals beside the bound."""
 
 import numpy as np
 import pytest
@@ -9,8 +10,11 @@ from workbench.experiments.stale_gaussian.bound_checks import (
     fit_theorem_3,
     grid_values,
 )
-from workbench.explore.overlays import overlays_of
+from workbench.explore.charts import Z_INTERVAL
+from workbench.explore.overlays import overlay_chart, overlays_of
 from workbench.store.netcdf import config_of, read_netcdf
+
+from .test_charts import layer_of, legend_fields, spec_and_rows, tooltip_fields
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +71,31 @@ def test_every_overlay_names_a_registered_bound_and_lines_up(stored):
     assert {v.check for v in verdicts} - judged == {
         v.check for v in verdicts if v.check.startswith("oracle/")}
     assert overlays_of("no-such-experiment", dataset) == []
+
+
+def test_the_overlay_chart_draws_measurements_with_intervals_and_both_bounds(stored):
+    dataset, _ = stored
+    overlay = next(o for o in overlays_of("stale-gaussian", dataset, "seed001-theorem-3-mse")
+                   if "envelope grid" in o.title and "(θ)" in o.title)
+    constants = {"C_1": 2.0, "C_2": 0.5, "C_3": 3.0, "M": 1.5}
+    spec, drawn = spec_and_rows(overlay_chart(overlay, "envelope_staleness",
+                                              {"envelope_relative_step": 0.1}, constants))
+    points = layer_of(spec, "points")
+    assert points["encoding"]["y"]["scale"]["type"] == "log"
+    assert points["encoding"]["x"]["scale"]["type"] == "log"  # L > 0
+    assert tooltip_fields(points) == ["curve", "point", "x", "value", "lower", "upper"]
+    assert layer_of(spec, "line")["mark"]["type"] == "line"  # the fitted constants
+    assert layer_of(spec, "dotted")["mark"]["strokeDash"] == [1, 3]  # the slider constants
+    assert legend_fields(spec) == [["curve"]]
+    line = overlay.along({"envelope_staleness": 4, "envelope_relative_step": 0.1}, constants)
+    measured = drawn[drawn["curve"] == "envelope_staleness = 4 (95% interval)"]
+    assert measured["value"].tolist() == pytest.approx(line["measured"].values.tolist())
+    assert (measured["upper"] - measured["value"]).tolist() == pytest.approx(
+        (Z_INTERVAL * line["error"]).values.tolist())
+    assert measured["point"].iloc[0] == (f"envelope_iterations = "
+                                         f"{dataset['envelope_iterations'].values[0]}, "
+                                         "envelope_relative_step = 0.1, envelope_staleness = 4")
+    bound = drawn[drawn["curve"] == "envelope_staleness = 4: slider constants"]
+    assert bound["value"].tolist() == pytest.approx(line["bound"].values.tolist())
+    envelope = drawn[drawn["curve"] == "envelope_staleness = 4: fitted constants"]
+    assert envelope["value"].tolist() == pytest.approx(line["envelope"].values.tolist())

@@ -1,4 +1,5 @@
-"""The Sampler playground: live replays agree with the exact oracle; divergence is a message."""
+"""The Sampler playground: live replays agree with the exact oracle; divergence is a message;
+the charts draw the traces, the estimate with its interval and the oracle beside it."""
 
 import numpy as np
 import pytest
@@ -6,9 +7,17 @@ from scipy import stats
 
 from simulators.seeding import generator
 from simulators.validation import InvalidParameter
-from workbench.explore.playground import PlaygroundSettings, run
+from workbench.explore.playground import (
+    PlaygroundSettings,
+    estimate_chart,
+    interval,
+    run,
+    trace_chart,
+)
 from workbench.models.full_data import FullDataGradient
 from workbench.models.gaussian import GaussianMeanModel
+
+from .test_charts import layer_of, legend_fields, spec_and_rows, tooltip_fields
 
 # Two comparisons per run (φ = θ and θ²), two-sided, family-wise false-failure rate 1e-3.
 FALSE_FAILURE_RATE = 1e-3
@@ -147,3 +156,34 @@ def test_model_data_come_from_the_seed_tree():
                                           settings.n_data)
     result = run(settings)
     np.testing.assert_array_equal(result.posterior_mean, expected.posterior_mean)
+
+
+def test_the_charts_draw_traces_the_estimate_its_interval_and_the_oracle():
+    result = run(PlaygroundSettings(n_replicates=20, n_updates=500))
+    spec, drawn = spec_and_rows(trace_chart(result, 0))
+    assert (drawn["curve"] == "replicate 4").sum() == result.trace_iterations.size
+    assert "replicate 5" not in set(drawn["curve"])  # the first five replicates only
+    mean, sd = result.posterior_mean[0], np.sqrt(result.posterior_variance)
+    [band] = drawn[drawn["style"] == "hband"].to_dict("records")
+    assert (band["lower"], band["upper"]) == pytest.approx((mean - 2 * sd, mean + 2 * sd))
+    assert drawn[drawn["style"] == "hrule"]["value"].tolist() == pytest.approx([mean])
+    assert layer_of(spec, "line")["mark"]["type"] == "line" and legend_fields(spec)
+
+    spec, drawn = spec_and_rows(estimate_chart(result, "theta_squared", 0))
+    measured = layer_of(spec, "measured")
+    assert measured["encoding"]["x"]["scale"]["type"] == "log"
+    assert tooltip_fields(measured) == ["curve", "point", "x", "value", "lower", "upper",
+                                        "reference"]
+    assert "errorbar" in [layer["mark"]["type"] for layer in spec["layer"]]
+    at = result.estimates.sel(test_function="theta_squared", component=0)
+    rows = drawn[drawn["style"] == "measured"]
+    assert rows["value"].tolist() == pytest.approx(at["mean"].values.tolist())
+    assert rows["reference"].tolist() == pytest.approx(
+        result.exact_mean.sel(test_function="theta_squared", component=0).values.tolist())
+    low, high = interval(at)
+    assert rows["lower"].tolist() == pytest.approx(low.values.tolist())
+    assert rows["upper"].tolist() == pytest.approx(high.values.tolist())
+    assert rows["point"].iloc[-1] == f"L = {result.iterations[-1]}"
+    assert drawn[drawn["style"] == "hrule"]["value"].tolist() == pytest.approx(
+        [float(result.posterior_value.sel(test_function="theta_squared", component=0))])
+    assert legend_fields(spec) == [["curve"]]

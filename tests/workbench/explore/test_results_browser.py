@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 from workbench import experiments
-from workbench.explore import results_browser
+from workbench.explore import charts, results_browser
 from workbench.run.main_job import verdict_counts
 from workbench.run.runner import run_experiment
 from workbench.store.netcdf import read_netcdf
@@ -57,16 +57,16 @@ def test_slices_pick_one_coordinate_for_every_other_dim(small_run):
     quick, _ = small_run
     dataset = results_browser.load_result(quick.path)
     assert "mse" in results_browser.plottable(dataset)
-    line = results_browser.along(dataset, "mse", "checkpoint",
+    line = charts.along(dataset, "mse", "checkpoint",
                                  {"staleness": 5, "test_function": "theta", "component": 0})
     assert line.dims == ("checkpoint",)
     np.testing.assert_array_equal(line.values, dataset["mse"].sel(
         staleness=5, test_function="theta", component=0).values)
-    grid = results_browser.along(dataset, "mse", "checkpoint",
+    grid = charts.along(dataset, "mse", "checkpoint",
                                  {"test_function": "theta", "component": 0}, "staleness")
     assert grid.dims == ("checkpoint", "staleness")
     with pytest.raises(KeyError, match="select a value for staleness"):
-        results_browser.along(dataset, "mse", "checkpoint", {"test_function": "theta",
+        charts.along(dataset, "mse", "checkpoint", {"test_function": "theta",
                                                              "component": 0})
 
 

@@ -1,5 +1,6 @@
 """The System page's numbers: what the schedule says, a hand-checkable round robin, and the
-downpour and elastic protocols beside the single server (counts, reduction, timelines)."""
+downpour and elastic protocols beside the single server (counts, reduction, timelines), and
+the charts that draw them."""
 
 from dataclasses import replace
 
@@ -12,10 +13,15 @@ from simulators.validation import InvalidParameter
 from workbench.explore.inputs import parse_numbers
 from workbench.explore.system import (
     SystemSettings,
+    bars_chart,
     compare_protocols,
+    protocols_chart,
     simulate,
     simulate_protocol,
+    timeline_chart,
 )
+
+from .test_charts import legend_fields, spec_and_rows, tooltip_fields
 
 
 def test_constant_latency_without_server_time_is_the_round_robin():
@@ -171,3 +177,48 @@ def test_bad_protocol_settings_name_their_field(settings, protocol, field):
     with pytest.raises(InvalidParameter) as error:
         simulate_protocol(settings, protocol)
     assert error.value.field == field
+
+
+def test_the_timeline_chart_has_a_bar_per_computation_and_update_with_tooltips():
+    view = simulate(SystemSettings(n_workers=3, staleness_bound=1, n_updates=60))
+    spec, drawn = spec_and_rows(timeline_chart(view))
+    bars, *lines = spec["layer"]
+    assert bars["mark"]["type"] == "bar" and not lines  # one server: no messages
+    assert {k: bars["encoding"][k]["field"] for k in ("x", "x2", "y", "y2")} == {
+        "x": "start", "x2": "end", "y": "low", "y2": "high"}
+    assert tooltip_fields(bars) == ["curve", "point", "start", "end", "duration"]
+    assert legend_fields(spec) == [["curve"]]
+    computed = view.timeline.worker.size
+    dropped = drawn[drawn["curve"] == "dropped (too stale)"]
+    assert len(dropped) == view.n_dropped > 0
+    assert len(drawn[drawn["curve"].str.startswith(("computation", "dropped"))]) == computed
+    assert (drawn["curve"] == "update").sum() == 60
+    first = drawn.iloc[0]
+    assert first["end"] - first["start"] == pytest.approx(view.timeline.worker_duration[0])
+    assert "worker 2" in bars["encoding"]["y"]["axis"]["labelExpr"]
+    assert '"server"' in bars["encoding"]["y"]["axis"]["labelExpr"]
+
+
+def test_the_protocols_chart_draws_every_message_between_its_rows():
+    settings = SystemSettings(n_workers=2, n_updates=40, period=4, network_delay=0.1)
+    views = compare_protocols(settings)
+    spec, drawn = spec_and_rows(protocols_chart(views, settings.n_workers))
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["bar", "rule"]
+    labels = spec["layer"][0]["encoding"]["y"]["axis"]["labelExpr"]
+    assert "downpour: master" in labels and "elastic: centre" in labels
+    pushes = drawn[drawn["curve"] == "push"]
+    assert len(pushes) == views[1].summary()["pushes"] == 10
+    assert np.allclose(pushes["end"] - pushes["start"], 0.1)  # sent, then received
+    # a push goes up from a downpour worker's row (3, 4) to the master's (5)
+    assert set(pushes["low"]) <= {3, 4} and set(pushes["high"]) == {5}
+
+
+def test_the_bar_charts_are_the_staleness_histogram_and_the_utilisation():
+    view = simulate(SystemSettings())
+    _, staleness = spec_and_rows(bars_chart(view, "staleness"))
+    assert staleness["value"].tolist() == view.staleness_histogram.values.tolist()
+    spec, used = spec_and_rows(bars_chart(view, "utilisation"))
+    assert used["value"].tolist() == pytest.approx(view.utilisation.values.tolist())
+    assert spec["encoding"]["y"]["scale"]["domain"] == [0, 1]
+    with pytest.raises(InvalidParameter):
+        bars_chart(view, "latency")

@@ -44,12 +44,6 @@ PARAMETERS = (
 
 
 class DownpourPeriod(Experiment):
-    name = "downpour-period"
-    summary = ("downpour SGLD: MSE against the communication period π and workers P; Gaussian "
-               "mean: exact oracle and the E₃ = π²(P−1)²(Σε²)²/S_L² envelope and rate; logistic "
-               "regression: reference posterior, E₃ rate (excess and staleness deviation) and "
-               "ordering (seed 003)")
-    source = "seed 003 (Li et al. 2019) Algorithm 1, §B2 (downpour); docs/math.md §6, §14.1"
     parameters = PARAMETERS
     quick = {"iterations": 600, "n_replicates": 300, "period": [1, 2, 4, 8],
              "workers": [1, 2, 4], "n_train": 300, "n_test": 200, "n_test_points": 100,

@@ -56,10 +56,6 @@ PARAMETERS = (
 
 
 class DsgldCoupling(Experiment):
-    name = "dsgld-coupling"
-    summary = ("Chain coupling in groups of R: gradient-estimate error falls by R, coupled "
-               "chains still sample the posterior (seed 004 §3.2.3)")
-    source = "seed 004 (Ahn et al. 2014) §3.2.3 Eq. 6; docs/math.md §4, §11.2, §12.2"
     parameters = PARAMETERS
     quick = {"burn_in": 4000, "n_iterations": 4000, "n_replicates": 3, "gradient_draws": 4000}
     sweep_dims = ("group_size",)

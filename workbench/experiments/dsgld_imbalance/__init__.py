@@ -81,10 +81,6 @@ def _check_plan(config: dict) -> dict:
 
 
 class DsgldImbalance(Experiment):
-    name = "dsgld-imbalance"
-    summary = ("D-SGLD on imbalanced shards visited unevenly, with and without the "
-               "N_s/(N q_s) correction: exact oracle and posterior (seed 004 Fig. 2a-b)")
-    source = "seed 004 (Ahn et al. 2014) §3.1-3.2, §4.1 Figure 2(a)-(b); docs/math.md §4"
     parameters = PARAMETERS
     quick = {"burn_in": 4000, "n_iterations": 16_000}
     sweep_dims = ("correction",)

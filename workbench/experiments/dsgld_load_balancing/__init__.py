@@ -80,10 +80,6 @@ def _check(config: dict) -> dict:
 
 
 class DsgldLoadBalancing(Experiment):
-    name = "dsgld-load-balancing"
-    summary = ("Adaptive trajectory lengths against block-by-the-slowest: simulated time to "
-               "a fixed error, half the workers D× slower (seed 004 §3.2.2, Fig. 7)")
-    source = "seed 004 (Ahn et al. 2014) §3.2.2, Figures 1 and 7; docs/math.md §4"
     parameters = PARAMETERS
     quick = {"burn_in": 10_000, "n_iterations": 5_000, "n_replicates": 3}
     sweep_dims = ("slowdown",)

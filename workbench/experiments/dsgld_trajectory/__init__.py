@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.studies import library
-from workbench.studies.experiment import Plugin, StudyExperiment
+from workbench.studies.experiment import Plugin
 
 # the figure (matplotlib, xarray) is imported where it is drawn: describing and configuring the
 # experiment (`workbench show`, argument errors) stays light (issue 15)
@@ -28,10 +27,3 @@ class TrajectoryFigure(Plugin):
         from workbench.experiments.dsgld_trajectory.figures import figure_trajectories
 
         return [figure_trajectories(dataset, out_dir / f"{name}.png")]
-
-
-class DsgldTrajectory(StudyExperiment):
-    """The shipped study ``dsgld-trajectory`` with its figure."""
-
-    def __init__(self):
-        super().__init__(library.load("dsgld-trajectory"), TrajectoryFigure())

@@ -55,10 +55,6 @@ def local_steps(config: dict, protocol: str, period: int) -> int:
 
 
 class ElasticVsDownpour(Experiment):
-    name = "elastic-vs-downpour"
-    summary = ("downpour and elastic SGLD at the same communication budget: MSE and message "
-               "count against π, exact oracle (seed 003)")
-    source = "seed 003 (Li et al. 2019) Algorithm 1, Appendix B; docs/math.md §6, §14"
     parameters = PARAMETERS
     quick = {"iterations": 600, "n_replicates": 300}
     sweep_dims = ("protocol", "period")

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from simulators import validation
 from workbench.core.parameters import Parameter
-from workbench.studies import library
-from workbench.studies.experiment import Plugin, StudyExperiment
+from workbench.studies.experiment import Plugin
 
 # the bound grid and the figures (engine, sympy, xarray, matplotlib) are imported by the
 # plug-in's methods that run, combine, judge and draw: describing and configuring the
@@ -101,10 +100,3 @@ class BoundGrid(Plugin):
                 figure_error(dataset, out_dir / f"{name}-error.png"),
                 figure_constants(dataset, out_dir / f"{name}-constants.png"),
                 bound_grid.figure_theorems(dataset, config, out_dir / f"{name}-theorems.png")]
-
-
-class FsgldGaussian(StudyExperiment):
-    """The shipped study ``fsgld-gaussian`` with its bound grid and figures."""
-
-    def __init__(self):
-        super().__init__(library.load("fsgld-gaussian"), BoundGrid())

@@ -66,11 +66,6 @@ PARAMETERS = (
 
 
 class IntegratorOrder(Experiment):
-    name = "integrator-order"
-    summary = ("SGHMC Euler against symmetric splitting, full gradients, Gaussian mean: MSE "
-               "at the optimal step, rates L^(−2/3) against L^(−4/5), exact oracle")
-    source = ("Chen, Ding & Carin 2015 (cited by seeds 001, 003); docs/math.md §3, §7, §15; "
-              "registry chen2015-mse-fixed-k1, -k2")
     parameters = PARAMETERS
     quick = {"iterations": [64, 256, 1024, 4096], "n_replicates": 3000}
     sweep_dims = ("integrator", "iterations")

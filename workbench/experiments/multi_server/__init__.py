@@ -78,10 +78,6 @@ def prefixed(dataset: xr.Dataset) -> xr.Dataset:
 
 
 class MultiServer(Experiment):
-    name = "multi-server"
-    summary = ("S servers with their own workers, pooled at test time: bias unchanged, "
-               "variance / S (seed 001 §3.3, Fig. 4, Theorems 6-7)")
-    source = "seed 001 (Chen et al. 2016) §3.3 Figure 4, Theorems 6-7; docs/math.md §2, §7"
     parameters = PARAMETERS
     quick = {"gaussian_replicates": 400, "gaussian_iterations": 1000, "n_train": 8000,
              "n_test": 2000, "n_test_points": 300, "n_updates": 2000, "n_replicates": 12,

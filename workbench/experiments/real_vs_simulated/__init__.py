@@ -71,10 +71,6 @@ PARAMETERS = (
 
 
 class RealVsSimulated(Experiment):
-    name = "real-vs-simulated"
-    summary = ("Real multi-process parameter server against the simulator calibrated on it: "
-               "staleness and time speed-ups for P workers (seed 001 Appendix A, Algorithm 2)")
-    source = "seed 001 (Chen et al. 2016) Appendix A, §5.1 Fig. 2; workbench.realtime"
     parameters = PARAMETERS
     quick = {"n_updates": 200, "simulated_factor": 5}
     sweep_dims = ("workers",)

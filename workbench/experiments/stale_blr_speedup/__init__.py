@@ -66,10 +66,6 @@ PARAMETERS = (
 
 
 class StaleBlrSpeedup(Experiment):
-    name = "stale-blr-speedup"
-    summary = ("Stale SGLD on Bayesian logistic regression, 1-9 asynchronous workers: variance "
-               "and time speed-ups of the held-out loss (seed 001 §5.1, Fig. 2)")
-    source = "seed 001 (Chen et al. 2016) §5.1 Figure 2, Theorem 4, Corollary 5; docs/math.md §2"
     parameters = PARAMETERS
     quick = {"n_train": 8000, "n_test": 2000, "n_test_points": 300, "n_updates": 3000,
              "n_replicates": 24, "n_evaluations": 150, "step_size": 6e-6}

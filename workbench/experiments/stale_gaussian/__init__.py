@@ -19,9 +19,8 @@ from pathlib import Path
 from workbench.core.parameters import Parameter
 from workbench.core.validators import positive_grid
 from workbench.run.parameters import BOOTSTRAP_RESAMPLES
-from workbench.studies import library
 from workbench.studies.check_kinds import SPLITS
-from workbench.studies.experiment import Plugin, StudyExperiment
+from workbench.studies.experiment import Plugin
 
 # the bound designs, their checks and the figures (engine, sympy, xarray, matplotlib) are
 # imported by the plug-in's methods that run, combine, judge and draw: describing and
@@ -103,10 +102,3 @@ class BoundDesigns(Plugin):
         if config_of(dataset)["bound_designs"]:
             figures.append(figure_bounds(dataset, out_dir / f"{name}-bounds.png"))
         return figures
-
-
-class StaleGaussian(StudyExperiment):
-    """The shipped study ``stale-gaussian`` with its bound designs."""
-
-    def __init__(self):
-        super().__init__(library.load("stale-gaussian"), BoundDesigns())

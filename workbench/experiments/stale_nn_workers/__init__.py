@@ -58,10 +58,6 @@ PARAMETERS = (
 
 
 class StaleNnWorkers(Experiment):
-    name = "stale-nn-workers"
-    summary = ("Stale SGHMC on the digits MLP and CNN, 1-9 asynchronous workers: held-out "
-               "cross-entropy at a fixed per-worker budget (seed 001 §5.2, Fig. 3)")
-    source = "seed 001 (Chen et al. 2016) §5.2 Figure 3; docs/math.md §2"
     parameters = PARAMETERS
     quick = {"iterations_per_worker": 50, "n_replicates": 4, "n_evaluations": 25,
              "n_checkpoints": 10, "n_test_points": 100}

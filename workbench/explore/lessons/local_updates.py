@@ -26,6 +26,8 @@ everything the chains do differently comes from the local updates:
   (:class:`simulators.federated.FederatedRounds`, the experiment's own ``Federation``) with the
   engine, and the sharded oracle gives the exact expectation of the same window average given
   that schedule; a conditional oracle check judges each measurement against it.
+
+:func:`cloud_chart` and :func:`spread_chart` draw both as interactive charts.
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bounds.verdict import Verdict
 from simulators import validation
 from simulators.seeding import derive
 from workbench import experiments
+from workbench.explore import charts
 from workbench.oracles.federated import round_stationary, shard_round_maps
 from workbench.samplers import SGLD
 from workbench.systems.distributed import chen_step_size
@@ -229,3 +234,93 @@ def lesson(local_updates: int) -> LocalUpdatesLesson:
         xr.DataArray(np.stack(fields["samples"]), dims=("estimator", "chain", "draw", "component"),
                      coords=estimator),
         verdicts)
+
+
+#: the estimators' names and colours in the charts
+LABELS = {"dsgld": "DSGLD", "fsgld": "FSGLD"}
+CLOUD_COLOURS = {"data": "lightgrey", "local posteriors": "grey", "DSGLD samples": "#ff7f0e",
+                 "FSGLD samples": "#1f77b4", "posterior (2 sd)": "#d62728"}
+ZOOM_SD = 8  # the zoomed cloud spans the posterior mean ± this many posterior sd
+
+
+def _cloud(points: np.ndarray, curve: str, names) -> pd.DataFrame:
+    return pd.DataFrame({"theta_1": points[:, 0], "theta_2": points[:, 1], "curve": curve,
+                         "point": list(names), "order": np.arange(len(points))})
+
+
+def cloud_chart(lesson: LocalUpdatesLesson, zoom: bool = False) -> alt.LayerChart:
+    """The first two coordinates of both estimators' samples (replicate 0 of every chain)
+    over the shards' data, each shard's local posterior mean and the posterior's 2-sd circle;
+    ``zoom``: only the posterior mean ± :data:`ZOOM_SD` posterior sd."""
+    shared = lesson.setting
+    data = shared.federation.sharded
+    mu, sd = shared.posterior_mean, float(np.sqrt(shared.posterior_variance))
+    shards = np.repeat(np.arange(len(data.shard_sizes)), data.shard_sizes)
+    angle = np.linspace(0, 2 * np.pi, 121)
+    circle = mu[:2] + 2 * sd * np.column_stack([np.cos(angle), np.sin(angle)])
+    frames = [_cloud(data.model.data, "data", (f"shard {s}" for s in shards)),
+              _cloud(shared.local_means, "local posteriors",
+                     (f"shard {s}" for s in range(len(shared.local_means))))]
+    for method in METHODS:
+        samples = lesson.samples.sel(estimator=method)
+        chains, draws = np.meshgrid(samples["chain"].values, samples["draw"].values,
+                                    indexing="ij")
+        frames.append(_cloud(samples.values.reshape(-1, samples.shape[-1]),
+                             f"{LABELS[method]} samples",
+                             (f"chain {c}, draw {d}" for c, d in zip(chains.ravel(),
+                                                                    draws.ravel(), strict=True))))
+    frames.append(_cloud(circle, "posterior (2 sd)", ("posterior mean ± 2 sd",) * len(circle)))
+    frame = pd.concat(frames, ignore_index=True)
+    if zoom:
+        low, high = mu[:2] - ZOOM_SD * sd, mu[:2] + ZOOM_SD * sd
+        frame = frame[frame["theta_1"].between(low[0], high[0])
+                      & frame["theta_2"].between(low[1], high[1])]
+    picked, shown = charts.legend_toggle()
+    colour = alt.Color("curve:N", title=None, legend=alt.Legend(orient="bottom", columns=3),
+                       scale=alt.Scale(domain=list(CLOUD_COLOURS),
+                                       range=list(CLOUD_COLOURS.values())))
+    base = alt.Chart(frame).encode(
+        x=alt.X("theta_1:Q", title="θ₁", scale=alt.Scale(zero=False)),
+        y=alt.Y("theta_2:Q", title="θ₂", scale=alt.Scale(zero=False)),
+        color=colour, opacity=shown,
+        tooltip=[alt.Tooltip("curve:N", title="what"), alt.Tooltip("point:N", title="which"),
+                 alt.Tooltip("theta_1:Q", title="θ₁", format=charts.FORMAT),
+                 alt.Tooltip("theta_2:Q", title="θ₂", format=charts.FORMAT)])
+    def only(*curves: str) -> alt.Chart:
+        return base.transform_filter(alt.FieldOneOfPredicate(field="curve", oneOf=curves))
+
+    dots = only("data", "DSGLD samples", "FSGLD samples").mark_circle(size=14)
+    means = only("local posteriors").mark_point(size=120, strokeWidth=1.5)
+    outline = only("posterior (2 sd)").mark_line(strokeWidth=1.6).encode(order="order:Q")
+    return alt.layer(dots.add_params(picked), means, outline).properties(
+        height=420).interactive()
+
+
+def spread_chart(lesson: LocalUpdatesLesson) -> alt.LayerChart:
+    """The exact stationary E(θ − μ)² per coordinate (in s²) of both estimators against T
+    (docs/math.md §7), this run's measured value and its exact value given its schedule at
+    the chosen T, the mixture of local posteriors and the posterior (1) as horizontal lines,
+    and the chosen T; log axes."""
+    shared, local = lesson.setting, lesson.local_updates
+    curves = shared.curves
+    steps = curves["local_updates"].values
+    here = f"T = {local}"
+    frame = []
+    for method in METHODS:
+        name = LABELS[method]
+        frame += [charts.rows(steps, curves.sel(estimator=method).values,
+                              f"{name}, exact stationary", [f"T = {t}" for t in steps],
+                              style="line"),
+                  charts.rows(local, float(lesson.measured.sel(estimator=method)),
+                              f"{name}, this run (measured)", here, style="points"),
+                  charts.rows(local, float(lesson.exact_given_schedule.sel(estimator=method)),
+                              f"{name}, this run, exact given its schedule", here,
+                              style="points")]
+    frame += [charts.rows(None, shared.mixture, "mixture of local posteriors", "exact",
+                          style="hrule"),
+              charts.rows(None, 1.0, "posterior", "exact", style="hrule"),
+              charts.rows(local, None, "chosen T", here, style="vrule")]
+    return charts.line_chart(pd.concat(frame, ignore_index=True),
+                             x_title="local updates per round T",
+                             y_title="E(θ − μ)²/s² per coordinate",
+                             log_x=True, log_y=True, legend="bottom")

@@ -14,7 +14,8 @@ engine over replicates (with its interval); the exact squared bias from the stac
 oracle. The bound's three constants are fitted to all measured MSEs at once by non-negative
 least squares on relative residuals (:func:`bounds.checks.fit_envelope` before it scales the
 fit up into an envelope; scaling the constants together does not move h*), which gives h*(τ)
-for every τ; the measured minimiser on the grid is shown beside it.
+for every τ; the measured minimiser on the grid is shown beside it. :func:`mse_chart` and
+:func:`optimum_chart` draw both as interactive charts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+import altair as alt
 import numpy as np
+import pandas as pd
 import sympy as sp
 import xarray as xr
 
@@ -34,7 +37,7 @@ from simulators.seeding import derive, generator
 from simulators.static import constant_staleness
 from workbench.core.phi import THETA_SQUARED
 from workbench.engine.replay import replay
-from workbench.explore import bounds_view
+from workbench.explore import bounds_view, charts
 from workbench.models.full_data import FullDataGradient
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import estimator_moments, finite_moments, sgld_dynamics
@@ -158,3 +161,60 @@ def lesson() -> StalenessStepLesson:
                              np.log(large.values)))
     return StalenessStepLesson(model.posterior_variance, measurements, envelope, constants,
                                optimal_step, measured_best, optima[0].argmin_latex, slope)
+
+
+def mse_chart(lesson: StalenessStepLesson, staleness: int) -> alt.LayerChart:
+    """Along h at τ = ``staleness``: the measured MSE of φ̂_L(θ²) with its 95% interval, the
+    exact bias² (oracle), the fitted bound D₁/(Lh) + (D₂τ² + D₃)h² (seed 001 §4) with its
+    three terms, and h* of the fitted bound; log axes, the vertical one spanning the
+    measurements (a third below and three times above: lines and bias² beyond are left
+    out), as the paper-style plot did."""
+    at = lesson.measurements.sel(staleness=staleness)
+    ran = np.isfinite(at["step_size"].values)
+    steps = at["step_size"].values[ran]
+    points = [f"τ = {staleness}, c = h/s² = {c:.3g}"
+              for c in at["relative_step"].values[ran]]
+    measured = {k: at[k].values[ran] for k in ("mse", "mse_lower", "mse_upper")}
+    every = lesson.measurements["step_size"].values
+    grid = np.geomspace(np.nanmin(every) / 1.5, np.nanmax(every) * 1.5, 200)
+    curve = lesson.curve(staleness, grid)
+    low = np.nanmin(measured["mse_lower"][measured["mse_lower"] > 0]) / 3
+    high = np.nanmax(measured["mse_upper"]) * 3
+
+    def window(values: np.ndarray) -> np.ndarray:  # the lines within the measured span
+        return np.where((values >= low) & (values <= high), values, np.nan)
+
+    where = f"τ = {staleness}"
+    frame = pd.concat([
+        charts.rows(steps, measured["mse"], "measured MSE (95% interval)", points,
+                    style="points", lower=measured["mse_lower"], upper=measured["mse_upper"]),
+        charts.rows(steps, window(at["exact_bias_squared"].values[ran]), "exact bias² (oracle)",
+                    points, style="points"),
+        charts.rows(grid, window(curve["bound"].values), "fitted bound (least squares)", where,
+                    style="line"),
+        *(charts.rows(grid, window(curve["terms"].sel(term=term).values), f"term {term}",
+                      where, style=style)
+          for term, style in zip(curve["term"].values, ("dashed", "dotted", "dashed"),
+                                 strict=True)),
+        charts.rows(float(lesson.optimal_step.sel(staleness=staleness)), None,
+                    "h* of the fitted bound", where, style="vrule")], ignore_index=True)
+    return charts.line_chart(frame, x_title="step size h", y_title="MSE of φ̂_L(θ²)",
+                             log_x=True, log_y=True, legend="bottom")
+
+
+def optimum_chart(lesson: StalenessStepLesson, staleness: int) -> alt.LayerChart:
+    """Against τ: h*(τ) of the fitted bound, the best step on the measured grid, the
+    τ^(−2/3) line through the largest τ's h* (seed 001 §4), and the chosen τ marked."""
+    taus = np.array(STALENESS, dtype=float)
+    points = [f"τ = {t}" for t in STALENESS]
+    optimal = lesson.optimal_step.values
+    frame = pd.concat([
+        charts.rows(taus, optimal, "h* of the fitted bound", points),
+        charts.rows(taus, lesson.measured_best.values, "best step on the measured grid", points,
+                    style="points"),
+        charts.rows(taus, optimal[-1] * (taus / taus[-1]) ** (-2 / 3), "τ^(−2/3)", points,
+                    style="dotted"),
+        charts.rows(staleness, None, "chosen τ", f"τ = {staleness}", style="vrule")],
+        ignore_index=True)
+    return charts.line_chart(frame, x_title="staleness τ", y_title="optimal step size",
+                             log_x=True, log_y=True, legend="bottom")

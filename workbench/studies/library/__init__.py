@@ -1,18 +1,71 @@
-"""The shipped study files: the built-in experiments that are declarations."""
+"""The shipped study files: one per built-in experiment, in the order ``workbench list`` shows.
+
+Every built-in experiment is declared by its file here, and its name, summary, source and
+headline view live there alone. A file either is a whole study (its ``[model]``, ``[system]``,
+``[sampler]``, ... tables), with at most a ``plugin`` in its ``[study]`` table for what a study
+cannot say yet (extra designs, their checks, the paper's figure), or it names the Python class
+that still runs the whole experiment, ``bespoke = "package:Class"`` under
+:mod:`workbench.experiments`, and has no other table: the experiments the study layer cannot yet
+express (docs/studies.md).
+
+:func:`header` reads only the ``[study]`` table with :mod:`tomllib`, so ``workbench list`` and
+``--help`` stay fast and import no experiment code; :func:`workbench.studies.study.built_in`
+reads a whole study, and :mod:`workbench.experiments` makes the experiment.
+"""
 
 from __future__ import annotations
 
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.studies.study import Study
-from workbench.studies.study import load as load_file
+from workbench.core.headline import Headline
+from workbench.core.paper import PaperEntry
+from workbench.core.paper import entries as paper_entries
 
 DIRECTORY = Path(__file__).parent
+
+#: the built-in experiments, in the order ``workbench list`` shows them (each a file here)
+ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalance",
+         "dsgld-trajectory", "dsgld-load-balancing", "dsgld-coupling", "stale-blr-speedup",
+         "stale-nn-workers", "multi-server", "downpour-period", "elastic-vs-downpour",
+         "real-vs-simulated")
+
+#: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
+CODE_KEYS = ("plugin", "bespoke")
+
+
+@dataclass(frozen=True)
+class Header:
+    """A shipped file's ``[study]`` table: what describes the experiment, and its code."""
+
+    name: str
+    summary: str
+    source: str
+    headline: Headline | None
+    plugin: str = ""   # "package:Class" of a Plugin under workbench.experiments
+    bespoke: str = ""  # "package:Class" of an Experiment under workbench.experiments
+    paper: tuple[PaperEntry, ...] = ()  # its [[paper]] tables (workbench.core.paper)
 
 
 def path(name: str) -> Path:
     return DIRECTORY / f"{name}.toml"
 
 
-def load(name: str) -> Study:
-    return load_file(path(name))
+def shipped(source: str) -> bool:
+    """Whether ``source`` (a study's origin) is one of the files here."""
+    origin = Path(source)
+    return origin.suffix == ".toml" and origin.stem in ORDER and \
+        origin.resolve() == path(origin.stem).resolve()
+
+
+def header(name: str) -> Header:
+    """The ``[study]`` and ``[[paper]]`` tables of the shipped file ``name``, without reading
+    the rest."""
+    with path(name).open("rb") as file:
+        document = tomllib.load(file)
+    table = document.get("study", {})
+    headline = Headline.from_table(table["headline"]) if "headline" in table else None
+    return Header(table["name"], table.get("summary", ""), table.get("source", ""), headline,
+                  table.get("plugin", ""), table.get("bespoke", ""),
+                  paper_entries(document.get("paper", [])))

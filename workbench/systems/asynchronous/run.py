@@ -117,12 +117,13 @@ def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
 
 def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
                  n_servers: int, n_updates: int, burn_in: int = 0,
-                 test_functions=None) -> xr.Dataset:
+                 test_functions=None, sampler=None) -> xr.Dataset:
     """Server-averaged held-out φ̂_L per replicate at log-spaced checkpoints.
 
     Reads :data:`RUN_PARAMETERS` from ``config``. The chains run ``burn_in + n_updates``
     updates and φ̂_L averages the draws of the last ``n_updates`` (L counts from the end of the
-    burn-in); ``test_functions``: the φ scored, by default the model's held-out ones.
+    burn-in); ``test_functions``: the φ scored, by default the model's held-out ones;
+    ``sampler``: by default the built-in one the configuration names.
     Dims: ``estimate`` ``(test_function, checkpoint, replicate)``; ``diverged``
     ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`; the diagnostics
     of the scored draws (:func:`workbench.stats.diagnostics.diagnose`, every replicate-server
@@ -141,8 +142,9 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     thin = max(1, n_updates // config["n_evaluations"])
     start = initial_positions(model, config, generator(seed, experiment, "initial"),
                               (n_replicates, n_servers))
-    run = replay(schedule, make_sampler(config["sampler"], config["step_size"],
-                                        config["friction"]),
+    if sampler is None:
+        sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
+    run = replay(schedule, sampler,
                  model.minibatch_gradient(), n_updates=total, n_replicates=n_replicates,
                  initial_position=start, seed=derive(seed, experiment, point_key(point),
                                                      "engine"),
