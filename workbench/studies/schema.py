@@ -64,6 +64,7 @@ from workbench.run.parameters import (
 )
 from workbench.samplers import LINEAR_SAMPLER_NAMES, SAMPLER_NAMES
 from workbench.studies.user_code import (
+    CONFIG_KEYS,
     ENTRY_POINT_GROUPS,
     entry_point_name,
     entry_point_names,
@@ -146,9 +147,6 @@ MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
 #: mean covers the samplers that are linear on it)
 SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
-#: the configuration keys that name a python model's or sampler's factory
-NAMING_KEYS = {"model": ("python", "entry_point"),
-               "sampler": ("sampler_python", "sampler_entry_point")}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
 _GH = _G + _H
@@ -390,7 +388,7 @@ def validate_kinds(values: dict) -> None:
             raise validation.InvalidParameter("sampler", value("sampler"),
                                               f"{runner} runs {' / '.join(SAMPLERS_OF[runner])}"
                                               + why)
-    for kind, (python, entry_point) in NAMING_KEYS.items():
+    for kind, (_, python, entry_point, _) in CONFIG_KEYS.items():
         named = [k for k in (python, entry_point) if value(k) != catalogue[k].parameter.default]
         if value(kind) == PYTHON and len(named) != 1:
             raise validation.InvalidParameter(python, value(python), f"a python {kind} names "
