@@ -8,14 +8,21 @@ hello-world page: the floor a new tab costs on this machine whatever the page do
 
 Every page of the browser test (``tests/app/test_browser.py``, whose helpers are used, so a
 load ends exactly where the test's does: the page's results drawn and its script finished) is
-opened in a fresh tab of headless Debian Chromium, alternating baseline and current: first one
+opened in a new tab of headless Debian Chromium, alternating baseline and current: first one
 cold pass (the first visit of each page since its server started, in the test's order), then
-``--repeats`` warm passes. Printed: the cold times, the median warm times and the median of
-the per-pass ratios current/baseline. The machine is shared; the load average at the start is
-printed.
+``--repeats`` warm passes (``--pages`` picks some of them). Printed: the cold times, the median
+warm times and the median of the per-pass ratios current/baseline. The machine is shared; the
+load average at the start is printed.
+
+``--browser-cache`` says what the new tab keeps: ``none`` (the default) opens each tab in a
+fresh browser profile, so every load downloads, parses and compiles the dashboard's
+JavaScript, as on a first visit; ``shared`` opens every tab in one profile, as a user's own
+browser does, so static files come from its cache after their first load. The two differ
+most on a page whose first interactive chart loads the Vega-Lite bundle (about 0.8 MB of
+JavaScript).
 
 Run from the repository root: ``python benchmarks/dashboard_load.py [--baseline main]
-[--repeats 5]``.
+[--repeats 5] [--pages staleness_step local_updates] [--browser-cache shared]``.
 """
 
 from __future__ import annotations
@@ -86,8 +93,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="main", help="git revision to compare with")
     parser.add_argument("--repeats", type=int, default=5, help="warm passes")
+    parser.add_argument("--pages", nargs="+", choices=[name for name, *_ in PAGES],
+                        help="time only these pages (default: all)")
+    parser.add_argument("--browser-cache", choices=("none", "shared"), default="none",
+                        help="what a new tab keeps (module docstring)")
     args = parser.parse_args()
-    print(f"load average at start: {os.getloadavg()}; baseline {args.baseline}")
+    print(f"load average at start: {os.getloadavg()}; baseline {args.baseline}; "
+          f"browser cache {args.browser_cache}")
     servers = []
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
@@ -108,28 +120,35 @@ def main() -> None:
                  "true", "--browser.gatherUsageStats", "false", "--server.address",
                  "127.0.0.1"], "--server.port", dict(os.environ), scratch / "hello.log")))
             urls = {name: url for name, _, url in servers}
-            times = measure(urls, baseline_pages(tree), args.repeats)
+            pages = [p for p in PAGES if not args.pages or p[0] in args.pages]
+            times = measure(urls, pages, baseline_pages(tree), args.repeats,
+                            args.browser_cache == "shared")
         finally:
             for _, process, _ in servers:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=30)
-    report(times)
+    report(times, pages)
 
 
-def measure(urls: dict, in_baseline: set, repeats: int) -> dict:
-    """times[(server, page)] = [cold, warm, warm, ...] in seconds."""
+def measure(urls: dict, pages: list, in_baseline: set, repeats: int, shared: bool) -> dict:
+    """times[(server, page)] = [cold, warm, warm, ...] in seconds, for ``pages`` (rows of
+    the browser test's ``PAGES``) and the hello-world page; ``shared``: every tab in one
+    browser profile (else each in a fresh one)."""
     times: dict = {}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=FLAGS)
+        viewport = {"width": 1400, "height": 1000}
+        profile = browser.new_context(viewport=viewport) if shared else None
         try:
             for _ in range(1 + repeats):
-                for name, path, _, title, ready in [*PAGES, HELLO]:
+                for name, path, _, title, ready in [*pages, HELLO]:
                     servers = (["hello"] if name == "hello"
                                else [s for s in ("baseline", "current")
                                      if s == "current" or name in in_baseline])
                     for server in servers:
-                        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                        page = (profile.new_page() if shared
+                                else browser.new_page(viewport=viewport))
                         seconds = _load(page, f"{urls[server]}/{path}", title, ready)
                         times.setdefault((server, name), []).append(seconds)
                         page.close()
@@ -138,10 +157,10 @@ def measure(urls: dict, in_baseline: set, repeats: int) -> dict:
     return times
 
 
-def report(times: dict) -> None:
+def report(times: dict, pages: list) -> None:
     print(f"\n{'page':<16} {'cold: baseline':>15} {'current':>8}   {'warm median: baseline':>22} "
           f"{'current':>8} {'ratio':>6}")
-    for name, *_ in [*PAGES, HELLO]:
+    for name, *_ in [*pages, HELLO]:
         server = "hello" if name == "hello" else "current"
         current = times[(server, name)]
         base = times.get(("baseline", name))
