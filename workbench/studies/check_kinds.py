@@ -13,8 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from simulators.validation import InvalidParameter
 from workbench.core.phi import BUILTIN
-from workbench.studies.schema import FEDERATED, GAUSSIAN, HELD_OUT, SHARDED, TRAVELING
+from workbench.run.parameters import INVARIANCE_MARGIN, SLOPE_MARGIN, SPEEDUP_MARGIN
+from workbench.studies.schema import (
+    FEDERATED,
+    GAUSSIAN,
+    HELD_OUT,
+    SHARDED,
+    TRAVELING,
+    WORKERS_DIM,
+)
+from workbench.systems.asynchronous.speedup import TIME_BEND_MARGIN
 from workbench.systems.distributed.references import REFERENCES
 
 if TYPE_CHECKING:
@@ -24,6 +34,8 @@ if TYPE_CHECKING:
     from workbench.studies.gaussian_judgements import Context
 
 SPLITS = ("checkerboard", "extrapolate")
+#: the margins of a ``speed-up`` check, each an option with the declared default
+SPEEDUP_MARGINS = (SPEEDUP_MARGIN, SLOPE_MARGIN, TIME_BEND_MARGIN, INVARIANCE_MARGIN)
 
 
 class CheckOptionError(ValueError):
@@ -79,10 +91,12 @@ def _reference(entry: dict, key: str) -> str:
 @dataclass(frozen=True)
 class Kind:
     """A check kind: the keys it takes in a study of each model or system kind it applies to
-    (the first of them the study has decides)."""
+    (the first of them the study has decides); ``reference``: on a model without an oracle,
+    judged against the reference posterior (which its points then compute and keep)."""
 
     name: str
     keys: Mapping[str, tuple[str, ...]]
+    reference: bool = False
 
     def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
                  kinds: Sequence[str], estimators: Sequence[str]) -> dict:
@@ -99,7 +113,7 @@ class Kind:
                                            f"{' / '.join(sorted(kinds))}")
         _known_keys(entry, self.keys[where])
         if where in HELD_OUT:
-            return self._held_out(entry, bounds)
+            return self._held_out(entry, dims, bounds)
         if where != GAUSSIAN:
             return self._sharded(entry, self.keys[where], dims, estimators)
         if self.name == "oracle":
@@ -131,7 +145,7 @@ class Kind:
             options.update(self._envelope(entry, bounds))
         return options
 
-    def _held_out(self, entry: dict, bounds: Mapping) -> dict:
+    def _held_out(self, entry: dict, dims: Sequence[str], bounds: Mapping) -> dict:
         """Options of a check on a model without an oracle: its test functions are the
         model's own and the study's expressions, known once the model is built, so a name is
         checked against them when the check runs."""
@@ -147,6 +161,16 @@ class Kind:
             options["margin"] = float(margin)
         if self.name == "envelope":
             options.update(self._envelope(entry, bounds))
+        if self.name == "speed-up":
+            if WORKERS_DIM not in dims:
+                raise CheckOptionError("kind", f"a 'speed-up' check compares worker counts: "
+                                               f"sweep {WORKERS_DIM} (with 1 among its values)")
+            for parameter in SPEEDUP_MARGINS:
+                try:
+                    options[parameter.name] = parameter.coerce(
+                        entry.get(parameter.name, parameter.default))
+                except InvalidParameter as error:
+                    raise CheckOptionError(parameter.name, error.allowed) from None
         return options
 
     def _envelope(self, entry: dict, bounds: Mapping) -> dict:
@@ -228,8 +252,11 @@ KINDS = {kind.name: kind for kind in (
     Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
                              "bootstrap_resamples")}),
     Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed"),
-                      **dict.fromkeys(HELD_OUT, ("test_function", "bound", "split", "fixed"))}),
-    Kind("reference", dict.fromkeys(HELD_OUT, ("test_function", "margin"))),
+                      **dict.fromkeys(HELD_OUT, ("test_function", "bound", "split", "fixed"))},
+         reference=True),
+    Kind("reference", dict.fromkeys(HELD_OUT, ("test_function", "margin")), reference=True),
+    Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function",
+                                              *(p.name for p in SPEEDUP_MARGINS)))),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),

@@ -184,7 +184,15 @@ class StudyExperiment(Experiment):
         return grid.resolve(config, swept, self.study.swept)
 
     def point_identity(self, config, point):
-        return self.plugin.point_identity(super().point_identity(config, point), point)
+        identity = super().point_identity(config, point)
+        if config["model"] in HELD_OUT:
+            identity["with_reference"] = self.with_reference()
+        return self.plugin.point_identity(identity, point)
+
+    def with_reference(self) -> bool:
+        """Whether a check judges against the reference posterior, so that a point of a model
+        without an oracle computes and keeps it (:attr:`.check_kinds.Kind.reference`)."""
+        return any(KINDS[spec.kind].reference for spec in self.study.checks)
 
     def work(self, config, point):
         return 0 if self.plugin.owns(point) else _work(self.resolve(config, point))
@@ -212,7 +220,7 @@ class StudyExperiment(Experiment):
 
             return self._zipped_coords(held_out_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims,
-                self.code_directory()), point)
+                self.code_directory(), self.with_reference()), point)
         return super().run_point(config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):

@@ -22,7 +22,11 @@ Models without an oracle (:mod:`.held_out_judgements`):
 - ``reference``: at every sweep point and for every test function judged, the difference of
   E φ̂_L from the reference posterior's value in units of the check's margin, with ±z·σ (the
   claim: inside ±1);
-- ``envelope``: as above, the excess error over the reference mean against the envelope.
+- ``envelope``: as above, the excess error over the reference mean against the envelope;
+- ``speed-up``: the variance over replicates of φ̂_L against iterations per worker, one curve
+  per worker count (seed 001 Figure 2, left: the same variance at 1/P of the iterations per
+  worker is a linear speed-up), for the first test function judged, at the first value of the
+  other sweep dims.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from workbench.store.atomic import save_figure  # noqa: E402
 from workbench.studies import gaussian_judgements as kinds  # noqa: E402
 from workbench.studies import held_out_judgements as held_out  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
-from workbench.studies.schema import HELD_OUT, SHARDED  # noqa: E402
+from workbench.studies.schema import HELD_OUT, SHARDED, WORKERS_DIM  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -188,9 +192,25 @@ def _reference(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> No
     ax.legend(fontsize=7)
 
 
+def _speedup(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    function = held_out.functions_judged(dataset, options.get("test_function"))[0]
+    suffix, data = next(kinds.point_slices(dataset, ctx.dims, WORKERS_DIM))
+    curves = data.sel(test_function=function)
+    for workers in curves[WORKERS_DIM].values.tolist():
+        at = curves.sel({WORKERS_DIM: workers})
+        ax.errorbar(at["iterations_per_worker"].values, _positive(at["variance"]),
+                    yerr=1.96 * at["variance_se"].values, marker="o", markersize=3, capsize=2,
+                    label=f"P = {workers}")
+    ax.set(xscale="log", yscale="log", xlabel="iterations per worker",
+           ylabel=f"variance of φ̂({function})", title=f"speed-up{suffix}")
+    ax.legend(fontsize=7)
+
+
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
     if kind == "reference":
         _reference(ax, dataset, ctx, options)
+    elif kind == "speed-up":
+        _speedup(ax, dataset, ctx, options)
     elif ctx.config["model"] == SHARDED:
         if kind == "oracle":
             _window_oracle(ax, dataset, ctx, options)

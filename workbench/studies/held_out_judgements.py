@@ -14,6 +14,14 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   mean of (φ̂_L − m)² estimates it plus σ_ref² (the reference's own error, independent of the
   run), so σ_ref² is subtracted, and its error is the run's standard error combined with
   2·√(excess)·σ_ref, the first-order effect of the reference's error on the squared distance.
+- ``speed-up``: seed 001's claims on the variance over replicates of φ̂_L across the swept
+  worker counts ``n_workers`` (§5.1, Theorem 4, Corollary 5), for every test function (or the
+  one named) and every value of the other sweep dims, through
+  :func:`workbench.systems.asynchronous.speedup.speedup_family`: the iteration speed-up S_P
+  within ``speedup_margin`` of P, its log-log slope within ``slope_margin`` of 1, the time
+  speed-up within ``bend_margin`` of min(P, P*) with P* from the system's latencies, and the
+  variance at the common L the same for every P within ``invariance_margin``. No reference is
+  needed: these compare the study's own runs with each other. One family over all of them.
 """
 
 from __future__ import annotations
@@ -32,8 +40,17 @@ from workbench.studies.gaussian_judgements import (
     fixed_symbols,
     grid_values,
     point_label,
+    point_slices,
     sweep_points,
 )
+from workbench.studies.schema import WORKERS_DIM
+from workbench.systems.asynchronous.speedup import MARGINS, speedup_family
+from workbench.systems.asynchronous.system import saturation_workers
+
+#: the verdicts of one speed-up family (:func:`speedup_family`)
+SPEEDUP_VERDICTS = 4
+#: what the bend P* depends on (:func:`saturation_workers`)
+LATENCY_KEYS = ("latency_mean", "network_delay", "server_update_time")
 
 
 def functions_judged(dataset: xr.Dataset, given: str | None) -> list[str]:
@@ -126,7 +143,29 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
     return verdicts
 
 
+def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    functions = functions_judged(dataset, options.get("test_function"))
+    slices = list(point_slices(dataset, ctx.dims, WORKERS_DIM))
+    z = z_for_family(ctx.config["false_failure_rate"],
+                     SPEEDUP_VERDICTS * len(functions) * len(slices))
+    margins = {name: options[name] for name in MARGINS}
+    verdicts = []
+    for suffix, data in slices:
+        latencies = {k: float(data[k]) if k in ctx.dims else ctx.config[k]
+                     for k in LATENCY_KEYS}
+        length = int(data["iterations"].isel(checkpoint=-1).max())
+        for function in functions:
+            verdicts += speedup_family(
+                f"speed-up/{function}{suffix}", f"theorem4/variance-at-L/{function}{suffix}",
+                data.sel(test_function=function), WORKERS_DIM, z,
+                bend=saturation_workers(latencies), margins=margins,
+                n_replicates=ctx.config["n_replicates"],
+                detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
+                       "(seed 001 Theorem 4: free of τ).")
+    return verdicts
+
+
 def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     """The verdicts of one ``[[check]]`` of ``kind`` (module docstring)."""
-    return {"reference": reference_checks, "envelope": envelope_checks}[kind](
-        dataset, ctx, options)
+    return {"reference": reference_checks, "envelope": envelope_checks,
+            "speed-up": speedup_checks}[kind](dataset, ctx, options)

@@ -131,16 +131,23 @@ def setup(experiment: str, config: dict, seed, search: Path | None):
 
 
 def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
-              search: Path | None) -> xr.Dataset:
+              search: Path | None, with_reference: bool = True) -> xr.Dataset:
     """The point's φ̂_L per replicate, its summaries over replicates
     (:func:`~workbench.systems.asynchronous.summaries.held_out_summary`), the schedule's
-    coordinates and the reference's value of every φ (module docstring)."""
-    model, functions, reference = setup(experiment, config, seed, search)
+    coordinates and, ``with_reference``, the reference's value of every φ (module
+    docstring; a study whose checks compare its runs only with each other needs none)."""
+    if with_reference:
+        model, functions, reference = setup(experiment, config, seed, search)
+    else:
+        model, functions = _model(experiment, int(seed), _key(config),
+                                  None if search is None else str(search))
     sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
     run = held_out_run(experiment, config, point, seed, model, n_workers=config["n_workers"],
                        n_servers=1, n_updates=config["n_iterations"],
                        burn_in=config["burn_in"], test_functions=functions, sampler=sampler)
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
+    if not with_reference:
+        return at_point(run, point, dims)
     names = [f.name for f in functions]
     at = reference.sel(test_function=names, component=0).drop_vars("component")
     run["reference_mean"] = ("test_function", at["mean"].values)

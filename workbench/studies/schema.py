@@ -135,6 +135,8 @@ PYTHON = "python"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
 ASYNCHRONOUS = "asynchronous"
+#: the asynchronous server's worker counts P, the dim a speed-up check compares along
+WORKERS_DIM = "n_workers"
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
 HELD_OUT = (LOGISTIC, PYTHON)
 #: the systems of each model kind: a fixed or i.i.d. staleness sequence or a simulated
@@ -245,7 +247,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
                                      non_negative_int), expression=True, only=_G),
-        Field("n_workers", Parameter("n_workers", 1, "workers P of the asynchronous server",
+        Field(WORKERS_DIM, Parameter(WORKERS_DIM, 1, "workers P of the asynchronous server",
                                      at_least_one), expression=True, only=_GH),
         Field("latency", LATENCY, only=_GH),
         Field("latency_mean", LATENCY_MEAN, only=_GH),

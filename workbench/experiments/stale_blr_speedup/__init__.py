@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulators import validation
-from workbench.core.parameters import Parameter
-from workbench.core.validators import positive
 from workbench.run.experiment import Experiment
 from workbench.run.parameters import (
     INVARIANCE_MARGIN,
@@ -32,7 +30,7 @@ from workbench.systems.asynchronous.run import (
     held_out_run,
     run_parameters,
 )
-from workbench.systems.asynchronous.speedup import BEND_MARGIN
+from workbench.systems.asynchronous.speedup import TIME_BEND_MARGIN
 from workbench.systems.asynchronous.summaries import held_out_summary
 from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, WORKERS
 
@@ -58,8 +56,7 @@ PARAMETERS = (
     replace(SPEEDUP_MARGIN, default=0.1,
             help="iteration speed-up: S_P within this fraction of P"),
     replace(SLOPE_MARGIN, default=0.1, help="speed-up slope: within this of 1 (log-log units)"),
-    Parameter("bend_margin", BEND_MARGIN, "time speed-up: within this fraction of min(P, P*)",
-              positive),
+    TIME_BEND_MARGIN,
     replace(INVARIANCE_MARGIN, default=0.25,
             help="Theorem 4: variances at the common L within this ratio of each other"),
 )

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import xarray as xr
 
-from bounds.checks import invariance_check
 from bounds.verdict import Verdict, z_for_family
 from workbench.store.netcdf import config_of
-from workbench.systems.asynchronous.speedup import speedup_verdicts
+from workbench.systems.asynchronous.speedup import speedup_family
 from workbench.systems.asynchronous.system import saturation_workers
 
 N_CHECKS = 4
@@ -26,21 +25,9 @@ N_CHECKS = 4
 
 def blr_speedup_checks(dataset: xr.Dataset) -> list[Verdict]:
     config = config_of(dataset)
-    z = z_for_family(config["false_failure_rate"], N_CHECKS)
-    loss = dataset.sel(test_function="log_loss")
-    workers = dataset["workers"].values
-    verdicts = speedup_verdicts(
-        "speed-up", workers, loss["iterations_per_worker"].values, loss["variance"].values,
-        loss["variance_se"].values, loss["time"].values, z, bend=saturation_workers(config),
-        speedup_margin=config["speedup_margin"], slope_margin=config["slope_margin"],
-        bend_margin=config["bend_margin"])
-    final = loss.isel(checkpoint=-1)
-    labels = [f"P={p} (τ̄={s:.2g})" for p, s in zip(workers, dataset["mean_staleness"].values,
-                                                    strict=True)]
-    verdicts.append(invariance_check(
-        "theorem4/variance-at-L", final["variance"].values, final["variance_se"].values, labels,
-        z, margin=config["invariance_margin"], n_replicates=config["n_replicates"],
+    return speedup_family(
+        "speed-up", "theorem4/variance-at-L", dataset.sel(test_function="log_loss"), "workers",
+        z_for_family(config["false_failure_rate"], N_CHECKS), bend=saturation_workers(config),
+        margins=config, n_replicates=config["n_replicates"],
         detail=f"Variance of the held-out loss at L = {config['n_updates']} across workers "
-               "(Theorem 4: free of τ).",
-        evidence={"n_valid": final["n_valid"].values.tolist()}))
-    return verdicts
+               "(Theorem 4: free of τ).")

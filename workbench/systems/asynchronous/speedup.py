@@ -13,22 +13,36 @@ worker count P, with Monte Carlo errors):
   prediction min(P, P*) (:mod:`.system`), every P judged on log(T_P/min(P, P*)) against the
   bend margin; the bend is also located by fitting min(P, c) to T_P (reported, not judged
   alone: a plateau needs points beyond the bend).
+
+:func:`speedup_family` adds Theorem 4's claim at the common L (the variance is the same for
+every P although τ̄ ≈ P − 1: its bound has no τ), pairwise ratios within the invariance margin,
+and reads all four from one test function's summaries; ``stale-blr-speedup`` and a study's
+``speed-up`` check (:mod:`workbench.studies.held_out_judgements`) both judge through it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-# the checks (sympy, scipy.stats) are imported by the functions that judge: experiments read
-# BEND_MARGIN for their parameters, which `workbench show` prints without them (issue 15)
+from workbench.core.parameters import Parameter
+from workbench.core.validators import positive
+
+# the checks (sympy, scipy.stats) are imported by the functions that judge: experiments and
+# studies read TIME_BEND_MARGIN for their parameters, which `workbench show` prints without
+# them (issue 15)
 if TYPE_CHECKING:
+    import xarray as xr
+
     from bounds.verdict import Verdict
 
-#: default margin of the time-bend check: T_P within 25 % of min(P, P*)
-BEND_MARGIN = 0.25
+#: the time-bend check's margin: T_P within this fraction of min(P, P*)
+TIME_BEND_MARGIN = Parameter("bend_margin", 0.25,
+                             "time speed-up: within this fraction of min(P, P*)", positive)
+BEND_MARGIN = TIME_BEND_MARGIN.default
 
 
 def fitted_bend(workers, time_speedups, log_errors) -> float:
@@ -78,6 +92,41 @@ def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, vari
                         evidence={"iteration_speedup": speedups.tolist(),
                                   "log_errors": own_errors.tolist()})
     return [iteration, slope, _bend_verdict(prefix, workers, evidence, z, bend, bend_margin)]
+
+
+#: the margins :func:`speedup_family` reads, by their configuration names
+MARGINS = ("speedup_margin", "slope_margin", "bend_margin", "invariance_margin")
+
+
+def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: str, z: float,
+                   *, bend: float, margins: Mapping[str, float], n_replicates: int,
+                   detail: str) -> list[Verdict]:
+    """The three speed-up verdicts of :func:`speedup_verdicts` (named ``prefix/...``) and
+    Theorem 4's variance invariance at the last checkpoint (named ``invariance_name``), from
+    ``curves``: one test function's ``variance``, ``variance_se``, ``iterations_per_worker``,
+    ``time``, ``mean_staleness`` and ``n_valid`` along the worker counts ``over`` (which must
+    include 1) and ``checkpoint``; ``margins``: :data:`MARGINS`; ``detail``: the invariance
+    verdict's."""
+    from bounds.checks import invariance_check
+
+    curves = curves.transpose(over, "checkpoint", ...)
+    workers = curves[over].values
+    if 1 not in workers.tolist():
+        raise ValueError(f"a speed-up is relative to one worker: {over} must include 1, "
+                         f"got {workers.tolist()}")
+    verdicts = speedup_verdicts(
+        prefix, workers, curves["iterations_per_worker"].values, curves["variance"].values,
+        curves["variance_se"].values, curves["time"].values, z, bend=bend,
+        speedup_margin=margins["speedup_margin"], slope_margin=margins["slope_margin"],
+        bend_margin=margins["bend_margin"])
+    final = curves.isel(checkpoint=-1)
+    labels = [f"P={p} (τ̄={s:.2g})" for p, s in zip(workers, curves["mean_staleness"].values,
+                                                    strict=True)]
+    verdicts.append(invariance_check(
+        invariance_name, final["variance"].values, final["variance_se"].values, labels, z,
+        margin=margins["invariance_margin"], n_replicates=n_replicates, detail=detail,
+        evidence={"n_valid": final["n_valid"].values.tolist()}))
+    return verdicts
 
 
 def _bend_verdict(prefix: str, workers: np.ndarray, evidence: dict, z: float, bend: float,

@@ -1,0 +1,116 @@
+"""The ``speed-up`` check kind of a study on a model without an oracle (seed 001 §5.1, Figure 2;
+Theorem 4, Corollary 5), on ``examples/logistic-speedup.toml``: what it judges, that it computes
+no reference posterior, a negative control, its refusals, and that ``stale-blr-speedup`` judges
+through the same function."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bounds.verdict import HOLDS, VIOLATED
+from workbench.run.runner import run_experiment
+from workbench.studies.document import StudyError
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.study import load, loads
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "logistic-speedup.toml"
+TEXT = EXAMPLE.read_text()
+#: the negative control: h ∝ 1/P at the same L for every P, so L·h, and with it the
+#: variance's 1/(L·h), moves with P: the variance at the common L grows about P-fold and the
+#: iteration speed-up S_P stays near 1 instead of P (slope 0 instead of 1)
+SHRINKING_STEP = TEXT.replace("step_size = 6e-6", 'step_size = "6e-6 / n_workers"')
+#: 96 replicates (the quick size otherwise) decide the slope of both runs (seed 5, measured:
+#: the example's slope 1.00 holds; the control's −0.07 is violated, and so are its iteration
+#: speed-up and Theorem 4's invariance)
+REPLICATES = {"n_replicates": 96}
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    out = {}
+    for name, text in (("example", TEXT), ("shrinking step", SHRINKING_STEP)):
+        experiment = StudyExperiment(loads(text, str(EXAMPLE)))
+        config = experiment.configure(REPLICATES, quick=True)
+        dataset = run_experiment(experiment, config, seed=5)
+        out[name] = dataset, {v.check: v for v in experiment.checks(dataset)}
+    return out
+
+
+def test_the_example_reads_and_names_the_four_claims():
+    study = load(EXAMPLE)
+    [check] = study.checks
+    assert check.kind == "speed-up"
+    assert check.options == {"test_function": "log_loss", "speedup_margin": 0.1,
+                             "slope_margin": 0.1, "bend_margin": 0.25,
+                             "invariance_margin": 0.25}
+
+
+def test_the_speed_up_holds_its_slope_and_computes_no_reference(runs):
+    dataset, verdicts = runs["example"]
+    assert sorted(verdicts) == ["speed-up/log_loss/iteration", "speed-up/log_loss/slope",
+                                "speed-up/log_loss/time-bend",
+                                "theorem4/variance-at-L/log_loss"]
+    assert verdicts["speed-up/log_loss/slope"].verdict == HOLDS, \
+        verdicts["speed-up/log_loss/slope"].detail
+    assert all(v.verdict != VIOLATED for v in verdicts.values()), \
+        [v.detail for v in verdicts.values() if v.verdict == VIOLATED]
+    assert not any(name.startswith("reference_") for name in dataset.data_vars)
+    # P* = (μ + 2δ + u)/u of the example's latencies, as the time-bend check states it
+    assert "P* = 5" in verdicts["speed-up/log_loss/time-bend"].detail
+
+
+def test_the_speed_up_figure_draws_the_variance_per_worker_count(runs, tmp_path):
+    dataset, _ = runs["example"]
+    experiment = StudyExperiment(loads(TEXT, str(EXAMPLE)))
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == ["logistic-speedup-speed-up.png"]
+    assert paths[0].stat().st_size > 10_000
+
+
+def test_a_step_shrinking_with_p_is_violated(runs):
+    _, verdicts = runs["shrinking step"]
+    for name in ("speed-up/log_loss/iteration", "speed-up/log_loss/slope",
+                 "theorem4/variance-at-L/log_loss"):
+        assert verdicts[name].verdict == VIOLATED, (name, verdicts[name].detail)
+    assert verdicts["speed-up/log_loss/slope"].observed < 0.5
+
+
+def test_a_speed_up_check_without_a_worker_sweep_is_refused_naming_the_line():
+    text = TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "").replace(
+        "[sweep]", '[sweep]\nstep_size = [6e-6, 1e-5]')
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    message = str(caught.value)
+    line = _line_of(text, 'kind = "speed-up"')
+    assert f":{line}:" in message, message
+    assert "sweep n_workers" in message, message
+
+
+def test_a_margin_out_of_range_is_refused_naming_the_key():
+    text = TEXT.replace('kind = "speed-up"', 'kind = "speed-up"\nslope_margin = -1')
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    message = str(caught.value)
+    assert f":{_line_of(text, 'slope_margin')}:" in message, message
+    assert "slope_margin" in message, message
+
+
+def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
+    text = ('[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[system]\n'
+            'kind = "asynchronous"\n[sweep]\nn_workers = [1, 2]\n[[check]]\nkind = "speed-up"\n')
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    assert "'speed-up' is a check of logistic-regression / python studies" in str(caught.value)
+
+
+def test_a_worker_grid_without_one_worker_is_refused_when_judged(runs):
+    dataset, _ = runs["example"]
+    experiment = StudyExperiment(loads(TEXT, str(EXAMPLE)))
+    with pytest.raises(ValueError, match="must include 1"):
+        experiment.checks(dataset.sel(n_workers=[2, 4, 6, 9]))
