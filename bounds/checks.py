@@ -9,7 +9,8 @@
   stay above the measurements on the rest;
 - speed-up (:mod:`bounds.speedup`): iteration speed-up ≈ number of workers, time speed-up
   reported beside it;
-- ordering: a predicted order between two measurements (one is larger).
+- ordering: a predicted order between two measurements (one is larger); along a grid, one
+  ordering per consecutive pair and where the order stops (:func:`ordering_sequence`).
 
 Every check decides by the three-way equivalence test of :mod:`bounds.equivalence` against a
 margin (a parameter; defaults per kind in :data:`bounds.equivalence.DEFAULT_MARGINS`) and
@@ -21,6 +22,8 @@ as a ``violated`` finding of its own.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 from scipy import stats
@@ -29,7 +32,7 @@ from bounds.envelope import Envelope, envelope_check, fit_envelope
 from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, decide_all, verdict_from
 from bounds.rate import loglog_slope, rate_check
 from bounds.speedup import speedup_check
-from bounds.verdict import INCONCLUSIVE, Verdict, two_sided_rate
+from bounds.verdict import HOLDS, INCONCLUSIVE, Verdict, two_sided_rate
 
 __all__ = ["Envelope", "envelope_check", "fit_envelope", "invariance_check", "loglog_slope",
            "oracle_check", "ordering_check", "rate_check", "slope_check", "speedup_check"]
@@ -172,3 +175,23 @@ def ordering_check(check: str, gap: float, error: float, expected_gap: float, z:
     return verdict_from(check, "ordering", decision, float(gap), float(expected_gap), z,
                         "absolute", n_replicates=n_replicates, detail=detail,
                         evidence=evidence)
+
+
+def ordering_sequence(names: Sequence[str], points: Sequence, values, errors, z: float, *,
+                      margin: float, n_replicates: int, evidence: Sequence[dict],
+                      where: Callable[[int | None, list[Verdict]], str]) -> list[Verdict]:
+    """The predicted order along a grid: for each consecutive pair of ``points`` an
+    :func:`ordering_check` named ``names[k]`` on gap = values[k] − values[k+1] (positive when
+    the values fall, as predicted) with the two measurements' independent ``errors``. Every
+    verdict's detail starts with ``where(stop, verdicts)``, ``stop`` the first pair whose fall
+    is not shown (None: every pair holds), and its evidence adds ``turning_point``: the point
+    the fall is shown up to (None when it is shown everywhere)."""
+    pairs = [ordering_check(names[k], float(values[k] - values[k + 1]),
+                            math.hypot(errors[k], errors[k + 1]), 0.0, z, margin=margin,
+                            n_replicates=n_replicates, evidence=evidence[k])
+             for k in range(len(points) - 1)]
+    stop = next((k for k, v in enumerate(pairs) if v.verdict != HOLDS), None)
+    sentence = where(stop, pairs)
+    turning = None if stop is None else points[stop]
+    return [replace(v, detail=f"{sentence} {v.detail}",
+                    evidence={**v.evidence, "turning_point": turning}) for v in pairs]

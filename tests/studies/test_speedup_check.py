@@ -106,7 +106,9 @@ def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
             'kind = "asynchronous"\n[sweep]\nn_workers = [1, 2]\n[[check]]\nkind = "speed-up"\n')
     with pytest.raises(StudyError) as caught:
         loads(text, "<test>")
-    assert "'speed-up' is a check of logistic-regression / python studies" in str(caught.value)
+    message = str(caught.value)
+    assert "'speed-up' is a check of logistic-regression / network / python studies, not of " \
+           "asynchronous / gaussian-mean" in message, message
 
 
 def test_a_worker_grid_without_one_worker_is_refused_when_judged(runs):

@@ -228,7 +228,8 @@ def test_a_sampler_of_the_users_needs_consent_naming_it(capsys, tmp_path):
 def test_a_sampler_of_the_users_on_the_gaussian_mean_is_refused_naming_both():
     text = """[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[sampler]\n""" + MY_SAMPLER
     _refused(text, 'kind = "python"', "[sampler] kind", "gaussian-mean runs sgld",
-             "exact oracle covers", "logistic-regression / python")
+             "exact oracle covers",
+             "model without an oracle: logistic-regression / network / python")
 
 
 @pytest.mark.parametrize("factory, what", [

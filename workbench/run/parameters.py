@@ -15,6 +15,7 @@ from workbench.core.validators import (
     at_least_one,
     at_least_two,
     finite,
+    non_negative,
     non_negative_int,
     positive,
     rate,
@@ -71,3 +72,6 @@ SPEEDUP_MARGIN = Parameter("speedup_margin", 0.1, "speed-up check: the measured 
                            "within this fraction of the predicted one", positive)
 INVARIANCE_MARGIN = Parameter("invariance_margin", 0.25, "invariance check: the compared "
                               "values within this ratio of each other", positive)
+ORDERING_MARGIN = Parameter("ordering_margin", 0.0, "ordering check: the change between "
+                            "consecutive grid values shown beyond −this (absolute, φ's units)",
+                            non_negative)

@@ -15,13 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 from simulators.validation import InvalidParameter
 from workbench.core.phi import BUILTIN
-from workbench.run.parameters import INVARIANCE_MARGIN, SLOPE_MARGIN, SPEEDUP_MARGIN
+from workbench.run.parameters import (
+    INVARIANCE_MARGIN,
+    ORDERING_MARGIN,
+    SLOPE_MARGIN,
+    SPEEDUP_MARGIN,
+)
 from workbench.studies.schema import (
     FEDERATED,
     GAUSSIAN,
     HELD_OUT,
     SHARDED,
     TRAVELING,
+    WITH_REFERENCE,
     WORKERS_DIM,
 )
 from workbench.systems.asynchronous.speedup import TIME_BEND_MARGIN
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
 SPLITS = ("checkerboard", "extrapolate")
 #: the margins of a ``speed-up`` check, each an option with the declared default
 SPEEDUP_MARGINS = (SPEEDUP_MARGIN, SLOPE_MARGIN, TIME_BEND_MARGIN, INVARIANCE_MARGIN)
+#: the predicted order of an ``ordering`` check along its dim
+DIRECTIONS = ("falls", "rises")
 
 
 class CheckOptionError(ValueError):
@@ -88,6 +96,17 @@ def _reference(entry: dict, key: str) -> str:
     return name
 
 
+def _margins(entry: dict, parameters: Sequence) -> dict:
+    """The margins an entry gives, each checked by its declaration, else their defaults."""
+    out = {}
+    for parameter in parameters:
+        try:
+            out[parameter.name] = parameter.coerce(entry.get(parameter.name, parameter.default))
+        except InvalidParameter as error:
+            raise CheckOptionError(parameter.name, error.allowed) from None
+    return out
+
+
 @dataclass(frozen=True)
 class Kind:
     """A check kind: the keys it takes in a study of each model or system kind it applies to
@@ -103,10 +122,17 @@ class Kind:
         """The entry's options; ``kinds``: the study's model and system kinds,
         ``estimators``: its gradient estimators (sharded studies)."""
         where = next((k for k in self.keys if k in kinds), None)
-        if where is None and self.name == "oracle" and set(kinds) & set(HELD_OUT):
-            model = next(k for k in kinds if k in HELD_OUT)
+        if where is None and self.name == "oracle" and set(kinds) & set(WITH_REFERENCE):
+            model = next(k for k in kinds if k in WITH_REFERENCE)
             raise CheckOptionError("kind", f"an 'oracle' check needs a model with an exact "
                                            f"oracle; {model} has none — use 'reference'")
+        if where is None and self.name in ("oracle", "reference", "envelope") and \
+                set(kinds) & set(HELD_OUT):
+            model = next(k for k in kinds if k in HELD_OUT)
+            raise CheckOptionError("kind", f"a {self.name!r} check needs a model with an exact "
+                                           f"oracle or a reference posterior; {model} has "
+                                           "neither (its posterior is multimodal) — use "
+                                           "'speed-up' or 'ordering'")
         if where is None:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "
                                            f"{' / '.join(self.keys)} studies, not of "
@@ -165,12 +191,15 @@ class Kind:
             if WORKERS_DIM not in dims:
                 raise CheckOptionError("kind", f"a 'speed-up' check compares worker counts: "
                                                f"sweep {WORKERS_DIM} (with 1 among its values)")
-            for parameter in SPEEDUP_MARGINS:
-                try:
-                    options[parameter.name] = parameter.coerce(
-                        entry.get(parameter.name, parameter.default))
-                except InvalidParameter as error:
-                    raise CheckOptionError(parameter.name, error.allowed) from None
+            options.update(_margins(entry, SPEEDUP_MARGINS))
+        if self.name == "ordering":
+            options["over"] = _over(entry, dims)
+            direction = entry.get("direction", DIRECTIONS[0])
+            if direction not in DIRECTIONS:
+                raise CheckOptionError("direction", f"must be one of {', '.join(DIRECTIONS)}, "
+                                                    f"got {direction!r}")
+            options["direction"] = direction
+            options.update(_margins(entry, (ORDERING_MARGIN,)))
         return options
 
     def _envelope(self, entry: dict, bounds: Mapping) -> dict:
@@ -252,11 +281,15 @@ KINDS = {kind.name: kind for kind in (
     Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
                              "bootstrap_resamples")}),
     Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed"),
-                      **dict.fromkeys(HELD_OUT, ("test_function", "bound", "split", "fixed"))},
+                      **dict.fromkeys(WITH_REFERENCE,
+                                      ("test_function", "bound", "split", "fixed"))},
          reference=True),
-    Kind("reference", dict.fromkeys(HELD_OUT, ("test_function", "margin")), reference=True),
+    Kind("reference", dict.fromkeys(WITH_REFERENCE, ("test_function", "margin")),
+         reference=True),
     Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function",
                                               *(p.name for p in SPEEDUP_MARGINS)))),
+    Kind("ordering", dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
+                                              ORDERING_MARGIN.name))),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),

@@ -22,6 +22,12 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   speed-up within ``bend_margin`` of min(P, P*) with P* from the system's latencies, and the
   variance at the common L the same for every P within ``invariance_margin``. No reference is
   needed: these compare the study's own runs with each other. One family over all of them.
+- ``ordering``: E φ̂_L at the last checkpoint falls (or, with ``direction = "rises"``, rises)
+  between consecutive values of the dim ``over``, for every test function (or the one named)
+  and every value of the other sweep dims, shown beyond −``ordering_margin``
+  (:func:`bounds.checks.ordering_sequence`; seed 001 §5.2: the test loss falls with the number
+  of workers at a common budget per worker until staleness costs more than the extra samples
+  win); every verdict names where the order stops. One family (one-sided) over all pairs.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bounds.checks import envelope_check, fit_envelope
+from bounds.checks import envelope_check, fit_envelope, ordering_sequence
 from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
 from workbench.reference import reference_check
 from workbench.studies.gaussian_judgements import (
@@ -165,7 +171,44 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
     return verdicts
 
 
+def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    over, direction = options["over"], options["direction"]
+    functions = functions_judged(dataset, options.get("test_function"))
+    slices = list(point_slices(dataset, ctx.dims, over))
+    steps = dataset.sizes[over] - 1
+    z = one_sided_z_for_family(ctx.config["false_failure_rate"],
+                               max(1, steps * len(functions) * len(slices)))
+    sign = 1.0 if direction == "falls" else -1.0
+    noun = {"falls": "fall", "rises": "rise"}[direction]
+    verdicts = []
+    for suffix, data in slices:
+        final = data.isel(checkpoint=-1)
+        points = data[over].values.tolist()
+        for function in functions:
+            at = final.sel(test_function=function)
+            means = at["mean"].values
+
+            def where(stop, pairs, function=function, points=points, final=final):
+                if stop is None:
+                    return (f"E φ̂_L of {function} {direction} over the whole grid ({over} = "
+                            f"{points[0]}..{points[-1]}).")
+                staleness = float(final["mean_staleness"].isel({over: stop + 1}))
+                return (f"E φ̂_L of {function} {direction} with {over} up to {over} = "
+                        f"{points[stop]}; from {points[stop]} to {points[stop + 1]} the "
+                        f"{noun} is {pairs[stop].verdict} (staleness τ̄ = {staleness:.2g} "
+                        f"at {over} = {points[stop + 1]}).")
+
+            verdicts += ordering_sequence(
+                [f"ordering/{function}/{direction}/{over}={points[k]}->{points[k + 1]}{suffix}"
+                 for k in range(steps)], points, sign * means, at["mean_se"].values, z,
+                margin=options["ordering_margin"], n_replicates=ctx.config["n_replicates"],
+                evidence=[{"mean": [float(means[k]), float(means[k + 1])],
+                           "test_function": function} for k in range(steps)], where=where)
+    return verdicts
+
+
 def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     """The verdicts of one ``[[check]]`` of ``kind`` (module docstring)."""
     return {"reference": reference_checks, "envelope": envelope_checks,
-            "speed-up": speedup_checks}[kind](dataset, ctx, options)
+            "speed-up": speedup_checks, "ordering": ordering_checks}[kind](
+        dataset, ctx, options)

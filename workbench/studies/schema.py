@@ -15,8 +15,9 @@ Three point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussia
 constant / uniform / asynchronous, the linear samplers), sharded Gaussian data
 (:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD
 with the D-SGLD or FSGLD gradient), and a model without an exact oracle scored by test
-functions against a reference posterior (:mod:`.held_out_point`, the asynchronous system, any
-sampler): Bayesian logistic regression (seed 001 §5.1), or the researcher's own model, a
+functions against a reference posterior or against each other (:mod:`.held_out_point`, the
+asynchronous system, any sampler): Bayesian logistic regression (seed 001 §5.1), a network on
+the bundled digits (seed 001 §5.2; no reference posterior), or the researcher's own model, a
 Python object named by ``python`` or an installed entry point named by ``entry_point``
 (:mod:`.user_code`; running it needs ``--allow-code``). A field marked ``only`` means
 something for those model or system kinds alone, and is refused in a study of another kind;
@@ -71,7 +72,11 @@ from workbench.studies.user_code import (
     object_path,
     object_paths,
 )
-from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
+from workbench.systems.asynchronous.models import (
+    LOGISTIC_PARAMETERS,
+    NETWORK_PARAMETERS,
+    NETWORKS,
+)
 from workbench.systems.asynchronous.run import RUN_PARAMETERS
 from workbench.systems.asynchronous.system import (
     LATENCY,
@@ -131,6 +136,7 @@ class Field:
 GAUSSIAN = "gaussian-mean"
 SHARDED = "sharded-gaussian"
 LOGISTIC = "logistic-regression"
+NETWORK = "network"
 PYTHON = "python"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
@@ -138,12 +144,15 @@ ASYNCHRONOUS = "asynchronous"
 #: the asynchronous server's worker counts P, the dim a speed-up check compares along
 WORKERS_DIM = "n_workers"
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
-HELD_OUT = (LOGISTIC, PYTHON)
+HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
+#: those whose reference posterior HMC can give (a network's posterior is multimodal: its
+#: checks compare the study's runs with each other)
+WITH_REFERENCE = (LOGISTIC, PYTHON)
 #: the systems of each model kind: a fixed or i.i.d. staleness sequence or a simulated
 #: server for the Gaussian mean; seed 004's traveling chains or seed 002's federated rounds
 #: for sharded data; the simulated server for a model without an oracle
 SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS), SHARDED: (TRAVELING, FEDERATED),
-              LOGISTIC: (ASYNCHRONOUS,), PYTHON: (ASYNCHRONOUS,)}
+              LOGISTIC: (ASYNCHRONOUS,), NETWORK: (ASYNCHRONOUS,), PYTHON: (ASYNCHRONOUS,)}
 SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in systems))
 MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
@@ -203,13 +212,15 @@ class ExpressionListParameter(Parameter):
 #: chains), taken as they are; the other shared ones (:mod:`workbench.run.parameters`, the
 #: systems' own) are imported by name below, replaced where a study's default or help differs
 _SHARED = {p.name: p for p in (*LOGISTIC_PARAMETERS, *RUN_PARAMETERS, *REFERENCE_PARAMETERS)}
+_NETWORK = {p.name: p for p in NETWORK_PARAMETERS}
 
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "model": (
         Field("kind", Parameter("model", GAUSSIAN,
                                 "model: the Gaussian mean (exact oracle, docs/math.md §8), the "
                                 "Gaussian mean on sharded data (seeds 002, 004), Bayesian "
-                                "logistic regression (seed 001 §5.1), or python: the "
+                                "logistic regression (seed 001 §5.1), a Bayesian network on "
+                                "the bundled digits (seed 001 §5.2), or python: the "
                                 "researcher's own model (python or entry_point)",
                                 choices=MODELS), fixed_in=_S + _H),
         Field("python", Parameter("python", "module:attribute",
@@ -225,7 +236,14 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                           "of the factory", _arguments),
               only=(PYTHON,), fixed_in=_H),
         *(Field(name, _SHARED[name], only=(LOGISTIC,), fixed_in=_H)
-          for name in ("n_train", "n_test", "initial_scale", "n_test_points")),
+          for name in ("n_train", "n_test", "initial_scale")),
+        Field("n_test_points", _SHARED["n_test_points"], only=(LOGISTIC, NETWORK), fixed_in=_H),
+        Field("network", Parameter("network", NETWORKS[0], "network: mlp (a feed-forward net) "
+                                   "or cnn (a LeNet-style convolutional net), a 10-class "
+                                   "classifier of the bundled digits", choices=NETWORKS),
+              only=(NETWORK,), fixed_in=_H),
+        *(Field(name, _NETWORK[name], only=(NETWORK,), fixed_in=_H)
+          for name in ("hidden_sizes", "filters", "hidden_size")),
         Field("n_data", N_DATA, only=_G),
         Field("shard_sizes", SHARD_SIZES, only=_S, fixed_in=_S),
         Field("data", DATA_REGIME, only=_S, fixed_in=_S),
@@ -233,7 +251,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("dim", DIM, only=_GS, fixed_in=_S),
         Field("true_mean", TRUE_MEAN, only=_GS, fixed_in=_S),
         Field("noise_scale", NOISE_SCALE, only=_GS, fixed_in=_S),
-        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC,), fixed_in=_S + _H),
+        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC, NETWORK), fixed_in=_S + _H),
         Field("prior_mean", PRIOR_MEAN, only=_GS, fixed_in=_S),
     ),
     "system": (
@@ -385,7 +403,7 @@ def validate_kinds(values: dict) -> None:
     for runner in (model, system):
         if runner in SAMPLERS_OF and value("sampler") not in SAMPLERS_OF[runner]:
             why = (f" (the samplers its exact oracle covers; the other samplers run on a "
-                   f"model judged by a reference posterior: {' / '.join(HELD_OUT)})"
+                   f"model without an oracle: {' / '.join(HELD_OUT)})"
                    if runner == GAUSSIAN else "")
             raise validation.InvalidParameter("sampler", value("sampler"),
                                               f"{runner} runs {' / '.join(SAMPLERS_OF[runner])}"

@@ -16,8 +16,9 @@ from dataclasses import replace
 
 from simulators import validation
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one, non_negative
+from workbench.core.validators import at_least_one
 from workbench.run.experiment import Experiment
+from workbench.run.parameters import ORDERING_MARGIN
 from workbench.systems.asynchronous.models import NETWORK_PARAMETERS, NETWORKS, network_model
 from workbench.systems.asynchronous.run import (
     at_point,
@@ -51,9 +52,8 @@ PARAMETERS = (
         sampler={"default": "sghmc-euler"}, step_size={"default": 0.001},
         friction={"default": 10.0, "help": "SGHMC friction D (momentum kept per step: 1 − Dh)"},
         batch_size={"default": 20}, n_replicates={"default": 16}, n_evaluations={"default": 50}),
-    Parameter("ordering_margin", 0.0,
-              "loss decrease between consecutive P: shown above −this (absolute, nats)",
-              non_negative),
+    replace(ORDERING_MARGIN,
+            help="loss decrease between consecutive P: shown above −this (absolute, nats)"),
 )
 
 

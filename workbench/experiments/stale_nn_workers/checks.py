@@ -12,13 +12,10 @@ tell), or "not within the grid".
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
-
 import xarray as xr
 
-from bounds.checks import ordering_check
-from bounds.verdict import HOLDS, Verdict, one_sided_z_for_family
+from bounds.checks import ordering_sequence
+from bounds.verdict import Verdict, one_sided_z_for_family
 from workbench.store.netcdf import config_of
 
 
@@ -29,29 +26,26 @@ def nn_workers_checks(dataset: xr.Dataset) -> list[Verdict]:
     z = one_sided_z_for_family(config["false_failure_rate"],
                                len(networks) * (len(workers) - 1))
     final = dataset.sel(test_function="log_loss").isel(checkpoint=-1)
+    budget = config["iterations_per_worker"]
     verdicts = []
     for network in networks:
         at = final.sel(network=network)
         loss, error = at["mean"].values, at["mean_se"].values
-        pairs = []
-        for k in range(len(workers) - 1):
-            gap = float(loss[k] - loss[k + 1])
-            gap_error = math.hypot(error[k], error[k + 1])
-            pairs.append(ordering_check(
-                f"{network}/loss-falls/P={workers[k]}->{workers[k + 1]}", gap, gap_error, 0.0,
-                z, margin=config["ordering_margin"], n_replicates=config["n_replicates"],
-                evidence={"loss": [float(loss[k]), float(loss[k + 1])],
-                          "budget_per_worker": config["iterations_per_worker"]}))
-        stop = next((k for k, v in enumerate(pairs) if v.verdict != HOLDS), None)
-        if stop is None:
-            where = (f"{network}: the loss at {config['iterations_per_worker']} iterations per "
-                     f"worker falls over the whole grid (P = {workers[0]}..{workers[-1]}).")
-        else:
-            where = (f"{network}: the loss falls with P up to P = {workers[stop]}; from "
-                     f"P = {workers[stop]} to {workers[stop + 1]} the fall is "
-                     f"{pairs[stop].verdict} (staleness τ̄ = "
-                     f"{float(at['mean_staleness'].values[stop + 1]):.2g}).")
-        turning = None if stop is None else workers[stop]
-        verdicts += [replace(v, detail=f"{where} {v.detail}",
-                             evidence={**v.evidence, "turning_point": turning}) for v in pairs]
+
+        def where(stop, pairs, network=network, at=at):
+            if stop is None:
+                return (f"{network}: the loss at {budget} iterations per worker falls over "
+                        f"the whole grid (P = {workers[0]}..{workers[-1]}).")
+            return (f"{network}: the loss falls with P up to P = {workers[stop]}; from "
+                    f"P = {workers[stop]} to {workers[stop + 1]} the fall is "
+                    f"{pairs[stop].verdict} (staleness τ̄ = "
+                    f"{float(at['mean_staleness'].values[stop + 1]):.2g}).")
+
+        verdicts += ordering_sequence(
+            [f"{network}/loss-falls/P={workers[k]}->{workers[k + 1]}"
+             for k in range(len(workers) - 1)], workers, loss, error, z,
+            margin=config["ordering_margin"], n_replicates=config["n_replicates"],
+            evidence=[{"loss": [float(loss[k]), float(loss[k + 1])],
+                       "budget_per_worker": budget} for k in range(len(workers) - 1)],
+            where=where)
     return verdicts
