@@ -44,6 +44,7 @@ from workbench.studies.user_code import (
 from workbench.systems.asynchronous.models import SYNTHETIC, logistic_model, network_model
 from workbench.systems.asynchronous.run import at_point, held_out_run
 from workbench.systems.asynchronous.summaries import held_out_summary
+from workbench.systems.asynchronous.system import ELASTIC
 
 #: what determines the model, its test functions and the reference: the same at every point
 MODEL_KEYS = (tuple(f.name for f in SECTIONS["model"])
@@ -145,8 +146,9 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
         model, functions = _model(experiment, int(seed), _key(config),
                                   None if search is None else str(search))
     sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
+    chains = config["n_workers"] if config["system"] == ELASTIC else 1  # elastic: one a worker
     run = held_out_run(experiment, config, point, seed, model, n_workers=config["n_workers"],
-                       n_servers=1, n_updates=config["n_iterations"],
+                       n_servers=chains, n_updates=config["n_iterations"],
                        burn_in=config["burn_in"], test_functions=functions, sampler=sampler)
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
     if not with_reference:

@@ -79,6 +79,9 @@ from workbench.systems.asynchronous.models import (
 )
 from workbench.systems.asynchronous.run import RUN_PARAMETERS
 from workbench.systems.asynchronous.system import (
+    ASYNCHRONOUS,
+    DOWNPOUR,
+    ELASTIC,
     LATENCY,
     LATENCY_MEAN,
     LATENCY_SHAPE,
@@ -94,6 +97,7 @@ from workbench.systems.distributed.traveling import (
     TRAJECTORY_LENGTH,
     WORKER_DELAY,
 )
+from workbench.systems.protocols.run import COUPLING_STRENGTH, PERIOD
 
 
 def _probability(name, value):
@@ -140,7 +144,6 @@ NETWORK = "network"
 PYTHON = "python"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
-ASYNCHRONOUS = "asynchronous"
 #: the asynchronous server's worker counts P, the dim a speed-up check compares along
 WORKERS_DIM = "n_workers"
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
@@ -150,9 +153,10 @@ HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 WITH_REFERENCE = (LOGISTIC, PYTHON)
 #: the systems of each model kind: a fixed or i.i.d. staleness sequence or a simulated
 #: server for the Gaussian mean; seed 004's traveling chains or seed 002's federated rounds
-#: for sharded data; the simulated server for a model without an oracle
+#: for sharded data; the simulated server, downpour or elastic averaging (seed 003) for a
+#: model without an oracle
 SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS), SHARDED: (TRAVELING, FEDERATED),
-              LOGISTIC: (ASYNCHRONOUS,), NETWORK: (ASYNCHRONOUS,), PYTHON: (ASYNCHRONOUS,)}
+              **dict.fromkeys((LOGISTIC, NETWORK, PYTHON), (ASYNCHRONOUS, DOWNPOUR, ELASTIC))}
 SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in systems))
 MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
@@ -160,6 +164,7 @@ MODELS = tuple(SYSTEMS_OF)
 SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
+_P = (DOWNPOUR, ELASTIC)
 _GH = _G + _H
 _GS = _G + _S
 
@@ -261,11 +266,16 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                 "with n_workers workers (seed 001 Appendix A); traveling-chains: "
                                 "one chain per shard rotating over the workers (seed 004 §3.2); "
                                 "federated-rounds: a random client per round of local updates "
-                                "(seed 002 Algorithm 1)", choices=SYSTEMS), fixed_in=_S + _H),
+                                "(seed 002 Algorithm 1); downpour: workers push every "
+                                "period local steps to one master (seed 003 Algorithm 1); "
+                                "elastic: n_workers chains coupled to a centre every period "
+                                "steps (seed 003 Appendix B)", choices=SYSTEMS),
+              fixed_in=_S + _H),
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
                                      non_negative_int), expression=True, only=_G),
-        Field(WORKERS_DIM, Parameter(WORKERS_DIM, 1, "workers P of the asynchronous server",
+        Field(WORKERS_DIM, Parameter(WORKERS_DIM, 1, "workers P of the asynchronous server "
+                                     "or of downpour; the chains of elastic averaging",
                                      at_least_one), expression=True, only=_GH),
         Field("latency", LATENCY, only=_GH),
         Field("latency_mean", LATENCY_MEAN, only=_GH),
@@ -278,6 +288,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("straggler_slowdown", Parameter(
             "straggler_slowdown", 1.0, "how many times longer a straggling computation takes",
             _slowdown), only=_GH),
+        Field("period", replace(PERIOD, default=1, validate=at_least_one,
+                                help="communication period π: local steps per push (downpour) "
+                                     "or per coupling (elastic)"), expression=True, only=_P),
+        Field("coupling_strength", COUPLING_STRENGTH, only=(ELASTIC,)),
         Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T),
         Field("assignment", ASSIGNMENT, only=_T),
         Field("worker_delay", WORKER_DELAY, only=_T),

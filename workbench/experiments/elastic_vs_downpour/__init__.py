@@ -14,12 +14,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simulators import validation
-from workbench.core.parameters import Parameter
 from workbench.core.validators import at_least_one
 from workbench.run.experiment import Experiment
 from workbench.systems.asynchronous.run import at_point, combine_grid
 from workbench.systems.asynchronous.system import WORKERS
-from workbench.systems.protocols.run import PERIOD, RUN_PARAMETERS, run_protocol
+from workbench.systems.protocols.run import (
+    COUPLING_STRENGTH,
+    PERIOD,
+    RUN_PARAMETERS,
+    run_protocol,
+)
 
 # the checks and figures (sympy, scipy.stats, matplotlib) are imported by the methods that
 # use them, and the shared run code imports the engine where a point runs: describing and
@@ -28,15 +32,10 @@ from workbench.systems.protocols.run import PERIOD, RUN_PARAMETERS, run_protocol
 PROTOCOLS = ("downpour", "elastic")
 
 
-def _strength(name, value):
-    return validation.probability(name, value)
-
-
 PARAMETERS = (
     PERIOD,
     replace(WORKERS, default=4, help="workers P (chains, for elastic)", validate=at_least_one),
-    Parameter("coupling_strength", 1.0, "elastic coupling α in [0, 1] (seed 003 App. B: 1)",
-              _strength),
+    COUPLING_STRENGTH,
     *RUN_PARAMETERS,
 )
 

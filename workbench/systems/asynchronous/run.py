@@ -13,6 +13,11 @@ own noise and minibatches) and their samples are pooled at test time, so the est
 replicate is the mean of its servers' φ̂_L. A replicate with a diverged server is marked and
 left out of every summary (NaN), never silently.
 
+Protocols (seed 003; :func:`.system.make_system` by the configuration's ``system``): downpour
+replays the master's versions, every push π local steps of a worker; elastic averaging's P
+chains (the schedule's servers) are pooled like servers (seed 003 Appendix B, equal steps),
+and its L counts each chain's own local steps, so its iterations per worker are L.
+
 Seeds: the schedule and the engine's streams are keyed by the point; the data, the held-out
 subset and the initial positions by the experiment, so every point starts from the same
 dispersed positions (common random numbers across the sweep).
@@ -42,7 +47,7 @@ from workbench.run.parameters import (
     STEP_SIZE,
 )
 from workbench.samplers import make_sampler
-from workbench.systems.asynchronous.system import make_system
+from workbench.systems.asynchronous.system import ELASTIC, make_system
 
 # xarray, the engine, the diagnostics and the models are imported by the functions that run
 # and combine points: the parameters alone are read by `workbench show` and argument checks
@@ -170,9 +175,11 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
                            ).isel(component=0, drop=True)
     estimate[:, :, diverged] = np.nan
     iterations = draw_iterations[checkpoints - 1]
+    # elastic: every chain is a worker's, and L counts its own local steps
+    per_server = 1 if schedule.attrs.get("protocol") == ELASTIC else n_workers
     data = {"estimate": (("test_function", "checkpoint", "replicate"), estimate),
             "diverged": ("replicate", diverged),
-            **schedule_summary(schedule, total, iterations, n_workers, burn_in),
+            **schedule_summary(schedule, total, iterations, per_server, burn_in),
             **{name: diagnostics[name].variable for name in diagnostics.data_vars}}
     return xr.Dataset(data, coords={"test_function": [f.name for f in functions],
                                     "checkpoint": np.arange(checkpoints.size),

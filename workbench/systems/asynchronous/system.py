@@ -24,6 +24,8 @@ import numpy as np
 
 from simulators import validation
 from simulators.async_server import AsyncServerSystem
+from simulators.downpour import DownpourSystem
+from simulators.elastic import ElasticSystem
 from simulators.latency import LATENCY_KINDS, LatencyModel, WorkerTiming
 from workbench.core.parameters import Parameter
 from workbench.core.validators import distinct_positive_ints, non_negative, positive
@@ -56,13 +58,35 @@ WORKERS = Parameter("workers", [1, 2, 4], "worker counts P (1, the baseline, and
                     "more)", count_grid)
 
 
-def make_system(config: dict, n_workers: int, n_servers: int = 1) -> AsyncServerSystem:
-    """The system of a sweep point: ``n_servers`` servers with ``n_workers`` workers each."""
+#: the parameter-server protocols :func:`make_system` builds, by the configuration's
+#: ``system`` (absent: the asynchronous server)
+ASYNCHRONOUS, DOWNPOUR, ELASTIC = "asynchronous", "downpour", "elastic"
+PROTOCOLS = (ASYNCHRONOUS, DOWNPOUR, ELASTIC)
+
+
+def worker_timing(config: dict) -> WorkerTiming:
+    """A worker's computation times: the latency model, with stragglers where configured."""
     latency = LatencyModel(config["latency"], config["latency_mean"], config["latency_shape"])
-    timing = WorkerTiming(latency, straggler_probability=config.get("straggler_probability", 0.0),
-                          straggler_slowdown=config.get("straggler_slowdown", 1.0))
-    return AsyncServerSystem(n_workers, timing, n_servers,
-                             config["server_update_time"], config["network_delay"])
+    return WorkerTiming(latency, straggler_probability=config.get("straggler_probability", 0.0),
+                        straggler_slowdown=config.get("straggler_slowdown", 1.0))
+
+
+def make_system(config: dict, n_workers: int,
+                n_servers: int = 1) -> AsyncServerSystem | ElasticSystem:
+    """The system of a sweep point, by ``config["system"]``: the asynchronous server
+    (``n_servers`` servers with ``n_workers`` workers each; seed 001 Appendix A), downpour
+    (one master, workers pushing every ``period`` local steps; seed 003 Algorithm 1) or elastic
+    averaging (``n_workers`` chains coupled to a centre every ``period`` steps with strength
+    ``coupling_strength``; seed 003 Appendix B)."""
+    protocol = config.get("system", ASYNCHRONOUS)
+    timing = worker_timing(config)
+    update, delay = config["server_update_time"], config["network_delay"]
+    if protocol == DOWNPOUR:
+        return DownpourSystem(n_workers, timing, 1, update, delay, period=config["period"])
+    if protocol == ELASTIC:
+        return ElasticSystem(n_workers, config["period"], config["coupling_strength"], timing,
+                             update, delay)
+    return AsyncServerSystem(n_workers, timing, n_servers, update, delay)
 
 
 def saturation_workers(config: dict) -> float:

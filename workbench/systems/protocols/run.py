@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from simulators import validation
 from simulators.downpour import DownpourSystem
 from simulators.elastic import ElasticSystem
-from simulators.latency import LatencyModel, WorkerTiming
 from simulators.schedule import COUPLING, PULL, PUSH, Schedule
 from simulators.seeding import derive, generator
 from workbench.core.parameters import Parameter
@@ -50,7 +50,7 @@ from workbench.run.parameters import (
     STEP_SIZE,
 )
 from workbench.samplers.sgld import SGLD
-from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS
+from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, make_system
 
 # xarray, the engine, the diagnostics and estimators (scipy.stats, arviz-stats), the model
 # and the oracles (numba) are imported by the functions that run a point: the experiments read
@@ -77,6 +77,14 @@ RUN_PARAMETERS = (
     FALSE_FAILURE_RATE,
 )
 
+
+def _strength(name, value):
+    return validation.probability(name, value)
+
+
+COUPLING_STRENGTH = Parameter("coupling_strength", 1.0,
+                              "elastic coupling α in [0, 1] (seed 003 App. B: 1)", _strength)
+
 #: the communication periods π swept by the downpour and elastic experiments
 PERIOD = Parameter("period", [1, 2, 4, 8], "communication periods π: local steps per push "
                    "(downpour) or per coupling (elastic)", distinct_positive_ints)
@@ -89,19 +97,12 @@ def gaussian_model(experiment: str, config: dict, seed) -> GaussianMeanModel:
                                       config["n_data"], 1, 0.0, 1.0, 1.0, 0.0)
 
 
-def timing(config: dict) -> WorkerTiming:
-    return WorkerTiming(LatencyModel(config["latency"], config["latency_mean"],
-                                     config["latency_shape"]))
-
-
 def make_protocol(config: dict, protocol: str, n_workers: int, period: int,
                   coupling_strength: float = 1.0) -> DownpourSystem | ElasticSystem:
-    """The point's system: downpour or elastic, with the configuration's timing."""
-    if protocol == "downpour":
-        return DownpourSystem(n_workers, timing(config), 1, config["server_update_time"],
-                              config["network_delay"], period=period)
-    return ElasticSystem(n_workers, period, coupling_strength, timing(config),
-                         config["server_update_time"], config["network_delay"])
+    """The point's system: downpour or elastic, with the configuration's timing
+    (:func:`workbench.systems.asynchronous.system.make_system`)."""
+    return make_system({**config, "system": protocol, "period": period,
+                        "coupling_strength": coupling_strength}, n_workers)
 
 
 def message_count(schedule: Schedule, n_updates: int) -> int:

@@ -1,0 +1,142 @@
+"""Seed 003's protocols in a study on a model without an oracle: ``[system] kind = "downpour"``
+(Algorithm 1) and ``"elastic"`` (Appendix B), built by the same
+:func:`workbench.systems.asynchronous.system.make_system` as ``downpour-period`` and
+``elastic-vs-downpour``, replayed by the engine's protocol replay.
+
+Reduce-to-serial equivalences, bit for bit: downpour with π = 1 is the asynchronous server with
+the same workers, timing and seed (SGLD carries no state between steps); with one worker it is
+so for a sampler with a momentum too, while with several workers each keeps its own momentum
+(Algorithm 1), which the plain server's one chain cannot; elastic averaging with one chain and
+no coupling is the serial chain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.run.runner import run_experiment
+from workbench.studies.document import StudyError
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.study import loads
+
+BASE = """\
+[study]
+name = "protocol-study"
+
+[model]
+kind = "logistic-regression"
+n_train = 2000
+n_test = 500
+n_test_points = 200
+
+[system]
+kind = "asynchronous"
+
+[sampler]
+kind = "sgld"
+step_size = 2e-5
+
+[run]
+burn_in = 0
+n_iterations = 400
+n_replicates = 6
+n_evaluations = 40
+n_checkpoints = 5
+batch_size = 50
+
+[sweep]
+n_workers = [1, 3]
+
+[[check]]
+kind = "ordering"
+over = "n_workers"
+test_function = "log_loss"
+"""
+ASYNCHRONOUS = 'kind = "asynchronous"'
+
+
+def _system(text: str, lines: str) -> str:
+    return text.replace(ASYNCHRONOUS, lines)
+
+
+def _run(text: str, sampler: str = "sgld", workers: str = "[1, 3]"):
+    text = text.replace('kind = "sgld"', f'kind = "{sampler}"').replace(
+        "n_workers = [1, 3]", f"n_workers = {workers}")
+    experiment = StudyExperiment(loads(text, "<protocols>"))
+    return run_experiment(experiment, experiment.configure(), seed=11)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_downpour_with_period_one_is_the_asynchronous_server_bit_for_bit():
+    server = _run(BASE)
+    downpour = _run(_system(BASE, 'kind = "downpour"\nperiod = 1'))
+    np.testing.assert_array_equal(downpour["estimate"].values, server["estimate"].values)
+    assert np.isfinite(server["estimate"].values).all()
+    assert float(server["mean_staleness"].sel(n_workers=3)) > 1  # several workers: stale
+
+
+@pytest.mark.parametrize("sampler", ["sghmc-euler", "psgld"])
+def test_downpour_keeps_a_state_per_worker(sampler):
+    """One worker: the same chain as the server's. Three: each worker's momentum or
+    preconditioner is its own (seed 003 Algorithm 1), so the runs differ."""
+    server = _run(BASE, sampler)
+    downpour = _run(_system(BASE, 'kind = "downpour"\nperiod = 1'), sampler)
+    np.testing.assert_array_equal(downpour["estimate"].sel(n_workers=1).values,
+                                  server["estimate"].sel(n_workers=1).values)
+    assert not np.array_equal(downpour["estimate"].sel(n_workers=3).values,
+                              server["estimate"].sel(n_workers=3).values)
+
+
+def test_elastic_with_one_uncoupled_chain_is_the_serial_chain():
+    serial = _run(BASE, workers="[1]")
+    elastic = _run(_system(BASE, 'kind = "elastic"\nperiod = 2\ncoupling_strength = 0.0'),
+                   workers="[1]")
+    np.testing.assert_array_equal(elastic["estimate"].values, serial["estimate"].values)
+
+
+def test_elastic_pools_its_chains_and_counts_their_own_steps():
+    elastic = _run(_system(BASE, 'kind = "elastic"\nperiod = 4\ncoupling_strength = 0.5'))
+    np.testing.assert_array_equal(elastic["iterations_per_worker"].values,
+                                  elastic["iterations"].values)
+    assert np.isfinite(elastic["estimate"].values).all()
+    # the chains are pooled: one estimate per replicate, as seed 003 Appendix B averages them
+    assert set(elastic["estimate"].dims) == {"test_function", "n_workers", "checkpoint",
+                                             "replicate"}
+
+
+def test_a_longer_downpour_period_makes_pushes_staler_in_local_steps():
+    """Staleness counts master versions; each push of period π carries π local steps."""
+    one = _run(_system(BASE, 'kind = "downpour"\nperiod = 1'))
+    four = _run(_system(BASE, 'kind = "downpour"\nperiod = 4'))
+    assert float(one["mean_staleness"].sel(n_workers=1)) == 0
+    assert float(four["mean_staleness"].sel(n_workers=3)) > 1
+    assert not np.array_equal(one["estimate"].values, four["estimate"].values)
+
+
+@pytest.mark.parametrize("lines, needle, words", [
+    ('kind = "asynchronous"\nperiod = 2', "period = 2", ("period",)),
+    ('kind = "downpour"\ncoupling_strength = 0.5', "coupling_strength", ("coupling_strength",)),
+    ('kind = "elastic"\ncoupling_strength = 1.5', "coupling_strength",
+     ("coupling_strength",)),
+    ('kind = "elastic"\nperiod = 0', "period = 0", ("period",)),
+])
+def test_a_protocol_key_that_does_not_fit_is_refused_naming_the_line(lines, needle, words):
+    text = _system(BASE, lines)
+    with pytest.raises(StudyError) as caught:
+        StudyExperiment(loads(text, "<protocols>")).configure()
+    message = str(caught.value)
+    assert f":{_line_of(text, needle)}:" in message, message
+    for word in words:
+        assert word in message, message
+
+
+def test_downpour_on_the_gaussian_mean_is_refused_naming_its_systems():
+    text = ('[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[system]\n'
+            'kind = "downpour"\n[[check]]\nkind = "oracle"\n')
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    assert "a gaussian-mean study runs on constant / uniform / asynchronous" in str(
+        caught.value)
