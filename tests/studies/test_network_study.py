@@ -65,7 +65,8 @@ def test_the_loss_falls_with_p_until_staleness_costs_more(quick):
     assert [v.verdict for v in verdicts[:3]] == [HOLDS] * 3, [v.detail for v in verdicts]
     assert verdicts[3].verdict == VIOLATED, verdicts[3].detail
     assert all(v.evidence["turning_point"] == 6 for v in verdicts)
-    assert "up to n_workers = 6; from 6 to 9 the fall is violated" in verdicts[0].detail
+    assert "up to n_workers = 6; from n_workers = 6 to 9 the fall is violated" in \
+        verdicts[0].detail
     assert not any(name.startswith("reference_") for name in dataset.data_vars)
 
 

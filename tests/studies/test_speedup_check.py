@@ -46,7 +46,8 @@ def test_the_example_reads_and_names_the_four_claims():
     study = load(EXAMPLE)
     [check] = study.checks
     assert check.kind == "speed-up"
-    assert check.options == {"test_function": "log_loss", "speedup_margin": 0.1,
+    assert check.options == {"test_function": "log_loss", "over": "n_workers",
+                             "speedup_margin": 0.1,
                              "slope_margin": 0.1, "bend_margin": 0.25,
                              "invariance_margin": 0.25}
 

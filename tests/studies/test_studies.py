@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 FIXTURE = Path(__file__).parent / "fixtures" / "stale_gaussian_seed_design.json"
 DISTRIBUTED = Path(__file__).parent / "fixtures" / "distributed_studies.json"
+ASYNCHRONOUS = Path(__file__).parent / "fixtures" / "async_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -178,6 +179,28 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
     assert digests(dataset) == recorded["digests"]
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
     assert verdicts == recorded["verdicts"]
+
+
+ASYNCHRONOUS_CASES = json.loads(ASYNCHRONOUS.read_text())
+
+
+@pytest.mark.parametrize("case", sorted(ASYNCHRONOUS_CASES))
+def test_the_shipped_network_study_reproduces_the_removed_code_bit_for_bit(case, tmp_path):
+    """``stale-nn-workers`` as a shipped study file (a network model swept over mlp and cnn, a
+    swept constant ``workers`` giving ``n_workers``, an ``ordering`` check named as the
+    module named its verdicts) gives the datasets and verdicts its removed module gave: every
+    variable bit for bit, the same verdicts with the same observed values (fixture made at
+    commit fc9f32b by ``tests/studies/fixtures/make_async_fixture.py``); its plug-in draws the
+    seed's figure alone."""
+    recorded = ASYNCHRONOUS_CASES[case]
+    experiment = experiments.get(recorded["experiment"])
+    assert isinstance(experiment, StudyExperiment)
+    dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
+                             seed=recorded["seed"])
+    assert digests(dataset) == recorded["digests"]
+    verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
+    assert verdicts == recorded["verdicts"]
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["stale-nn-workers.png"]
 
 
 def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):

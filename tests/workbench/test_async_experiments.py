@@ -10,7 +10,6 @@ from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.experiments.multi_server.checks import multi_server_checks
-from workbench.experiments.stale_nn_workers.checks import nn_workers_checks
 from workbench.explore.results_browser import diagnostics_rows
 from workbench.run.runner import run_experiment
 from workbench.systems.asynchronous.speedup import fitted_bend, speedup_verdicts
@@ -47,7 +46,7 @@ def datasets():
     ("stale-blr-speedup", {"data": "/no/such/a9a"}, "data"),
     ("stale-blr-speedup", {"latency": "uniform"}, "latency"),
     ("stale-blr-speedup", {"network_delay": -1.0}, "network_delay"),
-    ("stale-nn-workers", {"networks": ["rnn"]}, "networks[0]"),
+    ("stale-nn-workers", {"network": ["rnn"]}, "network[0]"),
     ("stale-nn-workers", {"hidden_sizes": [0]}, "hidden_sizes[0]"),
     ("multi-server", {"servers": [1, 2]}, "servers"),
     ("multi-server", {"servers": [1, 2, 2]}, "servers"),
@@ -61,8 +60,9 @@ def test_bad_configuration_names_the_field(name, overrides, field):
 @pytest.mark.parametrize(("name", "overrides", "field"), [
     ("stale-blr-speedup", {"n_checkpoints": 30, "n_evaluations": 20}, "n_checkpoints"),
     ("stale-blr-speedup", {"n_updates": 10, "n_evaluations": 20}, "n_updates"),
+    # a study refuses it when configured, naming the expression it evaluated
     ("stale-nn-workers", {"iterations_per_worker": 5, "n_evaluations": 10, "n_checkpoints": 4},
-     "iterations_per_worker"),
+     "n_iterations"),
 ])
 def test_sizes_that_cannot_share_checkpoints_are_refused(name, overrides, field):
     experiment = experiments.get(name)
@@ -183,7 +183,8 @@ def test_rising_loss_is_violated_and_located(datasets):
     # losses 1.0, 0.5, 3.0 at the budget with tiny errors: falls from 1 to 2, rises at 3
     loss[:, :, -1] = np.array([1.0, 0.5, 3.0])
     nn["mean_se"].loc[{"test_function": "log_loss"}] = 1e-3
-    verdicts = [v for v in nn_workers_checks(nn) if v.check.startswith("mlp/")]
+    verdicts = [v for v in experiments.get("stale-nn-workers").checks(nn)
+                if v.check.startswith("mlp/")]
     assert [v.verdict for v in verdicts] == [HOLDS, VIOLATED]
     assert "up to P = 2" in verdicts[0].detail
     assert verdicts[1].evidence["turning_point"] == 2

@@ -96,6 +96,26 @@ def _reference(entry: dict, key: str) -> str:
     return name
 
 
+def _name_template(template, dims: Sequence[str]) -> str:
+    """A check's ``name``: the verdicts' names before the compared pair, with ``{dim}`` for
+    the value of another sweep dim and ``{test_function}`` (e.g. ``"{network}/loss-falls"``
+    gives ``mlp/loss-falls/P=1->2`` where ``[study] symbols`` writes the worker dim ``P``)."""
+    import string
+
+    if not isinstance(template, str) or not template:
+        raise CheckOptionError("name", "must be a non-empty string")
+    allowed = {*dims, "test_function"}
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as error:
+        raise CheckOptionError("name", f"is not a name template: {error}") from None
+    for field in fields:
+        if field not in allowed:
+            raise CheckOptionError("name", f"{{{field}}} is not another sweep dim or "
+                                           f"test_function (known: {', '.join(sorted(allowed))})")
+    return template
+
+
 def _margins(entry: dict, parameters: Sequence) -> dict:
     """The margins an entry gives, each checked by its declaration, else their defaults."""
     out = {}
@@ -188,9 +208,13 @@ class Kind:
         if self.name == "envelope":
             options.update(self._envelope(entry, bounds))
         if self.name == "speed-up":
-            if WORKERS_DIM not in dims:
-                raise CheckOptionError("kind", f"a 'speed-up' check compares worker counts: "
-                                               f"sweep {WORKERS_DIM} (with 1 among its values)")
+            over = entry.get("over", WORKERS_DIM)
+            if over not in dims:
+                key = "over" if "over" in entry else "kind"
+                raise CheckOptionError(key, f"a 'speed-up' check compares worker counts: sweep "
+                                            f"{over} (with 1 among its values), or name the "
+                                            "swept worker counts with over")
+            options["over"] = over
             options.update(_margins(entry, SPEEDUP_MARGINS))
         if self.name == "ordering":
             options["over"] = _over(entry, dims)
@@ -200,6 +224,9 @@ class Kind:
                                                     f"got {direction!r}")
             options["direction"] = direction
             options.update(_margins(entry, (ORDERING_MARGIN,)))
+            if "name" in entry:
+                options["name"] = _name_template(entry["name"], [d for d in dims
+                                                                 if d != options["over"]])
         return options
 
     def _envelope(self, entry: dict, bounds: Mapping) -> dict:
@@ -286,10 +313,10 @@ KINDS = {kind.name: kind for kind in (
          reference=True),
     Kind("reference", dict.fromkeys(WITH_REFERENCE, ("test_function", "margin")),
          reference=True),
-    Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function",
+    Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function", "over",
                                               *(p.name for p in SPEEDUP_MARGINS)))),
     Kind("ordering", dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
-                                              ORDERING_MARGIN.name))),
+                                              ORDERING_MARGIN.name, "name"))),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),

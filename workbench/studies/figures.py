@@ -45,7 +45,7 @@ from workbench.store.atomic import save_figure  # noqa: E402
 from workbench.studies import gaussian_judgements as kinds  # noqa: E402
 from workbench.studies import held_out_judgements as held_out  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
-from workbench.studies.schema import HELD_OUT, SHARDED, WORKERS_DIM  # noqa: E402
+from workbench.studies.schema import HELD_OUT, SHARDED  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -194,10 +194,11 @@ def _reference(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> No
 
 def _speedup(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
     function = held_out.functions_judged(dataset, options.get("test_function"))[0]
-    suffix, data = next(kinds.point_slices(dataset, ctx.dims, WORKERS_DIM))
+    over = options["over"]
+    suffix, data = next(kinds.point_slices(dataset, ctx.dims, over))
     curves = data.sel(test_function=function)
-    for workers in curves[WORKERS_DIM].values.tolist():
-        at = curves.sel({WORKERS_DIM: workers})
+    for workers in curves[over].values.tolist():
+        at = curves.sel({over: workers})
         ax.errorbar(at["iterations_per_worker"].values, _positive(at["variance"]),
                     yerr=1.96 * at["variance_se"].values, marker="o", markersize=3, capsize=2,
                     label=f"P = {workers}")

@@ -15,8 +15,8 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   run), so σ_ref² is subtracted, and its error is the run's standard error combined with
   2·√(excess)·σ_ref, the first-order effect of the reference's error on the squared distance.
 - ``speed-up``: seed 001's claims on the variance over replicates of φ̂_L across the swept
-  worker counts ``n_workers`` (§5.1, Theorem 4, Corollary 5), for every test function (or the
-  one named) and every value of the other sweep dims, through
+  worker counts (``n_workers``, or the dim ``over`` names; §5.1, Theorem 4, Corollary 5), for
+  every test function (or the one named) and every value of the other sweep dims, through
   :func:`workbench.systems.asynchronous.speedup.speedup_family`: the iteration speed-up S_P
   within ``speedup_margin`` of P, its log-log slope within ``slope_margin`` of 1, the time
   speed-up within ``bend_margin`` of min(P, P*) with P* from the system's latencies, and the
@@ -28,6 +28,9 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   (:func:`bounds.checks.ordering_sequence`; seed 001 §5.2: the test loss falls with the number
   of workers at a common budget per worker until staleness costs more than the extra samples
   win); every verdict names where the order stops. One family (one-sided) over all pairs.
+  The verdicts are named ``ordering/<φ>/<direction>/<over>=a->b`` with the other dims after,
+  or by the check's ``name`` template (``"{network}/loss-falls"``) before the pair; the
+  study's ``symbols`` write the dim (``{ workers = "P" }``: ``P=1->2``).
 """
 
 from __future__ import annotations
@@ -49,7 +52,6 @@ from workbench.studies.gaussian_judgements import (
     point_slices,
     sweep_points,
 )
-from workbench.studies.schema import WORKERS_DIM
 from workbench.systems.asynchronous.speedup import MARGINS, speedup_family
 from workbench.systems.asynchronous.system import saturation_workers
 
@@ -151,7 +153,8 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
 
 def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     functions = functions_judged(dataset, options.get("test_function"))
-    slices = list(point_slices(dataset, ctx.dims, WORKERS_DIM))
+    over = options["over"]
+    slices = list(point_slices(dataset, ctx.dims, over))
     z = z_for_family(ctx.config["false_failure_rate"],
                      SPEEDUP_VERDICTS * len(functions) * len(slices))
     margins = {name: options[name] for name in MARGINS}
@@ -163,7 +166,7 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
         for function in functions:
             verdicts += speedup_family(
                 f"speed-up/{function}{suffix}", f"theorem4/variance-at-L/{function}{suffix}",
-                data.sel(test_function=function), WORKERS_DIM, z,
+                data.sel(test_function=function), over, z,
                 bend=saturation_workers(latencies), margins=margins,
                 n_replicates=ctx.config["n_replicates"],
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
@@ -174,33 +177,42 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
 def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, direction = options["over"], options["direction"]
     functions = functions_judged(dataset, options.get("test_function"))
-    slices = list(point_slices(dataset, ctx.dims, over))
+    slices = sweep_points(dataset, [d for d in ctx.dims if d != over])
     steps = dataset.sizes[over] - 1
     z = one_sided_z_for_family(ctx.config["false_failure_rate"],
                                max(1, steps * len(functions) * len(slices)))
     sign = 1.0 if direction == "falls" else -1.0
     noun = {"falls": "fall", "rises": "rise"}[direction]
+    symbol = ctx.symbols.get(over, over)
     verdicts = []
-    for suffix, data in slices:
+    for point in slices:
+        data = dataset.sel(point)
+        suffix = f"/{point_label(point)}" if point else ""
         final = data.isel(checkpoint=-1)
         points = data[over].values.tolist()
         for function in functions:
             at = final.sel(test_function=function)
             means = at["mean"].values
 
-            def where(stop, pairs, function=function, points=points, final=final):
-                if stop is None:
-                    return (f"E φ̂_L of {function} {direction} over the whole grid ({over} = "
-                            f"{points[0]}..{points[-1]}).")
-                staleness = float(final["mean_staleness"].isel({over: stop + 1}))
-                return (f"E φ̂_L of {function} {direction} with {over} up to {over} = "
-                        f"{points[stop]}; from {points[stop]} to {points[stop + 1]} the "
-                        f"{noun} is {pairs[stop].verdict} (staleness τ̄ = {staleness:.2g} "
-                        f"at {over} = {points[stop + 1]}).")
+            at_point = f"{point_label(point)}: " if point else ""
 
+            def where(stop, pairs, function=function, points=points, final=final,
+                      at_point=at_point):
+                if stop is None:
+                    return (f"{at_point}E φ̂_L of {function} {direction} over the whole grid "
+                            f"({symbol} = {points[0]}..{points[-1]}).")
+                staleness = float(final["mean_staleness"].isel({over: stop + 1}))
+                return (f"{at_point}E φ̂_L of {function} {direction} with {symbol} up to "
+                        f"{symbol} = {points[stop]}; from {symbol} = {points[stop]} to "
+                        f"{points[stop + 1]} the {noun} is {pairs[stop].verdict} (staleness "
+                        f"τ̄ = {staleness:.2g} at {symbol} = {points[stop + 1]}).")
+
+            prefix, tail = (f"ordering/{function}/{direction}", suffix)
+            if "name" in options:  # the check's own names (check_kinds._name_template)
+                prefix, tail = options["name"].format(**point, test_function=function), ""
             verdicts += ordering_sequence(
-                [f"ordering/{function}/{direction}/{over}={points[k]}->{points[k + 1]}{suffix}"
-                 for k in range(steps)], points, sign * means, at["mean_se"].values, z,
+                [f"{prefix}/{symbol}={points[k]}->{points[k + 1]}{tail}" for k in range(steps)],
+                points, sign * means, at["mean_se"].values, z,
                 margin=options["ordering_margin"], n_replicates=ctx.config["n_replicates"],
                 evidence=[{"mean": [float(means[k]), float(means[k + 1])],
                            "test_function": function} for k in range(steps)], where=where)

@@ -246,7 +246,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("network", Parameter("network", NETWORKS[0], "network: mlp (a feed-forward net) "
                                    "or cnn (a LeNet-style convolutional net), a 10-class "
                                    "classifier of the bundled digits", choices=NETWORKS),
-              only=(NETWORK,), fixed_in=_H),
+              only=(NETWORK,)),
         *(Field(name, _NETWORK[name], only=(NETWORK,), fixed_in=_H)
           for name in ("hidden_sizes", "filters", "hidden_size")),
         Field("n_data", N_DATA, only=_G),
