@@ -20,13 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: names declared twice on purpose, with the reason
-EXCEPTIONS = {
-    "data": "two meanings under one name: the logistic model's data source ('a9a-like' or the "
-            "path of a LIBSVM pair, workbench/systems/asynchronous/models.py) and the regime of "
-            "the sharded Gaussian data ('iid' or 'blobs', workbench/systems/distributed/data.py, "
-            "the study key [model] data); renaming either would change stored configurations "
-            "and the shipped study files",
-}
+EXCEPTIONS: dict[str, str] = {}  # none left: the logistic data source is data_source
 
 
 def _called_name(func: ast.expr) -> str | None:

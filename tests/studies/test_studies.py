@@ -185,13 +185,14 @@ ASYNCHRONOUS_CASES = json.loads(ASYNCHRONOUS.read_text())
 
 
 @pytest.mark.parametrize("case", sorted(ASYNCHRONOUS_CASES))
-def test_the_shipped_network_study_reproduces_the_removed_code_bit_for_bit(case, tmp_path):
-    """``stale-nn-workers`` as a shipped study file (a network model swept over mlp and cnn, a
-    swept constant ``workers`` giving ``n_workers``, an ``ordering`` check named as the
-    module named its verdicts) gives the datasets and verdicts its removed module gave: every
-    variable bit for bit, the same verdicts with the same observed values (fixture made at
-    commit fc9f32b by ``tests/studies/fixtures/make_async_fixture.py``); its plug-in draws the
-    seed's figure alone."""
+def test_the_shipped_asynchronous_studies_reproduce_the_removed_code_bit_for_bit(case, tmp_path):
+    """``stale-nn-workers`` and ``stale-blr-speedup`` as shipped study files (a swept constant
+    ``workers`` giving ``n_workers``; a network model swept over mlp and cnn with an
+    ``ordering`` check, a logistic regression with a ``speed-up`` check, each named as the
+    module named its verdicts) give the datasets and verdicts their removed modules gave: every
+    variable bit for bit, the same verdicts with the same observed values (fixture made by
+    ``tests/studies/fixtures/make_async_fixture.py`` at the commits it names); each plug-in
+    draws the seed's figure alone."""
     recorded = ASYNCHRONOUS_CASES[case]
     experiment = experiments.get(recorded["experiment"])
     assert isinstance(experiment, StudyExperiment)
@@ -200,7 +201,8 @@ def test_the_shipped_network_study_reproduces_the_removed_code_bit_for_bit(case,
     assert digests(dataset) == recorded["digests"]
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
     assert verdicts == recorded["verdicts"]
-    assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["stale-nn-workers.png"]
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == [
+        f"{recorded['experiment']}.png"]
 
 
 def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):

@@ -18,7 +18,7 @@ from workbench.systems.asynchronous.system import predicted_time_speedup, satura
 LOGISTIC = {"n_train": 400, "n_test": 200, "n_test_points": 50, "n_evaluations": 20,
             "n_checkpoints": 5}
 TINY = {
-    "stale-blr-speedup": {**LOGISTIC, "workers": [1, 2, 3], "n_updates": 200,
+    "stale-blr-speedup": {**LOGISTIC, "workers": [1, 2, 3], "n_iterations": 200,
                           "n_replicates": 10, "step_size": 5e-5},
     "stale-nn-workers": {"workers": [1, 2, 3], "iterations_per_worker": 20,
                          "n_replicates": 2, "n_evaluations": 10, "n_checkpoints": 4,
@@ -43,7 +43,7 @@ def datasets():
     ("stale-blr-speedup", {"workers": [2, 4, 6]}, "workers"),
     ("stale-blr-speedup", {"workers": [1, 2]}, "workers"),
     ("stale-blr-speedup", {"n_replicates": 5}, "n_replicates"),
-    ("stale-blr-speedup", {"data": "/no/such/a9a"}, "data"),
+    ("stale-blr-speedup", {"data_source": "/no/such/a9a"}, "data_source"),
     ("stale-blr-speedup", {"latency": "uniform"}, "latency"),
     ("stale-blr-speedup", {"network_delay": -1.0}, "network_delay"),
     ("stale-nn-workers", {"network": ["rnn"]}, "network[0]"),
@@ -59,7 +59,7 @@ def test_bad_configuration_names_the_field(name, overrides, field):
 
 @pytest.mark.parametrize(("name", "overrides", "field"), [
     ("stale-blr-speedup", {"n_checkpoints": 30, "n_evaluations": 20}, "n_checkpoints"),
-    ("stale-blr-speedup", {"n_updates": 10, "n_evaluations": 20}, "n_updates"),
+    ("stale-blr-speedup", {"n_iterations": 10, "n_evaluations": 20}, "n_iterations"),
     # a study refuses it when configured, naming the expression it evaluated
     ("stale-nn-workers", {"iterations_per_worker": 5, "n_evaluations": 10, "n_checkpoints": 4},
      "n_iterations"),
@@ -201,7 +201,8 @@ def test_pooled_variance_without_the_1_over_s_is_violated(datasets):
 
 
 def test_libsvm_pair_by_path(tmp_path):
-    """``--set data=PATH`` reads PATH and PATH.t (seed 001's a9a, a9a.t) into the model."""
+    """``--set data_source=PATH`` reads PATH and PATH.t (seed 001's a9a, a9a.t) into the
+    model."""
     from workbench.systems.asynchronous.models import logistic_model
 
     rng = np.random.default_rng(0)
@@ -211,6 +212,6 @@ def test_libsvm_pair_by_path(tmp_path):
             for _ in range(rows)]
         path.write_text("\n".join(lines) + "\n")
     experiment = experiments.get("stale-blr-speedup")
-    config = experiment.configure({"data": str(tmp_path / "pair"), "n_test_points": 5})
+    config = experiment.configure({"data_source": str(tmp_path / "pair"), "n_test_points": 5})
     model = logistic_model(experiment.name, config, seed=1)
     assert (model.n_data, model.dim, model.test_features.shape[0]) == (30, 6, 5)

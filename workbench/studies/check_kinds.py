@@ -97,9 +97,10 @@ def _reference(entry: dict, key: str) -> str:
 
 
 def _name_template(template, dims: Sequence[str]) -> str:
-    """A check's ``name``: the verdicts' names before the compared pair, with ``{dim}`` for
-    the value of another sweep dim and ``{test_function}`` (e.g. ``"{network}/loss-falls"``
-    gives ``mlp/loss-falls/P=1->2`` where ``[study] symbols`` writes the worker dim ``P``)."""
+    """A check's ``name`` (and a speed-up's ``invariance_name``): its verdicts' names, with
+    ``{dim}`` for the value of another sweep dim and ``{test_function}`` (an ordering's
+    ``"{network}/loss-falls"`` gives ``mlp/loss-falls/P=1->2`` where ``[study] symbols``
+    writes the worker dim ``P``; a speed-up's ``"speed-up"`` gives ``speed-up/slope``)."""
     import string
 
     if not isinstance(template, str) or not template:
@@ -216,6 +217,9 @@ class Kind:
                                             "swept worker counts with over")
             options["over"] = over
             options.update(_margins(entry, SPEEDUP_MARGINS))
+            for key in ("name", "invariance_name"):
+                if key in entry:
+                    options[key] = _name_template(entry[key], [d for d in dims if d != over])
         if self.name == "ordering":
             options["over"] = _over(entry, dims)
             direction = entry.get("direction", DIRECTIONS[0])
@@ -314,7 +318,8 @@ KINDS = {kind.name: kind for kind in (
     Kind("reference", dict.fromkeys(WITH_REFERENCE, ("test_function", "margin")),
          reference=True),
     Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function", "over",
-                                              *(p.name for p in SPEEDUP_MARGINS)))),
+                                              *(p.name for p in SPEEDUP_MARGINS), "name",
+                                              "invariance_name"))),
     Kind("ordering", dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
                                               ORDERING_MARGIN.name, "name"))),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),

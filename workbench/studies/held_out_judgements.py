@@ -22,6 +22,9 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   speed-up within ``bend_margin`` of min(P, P*) with P* from the system's latencies, and the
   variance at the common L the same for every P within ``invariance_margin``. No reference is
   needed: these compare the study's own runs with each other. One family over all of them.
+  Named ``speed-up/<φ>/iteration`` (``slope``, ``time-bend``) and
+  ``theorem4/variance-at-L/<φ>`` with the other dims after, or by the check's ``name`` and
+  ``invariance_name`` templates.
 - ``ordering``: E φ̂_L at the last checkpoint falls (or, with ``direction = "rises"``, rises)
   between consecutive values of the dim ``over``, for every test function (or the one named)
   and every value of the other sweep dims, shown beyond −``ordering_margin``
@@ -49,7 +52,6 @@ from workbench.studies.gaussian_judgements import (
     fixed_symbols,
     grid_values,
     point_label,
-    point_slices,
     sweep_points,
 )
 from workbench.systems.asynchronous.speedup import MARGINS, speedup_family
@@ -154,19 +156,25 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
 def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     functions = functions_judged(dataset, options.get("test_function"))
     over = options["over"]
-    slices = list(point_slices(dataset, ctx.dims, over))
+    slices = sweep_points(dataset, [d for d in ctx.dims if d != over])
     z = z_for_family(ctx.config["false_failure_rate"],
                      SPEEDUP_VERDICTS * len(functions) * len(slices))
     margins = {name: options[name] for name in MARGINS}
     verdicts = []
-    for suffix, data in slices:
+    for point in slices:
+        data = dataset.sel(point)
+        suffix = f"/{point_label(point)}" if point else ""
         latencies = {k: float(data[k]) if k in ctx.dims else ctx.config[k]
                      for k in LATENCY_KEYS}
         length = int(data["iterations"].isel(checkpoint=-1).max())
         for function in functions:
+            names = {key: (options[key].format(**point, test_function=function)
+                           if key in options else f"{default}/{function}{suffix}")
+                     for key, default in (("name", "speed-up"),
+                                          ("invariance_name", "theorem4/variance-at-L"))}
             verdicts += speedup_family(
-                f"speed-up/{function}{suffix}", f"theorem4/variance-at-L/{function}{suffix}",
-                data.sel(test_function=function), over, z,
+                names["name"], names["invariance_name"], data.sel(test_function=function),
+                over, z,
                 bend=saturation_workers(latencies), margins=margins,
                 n_replicates=ctx.config["n_replicates"],
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "

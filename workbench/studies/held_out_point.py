@@ -41,7 +41,7 @@ from workbench.studies.user_code import (
     user_sampler,
     user_test_functions,
 )
-from workbench.systems.asynchronous.models import SYNTHETIC, logistic_model, network_model
+from workbench.systems.asynchronous.models import logistic_model, network_model
 from workbench.systems.asynchronous.run import at_point, held_out_run
 from workbench.systems.asynchronous.summaries import held_out_summary
 from workbench.systems.asynchronous.system import ELASTIC
@@ -56,8 +56,8 @@ def make_model(experiment: str, config: dict, seed, search: Path | None):
     """The study's model: logistic regression, a digits network, or the researcher's factory
     called as ``factory(rng, **arguments)`` and probed for the protocol
     (:func:`.user_code.check_model`)."""
-    if config["model"] == LOGISTIC:  # a study's logistic regression runs on a9a-like data
-        return logistic_model(experiment, {**config, "data": SYNTHETIC}, seed)
+    if config["model"] == LOGISTIC:
+        return logistic_model(experiment, config, seed)
     if config["model"] == NETWORK:
         return network_model(experiment, config, seed, config["network"])
     factory, label = load_factory(config, search)
@@ -151,6 +151,8 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
                        n_servers=chains, n_updates=config["n_iterations"],
                        burn_in=config["burn_in"], test_functions=functions, sampler=sampler)
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
+    if config["model"] == LOGISTIC:
+        run.attrs["data_source"] = config["data_source"]
     if not with_reference:
         return at_point(run, point, dims)
     names = [f.name for f in functions]

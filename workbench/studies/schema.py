@@ -241,7 +241,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                           "of the factory", _arguments),
               only=(PYTHON,), fixed_in=_H),
         *(Field(name, _SHARED[name], only=(LOGISTIC,), fixed_in=_H)
-          for name in ("n_train", "n_test", "initial_scale")),
+          for name in ("data_source", "n_train", "n_test", "initial_scale")),
         Field("n_test_points", _SHARED["n_test_points"], only=(LOGISTIC, NETWORK), fixed_in=_H),
         Field("network", Parameter("network", NETWORKS[0], "network: mlp (a feed-forward net) "
                                    "or cnn (a LeNet-style convolutional net), a 10-class "

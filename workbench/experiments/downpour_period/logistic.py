@@ -84,7 +84,7 @@ def _digest(design) -> str:
 def _identity(config: dict, model: LogisticRegression) -> dict:
     """What determines U and φ (recorded with the reference, :func:`reference_posterior`)."""
     return {"model": "logistic-regression", "prior_scale": config["prior_scale"],
-            "data": config["data"], "features": _digest(model.features),
+            "data": config["data_source"], "features": _digest(model.features),
             "labels": array_digest(model.labels), "test_features": _digest(model.test_features),
             "test_labels": array_digest(model.test_labels)}
 

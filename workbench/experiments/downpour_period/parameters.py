@@ -11,7 +11,7 @@ from workbench.core.validators import at_least_one, at_least_two, positive
 from workbench.reference.parameters import REFERENCE_PARAMETERS
 from workbench.systems.asynchronous.models import LOGISTIC_PARAMETERS
 
-DATA_KEYS = ("data", "n_train", "n_test", "prior_scale", "n_test_points")
+DATA_KEYS = ("data_source", "n_train", "n_test", "prior_scale", "n_test_points")
 #: smaller than a9a's sizes: the reference chains run on the whole training set
 DATA_DEFAULTS = {"n_train": 2000, "n_test": 1000, "n_test_points": 300}
 

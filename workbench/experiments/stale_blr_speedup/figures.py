@@ -7,10 +7,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.stale_blr_speedup.checks import blr_speedup_checks
+from bounds.verdict import z_for_family
 from workbench.store.netcdf import config_of
 from workbench.systems.asynchronous.figures import bands, finish, new
-from workbench.systems.asynchronous.system import predicted_time_speedup
+from workbench.systems.asynchronous.speedup import speedup_verdicts
+from workbench.systems.asynchronous.system import predicted_time_speedup, saturation_workers
+
+#: the speed-up check's family: three speed-up verdicts and Theorem 4's invariance
+FAMILY = 4
 
 
 def figure_speedup(dataset: xr.Dataset, path):
@@ -25,8 +29,11 @@ def figure_speedup(dataset: xr.Dataset, path):
         bands(ax, loss[axis].values, *curves, labels)
         ax.set_xlabel(name)
         ax.set_ylabel("variance of the test loss φ̂_L")
-    evidence = {v.check: v.evidence for v in blr_speedup_checks(dataset)}
-    iteration = evidence["speed-up/iteration"]
+    [iteration_verdict, *_] = speedup_verdicts(
+        "speed-up", workers, *(loss[name].values for name in (
+            "iterations_per_worker", "variance", "variance_se", "time")),
+        z_for_family(config["false_failure_rate"], FAMILY), bend=saturation_workers(config))
+    iteration = iteration_verdict.evidence
     ax = axes[0, 2]
     ax.plot(workers, workers, "k:", label="linear")
     fine = np.linspace(1, workers.max(), 200)

@@ -2,7 +2,8 @@
 
 - Bayesian logistic regression (§5.1) on a9a-shaped data drawn from a known weight vector
   (:func:`workbench.data.a9a_like.a9a_like`, the default) or on a LIBSVM pair on disk
-  (``--set data=PATH`` reads PATH and PATH.t, :func:`workbench.data.libsvm.load_libsvm_pair`);
+  (``--set data_source=PATH`` reads PATH and PATH.t,
+  :func:`workbench.data.libsvm.load_libsvm_pair`);
 - the digits networks (§5.2, LeNet on MNIST in the paper): the MLP and the CNN of
   :mod:`workbench.models` on scikit-learn's 8×8 digits.
 
@@ -54,10 +55,8 @@ N_TEST_POINTS = Parameter("n_test_points", 1000, "held-out rows scored per draw 
                           non_negative_int)
 
 LOGISTIC_PARAMETERS = (
-    # a data source; the sharded data's ``data`` (a regime, systems/distributed/data.py) is
-    # another parameter of the same name (tests/test_declared_once.py: EXCEPTIONS)
-    Parameter("data", SYNTHETIC, f"{SYNTHETIC} (generated) or PATH of a LIBSVM pair PATH, PATH.t",
-              _data_source),
+    Parameter("data_source", SYNTHETIC,
+              f"{SYNTHETIC} (generated) or PATH of a LIBSVM pair PATH, PATH.t", _data_source),
     Parameter("n_train", 32_561, "a9a-like: training rows (a9a: 32,561)", at_least_one),
     Parameter("n_test", 16_281, "a9a-like: held-out rows (a9a: 16,281)", at_least_one),
     PRIOR_SCALE,
@@ -90,11 +89,11 @@ def logistic_model(experiment: str, config: dict, seed) -> LogisticRegression:
     from workbench.data.libsvm import load_libsvm_pair
     from workbench.models.logistic import LogisticRegression
 
-    if config["data"] == SYNTHETIC:
+    if config["data_source"] == SYNTHETIC:
         data, _ = a9a_like(generator(seed, experiment, "data"), config["n_train"],
                            config["n_test"])
     else:
-        data = load_libsvm_pair(config["data"])
+        data = load_libsvm_pair(config["data_source"])
     test_features, test_labels = held_out(data, config["n_test_points"],
                                           generator(seed, experiment, "held-out"))
     return LogisticRegression(data.train_features, data.train_labels, config["prior_scale"],
