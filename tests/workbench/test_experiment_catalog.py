@@ -32,6 +32,24 @@ def test_each_experiment_carries_its_files_declaration():
     assert experiments.summaries() == [(n, library.header(n).summary) for n in library.ORDER]
 
 
+@pytest.mark.parametrize("text, words", [
+    ('[study]\nname = "x"\nsumary = "typo"\nbespoke = "a:B"\n', ("[study] sumary",
+                                                                  "unknown key")),
+    ('[study]\nname = "x"\nbespoke = "a:B"\n[run]\nn_replicates = 2\n',
+     ("[run]", "a bespoke file holds only [study] and [[paper]]")),
+])
+def test_a_shipped_header_that_breaks_its_form_is_refused_naming_the_key(tmp_path, monkeypatch,
+                                                                        text, words):
+    """An unknown ``[study]`` key (a typo that would silently drop a summary), or a table in a
+    bespoke file that its class would ignore, is refused when ``workbench list`` reads it."""
+    monkeypatch.setattr(library, "DIRECTORY", tmp_path)
+    (tmp_path / "x.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(library.LibraryError) as caught:
+        library.header("x")
+    for word in ("x.toml", *words):
+        assert word in str(caught.value), str(caught.value)
+
+
 def test_the_registry_loads_an_experiment_once_and_only_when_asked():
     registry = experiments.Registry(tuple(map(library.header, library.ORDER)))
     assert list(registry) == list(library.ORDER) and len(registry) == len(library.ORDER)

@@ -451,9 +451,6 @@ def validate_sharded_point(config: dict) -> None:
 #: paper)
 FIELD_SECTIONS = tuple(SECTIONS)
 OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound", "paper")
-#: ``symbols``: how the sweep dims are written in the names of sharded checks
-#: (``{ local_updates = "T" }`` gives ``stationary/fsgld/T=10``, as seeds 002 and 004 write)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "plugin", "bespoke")
 
 
 def fields() -> dict[str, Field]:

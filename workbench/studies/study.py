@@ -31,7 +31,6 @@ from workbench.studies.schema import (
     FIELD_SECTIONS,
     OTHER_SECTIONS,
     SECTIONS,
-    STUDY_KEYS,
     Field,
     fields,
     kind_fields,
@@ -183,8 +182,9 @@ def from_document(doc: Document) -> Study:
                             + ", ".join(FIELD_SECTIONS + OTHER_SECTIONS))
     head = _table(doc, ("study",), data.get("study", {}))
     for key in head:
-        if key not in STUDY_KEYS:
-            raise doc.error(("study", key), f"unknown key; known: {', '.join(STUDY_KEYS)}")
+        if key not in library.STUDY_KEYS:
+            raise doc.error(("study", key),
+                            f"unknown key; known: {', '.join(library.STUDY_KEYS)}")
     _refuse_workbench_code(doc, head)
     name = head.get("name")
     if not isinstance(name, str) or not name.strip():

@@ -31,8 +31,17 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
          "stale-nn-workers", "multi-server", "downpour-period", "elastic-vs-downpour",
          "real-vs-simulated")
 
+#: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
+#: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``)
+STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "plugin", "bespoke")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
 CODE_KEYS = ("plugin", "bespoke")
+#: the only tables of a bespoke file: its class runs the rest of the experiment
+BESPOKE_TABLES = ("study", "paper")
+
+
+class LibraryError(ValueError):
+    """A shipped file that breaks its form, naming the file and the key."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +70,21 @@ def shipped(source: str) -> bool:
 
 def header(name: str) -> Header:
     """The ``[study]`` and ``[[paper]]`` tables of the shipped file ``name``, without reading
-    the rest."""
+    the rest; an unknown ``[study]`` key, or another table in a bespoke file, is a
+    :class:`LibraryError`."""
     with path(name).open("rb") as file:
         document = tomllib.load(file)
     table = document.get("study", {})
+    where = path(name).name
+    for key in table:
+        if key not in STUDY_KEYS:
+            raise LibraryError(f"{where}: [study] {key}: unknown key; known: "
+                               f"{', '.join(STUDY_KEYS)}")
+    if table.get("bespoke"):
+        for key in document:
+            if key not in BESPOKE_TABLES:
+                raise LibraryError(f"{where}: [{key}]: a bespoke file holds only [study] and "
+                                   "[[paper]] tables (its class runs the experiment)")
     headline = Headline.from_table(table["headline"]) if "headline" in table else None
     return Header(table["name"], table.get("summary", ""), table.get("source", ""), headline,
                   table.get("plugin", ""), table.get("bespoke", ""),
