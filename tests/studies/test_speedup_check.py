@@ -102,6 +102,18 @@ def test_a_margin_out_of_range_is_refused_naming_the_key():
     assert "slope_margin" in message, message
 
 
+def test_reference_settings_without_a_check_that_needs_them_are_refused():
+    """No check of the example is judged against a reference posterior, so its points compute
+    none and its settings are not parameters of the study: written, they are refused."""
+    assert not any(p.name.startswith("reference_") for p in load(EXAMPLE).parameters)
+    text = TEXT.replace("batch_size = 50", "batch_size = 50\nreference_draws = 500")
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    message = str(caught.value)
+    assert f":{_line_of(text, 'reference_draws')}:" in message, message
+    assert "without a check judged against the reference posterior" in message, message
+
+
 def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
     text = ('[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[system]\n'
             'kind = "asynchronous"\n[sweep]\nn_workers = [1, 2]\n[[check]]\nkind = "speed-up"\n')

@@ -24,6 +24,7 @@ from simulators.validation import InvalidParameter
 from workbench.core.headline import Headline, HeadlineError
 from workbench.core.paper import PaperEntry, PaperError, entries
 from workbench.core.parameters import Parameter
+from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, library
 from workbench.studies.document import Document, KeyPath, StudyError
@@ -212,6 +213,7 @@ def from_document(doc: Document) -> Study:
                 raise doc.error((section, spec.key),
                                 f"means nothing in a study of {' / '.join(sorted(kinds))}; it "
                                 f"is a key of {' / '.join(spec.only)} studies")
+    unused = set() if _judges_against_a_reference(data) else set(REFERENCE_KEYS)
 
     constants = {}
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
@@ -253,7 +255,7 @@ def from_document(doc: Document) -> Study:
     if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
-    parameters = _parameters(values, constants, sweep_values, kinds)
+    parameters = _parameters(values, constants, sweep_values, kinds, unused)
     quick = {}
     by_name = {p.name: p for p in parameters}
     for key, value in _table(doc, ("quick",), data.get("quick", {})).items():
@@ -268,6 +270,10 @@ def from_document(doc: Document) -> Study:
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
     checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds,
                      tuple(sorted(kinds)), estimator)
+    for key in sorted(unused & set(data.get("run", {}))):  # after the checks' own refusals
+        raise doc.error(("run", key), "means nothing without a check judged against the "
+                                      "reference posterior (reference, envelope): only such "
+                                      "a check makes the points compute one")
     symbols = _table(doc, ("study", "symbols"), head.get("symbols", {}))
     for key, value in symbols.items():
         if key not in product + tuple(g[0] for g in zipped):
@@ -329,13 +335,25 @@ def _base(spec: Field) -> Parameter:
     return _ExpressionParameter(p.name, p.default, p.help, p.validate, p.choices)
 
 
-def _parameters(values: dict, constants: dict, sweep_values: dict,
-                kinds: set[str]) -> tuple[Parameter, ...]:
-    """One configuration parameter per field of the study's kinds and per constant,
+def _judges_against_a_reference(data: dict) -> bool:
+    """Whether a ``[[check]]`` of the study is of a kind judged against the reference
+    posterior (:attr:`.check_kinds.Kind.reference`); the entries are validated later."""
+    entries = data.get("check", [])
+    return isinstance(entries, list) and any(
+        isinstance(entry, dict) and entry.get("kind") in check_kinds.KINDS
+        and check_kinds.KINDS[entry["kind"]].reference for entry in entries)
+
+
+def _parameters(values: dict, constants: dict, sweep_values: dict, kinds: set[str],
+                unused: set[str]) -> tuple[Parameter, ...]:
+    """One configuration parameter per field of the study's kinds but the ``unused`` ones
+    (the reference posterior's settings where no check needs it) and per constant,
     defaulting to the study's value (a sweep list where swept); expression fields accept
     strings."""
     out = []
     for spec in kind_fields(kinds):
+        if spec.name in unused:
+            continue
         base = _base(spec)
         if spec.name in sweep_values:
             out.append(_SweepParameter(base, sweep_values[spec.name]))
