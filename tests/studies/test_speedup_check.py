@@ -82,36 +82,33 @@ def test_a_step_shrinking_with_p_is_violated(runs):
     assert verdicts["speed-up/log_loss/slope"].observed < 0.5
 
 
+def _refused(text: str, needle: str, *words: str) -> None:
+    """``text`` is refused when read, naming the line holding ``needle`` and ``words``."""
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    message = str(caught.value)
+    assert f":{_line_of(text, needle)}:" in message, message
+    for word in words:
+        assert word in message, message
+
+
 def test_a_speed_up_check_without_a_worker_sweep_is_refused_naming_the_line():
     text = TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "").replace(
         "[sweep]", '[sweep]\nstep_size = [6e-6, 1e-5]')
-    with pytest.raises(StudyError) as caught:
-        loads(text, "<test>")
-    message = str(caught.value)
-    line = _line_of(text, 'kind = "speed-up"')
-    assert f":{line}:" in message, message
-    assert "sweep n_workers" in message, message
+    _refused(text, 'kind = "speed-up"', "sweep n_workers")
 
 
 def test_a_margin_out_of_range_is_refused_naming_the_key():
-    text = TEXT.replace('kind = "speed-up"', 'kind = "speed-up"\nslope_margin = -1')
-    with pytest.raises(StudyError) as caught:
-        loads(text, "<test>")
-    message = str(caught.value)
-    assert f":{_line_of(text, 'slope_margin')}:" in message, message
-    assert "slope_margin" in message, message
+    _refused(TEXT.replace('kind = "speed-up"', 'kind = "speed-up"\nslope_margin = -1'),
+             "slope_margin", "slope_margin")
 
 
 def test_reference_settings_without_a_check_that_needs_them_are_refused():
     """No check of the example is judged against a reference posterior, so its points compute
     none and its settings are not parameters of the study: written, they are refused."""
     assert not any(p.name.startswith("reference_") for p in load(EXAMPLE).parameters)
-    text = TEXT.replace("batch_size = 50", "batch_size = 50\nreference_draws = 500")
-    with pytest.raises(StudyError) as caught:
-        loads(text, "<test>")
-    message = str(caught.value)
-    assert f":{_line_of(text, 'reference_draws')}:" in message, message
-    assert "without a check judged against the reference posterior" in message, message
+    _refused(TEXT.replace("batch_size = 50", "batch_size = 50\nreference_draws = 500"),
+             "reference_draws", "without a check judged against the reference posterior")
 
 
 def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
