@@ -5,7 +5,9 @@ one dim, drawn against that dim's coordinate or a variable aligned with it (``x`
 L of each checkpoint, say), one curve per coordinate of ``series``, the other dims at the
 coordinates ``select`` names (their last one where it names none: the final checkpoint, the
 longest run), its Monte Carlo interval from ``<variable>_lower``/``_upper`` where the result
-has them, and ``reference`` (an exact oracle's value, a bound) dashed beside it. A study
+has them, and ``reference`` (an exact oracle's value, a bound) dashed beside it. ``average``
+names a dim of repeated draws (independent measurements of the same quantity) to average
+over: the view draws their mean with its interval, mean ± 1.96 standard errors. A study
 declares it in its ``[study]`` table::
 
     headline = { variable = "mse", along = "checkpoint", x = "iterations",
@@ -21,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-KEYS = ("variable", "along", "x", "series", "select", "reference", "log_x", "log_y", "caption")
+KEYS = ("variable", "along", "x", "series", "select", "average", "reference", "log_x", "log_y",
+        "caption")
 
 
 class HeadlineError(ValueError):
@@ -37,6 +40,7 @@ class Headline:
     x: str = ""                  # the along dim's coordinate when empty
     series: str = ""             # one curve when empty
     select: dict[str, Any] = field(default_factory=dict)
+    average: str = ""            # a dim of repeated draws to average over (module docstring)
     reference: str = ""
     log_x: bool = False
     log_y: bool = False
@@ -53,7 +57,7 @@ class Headline:
         for key in ("variable", "along"):
             if not isinstance(table.get(key), str) or not table[key]:
                 raise HeadlineError(key, "is required: the name of a variable or dim")
-        for key in ("x", "series", "reference", "caption"):
+        for key in ("x", "series", "average", "reference", "caption"):
             if not isinstance(table.get(key, ""), str):
                 raise HeadlineError(key, "must be a string")
         for key in ("log_x", "log_y"):

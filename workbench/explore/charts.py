@@ -110,8 +110,26 @@ def slice_frame(dataset: xr.Dataset, variable: str, along_dim: str, selection: d
     return frame
 
 
+def averaged(dataset: xr.Dataset, variable: str, dim: str) -> xr.Dataset:
+    """``dataset`` with ``variable`` replaced by its mean over the repeated draws along
+    ``dim`` and ``<variable>_se`` by that mean's standard error (sd/√n, the draws
+    independent); its other interval variables are dropped."""
+    if dim not in dataset[variable].dims:
+        raise KeyError(f"{variable} has no dim {dim} to average over")
+    draws = dataset[variable]
+    count = draws.count(dim)
+    out = dataset.drop_vars([f"{variable}_{s}" for s in ("lower", "upper", "se")
+                             if f"{variable}_{s}" in dataset.data_vars])
+    out[variable] = draws.mean(dim)
+    out[f"{variable}_se"] = draws.std(dim, ddof=1) / np.sqrt(count)
+    return out
+
+
 def headline_frame(dataset: xr.Dataset, headline: Headline) -> pd.DataFrame:
-    """:func:`slice_frame` of a result's declared headline view."""
+    """:func:`slice_frame` of a result's declared headline view (averaged over its
+    ``average`` dim first, where it names one)."""
+    if headline.average:
+        dataset = averaged(dataset, headline.variable, headline.average)
     keep = {headline.along} | ({headline.series} if headline.series else set())
     selection = default_selection(dataset, headline.variable, keep, headline.select)
     return slice_frame(dataset, headline.variable, headline.along, selection,

@@ -15,7 +15,13 @@ import xarray as xr
 
 from workbench.cli.main import EXIT_VIOLATED, main
 from workbench.core.headline import Headline
-from workbench.explore.charts import DASHES, default_selection, headline_frame, line_chart
+from workbench.explore.charts import (
+    DASHES,
+    averaged,
+    default_selection,
+    headline_frame,
+    line_chart,
+)
 from workbench.studies.library import ORDER, header
 
 DECLARED = [name for name in ORDER if header(name).headline is not None]
@@ -68,10 +74,13 @@ def test_the_headline_draws_from_the_quick_result(name, quick_results):
     if headline.log_y:
         assert (shown["value"] > 0).all()
 
-    # the declared y: the values are the variable's at the selection
+    # the declared y: the values are the variable's at the selection (its mean over the
+    # declared draws, where the headline averages them)
+    source = averaged(dataset, headline.variable, headline.average) if headline.average \
+        else dataset
     keep = {headline.along} | ({headline.series} if headline.series else set())
-    selection = default_selection(dataset, headline.variable, keep, headline.select)
-    expected = dataset[headline.variable].sel(selection)
+    selection = default_selection(source, headline.variable, keep, headline.select)
+    expected = source[headline.variable].sel(selection)
     assert np.allclose(np.sort(frame["value"].to_numpy(dtype=float)),
                        np.sort(expected.values.astype(float).ravel()), equal_nan=True)
     # the declared x: the along dim's coordinate, or the variable aligned with it
@@ -97,6 +106,23 @@ def test_the_headline_draws_from_the_quick_result(name, quick_results):
     else:
         assert not dashed
     assert headline.caption, f"{name}: the headline says nothing of what it draws"
+
+
+def test_an_averaged_headline_draws_the_mean_of_the_draws_with_its_standard_error():
+    draws = np.array([[1.0, 3.0, 5.0], [2.0, 2.0, 2.0]])  # (group_size, gradient_draw)
+    dataset = xr.Dataset({"error": (("group_size", "gradient_draw"), draws),
+                          "error_lower": (("group_size", "gradient_draw"), draws - 1)},
+                         coords={"group_size": [1, 2], "gradient_draw": [0, 1, 2]})
+    headline = Headline.from_table({"variable": "error", "along": "group_size",
+                                    "average": "gradient_draw"})
+    frame = headline_frame(dataset, headline)
+    assert frame["value"].tolist() == [3.0, 2.0]
+    half = 1.96 * 2.0 / np.sqrt(3)  # sd 2 over three draws; none for equal draws
+    np.testing.assert_allclose(frame["upper"] - frame["value"], [half, 0.0])
+    with pytest.raises(KeyError, match="no dim replicate"):
+        headline_frame(dataset, Headline.from_table({"variable": "error",
+                                                     "along": "group_size",
+                                                     "average": "replicate"}))
 
 
 @pytest.mark.parametrize("change, missing", [
