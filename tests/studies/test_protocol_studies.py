@@ -140,3 +140,17 @@ def test_downpour_on_the_gaussian_mean_is_refused_naming_its_systems():
         loads(text, "<test>")
     assert "a gaussian-mean study runs on constant / uniform / asynchronous" in str(
         caught.value)
+
+
+def test_the_plan_counts_local_steps_per_push_and_per_chain():
+    """Work (what --max-work limits and progress counts) is gradient evaluations: a downpour
+    push is π local steps; elastic averaging runs P chains."""
+    def work(lines: str) -> list[int]:
+        experiment = StudyExperiment(loads(_system(BASE, lines), "<protocols>"))
+        config = experiment.configure()
+        return [experiment.work(config, point) for point in experiment.points(config)]
+
+    server = work(ASYNCHRONOUS)
+    assert server == [400 * 6] * 2
+    assert work('kind = "downpour"\nperiod = 4') == [4 * w for w in server]
+    assert work('kind = "elastic"\nperiod = 4') == [1 * server[0], 3 * server[1]]

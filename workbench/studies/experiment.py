@@ -41,6 +41,7 @@ from workbench.studies.schema import (
 )
 from workbench.studies.study import Study, loads
 from workbench.studies.user_code import UserCodeError
+from workbench.systems.asynchronous.system import DOWNPOUR, ELASTIC
 
 # the points, the checks and the figures (engine, xarray, scipy.stats, sympy, matplotlib) are
 # imported by the methods that run, combine, judge and draw: loading, showing and configuring a
@@ -295,13 +296,21 @@ def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
     return StudyExperiment(loads(text, origin), plugin)
 
 
-def _work(resolved: dict) -> int:
-    """Replicate-updates of a resolved point of the study's own sweep."""
+def _updates(resolved: dict) -> int:
+    """Updates of one replicate's chain at a resolved point (its burn-in included)."""
     with_burn_in = resolved["model"] in (SHARDED, *HELD_OUT)
-    updates = resolved["n_iterations"] + (resolved["burn_in"] if with_burn_in else 0)
-    return updates * resolved["n_replicates"]
+    return resolved["n_iterations"] + (resolved["burn_in"] if with_burn_in else 0)
+
+
+def _work(resolved: dict) -> int:
+    """Replicate-updates of a resolved point of the study's own sweep, counted in local steps
+    (gradient evaluations): downpour's every push is ``period`` of them, and elastic averaging
+    runs ``n_workers`` chains."""
+    steps = {DOWNPOUR: resolved.get("period", 1),
+             ELASTIC: resolved.get("n_workers", 1)}.get(resolved["system"], 1)
+    return _updates(resolved) * steps * resolved["n_replicates"]
 
 
 def _memory(resolved: dict) -> int:
     """Bytes a resolved point's results need at least (:func:`results_bytes`)."""
-    return results_bytes(resolved, _work(resolved) // max(int(resolved["n_replicates"]), 1))
+    return results_bytes(resolved, _updates(resolved))
