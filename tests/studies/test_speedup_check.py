@@ -111,6 +111,14 @@ def test_reference_settings_without_a_check_that_needs_them_are_refused():
              "reference_draws", "without a check judged against the reference posterior")
 
 
+def test_a_sampler_factory_beside_a_built_in_sampler_is_refused():
+    """The example's sampler is SGLD: the keys naming a sampler of one's own are not its
+    parameters, and writing one is refused rather than silently ignored."""
+    assert not any(p.name.startswith("sampler_") for p in load(EXAMPLE).parameters)
+    _refused(TEXT.replace('kind = "sgld"', 'kind = "sgld"\npython = "mine:Sampler"'),
+             'python = "mine:Sampler"', 'unless [sampler] kind = "python"')
+
+
 def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
     text = ('[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[system]\n'
             'kind = "asynchronous"\n[sweep]\nn_workers = [1, 2]\n[[check]]\nkind = "speed-up"\n')

@@ -31,12 +31,14 @@ from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     FIELD_SECTIONS,
     OTHER_SECTIONS,
+    PYTHON,
     SECTIONS,
     Field,
     fields,
     kind_fields,
     validate_kinds,
 )
+from workbench.studies.user_code import CONFIG_KEYS
 
 # the bounds (sympy) are imported by the functions that read a [[bound]]: a study without
 # them (every shipped one) loads, shows and configures without sympy (issue 15)
@@ -213,7 +215,7 @@ def from_document(doc: Document) -> Study:
                 raise doc.error((section, spec.key),
                                 f"means nothing in a study of {' / '.join(sorted(kinds))}; it "
                                 f"is a key of {' / '.join(spec.only)} studies")
-    unused = set() if _judges_against_a_reference(data) else set(REFERENCE_KEYS)
+    unused = _unused(data, values)
 
     constants = {}
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
@@ -270,10 +272,10 @@ def from_document(doc: Document) -> Study:
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
     checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds,
                      tuple(sorted(kinds)), estimator)
-    for key in sorted(unused & set(data.get("run", {}))):  # after the checks' own refusals
-        raise doc.error(("run", key), "means nothing without a check judged against the "
-                                      "reference posterior (reference, envelope): only such "
-                                      "a check makes the points compute one")
+    for section, group in SECTIONS.items():  # after the checks' own refusals
+        for spec in group:
+            if spec.name in unused and spec.key in data.get(section, {}):
+                raise doc.error((section, spec.key), unused[spec.name])
     symbols = _table(doc, ("study", "symbols"), head.get("symbols", {}))
     for key, value in symbols.items():
         if key not in product + tuple(g[0] for g in zipped):
@@ -344,12 +346,28 @@ def _judges_against_a_reference(data: dict) -> bool:
         and check_kinds.KINDS[entry["kind"]].reference for entry in entries)
 
 
+def _unused(data: dict, values: dict) -> dict[str, str]:
+    """Fields of the study's kinds that mean nothing in this study, with why: the reference
+    posterior's settings where no check needs one, and the keys naming a sampler's factory
+    where the sampler is not the researcher's own. They are not parameters of the study, and
+    writing one is refused."""
+    unused = {}
+    if not _judges_against_a_reference(data):
+        unused.update(dict.fromkeys(REFERENCE_KEYS, (
+            "means nothing without a check judged against the reference posterior "
+            "(reference, envelope): only such a check makes the points compute one")))
+    if values.get("sampler", fields()["sampler"].parameter.default) != PYTHON:
+        unused.update(dict.fromkeys(CONFIG_KEYS["sampler"][1:], (
+            'means nothing unless [sampler] kind = "python": it names the factory of the '
+            "researcher's own sampler")))
+    return unused
+
+
 def _parameters(values: dict, constants: dict, sweep_values: dict, kinds: set[str],
-                unused: set[str]) -> tuple[Parameter, ...]:
+                unused: dict[str, str]) -> tuple[Parameter, ...]:
     """One configuration parameter per field of the study's kinds but the ``unused`` ones
-    (the reference posterior's settings where no check needs it) and per constant,
-    defaulting to the study's value (a sweep list where swept); expression fields accept
-    strings."""
+    (:func:`_unused`) and per constant, defaulting to the study's value (a sweep list where
+    swept); expression fields accept strings."""
     out = []
     for spec in kind_fields(kinds):
         if spec.name in unused:
