@@ -96,6 +96,14 @@ def _reference(entry: dict, key: str) -> str:
     return name
 
 
+def _expected(entry: dict) -> float:
+    """A slope check's predicted exponent (default 0)."""
+    expected = entry.get("expected", 0.0)
+    if isinstance(expected, bool) or not isinstance(expected, int | float):
+        raise CheckOptionError("expected", "must be a number")
+    return float(expected)
+
+
 def _name_template(template, dims: Sequence[str]) -> str:
     """A check's ``name`` (and a speed-up's ``invariance_name``): its verdicts' names, with
     ``{dim}`` for the value of another sweep dim and ``{test_function}`` (an ordering's
@@ -169,10 +177,7 @@ class Kind:
         if self.name in ("invariance", "slope", "rate"):
             options["over"] = _over(entry, dims)
         if self.name == "slope":
-            expected = entry.get("expected", 0.0)
-            if isinstance(expected, bool) or not isinstance(expected, int | float):
-                raise CheckOptionError("expected", "must be a number")
-            options["expected"] = float(expected)
+            options["expected"] = _expected(entry)
         if self.name == "rate":
             options["bound"] = _bound(entry, bounds)
         if self.name == "rate":
@@ -220,6 +225,10 @@ class Kind:
             for key in ("name", "invariance_name"):
                 if key in entry:
                     options[key] = _name_template(entry[key], [d for d in dims if d != over])
+        if self.name == "slope":
+            options["over"] = _over(entry, dims)
+            options["expected"] = _expected(entry)
+            options.update(_margins(entry, (SLOPE_MARGIN,)))
         if self.name == "ordering":
             options["over"] = _over(entry, dims)
             direction = entry.get("direction", DIRECTIONS[0])
@@ -308,7 +317,9 @@ class Kind:
 KINDS = {kind.name: kind for kind in (
     Kind("oracle", {GAUSSIAN: (), SHARDED: ()}),
     Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
-    Kind("slope", {GAUSSIAN: ("test_function", "over", "expected")}),
+    Kind("slope", {GAUSSIAN: ("test_function", "over", "expected"),
+                   **dict.fromkeys(HELD_OUT, ("test_function", "over", "expected",
+                                              SLOPE_MARGIN.name))}),
     Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
                              "bootstrap_resamples")}),
     Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed"),

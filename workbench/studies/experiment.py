@@ -304,10 +304,10 @@ def _updates(resolved: dict) -> int:
 
 def _work(resolved: dict) -> int:
     """Replicate-updates of a resolved point of the study's own sweep, counted in local steps
-    (gradient evaluations): downpour's every push is ``period`` of them, and elastic averaging
-    runs ``n_workers`` chains."""
-    steps = {DOWNPOUR: resolved.get("period", 1),
-             ELASTIC: resolved.get("n_workers", 1)}.get(resolved["system"], 1)
+    (gradient evaluations): downpour's every push is ``period`` of them, elastic averaging
+    runs ``n_workers`` chains, and the asynchronous system one chain per server."""
+    steps = {DOWNPOUR: resolved.get("period", 1), ELASTIC: resolved.get("n_workers", 1)}.get(
+        resolved["system"], resolved.get("n_servers", 1))
     return _updates(resolved) * steps * resolved["n_replicates"]
 
 

@@ -23,6 +23,8 @@ Models without an oracle (:mod:`.held_out_judgements`):
   E φ̂_L from the reference posterior's value in units of the check's margin, with ±z·σ (the
   claim: inside ±1);
 - ``envelope``: as above, the excess error over the reference mean against the envelope;
+- ``slope`` and ``ordering``: the variance (slope, log-log) or the mean (ordering) of φ̂_L at
+  the last checkpoint against ``over``, with ±1.96 standard errors, per test function judged;
 - ``speed-up``: the variance over replicates of φ̂_L against iterations per worker, one curve
   per worker count (seed 001 Figure 2, left: the same variance at 1/P of the iterations per
   worker is a linear speed-up), for the first test function judged, at the first value of the
@@ -207,11 +209,28 @@ def _speedup(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None
     ax.legend(fontsize=7)
 
 
+def _held_out_against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict,
+                      kind: str) -> None:
+    over = options["over"]
+    quantity, error = ("variance", "variance_se") if kind == "slope" else ("mean", "mean_se")
+    for function in held_out.functions_judged(dataset, options.get("test_function")):
+        for suffix, data in kinds.point_slices(dataset, ctx.dims, over):
+            at = data.isel(checkpoint=-1).sel(test_function=function)
+            ax.errorbar(data[over].values, _positive(at[quantity]),
+                        yerr=1.96 * at[error].values, marker="o", capsize=3,
+                        label=f"{function}{suffix}")
+    ax.set(xscale="log", yscale="log" if kind == "slope" else "linear", xlabel=over,
+           ylabel=f"{quantity} of φ̂_L at the last checkpoint", title=kind)
+    ax.legend(fontsize=7)
+
+
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
     if kind == "reference":
         _reference(ax, dataset, ctx, options)
     elif kind == "speed-up":
         _speedup(ax, dataset, ctx, options)
+    elif kind in ("slope", "ordering") and ctx.config["model"] in HELD_OUT:
+        _held_out_against(ax, dataset, ctx, options, kind)
     elif ctx.config["model"] == SHARDED:
         if kind == "oracle":
             _window_oracle(ax, dataset, ctx, options)

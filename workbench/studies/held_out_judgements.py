@@ -25,6 +25,11 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   Named ``speed-up/<φ>/iteration`` (``slope``, ``time-bend``) and
   ``theorem4/variance-at-L/<φ>`` with the other dims after, or by the check's ``name`` and
   ``invariance_name`` templates.
+- ``slope``: the log-log slope of the variance over replicates of φ̂_L at the last checkpoint
+  against the sweep dim ``over`` equals ``expected`` within ``slope_margin``, for every test
+  function (or the one named) and every value of the other dims (seed 001 Theorem 7: −1
+  against the servers ``n_servers`` pooled at test time; Theorem 4: 0 against the workers at
+  a fixed L). One family over all of them.
 - ``ordering``: E φ̂_L at the last checkpoint falls (or, with ``direction = "rises"``, rises)
   between consecutive values of the dim ``over``, for every test function (or the one named)
   and every value of the other sweep dims, shown beyond −``ordering_margin``
@@ -41,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bounds.checks import envelope_check, fit_envelope, ordering_sequence
+from bounds.checks import envelope_check, fit_envelope, ordering_sequence, slope_check
 from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
 from workbench.reference import reference_check
 from workbench.studies.gaussian_judgements import (
@@ -182,6 +187,28 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
     return verdicts
 
 
+def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    over, expected = options["over"], options["expected"]
+    functions = functions_judged(dataset, options.get("test_function"))
+    slices = sweep_points(dataset, [d for d in ctx.dims if d != over])
+    z = z_for_family(ctx.config["false_failure_rate"], len(functions) * len(slices))
+    verdicts = []
+    for point in slices:
+        final = dataset.sel(point).isel(checkpoint=-1)
+        suffix = f"/{point_label(point)}" if point else ""
+        for function in functions:
+            at = final.sel(test_function=function)
+            verdicts.append(slope_check(
+                f"slope/variance-vs-{over}/{function}{suffix}", final[over].values,
+                at["variance"].values, at["variance_se"].values, expected, z,
+                detail=f"The variance over replicates of φ̂_L({function}) at the last "
+                       f"checkpoint against {over} has log-log slope {expected:g} by the "
+                       "study's claim.",
+                evidence={"test_function": function, "over": over},
+                margin=options["slope_margin"], n_replicates=int(at["n_valid"].min())))
+    return verdicts
+
+
 def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, direction = options["over"], options["direction"]
     functions = functions_judged(dataset, options.get("test_function"))
@@ -230,5 +257,5 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
 def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     """The verdicts of one ``[[check]]`` of ``kind`` (module docstring)."""
     return {"reference": reference_checks, "envelope": envelope_checks,
-            "speed-up": speedup_checks, "ordering": ordering_checks}[kind](
-        dataset, ctx, options)
+            "speed-up": speedup_checks, "ordering": ordering_checks,
+            "slope": slope_checks}[kind](dataset, ctx, options)

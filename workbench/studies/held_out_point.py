@@ -146,7 +146,8 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
         model, functions = _model(experiment, int(seed), _key(config),
                                   None if search is None else str(search))
     sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
-    chains = config["n_workers"] if config["system"] == ELASTIC else 1  # elastic: one a worker
+    # the independent chains pooled at test time: elastic's one per worker, else the servers'
+    chains = config["n_workers"] if config["system"] == ELASTIC else config["n_servers"]
     run = held_out_run(experiment, config, point, seed, model, n_workers=config["n_workers"],
                        n_servers=chains, n_updates=config["n_iterations"],
                        burn_in=config["burn_in"], test_functions=functions, sampler=sampler)

@@ -277,6 +277,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field(WORKERS_DIM, Parameter(WORKERS_DIM, 1, "workers P of the asynchronous server "
                                      "or of downpour; the chains of elastic averaging",
                                      at_least_one), expression=True, only=_GH),
+        Field("n_servers", Parameter("n_servers", 1, "servers S of the asynchronous system, "
+                                     "each with its own n_workers workers and chain, their "
+                                     "samples pooled at test time (seed 001 §3.3)",
+                                     at_least_one), expression=True, only=_H),
         Field("latency", LATENCY, only=_GH),
         Field("latency_mean", LATENCY_MEAN, only=_GH),
         Field("latency_shape", LATENCY_SHAPE, only=_GH),
@@ -428,6 +432,10 @@ def validate_kinds(values: dict) -> None:
             raise validation.InvalidParameter(python, value(python), f"a python {kind} names "
                                               "its factory by python or by entry_point "
                                               "(exactly one of them)")
+    if system in (DOWNPOUR, ELASTIC) and value("n_servers") != 1:
+        raise validation.InvalidParameter("n_servers", value("n_servers"),
+                                          f"{system} has one master or centre: only the "
+                                          "asynchronous system runs several servers")
     for name in value("estimator"):
         if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
             runs = " / ".join(ESTIMATORS_OF[system])

@@ -323,7 +323,8 @@ def _kinds(doc: Document, values: dict) -> set[str]:
         validate_kinds(values)
     except InvalidParameter as error:
         path = {"system": ("system", "kind"), "sampler": ("sampler", "kind"),
-                "estimator": ("sampler", "estimator"), "python": ("model", "kind")}[error.field]
+                "estimator": ("sampler", "estimator"), "python": ("model", "kind"),
+                "n_servers": ("system", "n_servers")}[error.field]
         raise doc.error(path, str(error)) from None
     catalogue = fields()
     return {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
