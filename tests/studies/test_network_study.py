@@ -70,6 +70,13 @@ def test_the_loss_falls_with_p_until_staleness_costs_more(quick):
     assert not any(name.startswith("reference_") for name in dataset.data_vars)
 
 
+def test_the_ordering_figure_draws_the_mean_against_the_workers(quick, tmp_path):
+    experiment, dataset = quick
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == ["network-workers-ordering.png"]
+    assert paths[0].stat().st_size > 10_000
+
+
 def test_the_opposite_order_is_violated_where_the_loss_clearly_falls(quick):
     experiment, dataset = quick
     text = TEXT.replace('direction = "falls"', 'direction = "rises"')
