@@ -129,6 +129,11 @@ def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
            "asynchronous / gaussian-mean" in message, message
 
 
+def test_a_worker_grid_without_one_worker_is_refused_when_read():
+    _refused(TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "n_workers = [2, 4, 6, 9]"),
+             'kind = "speed-up"', "relative to one worker", "must include 1")
+
+
 def test_a_worker_grid_without_one_worker_is_refused_when_judged(runs):
     dataset, _ = runs["example"]
     experiment = StudyExperiment(loads(TEXT, str(EXAMPLE)))

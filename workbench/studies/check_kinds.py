@@ -147,9 +147,11 @@ class Kind:
     reference: bool = False
 
     def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
-                 kinds: Sequence[str], estimators: Sequence[str]) -> dict:
+                 kinds: Sequence[str], estimators: Sequence[str],
+                 swept: Mapping[str, list] | None = None) -> dict:
         """The entry's options; ``kinds``: the study's model and system kinds,
-        ``estimators``: its gradient estimators (sharded studies)."""
+        ``estimators``: its gradient estimators (sharded studies), ``swept``: the values the
+        study file sweeps each dim over (checked where a kind needs one among them)."""
         where = next((k for k in self.keys if k in kinds), None)
         if where is None and self.name == "oracle" and set(kinds) & set(WITH_REFERENCE):
             model = next(k for k in kinds if k in WITH_REFERENCE)
@@ -168,7 +170,7 @@ class Kind:
                                            f"{' / '.join(sorted(kinds))}")
         _known_keys(entry, self.keys[where])
         if where in HELD_OUT:
-            return self._held_out(entry, dims, bounds)
+            return self._held_out(entry, dims, bounds, swept or {})
         if where != GAUSSIAN:
             return self._sharded(entry, self.keys[where], dims, estimators)
         if self.name == "oracle":
@@ -197,7 +199,8 @@ class Kind:
             options.update(self._envelope(entry, bounds))
         return options
 
-    def _held_out(self, entry: dict, dims: Sequence[str], bounds: Mapping) -> dict:
+    def _held_out(self, entry: dict, dims: Sequence[str], bounds: Mapping,
+                  swept: Mapping[str, list]) -> dict:
         """Options of a check on a model without an oracle: its test functions are the
         model's own and the study's expressions, known once the model is built, so a name is
         checked against them when the check runs."""
@@ -221,6 +224,10 @@ class Kind:
                                             f"{over} (with 1 among its values), or name the "
                                             "swept worker counts with over")
             options["over"] = over
+            if 1 not in swept.get(over, [1]):  # --set may change it: judged again then
+                raise CheckOptionError("over" if "over" in entry else "kind",
+                                       f"a speed-up is relative to one worker: {over} = "
+                                       f"{swept[over]} must include 1")
             options.update(_margins(entry, SPEEDUP_MARGINS))
             for key in ("name", "invariance_name"):
                 if key in entry:

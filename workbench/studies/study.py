@@ -270,8 +270,9 @@ def from_document(doc: Document) -> Study:
         _check_names(doc, parameter, names)
     bounds = _bounds(doc, data.get("bound", []), names)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
-    checks = _checks(doc, data.get("check", []), product + tuple(g[0] for g in zipped), bounds,
-                     tuple(sorted(kinds)), estimator)
+    dims = product + tuple(g[0] for g in zipped)
+    checks = _checks(doc, data.get("check", []), dims, bounds, tuple(sorted(kinds)), estimator,
+                     {d: sweep_values[d] for d in dims})
     for section, group in SECTIONS.items():  # after the checks' own refusals
         for spec in group:
             if spec.name in unused and spec.key in data.get(section, {}):
@@ -481,7 +482,8 @@ def _registered(doc: Document, i: int, entry: dict) -> Bound:
 
 
 def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
-            kinds: tuple[str, ...], estimators: list[str]) -> tuple[CheckSpec, ...]:
+            kinds: tuple[str, ...], estimators: list[str],
+            swept: dict[str, list]) -> tuple[CheckSpec, ...]:
     if not isinstance(entries, list):
         raise doc.error(("check",), "write checks as [[check]] tables")
     out = []
@@ -492,7 +494,8 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
             raise doc.error(("check", i, "kind"),
                             f"must be one of {', '.join(check_kinds.KINDS)}, got {kind!r}")
         try:
-            options = check_kinds.KINDS[kind].validate(entry, dims, bounds, kinds, estimators)
+            options = check_kinds.KINDS[kind].validate(entry, dims, bounds, kinds, estimators,
+                                                       swept)
         except check_kinds.CheckOptionError as error:
             raise doc.error(("check", i, error.key), error.reason) from None
         out.append(CheckSpec(kind, options, i))
