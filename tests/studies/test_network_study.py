@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
+from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
-from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.held_out_point import make_model
 from workbench.studies.study import loads
@@ -22,19 +22,6 @@ from workbench.systems.asynchronous.models import network_model
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "network-workers.toml"
 TEXT = EXAMPLE.read_text()
 PAIRS = ["1->2", "2->4", "4->6", "6->9"]
-
-
-def _line_of(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
-
-
-def _refused(text: str, needle: str, *words: str) -> None:
-    with pytest.raises(StudyError) as caught:
-        loads(text, "<test>")
-    message = str(caught.value)
-    assert f":{_line_of(text, needle)}:" in message, message
-    for word in words:
-        assert word in message, message
 
 
 @pytest.fixture(scope="module")
@@ -91,20 +78,20 @@ def test_a_check_needing_a_reference_or_an_oracle_is_refused_on_a_network(kind):
     extra = '\nbound = "b"' if kind == "envelope" else ""
     bound = '[[bound]]\nname = "b"\nexpression = "C1/(L*h)"\n' if kind == "envelope" else ""
     text = TEXT + f"\n{bound}\n[[check]]\nkind = \"{kind}\"{extra}\n"
-    _refused(text, f'kind = "{kind}"', f"a '{kind}' check needs", "network has neither",
+    refused_when_read(text, f'kind = "{kind}"', f"a '{kind}' check needs", "network has neither",
              "'speed-up' or 'ordering'")
 
 
 def test_an_unknown_direction_is_refused_naming_the_line():
-    _refused(TEXT.replace('direction = "falls"', 'direction = "sideways"'),
+    refused_when_read(TEXT.replace('direction = "falls"', 'direction = "sideways"'),
              'direction = "sideways"', "falls, rises")
 
 
 def test_an_ordering_over_a_dim_the_study_does_not_sweep_is_refused():
-    _refused(TEXT.replace('over = "n_workers"', 'over = "step_size"'), 'over = "step_size"',
-             "must be a sweep dim")
+    refused_when_read(TEXT.replace('over = "n_workers"', 'over = "step_size"'),
+                      'over = "step_size"', "must be a sweep dim")
 
 
 def test_a_network_field_in_a_logistic_study_is_refused():
     text = TEXT.replace('kind = "network"', 'kind = "logistic-regression"')
-    _refused(text, "network = ", "network")
+    refused_when_read(text, "network = ", "network")

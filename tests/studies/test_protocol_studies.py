@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
+from tests.studies.refusals import assert_names
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
@@ -65,10 +66,6 @@ def _run(text: str, sampler: str = "sgld", workers: str = "[1, 3]"):
         "n_workers = [1, 3]", f"n_workers = {workers}")
     experiment = StudyExperiment(loads(text, "<protocols>"))
     return run_experiment(experiment, experiment.configure(), seed=11)
-
-
-def _line_of(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
 def test_downpour_with_period_one_is_the_asynchronous_server_bit_for_bit():
@@ -128,10 +125,7 @@ def test_a_protocol_key_that_does_not_fit_is_refused_naming_the_line(lines, need
     text = _system(BASE, lines)
     with pytest.raises(StudyError) as caught:
         StudyExperiment(loads(text, "<protocols>")).configure()
-    message = str(caught.value)
-    assert f":{_line_of(text, needle)}:" in message, message
-    for word in words:
-        assert word in message, message
+    assert_names(str(caught.value), text, needle, *words)
 
 
 def test_downpour_on_the_gaussian_mean_is_refused_naming_its_systems():
@@ -189,6 +183,5 @@ def test_several_servers_under_a_protocol_are_refused_naming_the_field():
     text = _system(BASE, 'kind = "downpour"\nperiod = 2\nn_servers = 2')
     with pytest.raises(StudyError) as caught:
         StudyExperiment(loads(text, "<protocols>")).configure()
-    message = str(caught.value)
-    assert f":{_line_of(text, 'n_servers = 2')}:" in message, message
-    assert "only the asynchronous system runs several servers" in message, message
+    assert_names(str(caught.value), text, "n_servers = 2",
+                 "only the asynchronous system runs several servers")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
+from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
@@ -25,10 +26,6 @@ SHRINKING_STEP = TEXT.replace("step_size = 6e-6", 'step_size = "6e-6 / n_workers
 #: the example's slope 1.00 holds; the control's −0.07 is violated, and so are its iteration
 #: speed-up and Theorem 4's invariance)
 REPLICATES = {"n_replicates": 96}
-
-
-def _line_of(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
 @pytest.fixture(scope="module")
@@ -82,24 +79,14 @@ def test_a_step_shrinking_with_p_is_violated(runs):
     assert verdicts["speed-up/log_loss/slope"].observed < 0.5
 
 
-def _refused(text: str, needle: str, *words: str) -> None:
-    """``text`` is refused when read, naming the line holding ``needle`` and ``words``."""
-    with pytest.raises(StudyError) as caught:
-        loads(text, "<test>")
-    message = str(caught.value)
-    assert f":{_line_of(text, needle)}:" in message, message
-    for word in words:
-        assert word in message, message
-
-
 def test_a_speed_up_check_without_a_worker_sweep_is_refused_naming_the_line():
     text = TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "").replace(
         "[sweep]", '[sweep]\nstep_size = [6e-6, 1e-5]')
-    _refused(text, 'kind = "speed-up"', "sweep n_workers")
+    refused_when_read(text, 'kind = "speed-up"', "sweep n_workers")
 
 
 def test_a_margin_out_of_range_is_refused_naming_the_key():
-    _refused(TEXT.replace('kind = "speed-up"', 'kind = "speed-up"\nslope_margin = -1'),
+    refused_when_read(TEXT.replace('kind = "speed-up"', 'kind = "speed-up"\nslope_margin = -1'),
              "slope_margin", "slope_margin")
 
 
@@ -107,7 +94,7 @@ def test_reference_settings_without_a_check_that_needs_them_are_refused():
     """No check of the example is judged against a reference posterior, so its points compute
     none and its settings are not parameters of the study: written, they are refused."""
     assert not any(p.name.startswith("reference_") for p in load(EXAMPLE).parameters)
-    _refused(TEXT.replace("batch_size = 50", "batch_size = 50\nreference_draws = 500"),
+    refused_when_read(TEXT.replace("batch_size = 50", "batch_size = 50\nreference_draws = 500"),
              "reference_draws", "without a check judged against the reference posterior")
 
 
@@ -115,7 +102,7 @@ def test_a_sampler_factory_beside_a_built_in_sampler_is_refused():
     """The example's sampler is SGLD: the keys naming a sampler of one's own are not its
     parameters, and writing one is refused rather than silently ignored."""
     assert not any(p.name.startswith("sampler_") for p in load(EXAMPLE).parameters)
-    _refused(TEXT.replace('kind = "sgld"', 'kind = "sgld"\npython = "mine:Sampler"'),
+    refused_when_read(TEXT.replace('kind = "sgld"', 'kind = "sgld"\npython = "mine:Sampler"'),
              'python = "mine:Sampler"', 'unless [sampler] kind = "python"')
 
 
@@ -130,7 +117,7 @@ def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
 
 
 def test_a_worker_grid_without_one_worker_is_refused_when_read():
-    _refused(TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "n_workers = [2, 4, 6, 9]"),
+    refused_when_read(TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "n_workers = [2, 4, 6, 9]"),
              'kind = "speed-up"', "relative to one worker", "must include 1")
 
 

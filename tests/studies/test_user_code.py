@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
+from tests.studies.refusals import assert_names
 from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
@@ -72,10 +73,6 @@ def importable(monkeypatch):
     monkeypatch.syspath_prepend(str(FIXTURES))
 
 
-def _line_of(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
-
-
 def _refused(text: str, needle: str, *words: str, code: bool = False) -> None:
     """``text`` is refused naming the line holding ``needle`` and ``words``; with ``code``, when
     its code is checked (after consent), else when it is read."""
@@ -83,10 +80,7 @@ def _refused(text: str, needle: str, *words: str, code: bool = False) -> None:
         experiment = StudyExperiment(loads(text, "<test>"))
         if code:
             experiment.check_code(experiment.configure(quick=True), seed=1)
-    message = str(caught.value)
-    assert f":{_line_of(text, needle)}:" in message, message
-    for word in words:
-        assert word in message, message
+    assert_names(str(caught.value), text, needle, *words)
 
 
 # ------------------------------------------------------------------------------ consent

@@ -59,11 +59,9 @@ from workbench.studies.gaussian_judgements import (
     point_label,
     sweep_points,
 )
-from workbench.systems.asynchronous.speedup import MARGINS, speedup_family
+from workbench.systems.asynchronous.speedup import FAMILY_SIZE, MARGINS, speedup_family
 from workbench.systems.asynchronous.system import saturation_workers
 
-#: the verdicts of one speed-up family (:func:`speedup_family`)
-SPEEDUP_VERDICTS = 4
 #: what the bend P* depends on (:func:`saturation_workers`)
 LATENCY_KEYS = ("latency_mean", "network_delay", "server_update_time")
 
@@ -158,17 +156,22 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
     return verdicts
 
 
+def slices_along(dataset: xr.Dataset, dims, over: str) -> list[tuple[dict, xr.Dataset, str]]:
+    """(point, the dataset there, its label suffix) at every value of the sweep dims but
+    ``over``: what a check along ``over`` judges one curve at a time."""
+    return [(point, dataset.sel(point), f"/{point_label(point)}" if point else "")
+            for point in sweep_points(dataset, [d for d in dims if d != over])]
+
+
 def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     functions = functions_judged(dataset, options.get("test_function"))
     over = options["over"]
-    slices = sweep_points(dataset, [d for d in ctx.dims if d != over])
+    slices = slices_along(dataset, ctx.dims, over)
     z = z_for_family(ctx.config["false_failure_rate"],
-                     SPEEDUP_VERDICTS * len(functions) * len(slices))
+                     FAMILY_SIZE * len(functions) * len(slices))
     margins = {name: options[name] for name in MARGINS}
     verdicts = []
-    for point in slices:
-        data = dataset.sel(point)
-        suffix = f"/{point_label(point)}" if point else ""
+    for point, data, suffix in slices:
         latencies = {k: float(data[k]) if k in ctx.dims else ctx.config[k]
                      for k in LATENCY_KEYS}
         length = int(data["iterations"].isel(checkpoint=-1).max())
@@ -190,12 +193,11 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
 def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, expected = options["over"], options["expected"]
     functions = functions_judged(dataset, options.get("test_function"))
-    slices = sweep_points(dataset, [d for d in ctx.dims if d != over])
+    slices = slices_along(dataset, ctx.dims, over)
     z = z_for_family(ctx.config["false_failure_rate"], len(functions) * len(slices))
     verdicts = []
-    for point in slices:
-        final = dataset.sel(point).isel(checkpoint=-1)
-        suffix = f"/{point_label(point)}" if point else ""
+    for _, data, suffix in slices:
+        final = data.isel(checkpoint=-1)
         for function in functions:
             at = final.sel(test_function=function)
             verdicts.append(slope_check(
@@ -212,7 +214,7 @@ def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdi
 def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, direction = options["over"], options["direction"]
     functions = functions_judged(dataset, options.get("test_function"))
-    slices = sweep_points(dataset, [d for d in ctx.dims if d != over])
+    slices = slices_along(dataset, ctx.dims, over)
     steps = dataset.sizes[over] - 1
     z = one_sided_z_for_family(ctx.config["false_failure_rate"],
                                max(1, steps * len(functions) * len(slices)))
@@ -220,9 +222,7 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
     noun = {"falls": "fall", "rises": "rise"}[direction]
     symbol = ctx.symbols.get(over, over)
     verdicts = []
-    for point in slices:
-        data = dataset.sel(point)
-        suffix = f"/{point_label(point)}" if point else ""
+    for point, data, suffix in slices:
         final = data.isel(checkpoint=-1)
         points = data[over].values.tolist()
         for function in functions:

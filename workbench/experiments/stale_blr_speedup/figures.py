@@ -10,11 +10,8 @@ import xarray as xr
 from bounds.verdict import z_for_family
 from workbench.store.netcdf import config_of
 from workbench.systems.asynchronous.figures import bands, finish, new
-from workbench.systems.asynchronous.speedup import speedup_verdicts
+from workbench.systems.asynchronous.speedup import FAMILY_SIZE, speedup_verdicts
 from workbench.systems.asynchronous.system import predicted_time_speedup, saturation_workers
-
-#: the speed-up check's family: three speed-up verdicts and Theorem 4's invariance
-FAMILY = 4
 
 
 def figure_speedup(dataset: xr.Dataset, path):
@@ -32,7 +29,7 @@ def figure_speedup(dataset: xr.Dataset, path):
     [iteration_verdict, *_] = speedup_verdicts(
         "speed-up", workers, *(loss[name].values for name in (
             "iterations_per_worker", "variance", "variance_se", "time")),
-        z_for_family(config["false_failure_rate"], FAMILY), bend=saturation_workers(config))
+        z_for_family(config["false_failure_rate"], FAMILY_SIZE), bend=saturation_workers(config))
     iteration = iteration_verdict.evidence
     ax = axes[0, 2]
     ax.plot(workers, workers, "k:", label="linear")

@@ -96,6 +96,8 @@ def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, vari
 
 #: the margins :func:`speedup_family` reads, by their configuration names
 MARGINS = ("speedup_margin", "slope_margin", "bend_margin", "invariance_margin")
+#: the verdicts of one :func:`speedup_family`: three speed-ups and Theorem 4's invariance
+FAMILY_SIZE = 4
 
 
 def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: str, z: float,
