@@ -15,6 +15,7 @@ import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
+from tests.studies.refusals import line_of
 from workbench import experiments
 from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
@@ -250,10 +251,6 @@ def _broken(old: str, new: str, base: str = BASE) -> str:
     return base.replace(old, new, 1)
 
 
-def _line_of(text: str, fragment: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), start=1) if fragment in line)
-
-
 REFUSALS = [
     # (replace, with, key named, line fragment)
     ("[constants]", "[constant]", "[constant]", "[constant]"),
@@ -320,7 +317,7 @@ def test_a_malformed_study_is_refused_naming_the_key_and_its_line(base, old, new
         loads(text, "broken.toml")
     error = caught.value
     assert error.key == key
-    assert error.line == _line_of(text, fragment)
+    assert error.line == line_of(text, fragment)
     assert f"broken.toml:{error.line}" in str(error) and key in str(error)
 
 
@@ -505,4 +502,4 @@ def test_a_malformed_study_file_is_an_invalid_configuration_on_the_command_line(
     path.write_text(_broken("n_data = 200", "n_data = 200\nn_datum = 3"))
     status = cli.main(["check", str(path), "--quick", "--out", str(tmp_path)])
     assert status == cli.EXIT_INVALID
-    assert f"broken.toml:{_line_of(path.read_text(), 'n_datum')}" in capsys.readouterr().err
+    assert f"broken.toml:{line_of(path.read_text(), 'n_datum')}" in capsys.readouterr().err
