@@ -29,7 +29,7 @@ import numpy as np
 from scipy import stats
 
 from bounds.envelope import Envelope, envelope_check, fit_envelope
-from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, decide_all, verdict_from
+from bounds.equivalence import DEFAULT_MARGINS, decide, decide_all, verdict_from
 from bounds.rate import loglog_slope, rate_check
 from bounds.speedup import speedup_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, Verdict, two_sided_rate
@@ -41,7 +41,7 @@ __all__ = ["Envelope", "envelope_check", "fit_envelope", "invariance_check", "lo
 def oracle_check(check: str, observed: float, mc_error: float, expected: float, z: float,
                  detail: str = "", evidence: dict | None = None, *,
                  n_replicates: int | None = None, margin: float | None = None,
-                 relative: bool = False, z_holds: float = Z_HOLDS) -> Verdict:
+                 relative: bool = False, z_holds: float | None = None) -> Verdict:
     """An estimate against an exact value, three-way against a margin.
 
     Absolute (default): d = observed − expected; ``margin`` in the quantity's units, by
@@ -87,7 +87,7 @@ def pair_z(z: float, n_pairs: int) -> float:
 def invariance_check(check: str, values, errors, labels, z: float, detail: str = "",
                      evidence: dict | None = None, *, margin: float | None = None,
                      log_covariance=None, n_replicates: int | None = None,
-                     z_holds: float = Z_HOLDS) -> Verdict:
+                     z_holds: float | None = None) -> Verdict:
     """Positive values the theory says are equal agree pairwise within a ratio margin.
 
     Every pair (i, j) is judged on d_ij = log(v_i/v_j) with standard error from
@@ -135,7 +135,7 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
 
 def slope_check(check: str, x, y, y_errors, expected_slope: float, z: float, detail: str = "",
                 evidence: dict | None = None, *, margin: float | None = None,
-                n_replicates: int | None = None, z_holds: float = Z_HOLDS) -> Verdict:
+                n_replicates: int | None = None, z_holds: float | None = None) -> Verdict:
     """The fitted log-log slope equals ``expected_slope`` within ``margin`` (slope units)."""
     x, y, y_errors = (np.asarray(a, dtype=float) for a in (x, y, y_errors))
     width = DEFAULT_MARGINS["slope"].size if margin is None else margin
@@ -165,7 +165,7 @@ def inconclusive(check: str, kind: str, z: float, detail: str, scale: str = "abs
 def ordering_check(check: str, gap: float, error: float, expected_gap: float, z: float,
                    detail: str = "", evidence: dict | None = None, *,
                    margin: float | None = None, n_replicates: int | None = None,
-                   z_holds: float = Z_HOLDS) -> Verdict:
+                   z_holds: float | None = None) -> Verdict:
     """A predicted order: ``gap`` (positive when the order is as predicted) shown above
     −margin. One-sided on d = −gap: ``holds`` when gap ≥ z_holds·σ − margin, ``violated``
     when gap < −margin − z·σ (the reverse order is shown), else ``inconclusive``. The margin

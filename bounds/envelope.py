@@ -32,7 +32,7 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import nnls
 
-from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, decide_all, verdict_from
+from bounds.equivalence import DEFAULT_MARGINS, decide, decide_all, verdict_from
 from bounds.record import Bound
 from bounds.verdict import Verdict
 
@@ -123,7 +123,7 @@ def fit_envelope(bound: Bound, values: Mapping, observed: xr.DataArray, calibrat
 
 def envelope_check(check: str, envelope: Envelope, values: Mapping, observed: xr.DataArray,
                    errors: xr.DataArray, z: float, held_out=None, *, margin: float | None = None,
-                   z_holds: float = Z_HOLDS, n_replicates: int | None = None, detail: str = "",
+                   z_holds: float | None = None, n_replicates: int | None = None, detail: str = "",
                    evidence: dict | None = None) -> Verdict:
     """No held-out measurement above the envelope by more than ``margin`` (module docstring)."""
     evidence = dict(evidence or {})

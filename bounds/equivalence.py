@@ -78,6 +78,16 @@ DEFAULT_MARGINS = {
 }
 
 
+def resolve_z_holds(z_holds: float | None) -> float:
+    """``z_holds``, or for None that of the current look (:mod:`bounds.sequential`)."""
+    if z_holds is not None:
+        return z_holds
+    from bounds.sequential import rate_share
+    from bounds.sequential import z_holds as look_z_holds
+
+    return Z_HOLDS if rate_share() == 1.0 else look_z_holds()
+
+
 @dataclass(frozen=True)
 class Decision:
     """One three-way decision (module docstring). ``difference``, ``error``, ``margin``,
@@ -97,11 +107,14 @@ class Decision:
 
 
 def decide(difference: float, error: float, margin: float, z: float, *,
-           z_holds: float = Z_HOLDS, one_sided: bool = False) -> Decision:
+           z_holds: float | None = None, one_sided: bool = False) -> Decision:
     """Decide a difference with standard error ``error`` against ``margin`` (module docstring).
 
     Non-finite inputs give ``inconclusive`` with infinite replicate factor; the caller says why.
+    ``z_holds`` None: the false-holds rate's z at the current look (:func:`bounds.sequential.
+    z_holds`; :data:`Z_HOLDS` outside a sequential procedure).
     """
+    z_holds = resolve_z_holds(z_holds)
     difference, error, margin = float(difference), float(error), float(margin)
     if margin < 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
@@ -170,16 +183,18 @@ def verdict_from(check: str, kind: str, decision: Decision, observed: float, exp
                    f"{detail} {sentence}".strip(), dict(evidence or {}), scale=scale,
                    difference=decision.difference, lower=decision.lower,
                    upper=decision.upper, detectable=decision.detectable,
-                   replicates_needed=replicates_needed(decision, n_replicates))
+                   replicates_needed=replicates_needed(decision, n_replicates),
+                   replicate_factor=decision.replicate_factor)
 
 
-def decide_all(differences, errors, margin: float, z: float, *, z_holds: float = Z_HOLDS,
+def decide_all(differences, errors, margin: float, z: float, *, z_holds: float | None = None,
                one_sided: bool = False) -> tuple[Decision, int]:
     """A claim made of several comparisons (every pair of a grid, every held-out point):
     ``violated`` when some comparison is (``z`` already corrected for their number),
     ``holds`` when every one is (an intersection–union test: no correction needed), else
     ``inconclusive``. Returns the deciding comparison's decision and its index: the most
     violated one, the one closest to its margin, or the one needing the most replicates."""
+    z_holds = resolve_z_holds(z_holds)
     decisions = [decide(d, e, margin, z, z_holds=z_holds, one_sided=one_sided)
                  for d, e in zip(differences, errors, strict=True)]
     if not decisions:

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, verdict_from
+from bounds.equivalence import DEFAULT_MARGINS, decide, verdict_from
 from bounds.verdict import Verdict
 
 STATISTICS = {
@@ -100,7 +100,7 @@ def loglog_slope(x, y, y_errors) -> tuple[float, float, float]:
 def rate_check(check: str, x, samples, expected_exponent: float, z: float,
                rng: np.random.Generator, *, statistic: str = "mean", paired: bool = False,
                n_resamples: int = 2000, margin: float | None = None,
-               z_holds: float = Z_HOLDS, detail: str = "",
+               z_holds: float | None = None, detail: str = "",
                evidence: dict | None = None, target_error=None) -> Verdict:
     """The slope is at most ``margin`` shallower than ``expected_exponent`` (module docstring).
 

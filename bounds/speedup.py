@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, decide, decide_all, verdict_from
+from bounds.equivalence import DEFAULT_MARGINS, decide, decide_all, verdict_from
 from bounds.verdict import Verdict
 
 
@@ -55,7 +55,7 @@ def _time_at(iterations, times, level: float) -> float:
 
 def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
                   target: float | None = None, times=None,
-                  relative_tolerance: float | None = None, z_holds: float = Z_HOLDS,
+                  relative_tolerance: float | None = None, z_holds: float | None = None,
                   detail: str = "", evidence: dict | None = None) -> Verdict:
     """Iteration speed-up against the number of workers (module docstring).
 

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 
 from scipy import stats
 
+from bounds.sequential import rate_share
+
 HOLDS = "holds"
 VIOLATED = "violated"
 INCONCLUSIVE = "inconclusive"
@@ -27,7 +29,9 @@ class Verdict:
     margin: the smallest difference the check is meant to detect, on that scale (>= 0).
     lower, upper: difference ∓ z_threshold·mc_error; detectable: margin + z_threshold·mc_error,
         the smallest true difference this run shows as a violation;
-        replicates_needed: for an inconclusive verdict, the replicates that would decide it.
+        replicates_needed: for an inconclusive verdict, the replicates that would decide it;
+        replicate_factor: the same as a multiple of the run's replicates (1 when decided, inf
+        when more replicates cannot decide it, nan when the check does not say).
     z_threshold: the critical z for ``violated``, and false_failure_rate its tail probability
         (the chance that a correct theory and a correct sampler fail this check);
         ``holds`` uses the one-sided z of :data:`bounds.equivalence.FALSE_HOLDS_RATE`.
@@ -50,6 +54,7 @@ class Verdict:
     upper: float = math.nan
     detectable: float = math.nan
     replicates_needed: float = math.nan
+    replicate_factor: float = math.nan
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -61,12 +66,13 @@ class Verdict:
 
 def z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
     """Two-sided Bonferroni critical z so that ``n_comparisons`` checks of a correct system
-    fail together with probability at most ``false_failure_rate``."""
+    fail together with probability at most ``false_failure_rate`` (at a look of a sequential
+    procedure, with the look's share of it: :mod:`bounds.sequential`)."""
     if not 0 < false_failure_rate < 1:
         raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
     if n_comparisons < 1:
         raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
-    return float(stats.norm.isf(false_failure_rate / (2 * n_comparisons)))
+    return float(stats.norm.isf(false_failure_rate * rate_share() / (2 * n_comparisons)))
 
 
 def one_sided_z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
@@ -76,7 +82,7 @@ def one_sided_z_for_family(false_failure_rate: float, n_comparisons: int) -> flo
         raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
     if n_comparisons < 1:
         raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
-    return float(stats.norm.isf(false_failure_rate / n_comparisons))
+    return float(stats.norm.isf(false_failure_rate * rate_share() / n_comparisons))
 
 
 def one_sided_rate(z: float) -> float:

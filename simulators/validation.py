@@ -101,6 +101,22 @@ def byte_size(field: str, value: object) -> int:
     return integer(field, value, minimum=1)
 
 
+_DURATION_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def duration(field: str, value: object) -> float:
+    """A positive number of seconds: a number, or text such as ``600``, ``90s``, ``10m`` or
+    ``1.5h`` (s, m or min, h; case ignored)."""
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", value)
+        unit = match.group(2).lower() if match else None
+        if unit not in _DURATION_UNITS:
+            raise InvalidParameter(field, value, "must be a duration such as 600, 90s, 10m or "
+                                                 "1.5h")
+        value = float(match.group(1)) * _DURATION_UNITS[unit]
+    return positive(field, value)
+
+
 def one_of(field: str, value: object, allowed: tuple[str, ...]) -> str:
     """One of a fixed set of names."""
     if value not in allowed:

@@ -199,6 +199,9 @@ def test_check_prints_a_summary_first_and_every_verdict_with_verbose(tmp_path, c
     (["run", "stale-gaussian", "--memory-budget", "lots"], "memory_budget"),
     (["run", "stale-gaussian", "--memory-budget", "0"], "memory_budget"),
     (["check", "--all", "--memory-budget", "12 parsecs"], "memory_budget"),
+    (["check", "--all", "--budget", "10m"], "--budget"),  # without --until-decided
+    (["check", "--all", "--until-decided", "--budget", "10 weeks"], "--budget"),
+    (["check", "--all", "--until-decided", "--budget", "0"], "--budget"),
     (["run", "stale-gaussian", "--set", "true_mean=nan"], "true_mean"),
     (["run", "stale-gaussian", "--set", "n_replicates=1e30"], "n_replicates"),
     (["dashboard", "--port", "70000"], "--port"),
@@ -339,3 +342,26 @@ def test_a_dask_local_run_writes_its_store_and_result_like_one_process(tmp_path)
     assert main([*argv, "--processes", "1", "--out", str(tmp_path / "one")]) == 0
     dask, one = (read_netcdf(tmp_path / name / "stale-gaussian.nc") for name in ("dask", "one"))
     assert dask.drop_attrs().identical(one.drop_attrs())
+
+
+def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, capsys):
+    """stale-gaussian's quick run at τ = 1, 15 leaves an oracle variance check inconclusive at
+    look 1; --until-decided runs it again at a later look, says so per round, judges with the
+    look's share of the rates, and ends with the table of what is still undecided."""
+    argv = ["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path),
+            "--set", "staleness=[1,15]", "--set", "bound_designs=false", "--until-decided",
+            "--budget", "5m", "--processes", "1"]
+    status = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    assert status == 1  # the slope of the variance against τ is violated, as in a plain run
+    rounds = [line for line in captured.err.splitlines() if line.startswith("round: ")]
+    assert rounds[0].startswith("round: stale-gaussian look 1; ") and len(rounds) >= 2
+    verdicts = json.loads(captured.out)
+    looks = {v["check"]: v["evidence"]["sequential"]["look"] for v in verdicts}
+    assert max(looks.values()) > 1 and looks["oracle/theta/mean/staleness=1"] == 1
+    late = next(v for v in verdicts if v["evidence"]["sequential"]["look"] > 1)
+    assert late["evidence"]["sequential"]["replicates"]["n_replicates"] > 100
+    assert main(argv) in (0, 1)  # again, from the store: the summary and the table
+    out = capsys.readouterr().out
+    assert "Undecided when the looks stopped, and why:" in out
+    assert "--until-decided --budget 300 --verbose" in out or "\n  none\n" in out

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simulators.validation import InvalidParameter, byte_size, integer
+from simulators.validation import InvalidParameter, byte_size, duration, integer
 from workbench import experiments
 from workbench.cli import bounds as cli_bounds
 from workbench.cli import dashboard as cli_dashboard
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 DEFAULT_SEED = 2016
 DEFAULT_OUT = Path("results")
+DEFAULT_BUDGET = "10m"
 
 
 EXIT_VIOLATED, EXIT_INVALID, EXIT_FAILED, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -139,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print every verdict with its numbers and why it is violated or "
                             "inconclusive (by default: one row per experiment, then the "
                             "violated checks, then the inconclusive ones counted)")
+    check.add_argument("--until-decided", action="store_true",
+                       help="judge again with twice the replicates, look after look, until "
+                            "every check is decided or the --budget is spent; the error "
+                            "rates are spent across the looks (docs/verdicts.md)")
+    check.add_argument("--budget", metavar="DURATION",
+                       help="wall-clock limit of --until-decided for the whole command, "
+                            "e.g. 600, 90s, 10m or 1.5h (default 10m)")
     check.add_argument("--figures", action="store_true",
                        help="also draw the figures, as run and report do (by default check "
                             "writes the results and judges them without drawing)")
@@ -163,6 +171,11 @@ def check_arguments(args: argparse.Namespace) -> None:
         cli_store.check_arguments(args)
     if args.command not in ("show", "run", "check", "report"):
         return
+    if args.command == "check":
+        if args.budget is not None and not args.until_decided:
+            raise InvalidParameter("--budget", args.budget, "applies to --until-decided only")
+        args.budget = duration("--budget", DEFAULT_BUDGET if args.budget is None
+                               else args.budget)
     if args.command == "check" and args.all:
         if args.name:
             raise InvalidParameter("name", args.name, "must be left out with --all")
@@ -257,11 +270,31 @@ def _run_all(args, names: list[str]):
                        figures=_draws_figures(args))
 
 
-def _check_all(args) -> int:
+def _check_until_decided(args) -> int:
+    """``check [NAME | --all] --until-decided``: the looks of :mod:`workbench.run.until_decided`,
+    then the usual summary and, for every check still undecided, why."""
+    from workbench.run.until_decided import until_decided
+
+    if args.all:
+        selected, overrides = _selected([]), [{} for _ in experiments.EXPERIMENTS]
+    else:
+        selected = [args.experiment]
+        overrides = [dict(parse_assignment(text) for text in args.assignments)]
+    with _workers(args) as workers:
+        outcomes, undecided = until_decided(
+            selected, overrides, args.seed, args.out, workers, args.budget, quick=args.quick,
+            recompute=args.recompute, show_progress=not args.quiet)
+    lines = ([f"  {name} {v.check}: {why}" for name, v, why in undecided] if undecided
+             else ["  none"])
+    return _check_all(args, outcomes, ["", "Undecided when the looks stopped, and why:",
+                                       *lines])
+
+
+def _check_all(args, outcomes=None, epilogue: list[str] = ()) -> int:
     from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
     from workbench.run.main_job import summary_lines, verdict_counts, verdict_table
 
-    outcomes = _run_all(args, [])
+    outcomes = _run_all(args, []) if outcomes is None else outcomes
     verdicts = [v for o in outcomes for v in o.verdicts]
     if args.json:
         print(json.dumps([{"experiment": o.experiment.name, **v.to_dict()}
@@ -270,7 +303,10 @@ def _check_all(args) -> int:
         print(verdict_table(outcomes))
     else:
         print("\n".join(summary_lines(outcomes, {
-            o.experiment.name: _verbose_command(args, o.experiment.name) for o in outcomes})))
+            o.experiment.name: _verbose_command(args, o.experiment.name if args.all
+                                                else args.name) for o in outcomes})))
+    if epilogue and not args.json:
+        print("\n".join(epilogue))
     counts = verdict_counts(verdicts)
     failed = [o.experiment.name for o in outcomes if o.error]
     summary = (f"{len(outcomes)} experiment(s), {len(verdicts)} checks: {counts[HOLDS]} holds, "
@@ -306,7 +342,9 @@ def _verbose_command(args: argparse.Namespace, target: str) -> str:
         f" --out {args.out}" if Path(args.out) != Path(DEFAULT_OUT) else "") + (
         f" --seed {args.seed}" if args.seed != DEFAULT_SEED else "") + "".join(
         f" --set {assignment}" for assignment in getattr(args, "assignments", [])) + (
-        " --allow-code" if getattr(args, "allow_code", False) else "")
+        " --allow-code" if getattr(args, "allow_code", False) else "") + (
+        f" --until-decided --budget {args.budget:g}" if getattr(args, "until_decided", False)
+        else "")
     return f"workbench check {target}{options} --verbose"
 
 
@@ -374,6 +412,8 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "report":
         return _report(args)
+    if args.until_decided:
+        return _check_until_decided(args)
     if args.all:
         return _check_all(args)
     # check: results (and, with --figures, figures) are written as by `run`; verdicts go to

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import xarray as xr
 
-from bounds.equivalence import DEFAULT_MARGINS, Z_HOLDS, Decision, decide, verdict_from
+from bounds.equivalence import DEFAULT_MARGINS, Decision, decide, resolve_z_holds, verdict_from
 from bounds.verdict import INCONCLUSIVE, Verdict
 from simulators import validation
 from workbench.reference.summary import RHAT_LIMIT
@@ -35,7 +35,7 @@ def combined_error(run_error: float, reference_error: float) -> float:
 
 
 def replicate_factor(decision: Decision, run_error: float, reference_error: float, z: float,
-                     z_holds: float = Z_HOLDS) -> float:
+                     z_holds: float | None = None) -> float:
     """The factor on the run's replicates that would decide an inconclusive decision when only
     the run's error shrinks (as 1/√R) and the reference's stays: R'/R = σ_run² / (s² - σ_ref²)
     with s = |margin - |d|| / z_crit the combined error that would decide it (z_holds when
@@ -43,7 +43,7 @@ def replicate_factor(decision: Decision, run_error: float, reference_error: floa
     if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
         return decision.replicate_factor
     gap = decision.margin - abs(decision.difference)
-    deciding = abs(gap) / (z_holds if gap > 0 else z)
+    deciding = abs(gap) / (resolve_z_holds(z_holds) if gap > 0 else z)
     room = deciding**2 - reference_error**2
     return run_error**2 / room if room > 0 else math.inf
 
@@ -68,7 +68,7 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
                     test_function: str, component: int, z: float, detail: str = "",
                     evidence: dict | None = None, *, statistic: str = "mean",
                     n_replicates: int | None = None, margin: float | None = None,
-                    relative: bool = False, z_holds: float = Z_HOLDS) -> Verdict:
+                    relative: bool = False, z_holds: float | None = None) -> Verdict:
     """A run's estimate ``observed`` ± ``mc_error`` of the reference's ``statistic`` of
     ``test_function``[``component``], three-way against ``margin`` (module docstring; the
     arguments are those of :func:`bounds.checks.oracle_check`)."""

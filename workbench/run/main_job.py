@@ -145,9 +145,10 @@ def _rebuilt(outcome: Outcome, out: Path) -> str:
 
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
             *, recompute: bool = False, show_progress: bool = False, figures: bool = True,
-            log=None) -> list[Outcome]:
-    """:func:`run_one` with checks (and figures, if asked) for each experiment (its quick
-    configuration if asked).
+            log=None, configs: list[dict] | None = None, judge: bool = True
+            ) -> list[Outcome]:
+    """:func:`run_one` with checks (unless ``judge`` is false; and figures, if asked) for each
+    experiment: its quick configuration if asked, or the given ``configs``.
 
     With worker processes or a cluster, the sweeps overlap (:func:`workbench.run.runner.run_sweeps`:
     the next one starts once the last tasks of the one before are handed out), and an
@@ -160,7 +161,8 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
     log = sys.stderr if log is None else log
     out = Path(out)
     remove_orphaned_temporaries(out)
-    configs = [experiment.configure(quick=quick) for experiment in selected]
+    if configs is None:
+        configs = [experiment.configure(quick=quick) for experiment in selected]
     requests = [SweepRequest(experiment, config, seed, ResultStore(under(out, out / STORE_DIR),
                                                                    experiment.name),
                              recompute=recompute, show_progress=show_progress)
@@ -177,23 +179,28 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
             outcome = Outcome(experiment, config, seed, sweep.dataset, sweep,
                               seconds=sweep.seconds)
             if overlap:
-                pending.append(finishing.submit(_finish_logged, outcome, out, figures, log))
+                pending.append(finishing.submit(_finish_logged, outcome, out, figures, log,
+                                                judge))
             else:
-                pending.append(_done(_finish_logged(outcome, out, figures, log)))
+                pending.append(_done(_finish_logged(outcome, out, figures, log, judge)))
         return [future.result() for future in pending]
     finally:
         finishing.shutdown(wait=True, cancel_futures=True)
 
 
-def _finish_logged(outcome: Outcome, out: Path, figures: bool, log) -> Outcome:
-    """:func:`_finish` with checks, its errors made an error row, and its line in ``log``."""
+def _finish_logged(outcome: Outcome, out: Path, figures: bool, log,
+                   judge: bool = True) -> Outcome:
+    """:func:`_finish` (with checks, if ``judge``), its errors made an error row, and its line
+    in ``log``."""
     swept = outcome.seconds
     try:
-        outcome = _finish(outcome, out, judge=True, figures=figures)
+        outcome = _finish(outcome, out, judge=judge, figures=figures)
     except Exception as error:  # noqa: BLE001 - reported as an error row; the others still run
         return _failed(outcome.experiment, outcome.config, outcome.seed, error, log)
-    print(f"{outcome.experiment.name}: {outcome.sweep.describe()}; checks"
-          f"{' and figures' if figures else ''} {outcome.seconds - swept:.1f} s", file=log)
+    done = " and ".join(part for part, asked in (("checks", judge), ("figures", figures))
+                        if asked) or "written"
+    print(f"{outcome.experiment.name}: {outcome.sweep.describe()}; {done} "
+          f"{outcome.seconds - swept:.1f} s", file=log)
     return outcome
 
 

@@ -1,0 +1,129 @@
+"""Sequential checks (workbench/run/until_decided.py): looks that double the replicates until
+every check is decided, decided checks kept as judged, the budget, the reasons given for what
+stays undecided, and the store: a sequential run stores what a plain run with its last
+replicates stores, and a rerun computes nothing."""
+
+import io
+import math
+
+import numpy as np
+import xarray as xr
+
+from bounds.checks import oracle_check
+from bounds.verdict import HOLDS, INCONCLUSIVE, z_for_family
+from workbench.core.parameters import Parameter
+from workbench.run.executors import open_workers
+from workbench.run.experiment import Experiment
+from workbench.run.main_job import run_all
+from workbench.run.until_decided import replicate_keys, until_decided
+from workbench.store.netcdf import read_netcdf
+
+
+class Coin(Experiment):
+    """R replicates of N(0, 1) (each seeded by its own index, so the first R of a larger run
+    are the same numbers), one point; ``mean`` is judged against 0 within ``margin`` (needs
+    about 160 replicates to hold), ``sure`` within 10 (holds at once)."""
+
+    name = "coin"
+    parameters = (Parameter("n_replicates", 10, "replicates R"),
+                  Parameter("margin", 0.25, "margin of the mean check"))
+    sweep_dims = ("point",)
+
+    def points(self, config):
+        return [{"point": 0}]
+
+    def run_point(self, config, point, seed):
+        draws = [np.random.default_rng([seed, i]).standard_normal()
+                 for i in range(config["n_replicates"])]
+        return xr.Dataset({"x": (("point", "replicate"), [draws])}, coords={"point": [0]})
+
+    def checks(self, dataset):
+        x = dataset["x"].values[0]
+        n, z = x.size, z_for_family(0.05, 2)
+        error = x.std(ddof=1) / math.sqrt(n)
+        return [oracle_check("sure", x.mean(), error, 0.0, z, margin=10.0, n_replicates=n),
+                oracle_check("mean", x.mean(), error, 0.0, z,
+                             margin=dataset.attrs.get("margin", 0.25), n_replicates=n)]
+
+
+class Timings(Coin):
+    """No replicate parameter: nothing to grow."""
+
+    name = "timings"
+    parameters = (Parameter("margin", 0.25, "margin of the mean check"),)
+
+    def run_point(self, config, point, seed):
+        return super().run_point({"n_replicates": 10}, point, seed)
+
+
+class Fragile(Coin):
+    """Cannot run with more than 10 replicates (as a grown point beyond the memory budget)."""
+
+    name = "fragile"
+
+    def run_point(self, config, point, seed):
+        if config["n_replicates"] > 10:
+            raise MemoryError("no room for more than 10 replicates")
+        return super().run_point(config, point, seed)
+
+
+def _run(tmp_path, experiments, budget=600.0, log=None):
+    with open_workers(processes=1) as workers:
+        return until_decided(experiments, [{} for _ in experiments], 7, tmp_path, workers,
+                             budget, log=log or io.StringIO())
+
+
+def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided_ones(tmp_path):
+    log = io.StringIO()
+    (outcome,), undecided = _run(tmp_path, [Coin()], log=log)
+    assert undecided == []
+    sure, mean = outcome.verdicts
+    assert sure.verdict == HOLDS and sure.evidence["sequential"]["look"] == 1
+    assert sure.evidence["sequential"]["replicates"] == {"n_replicates": 10}
+    assert mean.verdict == HOLDS
+    look = mean.evidence["sequential"]
+    assert look["look"] >= 3 and look["replicates"]["n_replicates"] == 10 * 2 ** (look["look"] - 1)
+    assert look["rate_share"] == 2.0 ** -look["look"]
+    assert mean.false_failure_rate < 0.05 / 2  # the look's share of the family's rate
+    assert f"coin look {look['look']}; 2 of 2 checks decided" in log.getvalue()
+    assert "next: coin look 4" in log.getvalue()  # past the margin: two looks on, not one
+    assert outcome.config["n_replicates"] == look["replicates"]["n_replicates"]
+
+
+def test_a_sequential_run_stores_what_a_plain_run_with_its_replicates_stores(tmp_path):
+    (outcome,), _ = _run(tmp_path / "sequential", [Coin()])
+    last = outcome.config["n_replicates"]
+    with open_workers(processes=1) as workers:
+        run_all([Coin()], False, 7, tmp_path / "plain", workers, figures=False,
+                configs=[Coin().configure({"n_replicates": last})], log=io.StringIO())
+    sequential = read_netcdf(tmp_path / "sequential" / "coin.nc")
+    plain = read_netcdf(tmp_path / "plain" / "coin.nc")
+    assert sequential["x"].shape == (1, last)
+    xr.testing.assert_identical(sequential, plain)
+    (again,), _ = _run(tmp_path / "sequential", [Coin()])
+    assert again.sweep.computed == [] and again.verdicts == outcome.verdicts
+
+
+def test_the_budget_stops_the_looks_and_the_reasons_say_what_would_decide(tmp_path):
+    (outcome,), undecided = _run(tmp_path, [Coin()], budget=1e-6)
+    assert [v.check for _, v, _ in undecided] == ["mean"]
+    (name, verdict, why), = undecided
+    assert verdict.verdict == INCONCLUSIVE and outcome.config["n_replicates"] == 10
+    assert why.startswith("the budget ran out at look 1 (n_replicates = 10): about ")
+    assert why.endswith("the difference sits near the margin")  # 10 replicates: factor > 100
+
+
+def test_an_experiment_without_replicates_is_not_grown_and_says_so(tmp_path):
+    (outcome,), undecided = _run(tmp_path, [Timings()])
+    assert replicate_keys(outcome.config) == ()
+    assert [(v.check, why) for _, v, why in undecided] == [
+        ("mean", "the experiment has no replicate parameter to grow")]
+
+
+def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
+    (outcome,), undecided = _run(tmp_path, [Fragile()])
+    assert not outcome.error and outcome.config["n_replicates"] == 10
+    (_, verdict, why), = undecided
+    assert verdict.check == "mean" and verdict.evidence["sequential"]["look"] == 1
+    assert why.startswith("look 4 failed: MemoryError: no room for more than 10 replicates "
+                          "at look 1 (n_replicates = 10): about ")

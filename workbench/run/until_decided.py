@@ -1,0 +1,215 @@
+"""Sequential checks: more replicates until every check is decided or the budget is spent
+(``workbench check ... --until-decided [--budget 10m]``; docs/verdicts.md, *Sequential
+checks*).
+
+Look k of an experiment runs it with 2^(k−1) times its configured replicates, in every
+replicate parameter (``n_replicates`` and every ``*_replicates``), and judges it at look k of
+:mod:`bounds.sequential` (the share 2^(−k) of every error rate). Look 1 is the configured run.
+A check that comes out ``holds`` or ``violated`` is decided: its verdict is kept as judged,
+with the look in its evidence. An experiment with an ``inconclusive`` check that more
+replicates could decide (a finite replicate factor) runs again at a later look, and its
+undecided checks are judged there, until no such check is left, the budget is spent, or a
+larger run cannot be made (the memory budget or the plan limits refuse it; the experiment then
+keeps its last look).
+
+Which look comes next: the one whose replicates cover what the undecided checks ask for (the
+largest finite factor up to :data:`ON_THE_MARGIN`, with :data:`STRICTER` for the stricter
+critical values of later looks), or the largest one whose predicted time fits in what is left
+of the budget, at least the next. Looks may be skipped: the rates a look spends are fixed by
+its number, whatever looks were taken before, so skipping looks only leaves their shares
+unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
+scaled by its replicates; the budget counts the whole command, look 1 included.
+
+Replicates are independent chains with seeds by identity, and every look is an ordinary run
+with larger replicate parameters: its points go through the result store like any other, so a
+sequential run that stops at R replicates stores exactly what a plain run with R replicates
+stores, and a rerun of the same command reads every look's points from the store.
+
+Every experiment with an undecided check grows as a whole; growing only the sweep points the
+undecided checks read is not done yet.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bounds.equivalence import resolve_z_holds
+from bounds.sequential import GROWTH, Look, at_look
+from bounds.verdict import INCONCLUSIVE, Verdict
+from workbench.run.executors import Workers
+from workbench.run.experiment import Experiment
+from workbench.run.main_job import Outcome, run_all
+
+#: an undecided check whose replicate factor exceeds this "sits on the margin": it does not
+#: set how far the next look goes (when only such checks are left, it goes two looks on)
+ON_THE_MARGIN = 100.0
+#: a look's critical values are stricter than the last one's: aim this much further
+STRICTER = 1.5
+
+
+def replicate_keys(config: dict) -> tuple[str, ...]:
+    """The configuration's replicate parameters: ``n_replicates`` and every ``*_replicates``
+    holding a positive integer."""
+    return tuple(key for key, value in config.items()
+                 if (key == "n_replicates" or key.endswith("_replicates"))
+                 and isinstance(value, int) and not isinstance(value, bool) and value > 0)
+
+
+@dataclass(eq=False)
+class Track:
+    """One experiment's sequential run: its verdicts so far, and why it stopped."""
+
+    experiment: Experiment
+    overrides: dict
+    keys: tuple[str, ...]
+    quick: bool
+    decided: dict[str, Verdict] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    undecided: dict[str, Verdict] = field(default_factory=dict)
+    outcome: Outcome | None = None
+    look: int = 0
+    seconds: float = 0.0
+    total_seconds: float = 0.0
+    stopped: str = ""
+
+    def config_at(self, look: int) -> dict:
+        """The configuration of look ``look``: every replicate parameter times 2^(k−1)."""
+        first = self.experiment.configure(self.overrides, quick=self.quick)
+        grown = {key: first[key] * Look(look).replicate_multiple for key in self.keys}
+        return self.experiment.configure({**self.overrides, **grown}, quick=self.quick)
+
+    def absorb(self, outcome: Outcome, look: Look) -> None:
+        """Judge ``outcome`` at ``look``: keep the checks it decides, the others stay
+        undecided. A look after the first that failed to run leaves the last one in place."""
+        self.total_seconds += outcome.seconds
+        if outcome.error and self.outcome is not None:
+            self.stopped = (f"look {look.number} failed: "
+                            f"{outcome.error.strip().splitlines()[-1]}")
+            return
+        self.outcome, self.look, self.seconds = outcome, look.number, outcome.seconds
+        if outcome.error:
+            return
+        with at_look(look):
+            verdicts = self.experiment.checks(outcome.dataset)
+            evidence = {**look.describe(), "z_holds": resolve_z_holds(None),
+                        "replicates": {k: outcome.config[k] for k in self.keys}}
+        self.undecided = {}
+        for verdict in verdicts:
+            if verdict.check in self.decided:
+                continue
+            if verdict.check not in self.order:
+                self.order.append(verdict.check)
+            stamped = replace(verdict, evidence={**verdict.evidence, "sequential": evidence})
+            if verdict.verdict == INCONCLUSIVE:
+                self.undecided[verdict.check] = stamped
+            else:
+                self.decided[verdict.check] = stamped
+
+    def wanted(self) -> float:
+        """The replicates, as a multiple of this look's, that the undecided checks ask for
+        (0: none that more replicates could decide)."""
+        if not self.keys or self.stopped or self.outcome.error:
+            return 0.0
+        factors = [v.replicate_factor for v in self.undecided.values()
+                   if math.isfinite(v.replicate_factor)]
+        if not factors:
+            return 0.0
+        useful = [f for f in factors if f <= ON_THE_MARGIN] or [GROWTH**2]
+        return max(max(useful) * STRICTER, GROWTH)
+
+    def verdicts(self) -> list[Verdict]:
+        """Every check in its first look's order: as decided, or as last judged."""
+        known = {**self.undecided, **self.decided}
+        return [known[name] for name in self.order if name in known]
+
+    def result(self) -> Outcome:
+        return replace(self.outcome, verdicts=self.verdicts(), seconds=self.total_seconds)
+
+
+def why_undecided(verdict: Verdict, track: Track) -> str:
+    """Why more replicates did not decide ``verdict`` (for the final table)."""
+    if not track.keys:
+        return "the experiment has no replicate parameter to grow"
+    factor = verdict.replicate_factor
+    if not math.isfinite(factor):
+        return ("more replicates cannot decide it (no finite difference or Monte Carlo "
+                "error, or the reference's own error is too large)")
+    near = "; the difference sits near the margin" if factor > ON_THE_MARGIN else ""
+    stop = track.stopped or "the budget ran out"
+    return (f"{stop} at look {track.look} ({_replicates(track)}): about {factor:.3g} times "
+            f"the replicates would decide it{near}")
+
+
+def _replicates(track: Track) -> str:
+    return ", ".join(f"{k} = {track.outcome.config[k]}" for k in track.keys)
+
+
+def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, out: Path,
+                  workers: Workers, budget: float, *, quick: bool = False,
+                  recompute: bool = False, show_progress: bool = False, log=None,
+                  max_looks: int | None = None
+                  ) -> tuple[list[Outcome], list[tuple[str, Verdict, str]]]:
+    """Run ``selected``, each configured with its ``overrides`` (and ``quick``), look after
+    look (module docstring) within ``budget`` seconds. Returns the outcomes (every check's
+    verdict as decided, or as last judged) and, for every check left undecided,
+    (experiment, verdict, why). ``max_looks``: no look beyond that number."""
+    log = sys.stderr if log is None else log
+    started = time.perf_counter()
+    tracks = [Track(e, chosen, replicate_keys(e.configure(chosen, quick=quick)), quick)
+              for e, chosen in zip(selected, overrides, strict=True)]
+    plan = {track: 1 for track in tracks}
+    while plan:
+        round_started = time.perf_counter()
+        running = list(plan)
+        outcomes = run_all([t.experiment for t in running], quick, seed, out, workers,
+                           recompute=recompute, show_progress=show_progress, figures=False,
+                           log=log, judge=False,
+                           configs=[t.config_at(plan[t]) for t in running])
+        for track, outcome in zip(running, outcomes, strict=True):
+            track.absorb(outcome, Look(plan[track]))
+        took = time.perf_counter() - round_started
+        left = budget - (time.perf_counter() - started)
+        plan = _next_looks(running, left, max_looks)
+        decided = sum(len(t.decided) for t in tracks)
+        total = sum(len(t.order) for t in tracks)
+        print(f"round: {', '.join(f'{t.experiment.name} look {t.look}' for t in running)}; "
+              f"{decided} of {total} checks decided; {took:.1f} s, {max(left, 0):.0f} s of "
+              f"the budget left"
+              + (f"; next: {', '.join(f'{t.experiment.name} look {k}' for t, k in plan.items())}"
+                 if plan else ""), file=log, flush=True)
+    undecided = [(t.experiment.name, v, why_undecided(v, t))
+                 for t in tracks for v in t.verdicts() if v.verdict == INCONCLUSIVE]
+    return [t.result() for t in tracks], undecided
+
+
+def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
+    """The next look of every experiment of the last round that wants more (module
+    docstring), the ones with the most undecided checks per second first, while their
+    predicted times fit in ``left`` seconds."""
+    from simulators.validation import InvalidParameter
+    from workbench.run.plan import size_plan
+
+    chosen: dict[Track, int] = {}
+    predicted = 0.0
+    wanting = [t for t in ran if t.wanted()]
+    for track in sorted(wanting, key=lambda t: -len(t.undecided) / max(t.seconds, 1e-3)):
+        last = track.look + 1 if max_looks is None else min(track.look + 1, max_looks)
+        aim = track.look + math.ceil(math.log(track.wanted(), GROWTH) - 1e-9)
+        aim = aim if max_looks is None else min(aim, max_looks)
+        fits = [k for k in range(last, aim + 1)
+                if predicted + track.seconds * GROWTH ** (k - track.look) <= left]
+        if not fits or track.look >= last:
+            continue
+        look = max(fits)
+        try:
+            size_plan(track.experiment, track.config_at(look))
+        except InvalidParameter as refused:
+            track.stopped = f"look {look} was refused ({refused})"
+            continue
+        chosen[track] = look
+        predicted += track.seconds * GROWTH ** (look - track.look)
+    return chosen
