@@ -354,8 +354,9 @@ def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, caps
     status = main([*argv, "--json"])
     captured = capsys.readouterr()
     assert status == 1  # the slope of the variance against τ is violated, as in a plain run
-    rounds = [line for line in captured.err.splitlines() if line.startswith("round: ")]
-    assert rounds[0].startswith("round: stale-gaussian look 1; ") and len(rounds) >= 2
+    rounds = [line for line in captured.err.splitlines() if line.startswith("round ")]
+    assert rounds[0].startswith("round 1: ") and "next: stale-gaussian look " in rounds[0]
+    assert len(rounds) >= 2
     verdicts = json.loads(captured.out)
     looks = {v["check"]: v["evidence"]["sequential"]["look"] for v in verdicts}
     assert max(looks.values()) > 1 and looks["oracle/theta/mean/staleness=1"] == 1

@@ -85,7 +85,8 @@ def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided
     assert look["look"] >= 3 and look["replicates"]["n_replicates"] == 10 * 2 ** (look["look"] - 1)
     assert look["rate_share"] == 2.0 ** -look["look"]
     assert mean.false_failure_rate < 0.05 / 2  # the look's share of the family's rate
-    assert f"coin look {look['look']}; 2 of 2 checks decided" in log.getvalue()
+    assert "2 of 2 checks decided" in log.getvalue().splitlines()[-1]
+    assert "round 1: 1 of 2 checks decided" in log.getvalue()
     assert "next: coin look 4" in log.getvalue()  # past the margin: two looks on, not one
     assert outcome.config["n_replicates"] == look["replicates"]["n_replicates"]
 
@@ -127,3 +128,23 @@ def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
     assert verdict.check == "mean" and verdict.evidence["sequential"]["look"] == 1
     assert why.startswith("look 4 failed: MemoryError: no room for more than 10 replicates "
                           "at look 1 (n_replicates = 10): about ")
+
+
+def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_looks_on():
+    from dataclasses import replace as replaced
+
+    from workbench.run.main_job import Outcome
+    from workbench.run.until_decided import Track, _next_looks
+
+    def wanting(seconds):
+        track = Track(Coin(), {}, ("n_replicates",), False, look=1, seconds=seconds)
+        track.outcome = Outcome(Coin(), Coin().configure(), 7)
+        undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
+        track.undecided = {"mean": replaced(undecided, replicate_factor=50.0)}
+        return track
+
+    slow, fast = wanting(10.0), wanting(1.0)
+    assert _next_looks([slow, fast], 1000.0, None) == {slow: 4, fast: 4}  # 3 looks on at most
+    assert _next_looks([slow, fast], 40.0, None) == {slow: 2, fast: 4}  # 20 s + 8 s
+    assert _next_looks([slow, fast], 15.0, None) == {fast: 4}  # the slow one's 20 s: dropped
+    assert _next_looks([slow, fast], 1000.0, 2) == {slow: 2, fast: 2}  # max_looks

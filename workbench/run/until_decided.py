@@ -14,8 +14,9 @@ keeps its last look).
 
 Which look comes next: the one whose replicates cover what the undecided checks ask for (the
 largest finite factor up to :data:`ON_THE_MARGIN`, with :data:`STRICTER` for the stricter
-critical values of later looks), or the largest one whose predicted time fits in what is left
-of the budget, at least the next. Looks may be skipped: the rates a look spends are fixed by
+critical values of later looks), at most :data:`MOST_LOOKS_AHEAD` looks on; when the
+experiments' next looks do not fit together in what is left of the budget, the most expensive
+ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by
 its number, whatever looks were taken before, so skipping looks only leaves their shares
 unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
 scaled by its replicates; the budget counts the whole command, look 1 included.
@@ -49,6 +50,9 @@ from workbench.run.main_job import Outcome, run_all
 ON_THE_MARGIN = 100.0
 #: a look's critical values are stricter than the last one's: aim this much further
 STRICTER = 1.5
+#: the furthest one round goes beyond an experiment's last look (8 times its replicates), so
+#: that the budget is shared and the next aim rests on more replicates
+MOST_LOOKS_AHEAD = 3
 
 
 def replicate_keys(config: dict) -> tuple[str, ...]:
@@ -162,7 +166,9 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
     tracks = [Track(e, chosen, replicate_keys(e.configure(chosen, quick=quick)), quick)
               for e, chosen in zip(selected, overrides, strict=True)]
     plan = {track: 1 for track in tracks}
+    rounds = 0
     while plan:
+        rounds += 1
         round_started = time.perf_counter()
         running = list(plan)
         outcomes = run_all([t.experiment for t in running], quick, seed, out, workers,
@@ -176,11 +182,10 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         plan = _next_looks(running, left, max_looks)
         decided = sum(len(t.decided) for t in tracks)
         total = sum(len(t.order) for t in tracks)
-        print(f"round: {', '.join(f'{t.experiment.name} look {t.look}' for t in running)}; "
-              f"{decided} of {total} checks decided; {took:.1f} s, {max(left, 0):.0f} s of "
-              f"the budget left"
+        print(f"round {rounds}: {decided} of {total} checks decided; {took:.1f} s, "
+              f"{max(left, 0):.0f} s of the budget left"
               + (f"; next: {', '.join(f'{t.experiment.name} look {k}' for t, k in plan.items())}"
-                 if plan else ""), file=log, flush=True)
+                 if plan else "; done"), file=log, flush=True)
     undecided = [(t.experiment.name, v, why_undecided(v, t))
                  for t in tracks for v in t.verdicts() if v.verdict == INCONCLUSIVE]
     return [t.result() for t in tracks], undecided
@@ -188,28 +193,34 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
 
 def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
     """The next look of every experiment of the last round that wants more (module
-    docstring), the ones with the most undecided checks per second first, while their
-    predicted times fit in ``left`` seconds."""
+    docstring): at most :data:`MOST_LOOKS_AHEAD` looks on, and fewer, the most expensive first,
+    until their predicted times fit together in ``left`` seconds; an experiment whose next
+    look alone does not fit then waits no more (the most expensive is dropped first)."""
     from simulators.validation import InvalidParameter
     from workbench.run.plan import size_plan
 
-    chosen: dict[Track, int] = {}
-    predicted = 0.0
-    wanting = [t for t in ran if t.wanted()]
-    for track in sorted(wanting, key=lambda t: -len(t.undecided) / max(t.seconds, 1e-3)):
-        last = track.look + 1 if max_looks is None else min(track.look + 1, max_looks)
-        aim = track.look + math.ceil(math.log(track.wanted(), GROWTH) - 1e-9)
-        aim = aim if max_looks is None else min(aim, max_looks)
-        fits = [k for k in range(last, aim + 1)
-                if predicted + track.seconds * GROWTH ** (k - track.look) <= left]
-        if not fits or track.look >= last:
+    def cost(track: Track, look: int) -> float:
+        return track.seconds * GROWTH ** (look - track.look)
+
+    plan: dict[Track, int] = {}
+    for track in ran:
+        if not track.wanted():
             continue
-        look = max(fits)
+        aim = track.look + min(math.ceil(math.log(track.wanted(), GROWTH) - 1e-9),
+                               MOST_LOOKS_AHEAD)
+        aim = aim if max_looks is None else min(aim, max_looks)
+        if aim > track.look:
+            plan[track] = aim
+    while plan and sum(cost(t, k) for t, k in plan.items()) > left:
+        track = max(plan, key=lambda t: cost(t, plan[t]))
+        if plan[track] > track.look + 1:
+            plan[track] -= 1
+        else:
+            del plan[track]
+    for track, look in list(plan.items()):
         try:
             size_plan(track.experiment, track.config_at(look))
         except InvalidParameter as refused:
             track.stopped = f"look {look} was refused ({refused})"
-            continue
-        chosen[track] = look
-        predicted += track.seconds * GROWTH ** (look - track.look)
-    return chosen
+            del plan[track]
+    return plan
