@@ -95,22 +95,21 @@ def main() -> None:
     rng = np.random.default_rng(7)
     print(f"{NAME} ({'full' if args.full else 'quick'}), τ = {taus}, "
           f"{common.shape[2]} replicates a point; {time.perf_counter() - started:.0f} s")
-    print("\ncheck                                   independent   common: unpaired   paired"
-          "   paired/unpaired")
+    print("\n" + "check".ljust(46) + "independent   common: unpaired   paired   paired/unpaired")
     for index, function in ((1, "theta_squared"),):
         base, _ = mse_pair_errors(independent[:, index], truth[index])
         unpaired, paired = mse_pair_errors(common[:, index], truth[index])
-        print(f"invariance/mse/{function} (median of {unpaired.size} pairs)".ljust(40)
+        print(f"invariance/mse/{function} (median of {unpaired.size} pairs)".ljust(46)
               + f"{np.median(base):11.4f}   {np.median(unpaired):16.4f}   "
                 f"{np.median(paired):6.4f}   {np.median(paired / unpaired):15.2f}")
-        print(f"  largest-ratio pair: τ = {taus[0]} against {taus[-1]}".ljust(40)
+        print(f"  largest-ratio pair: τ = {taus[0]} against {taus[-1]}".ljust(46)
               + f"{base[len(taus) - 2]:11.4f}   {unpaired[len(taus) - 2]:16.4f}   "
                 f"{paired[len(taus) - 2]:6.4f}   "
                 f"{paired[len(taus) - 2] / unpaired[len(taus) - 2]:15.2f}")
     for index, function in ((0, "theta"), (1, "theta_squared")):
         base, _ = slope_errors(taus, independent[:, index], args.bootstrap, rng)
         unpaired, paired = slope_errors(taus, common[:, index], args.bootstrap, rng)
-        print(f"slope/variance-vs-staleness/{function}".ljust(40)
+        print(f"slope/variance-vs-staleness/{function}".ljust(46)
               + f"{base:11.4f}   {unpaired:16.4f}   {paired:6.4f}   {paired / unpaired:15.2f}")
 
 

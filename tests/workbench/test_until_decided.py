@@ -122,11 +122,15 @@ def test_an_experiment_without_replicates_is_not_grown_and_says_so(tmp_path):
 
 
 def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
-    (outcome,), undecided = _run(tmp_path, [Fragile()])
+    """Look 4 fails, then look 3, then look 2: each failure is tried one look smaller."""
+    log = io.StringIO()
+    (outcome,), undecided = _run(tmp_path, [Fragile()], log=log)
+    assert [line.split("next: ")[1] for line in log.getvalue().splitlines()
+            if "next: " in line] == ["fragile look 4", "fragile look 3", "fragile look 2"]
     assert not outcome.error and outcome.config["n_replicates"] == 10
     (_, verdict, why), = undecided
     assert verdict.check == "mean" and verdict.evidence["sequential"]["look"] == 1
-    assert why.startswith("look 4 failed: MemoryError: no room for more than 10 replicates "
+    assert why.startswith("look 2 failed: MemoryError: no room for more than 10 replicates "
                           "at look 1 (n_replicates = 10): about ")
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import xarray as xr
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VERDICTS, VIOLATED, Verdict
+from simulators.validation import InvalidParameter
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.runner import PointsLost, SweepRequest, SweepResult, run_sweep, run_sweeps
@@ -207,8 +208,9 @@ def _finish_logged(outcome: Outcome, out: Path, figures: bool, log,
 def _failed(experiment: Experiment, config: dict, seed: int, error: Exception,
             log) -> Outcome:
     """The error row of an experiment that failed: one line for the failures that say it all
-    (a file that cannot be written, lost points), the traceback for anything else."""
-    if isinstance(error, (WriteFailed, PointsLost)):
+    (a file that cannot be written, lost points, a configuration a point refused, such as one
+    beyond the memory budget), the traceback for anything else."""
+    if isinstance(error, (WriteFailed, PointsLost, InvalidParameter)):
         outcome = Outcome(experiment, config, seed, error=str(error))
         print(f"workbench: {experiment.name} failed: {error}", file=log)
     else:

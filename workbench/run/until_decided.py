@@ -10,7 +10,8 @@ with the look in its evidence. An experiment with an ``inconclusive`` check that
 replicates could decide (a finite replicate factor) runs again at a later look, and its
 undecided checks are judged there, until no such check is left, the budget is spent, or a
 larger run cannot be made (the memory budget or the plan limits refuse it; the experiment then
-keeps its last look).
+keeps its last look, and a look that failed is tried again one look smaller while that is
+still beyond the last).
 
 Which look comes next: the one whose replicates cover what the undecided checks ask for (the
 largest finite factor up to :data:`ON_THE_MARGIN`, with :data:`STRICTER` for the stricter
@@ -79,6 +80,7 @@ class Track:
     seconds: float = 0.0
     total_seconds: float = 0.0
     stopped: str = ""
+    ceiling: int | None = None
 
     def config_at(self, look: int) -> dict:
         """The configuration of look ``look``: every replicate parameter times 2^(k−1)."""
@@ -91,6 +93,7 @@ class Track:
         undecided. A look after the first that failed to run leaves the last one in place."""
         self.total_seconds += outcome.seconds
         if outcome.error and self.outcome is not None:
+            self.ceiling = look.number - 1  # a smaller look may still run
             self.stopped = (f"look {look.number} failed: "
                             f"{outcome.error.strip().splitlines()[-1]}")
             return
@@ -116,7 +119,8 @@ class Track:
     def wanted(self) -> float:
         """The replicates, as a multiple of this look's, that the undecided checks ask for
         (0: none that more replicates could decide)."""
-        if not self.keys or self.stopped or self.outcome.error:
+        if not self.keys or self.outcome.error or (self.stopped and (
+                self.ceiling is None or self.ceiling <= self.look)):
             return 0.0
         factors = [v.replicate_factor for v in self.undecided.values()
                    if math.isfinite(v.replicate_factor)]
@@ -208,7 +212,7 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
             continue
         aim = track.look + min(math.ceil(math.log(track.wanted(), GROWTH) - 1e-9),
                                MOST_LOOKS_AHEAD)
-        aim = aim if max_looks is None else min(aim, max_looks)
+        aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
         if aim > track.look:
             plan[track] = aim
     while plan and sum(cost(t, k) for t, k in plan.items()) > left:
