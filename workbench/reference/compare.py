@@ -102,6 +102,7 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
     elif not rhat <= RHAT_LIMIT:
         detail = (f"{detail} The reference is not trusted: its chains disagree (R-hat "
                   f"{rhat:.4g} > {RHAT_LIMIT}).").strip()
+        evidence["cannot_decide"] = f"the reference is not trusted (R-hat {rhat:.4g})"
         error = math.nan
     elif error > 0:
         evidence["z_score"] = abs(difference) / error
@@ -111,6 +112,8 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
         detail = (f"{detail} More replicates cannot decide it: the reference's own error "
                   f"{reference_part:.3g} on the {scale} scale is too large; a longer reference "
                   "run is needed.").strip()
+        evidence["cannot_decide"] = ("the reference's own error is too large: a longer "
+                                     "reference run would decide it, not more replicates")
     decision = replace(decision, replicate_factor=factor)
     return verdict_from(check, "reference", decision, observed, expected, z, scale,
                         n_replicates=n_replicates, detail=detail, evidence=evidence)

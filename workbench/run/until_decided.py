@@ -144,8 +144,8 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
         return "the experiment has no replicate parameter to grow"
     factor = verdict.replicate_factor
     if not math.isfinite(factor):
-        return ("more replicates cannot decide it (no finite difference or Monte Carlo "
-                "error, or the reference's own error is too large)")
+        return verdict.evidence.get("cannot_decide", "more replicates cannot decide it: no "
+                                    "finite difference or Monte Carlo error")
     near = "; the difference sits near the margin" if factor > ON_THE_MARGIN else ""
     stop = track.stopped or "the budget ran out"
     return (f"{stop} at look {track.look} ({_replicates(track)}): about {factor:.3g} times "

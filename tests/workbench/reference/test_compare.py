@@ -75,6 +75,9 @@ def test_replicates_needed_account_for_the_fixed_reference_error():
                                margin=0.0, n_replicates=10)
     assert hopeless.replicates_needed == math.inf
     assert "longer reference run" in hopeless.detail
+    assert hopeless.replicate_factor == math.inf and verdict.replicate_factor > 10
+    assert "longer reference run would decide it" in hopeless.evidence["cannot_decide"]
+    assert "cannot_decide" not in verdict.evidence
     assert replicate_factor(decide(0.0, 0.01, 1.0, Z), 0.01, 0.0, Z) == 1.0  # decided: as is
 
 
