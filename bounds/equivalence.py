@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from scipy import stats
 
+from bounds.sequential import rate_share
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, one_sided_rate, two_sided_rate
 
 #: per-check probability of declaring ``holds`` when the true difference is at the margin
@@ -79,13 +80,12 @@ DEFAULT_MARGINS = {
 
 
 def resolve_z_holds(z_holds: float | None) -> float:
-    """``z_holds``, or for None that of the current look (:mod:`bounds.sequential`)."""
+    """``z_holds``, or for None the one-sided z of the false-holds rate times the current
+    look's share of it (:mod:`bounds.sequential`; :data:`Z_HOLDS` outside a look)."""
     if z_holds is not None:
         return z_holds
-    from bounds.sequential import rate_share
-    from bounds.sequential import z_holds as look_z_holds
-
-    return Z_HOLDS if rate_share() == 1.0 else look_z_holds()
+    share = rate_share()
+    return Z_HOLDS if share == 1.0 else float(stats.norm.isf(FALSE_HOLDS_RATE * share))
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,8 @@ def decide(difference: float, error: float, margin: float, z: float, *,
     """Decide a difference with standard error ``error`` against ``margin`` (module docstring).
 
     Non-finite inputs give ``inconclusive`` with infinite replicate factor; the caller says why.
-    ``z_holds`` None: the false-holds rate's z at the current look (:func:`bounds.sequential.
-    z_holds`; :data:`Z_HOLDS` outside a sequential procedure).
+    ``z_holds`` None: the false-holds rate's z at the current look (:func:`resolve_z_holds`;
+    :data:`Z_HOLDS` outside a sequential procedure).
     """
     z_holds = resolve_z_holds(z_holds)
     difference, error, margin = float(difference), float(error), float(margin)

@@ -27,14 +27,14 @@ carry little of the rate (at look 2 the two-sided z of a 0.05 family of one comp
 instead of 1.96).
 
 The current look is a context (:func:`at_look`) that :func:`bounds.verdict.z_for_family`,
-:func:`bounds.verdict.one_sided_z_for_family` and :func:`z_holds` read, so every check kind
+:func:`bounds.verdict.one_sided_z_for_family` and :func:`bounds.equivalence.resolve_z_holds`
+read, so every check kind
 spends its rates without knowing about looks; outside :func:`at_look` nothing changes.
 """
 
 from __future__ import annotations
 
 import contextvars
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,21 +98,3 @@ def at_look(look: Look | None) -> Iterator[Look | None]:
         yield look
     finally:
         _CURRENT.reset(token)
-
-
-def z_holds() -> float:
-    """The one-sided critical z of ``holds`` at the current look: the false-holds rate
-    (:data:`bounds.equivalence.FALSE_HOLDS_RATE`) times the look's share."""
-    from scipy import stats
-
-    from bounds.equivalence import FALSE_HOLDS_RATE
-
-    return float(stats.norm.isf(FALSE_HOLDS_RATE * rate_share()))
-
-
-def looks_within(multiple: float) -> int:
-    """The number of the first look whose replicates are at least ``multiple`` times the first
-    look's (1 for a multiple ≤ 1; ``multiple`` must be finite)."""
-    if not math.isfinite(multiple):
-        raise ValueError(f"needs a finite multiple, got {multiple}")
-    return 1 if multiple <= 1 else 1 + math.ceil(math.log(multiple, GROWTH) - 1e-12)

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 
 from bounds.checks import oracle_check
-from bounds.equivalence import FALSE_HOLDS_RATE, Z_HOLDS, decide
-from bounds.sequential import Look, at_look, current, looks_within, rate_share, z_holds
+from bounds.equivalence import FALSE_HOLDS_RATE, Z_HOLDS, decide, resolve_z_holds
+from bounds.sequential import Look, at_look, current, rate_share
 from bounds.verdict import (
     HOLDS,
     INCONCLUSIVE,
@@ -34,8 +34,10 @@ def test_a_look_spends_its_share_of_every_rate_and_only_inside_its_block():
     with at_look(Look(2)):
         assert z_for_family(0.05, 4) == pytest.approx(stats.norm.isf(0.05 / 4 / 4 / 2))
         assert one_sided_z_for_family(0.05, 4) == pytest.approx(stats.norm.isf(0.05 / 4 / 4))
-        assert z_holds() == pytest.approx(stats.norm.isf(FALSE_HOLDS_RATE / 4))
+        assert resolve_z_holds(None) == pytest.approx(stats.norm.isf(FALSE_HOLDS_RATE / 4))
+        assert resolve_z_holds(1.0) == 1.0
     assert z_for_family(0.05, 4) == fixed and current() is None
+    assert resolve_z_holds(None) == Z_HOLDS
 
 
 def test_a_difference_that_holds_at_fixed_r_may_need_another_look():
@@ -46,12 +48,6 @@ def test_a_difference_that_holds_at_fixed_r_may_need_another_look():
         verdict = oracle_check("c", 0.0, 0.9 / Z_HOLDS, 0.0, 3.0, margin=1.0)
     assert decision.verdict == INCONCLUSIVE and verdict.verdict == INCONCLUSIVE
     assert 1 < verdict.replicate_factor < 2
-
-
-def test_looks_within():
-    assert [looks_within(m) for m in (0.5, 1, 1.5, 2, 2.01, 4, 1000)] == [1, 1, 2, 2, 3, 3, 11]
-    with pytest.raises(ValueError):
-        looks_within(math.inf)
 
 
 def _sequential_outcomes(true_difference, margin, n_paths, n_looks, spend, rng):

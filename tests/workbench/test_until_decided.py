@@ -46,6 +46,17 @@ class Coin(Experiment):
                              margin=dataset.attrs.get("margin", 0.25), n_replicates=n)]
 
 
+class Drawn(Coin):
+    """Draws a figure of its replicates."""
+
+    name = "drawn"
+
+    def figures(self, dataset, out_dir):
+        path = out_dir / f"{self.name}.txt"
+        path.write_text(f"{dataset['x'].size} replicates")
+        return [path]
+
+
 class Timings(Coin):
     """No replicate parameter: nothing to grow."""
 
@@ -67,10 +78,10 @@ class Fragile(Coin):
         return super().run_point(config, point, seed)
 
 
-def _run(tmp_path, experiments, budget=600.0, log=None):
+def _run(tmp_path, experiments, budget=600.0, log=None, figures=False):
     with open_workers(processes=1) as workers:
         return until_decided(experiments, [{} for _ in experiments], 7, tmp_path, workers,
-                             budget, log=log or io.StringIO())
+                             budget, log=log or io.StringIO(), figures=figures)
 
 
 def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided_ones(tmp_path):
@@ -93,6 +104,7 @@ def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided
 
 def test_a_sequential_run_stores_what_a_plain_run_with_its_replicates_stores(tmp_path):
     (outcome,), _ = _run(tmp_path / "sequential", [Coin()])
+    assert outcome.paths == [tmp_path / "sequential" / "coin.nc"]  # no figures unless asked
     last = outcome.config["n_replicates"]
     with open_workers(processes=1) as workers:
         run_all([Coin()], False, 7, tmp_path / "plain", workers, figures=False,
@@ -152,3 +164,11 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
     assert _next_looks([slow, fast], 40.0, None) == {slow: 2, fast: 4}  # 20 s + 8 s
     assert _next_looks([slow, fast], 15.0, None) == {fast: 4}  # the slow one's 20 s: dropped
     assert _next_looks([slow, fast], 1000.0, 2) == {slow: 2, fast: 2}  # max_looks
+
+
+def test_figures_are_drawn_from_the_last_look_when_asked(tmp_path):
+    (outcome,), _ = _run(tmp_path, [Drawn()], figures=True)
+    figure = tmp_path / "drawn.txt"
+    assert outcome.paths[-1] == figure
+    assert figure.read_text() == f"{outcome.config['n_replicates']} replicates"
+    assert outcome.config["n_replicates"] > 10

@@ -283,7 +283,7 @@ def _check_until_decided(args) -> int:
     with _workers(args) as workers:
         outcomes, undecided = until_decided(
             selected, overrides, args.seed, args.out, workers, args.budget, quick=args.quick,
-            recompute=args.recompute, show_progress=not args.quiet)
+            recompute=args.recompute, show_progress=not args.quiet, figures=args.figures)
     lines = ([f"  {name} {v.check}: {why}" for name, v, why in undecided] if undecided
              else ["  none"])
     return _check_all(args, outcomes, ["", "Undecided when the looks stopped, and why:",

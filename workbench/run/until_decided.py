@@ -45,6 +45,7 @@ from bounds.verdict import INCONCLUSIVE, Verdict
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.main_job import Outcome, run_all
+from workbench.store.figure_cache import figures_once
 
 #: an undecided check whose replicate factor exceeds this "sits on the margin": it does not
 #: set how far the next look goes (when only such checks are left, it goes two looks on)
@@ -159,12 +160,13 @@ def _replicates(track: Track) -> str:
 def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, out: Path,
                   workers: Workers, budget: float, *, quick: bool = False,
                   recompute: bool = False, show_progress: bool = False, log=None,
-                  max_looks: int | None = None
+                  max_looks: int | None = None, figures: bool = False
                   ) -> tuple[list[Outcome], list[tuple[str, Verdict, str]]]:
     """Run ``selected``, each configured with its ``overrides`` (and ``quick``), look after
     look (module docstring) within ``budget`` seconds. Returns the outcomes (every check's
     verdict as decided, or as last judged) and, for every check left undecided,
-    (experiment, verdict, why). ``max_looks``: no look beyond that number."""
+    (experiment, verdict, why). ``max_looks``: no look beyond that number; ``figures``: draw
+    each experiment's figures from its last look."""
     log = sys.stderr if log is None else log
     started = time.perf_counter()
     tracks = [Track(e, chosen, replicate_keys(e.configure(chosen, quick=quick)), quick)
@@ -192,7 +194,12 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
                  if plan else "; done"), file=log, flush=True)
     undecided = [(t.experiment.name, v, why_undecided(v, t))
                  for t in tracks for v in t.verdicts() if v.verdict == INCONCLUSIVE]
-    return [t.result() for t in tracks], undecided
+    results = [t.result() for t in tracks]
+    for result in results if figures else ():
+        if not result.error:
+            result.paths += figures_once(result.experiment.name, result.dataset, Path(out),
+                                         result.experiment.figures)
+    return results, undecided
 
 
 def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
