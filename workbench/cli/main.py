@@ -302,9 +302,8 @@ def _check_all(args, outcomes=None, epilogue: list[str] = ()) -> int:
     elif args.verbose:
         print(verdict_table(outcomes))
     else:
-        print("\n".join(summary_lines(outcomes, {
-            o.experiment.name: _verbose_command(args, o.experiment.name if args.all
-                                                else args.name) for o in outcomes})))
+        print("\n".join(summary_lines(outcomes, None if epilogue else {
+            o.experiment.name: _verbose_command(args, o.experiment.name) for o in outcomes})))
     if epilogue and not args.json:
         print("\n".join(epilogue))
     counts = verdict_counts(verdicts)
@@ -342,9 +341,7 @@ def _verbose_command(args: argparse.Namespace, target: str) -> str:
         f" --out {args.out}" if Path(args.out) != Path(DEFAULT_OUT) else "") + (
         f" --seed {args.seed}" if args.seed != DEFAULT_SEED else "") + "".join(
         f" --set {assignment}" for assignment in getattr(args, "assignments", [])) + (
-        " --allow-code" if getattr(args, "allow_code", False) else "") + (
-        f" --until-decided --budget {args.budget:g}" if getattr(args, "until_decided", False)
-        else "")
+        " --allow-code" if getattr(args, "allow_code", False) else "")
     return f"workbench check {target}{options} --verbose"
 
 

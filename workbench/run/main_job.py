@@ -261,12 +261,13 @@ def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
             for row in rows]
 
 
-def summary_lines(outcomes: list[Outcome], verbose_command: dict[str, str]) -> list[str]:
+def summary_lines(outcomes: list[Outcome], verbose_command: dict[str, str] | None) -> list[str]:
     """The first screen of ``workbench check`` (issue 34): one row per experiment (checks,
     holds, violated, inconclusive, seconds); every violated check on one line with its
     difference, error and margin; the inconclusive ones counted per experiment with the
-    command that lists them (``verbose_command``: experiment name → that command); and each
-    experiment that failed to run with its error."""
+    command that lists them (``verbose_command``: experiment name → that command; None leaves
+    them to the caller, as ``--until-decided`` lists each one with why); and each experiment
+    that failed to run with its error."""
     rows = [("experiment", "checks", HOLDS, VIOLATED, INCONCLUSIVE, "seconds")]
     for o in outcomes:
         counts = verdict_counts(o.verdicts)
@@ -284,7 +285,7 @@ def summary_lines(outcomes: list[Outcome], verbose_command: dict[str, str]) -> l
     undecided = [(o.experiment.name, verdict_counts(o.verdicts)[INCONCLUSIVE])
                  for o in outcomes]
     undecided = [(name, count) for name, count in undecided if count]
-    if undecided:
+    if undecided and verbose_command is not None:
         lines += ["", "Inconclusive (the data cannot tell yet; each verdict names the replicates "
                       "that would decide it):"]
         lines += [f"  {name} {count}: {verbose_command[name]}" for name, count in undecided]
