@@ -96,6 +96,12 @@ def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided
     assert look["look"] >= 3 and look["replicates"]["n_replicates"] == 10 * 2 ** (look["look"] - 1)
     assert look["rate_share"] == 2.0 ** -look["look"]
     assert mean.false_failure_rate < 0.05 / 2  # the look's share of the family's rate
+    history = look["looks"]
+    assert [h["look"] for h in history][0] == 1 and history[-1]["look"] == look["look"]
+    assert [h["verdict"] for h in history] == [INCONCLUSIVE] * (len(history) - 1) + [HOLDS]
+    assert all(a["z_holds"] < b["z_holds"] for a, b in zip(history, history[1:], strict=False))
+    assert sure.evidence["sequential"]["looks"] == [
+        {**sure.evidence["sequential"]["looks"][0], "look": 1, "verdict": HOLDS}]
     assert "2 of 2 checks decided" in log.getvalue().splitlines()[-1]
     assert "round 1: 1 of 2 checks decided" in log.getvalue()
     assert "next: coin look 4" in log.getvalue()  # past the margin: two looks on, not one

@@ -6,10 +6,11 @@ Look k of an experiment runs it with 2^(k−1) times its configured replicates, 
 replicate parameter (``n_replicates`` and every ``*_replicates``), and judges it at look k of
 :mod:`bounds.sequential` (the share 2^(−k) of every error rate). Look 1 is the configured run.
 A check that comes out ``holds`` or ``violated`` is decided: its verdict is kept as judged,
-with the look in its evidence. An experiment with an ``inconclusive`` check that more
-replicates could decide (a finite replicate factor) runs again at a later look, and its
-undecided checks are judged there, until no such check is left, the budget is spent, or a
-larger run cannot be made (the memory budget or the plan limits refuse it; the experiment then
+with the look in its evidence and, under ``looks``, every look it was judged at (replicates,
+verdict, difference, error and both critical values). An experiment with an
+``inconclusive`` check that more replicates could decide (a finite replicate factor) runs
+again at a later look, and its undecided checks are judged there, until no such check is
+left, the budget is spent, or a larger run cannot be made (the memory budget or the plan limits refuse it; the experiment then
 keeps its last look, and a look that failed is tried again one look smaller while that is
 still beyond the last).
 
@@ -17,9 +18,8 @@ Which look comes next: the one whose replicates cover what the undecided checks 
 largest finite factor up to :data:`ON_THE_MARGIN`, with :data:`STRICTER` for the stricter
 critical values of later looks), at most :data:`MOST_LOOKS_AHEAD` looks on; when the
 experiments' next looks do not fit together in what is left of the budget, the most expensive
-ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by
-its number, whatever looks were taken before, so skipping looks only leaves their shares
-unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
+ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by its
+number, whatever looks were taken before, so skipping looks only leaves their shares unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
 scaled by its replicates; the budget counts the whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
@@ -76,6 +76,7 @@ class Track:
     decided: dict[str, Verdict] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     undecided: dict[str, Verdict] = field(default_factory=dict)
+    history: dict[str, list[dict]] = field(default_factory=dict)
     outcome: Outcome | None = None
     look: int = 0
     seconds: float = 0.0
@@ -111,7 +112,13 @@ class Track:
                 continue
             if verdict.check not in self.order:
                 self.order.append(verdict.check)
-            stamped = replace(verdict, evidence={**verdict.evidence, "sequential": evidence})
+            looks = self.history.setdefault(verdict.check, [])
+            looks.append({"look": look.number, "replicates": evidence["replicates"],
+                          "verdict": verdict.verdict, "difference": verdict.difference,
+                          "mc_error": verdict.mc_error, "z_threshold": verdict.z_threshold,
+                          "z_holds": evidence["z_holds"]})
+            stamped = replace(verdict, evidence={**verdict.evidence, "sequential": {
+                **evidence, "looks": list(looks)}})
             if verdict.verdict == INCONCLUSIVE:
                 self.undecided[verdict.check] = stamped
             else:
