@@ -57,6 +57,15 @@ class Drawn(Coin):
         return [path]
 
 
+class Unjudged(Coin):
+    """Its checks raise."""
+
+    name = "unjudged"
+
+    def checks(self, dataset):
+        raise ZeroDivisionError("no verdict today")
+
+
 class Timings(Coin):
     """No replicate parameter: nothing to grow."""
 
@@ -178,3 +187,9 @@ def test_figures_are_drawn_from_the_last_look_when_asked(tmp_path):
     assert outcome.paths[-1] == figure
     assert figure.read_text() == f"{outcome.config['n_replicates']} replicates"
     assert outcome.config["n_replicates"] > 10
+
+
+def test_checks_that_raise_make_an_error_row_and_the_others_go_on(tmp_path):
+    (broken, coin), undecided = _run(tmp_path, [Unjudged(), Coin()])
+    assert "ZeroDivisionError: no verdict today" in broken.error and broken.verdicts == []
+    assert [v.verdict for v in coin.verdicts] == [HOLDS, HOLDS] and undecided == []

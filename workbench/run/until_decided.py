@@ -3,29 +3,30 @@
 checks*).
 
 Look k of an experiment runs it with 2^(k−1) times its configured replicates, in every
-replicate parameter (``n_replicates`` and every ``*_replicates``), and judges it at look k of
-:mod:`bounds.sequential` (the share 2^(−k) of every error rate). Look 1 is the configured run.
-A check that comes out ``holds`` or ``violated`` is decided: its verdict is kept as judged,
-with the look in its evidence and, under ``looks``, every look it was judged at (replicates,
-verdict, difference, error and both critical values). An experiment with an
+replicate parameter (``n_replicates`` and every ``*_replicates``), and judges it at look k
+of :mod:`bounds.sequential` (the share 2^(−k) of every error rate). Look 1 is the configured
+run. A check that comes out ``holds`` or ``violated`` is decided: its verdict is kept as
+judged, with the look in its evidence and, under ``looks``, every look it was judged at
+(replicates, verdict, difference, error and both critical values). An experiment with an
 ``inconclusive`` check that more replicates could decide (a finite replicate factor) runs
 again at a later look, and its undecided checks are judged there, until no such check is
-left, the budget is spent, or a larger run cannot be made (the memory budget or the plan limits refuse it; the experiment then
-keeps its last look, and a look that failed is tried again one look smaller while that is
-still beyond the last).
+left, the budget is spent, or a larger run cannot be made (the memory budget or the plan
+limits refuse it; the experiment then keeps its last look, and a look that failed is tried
+again one look smaller while that is still beyond the last).
 
 Which look comes next: the one whose replicates cover what the undecided checks ask for (the
 largest finite factor up to :data:`ON_THE_MARGIN`, with :data:`STRICTER` for the stricter
 critical values of later looks), at most :data:`MOST_LOOKS_AHEAD` looks on; when the
-experiments' next looks do not fit together in what is left of the budget, the most expensive
-ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by its
-number, whatever looks were taken before, so skipping looks only leaves their shares unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
-scaled by its replicates; the budget counts the whole command, look 1 included.
+experiments' next looks do not fit together in what is left of the budget, the most
+expensive ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by
+its number, whatever looks were taken before, so skipping looks only leaves their shares
+unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last
+look scaled by its replicates; the budget counts the whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
-with larger replicate parameters: its points go through the result store like any other, so a
-sequential run that stops at R replicates stores exactly what a plain run with R replicates
-stores, and a rerun of the same command reads every look's points from the store.
+with larger replicate parameters: its points go through the result store like any other, so
+a sequential run that stops at R replicates stores exactly what a plain run with R
+replicates stores, and a rerun of the same command reads every look's points from the store.
 
 Every experiment with an undecided check grows as a whole; growing only the sweep points the
 undecided checks read is not done yet.
@@ -36,6 +37,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -102,10 +104,15 @@ class Track:
         self.outcome, self.look, self.seconds = outcome, look.number, outcome.seconds
         if outcome.error:
             return
-        with at_look(look):
-            verdicts = self.experiment.checks(outcome.dataset)
-            evidence = {**look.describe(), "z_holds": resolve_z_holds(None),
-                        "replicates": {k: outcome.config[k] for k in self.keys}}
+        try:
+            with at_look(look):
+                verdicts = self.experiment.checks(outcome.dataset)
+                evidence = {**look.describe(), "z_holds": resolve_z_holds(None),
+                            "replicates": {k: outcome.config[k] for k in self.keys}}
+        except Exception as error:  # noqa: BLE001 - an error row, as run_all makes of it
+            self.outcome = replace(outcome, error="".join(
+                traceback.format_exception(type(error), error, error.__traceback__)))
+            return
         self.undecided = {}
         for verdict in verdicts:
             if verdict.check in self.decided:
