@@ -4,6 +4,7 @@ import json
 import tomllib
 
 import pytest
+import xarray as xr
 
 from bounds import registry
 from workbench import experiments
@@ -362,6 +363,15 @@ def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, caps
     assert max(looks.values()) > 1 and looks["oracle/theta/mean/staleness=1"] == 1
     late = next(v for v in verdicts if v["evidence"]["sequential"]["look"] > 1)
     assert late["evidence"]["sequential"]["replicates"]["n_replicates"] > 100
+    last = max(v["evidence"]["sequential"]["replicates"]["n_replicates"] for v in verdicts)
+    plain = ["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path / "plain"),
+             "--set", "staleness=[1,15]", "--set", "bound_designs=false", "--processes", "1",
+             "--set", f"n_replicates={last}"]
+    assert main(plain) == 1
+    capsys.readouterr()
+    sequential = read_netcdf(tmp_path / "stale-gaussian.nc")
+    assert sequential.sizes["replicate"] == last  # the last look is the plain run at its R
+    xr.testing.assert_identical(sequential, read_netcdf(tmp_path / "plain" / "stale-gaussian.nc"))
     assert main(argv) in (0, 1)  # again, from the store: the summary and the table
     out = capsys.readouterr().out
     assert "Undecided when the looks stopped, and why:" in out
