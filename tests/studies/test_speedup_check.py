@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
+from simulators.validation import InvalidParameter
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
@@ -119,6 +120,14 @@ def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
 def test_a_worker_grid_without_one_worker_is_refused_when_read():
     refused_when_read(TEXT.replace("n_workers = [1, 2, 4, 6, 9]", "n_workers = [2, 4, 6, 9]"),
              'kind = "speed-up"', "relative to one worker", "must include 1")
+
+
+def test_a_worker_grid_set_without_one_worker_is_refused_when_configured():
+    experiment = StudyExperiment(loads(TEXT, str(EXAMPLE)))
+    with pytest.raises(InvalidParameter, match="n_workers .* must include 1: the study's "
+                                               "speed-up check"):
+        experiment.configure({"n_workers": [2, 4]}, quick=True)
+    assert experiment.configure({"n_workers": [1, 4]}, quick=True)["n_workers"] == [1, 4]
 
 
 def test_a_worker_grid_without_one_worker_is_refused_when_judged(runs):

@@ -224,7 +224,7 @@ class Kind:
                                             f"{over} (with 1 among its values), or name the "
                                             "swept worker counts with over")
             options["over"] = over
-            if 1 not in swept.get(over, [1]):  # --set may change it: judged again then
+            if 1 not in swept.get(over, [1]):  # --set may change it: configure refuses that
                 raise CheckOptionError("over" if "over" in entry else "kind",
                                        f"a speed-up is relative to one worker: {over} = "
                                        f"{swept[over]} must include 1")

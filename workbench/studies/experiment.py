@@ -115,6 +115,12 @@ class StudyExperiment(Experiment):
             raise InvalidParameter(name, config[name], "changes the study's kind and so its "
                                                        "fields; write a study file of that kind")
         validate_kinds(config)
+        for check in self.study.checks:  # the grid a speed-up check reads, after --set
+            over = check.options.get("over")
+            if check.kind == "speed-up" and 1 not in config.get(over, [1]):
+                raise InvalidParameter(over, config[over], "must include 1: the study's "
+                                       "speed-up check compares every worker count with one "
+                                       "worker")
         check_point_count(grid.count(config, self.study.product, self.study.zipped),
                           f"{self.name} sweep")
         total = 0
