@@ -36,6 +36,8 @@ from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, Verdict, one_sided_rat
 #: per-check probability of declaring ``holds`` when the true difference is at the margin
 FALSE_HOLDS_RATE = 0.05
 Z_HOLDS = float(stats.norm.isf(FALSE_HOLDS_RATE))
+#: an inconclusive difference whose replicate factor exceeds this "sits on the margin"
+ON_THE_MARGIN = 100.0
 
 
 @dataclass(frozen=True)
@@ -161,8 +163,9 @@ def describe(decision: Decision, scale: str, n_replicates: int | None = None) ->
     needed = replicates_needed(decision, n_replicates)
     if n_replicates is None:
         more = f"; {decision.replicate_factor:.2g} times the replicates would decide it"
-    elif decision.replicate_factor > 100:
-        more = (f"; the difference sits on the margin, more than 100 times the {n_replicates} "
+    elif decision.replicate_factor > ON_THE_MARGIN:
+        more = (f"; the difference sits on the margin, more than {ON_THE_MARGIN:.0f} times the "
+                f"{n_replicates} "
                 "replicates would be needed to decide it")
     else:
         more = f"; about {needed:.0f} replicates (now {n_replicates}) would decide it"

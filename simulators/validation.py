@@ -85,16 +85,21 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6,
                "tib": 2**40}
 
 
+def _with_unit(field: str, value: str, units: dict, allowed: str) -> float:
+    """A number followed by one of ``units`` (case ignored) times that unit's size."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", value)
+    unit = match.group(2).lower() if match else None
+    if unit not in units:
+        raise InvalidParameter(field, value, allowed)
+    return float(match.group(1)) * units[unit]
+
+
 def byte_size(field: str, value: object) -> int:
     """A positive number of bytes: an integer, or text such as ``512MiB``, ``1.5 GB`` or
     ``2G`` (k, M, G, T: powers of 1000; KiB, MiB, GiB, TiB: powers of 1024; case ignored)."""
     if isinstance(value, str):
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", value)
-        unit = match.group(2).lower() if match else None
-        if unit not in _BYTE_UNITS:
-            raise InvalidParameter(field, value, "must be a size in bytes such as 1073741824, "
-                                                 "512MiB, 1.5GB or 2G")
-        value = float(match.group(1)) * _BYTE_UNITS[unit]
+        value = _with_unit(field, value, _BYTE_UNITS, "must be a size in bytes such as "
+                                                      "1073741824, 512MiB, 1.5GB or 2G")
         if not math.isfinite(value):
             raise InvalidParameter(field, value, "must be a finite size")
         value = int(round(value))
@@ -108,12 +113,8 @@ def duration(field: str, value: object) -> float:
     """A positive number of seconds: a number, or text such as ``600``, ``90s``, ``10m`` or
     ``1.5h`` (s, m or min, h; case ignored)."""
     if isinstance(value, str):
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", value)
-        unit = match.group(2).lower() if match else None
-        if unit not in _DURATION_UNITS:
-            raise InvalidParameter(field, value, "must be a duration such as 600, 90s, 10m or "
-                                                 "1.5h")
-        value = float(match.group(1)) * _DURATION_UNITS[unit]
+        value = _with_unit(field, value, _DURATION_UNITS, "must be a duration such as 600, "
+                                                          "90s, 10m or 1.5h")
     return positive(field, value)
 
 

@@ -168,7 +168,7 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
     from workbench.run.until_decided import Track, _next_looks
 
     def wanting(seconds):
-        track = Track(Coin(), {}, ("n_replicates",), False, look=1, seconds=seconds)
+        track = Track(Coin(), {}, Coin().configure(), False, look=1, seconds=seconds)
         track.outcome = Outcome(Coin(), Coin().configure(), 7)
         undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
         track.undecided = {"mean": replaced(undecided, replicate_factor=50.0)}

@@ -276,7 +276,8 @@ def _check_until_decided(args) -> int:
     from workbench.run.until_decided import until_decided
 
     if args.all:
-        selected, overrides = _selected([]), [{} for _ in experiments.EXPERIMENTS]
+        selected = _selected([])
+        overrides = [{} for _ in selected]
     else:
         selected = [args.experiment]
         overrides = [dict(parse_assignment(text) for text in args.assignments)]

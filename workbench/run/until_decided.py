@@ -15,7 +15,8 @@ limits refuse it; the experiment then keeps its last look, and a look that faile
 again one look smaller while that is still beyond the last).
 
 Which look comes next: the one whose replicates cover what the undecided checks ask for (the
-largest finite factor up to :data:`ON_THE_MARGIN`, with :data:`STRICTER` for the stricter
+largest finite factor up to :data:`bounds.equivalence.ON_THE_MARGIN` (when only larger ones are
+left, two looks on), with :data:`STRICTER` for the stricter
 critical values of later looks), at most :data:`MOST_LOOKS_AHEAD` looks on; when the
 experiments' next looks do not fit together in what is left of the budget, the most
 expensive ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by
@@ -41,17 +42,16 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bounds.equivalence import resolve_z_holds
+from bounds.equivalence import ON_THE_MARGIN, resolve_z_holds
 from bounds.sequential import GROWTH, Look, at_look
 from bounds.verdict import INCONCLUSIVE, Verdict
+from simulators.validation import InvalidParameter
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.main_job import Outcome, run_all
+from workbench.run.plan import size_plan
 from workbench.store.figure_cache import figures_once
 
-#: an undecided check whose replicate factor exceeds this "sits on the margin": it does not
-#: set how far the next look goes (when only such checks are left, it goes two looks on)
-ON_THE_MARGIN = 100.0
 #: a look's critical values are stricter than the last one's: aim this much further
 STRICTER = 1.5
 #: the furthest one round goes beyond an experiment's last look (8 times its replicates), so
@@ -73,7 +73,7 @@ class Track:
 
     experiment: Experiment
     overrides: dict
-    keys: tuple[str, ...]
+    first: dict
     quick: bool
     decided: dict[str, Verdict] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
@@ -86,10 +86,16 @@ class Track:
     stopped: str = ""
     ceiling: int | None = None
 
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return replicate_keys(self.first)
+
     def config_at(self, look: int) -> dict:
-        """The configuration of look ``look``: every replicate parameter times 2^(k−1)."""
-        first = self.experiment.configure(self.overrides, quick=self.quick)
-        grown = {key: first[key] * Look(look).replicate_multiple for key in self.keys}
+        """The configuration of look ``look`` (``first``, look 1's): every replicate
+        parameter times 2^(k−1)."""
+        if look == 1:
+            return self.first
+        grown = {key: self.first[key] * Look(look).replicate_multiple for key in self.keys}
         return self.experiment.configure({**self.overrides, **grown}, quick=self.quick)
 
     def absorb(self, outcome: Outcome, look: Look) -> None:
@@ -183,7 +189,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
     each experiment's figures from its last look."""
     log = sys.stderr if log is None else log
     started = time.perf_counter()
-    tracks = [Track(e, chosen, replicate_keys(e.configure(chosen, quick=quick)), quick)
+    tracks = [Track(e, chosen, e.configure(chosen, quick=quick), quick)
               for e, chosen in zip(selected, overrides, strict=True)]
     plan = {track: 1 for track in tracks}
     rounds = 0
@@ -221,9 +227,6 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
     docstring): at most :data:`MOST_LOOKS_AHEAD` looks on, and fewer, the most expensive first,
     until their predicted times fit together in ``left`` seconds; an experiment whose next
     look alone does not fit then waits no more (the most expensive is dropped first)."""
-    from simulators.validation import InvalidParameter
-    from workbench.run.plan import size_plan
-
     def cost(track: Track, look: int) -> float:
         return track.seconds * GROWTH ** (look - track.look)
 
