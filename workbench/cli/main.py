@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,9 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "inconclusive (by default: one row per experiment, then the "
                             "violated checks, then the inconclusive ones counted)")
     check.add_argument("--until-decided", action="store_true",
-                       help="judge again with twice the replicates, look after look, until "
-                            "every check is decided or the --budget is spent; the error "
-                            "rates are spent across the looks (docs/verdicts.md)")
+                       help="judge again with 2, 4, 8, ... times the replicates, look after "
+                            "look, until every check is decided or the --budget is spent; the "
+                            "error rates are spent across the looks (docs/verdicts.md)")
     check.add_argument("--budget", metavar="DURATION",
                        help="wall-clock limit of --until-decided for the whole command, "
                             "e.g. 600, 90s, 10m or 1.5h (default 10m)")
@@ -188,8 +189,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         _selected(args.names)
     elif not getattr(args, "all", False):
         args.experiment = experiments.get(args.name)
-        overrides = dict(parse_assignment(text) for text in args.assignments)
-        args.config = args.experiment.configure(overrides, quick=args.quick)
+        args.overrides = dict(parse_assignment(text) for text in args.assignments)
+        args.config = args.experiment.configure(args.overrides, quick=args.quick)
     if args.command == "show":
         return
     from workbench.run.runner import MAX_SEED
@@ -279,8 +280,7 @@ def _check_until_decided(args) -> int:
         selected = _selected([])
         overrides = [{} for _ in selected]
     else:
-        selected = [args.experiment]
-        overrides = [dict(parse_assignment(text) for text in args.assignments)]
+        selected, overrides = [args.experiment], [args.overrides]
     with _workers(args) as workers:
         outcomes, undecided = until_decided(
             selected, overrides, args.seed, args.out, workers, args.budget, quick=args.quick,
@@ -291,7 +291,7 @@ def _check_until_decided(args) -> int:
                                        *lines])
 
 
-def _check_all(args, outcomes=None, epilogue: list[str] = ()) -> int:
+def _check_all(args, outcomes=None, epilogue: Sequence[str] = ()) -> int:
     from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
     from workbench.run.main_job import summary_lines, verdict_counts, verdict_table
 
