@@ -28,6 +28,7 @@ EXAMPLES = ROOT / "examples"
 FIXTURE = Path(__file__).parent / "fixtures" / "stale_gaussian_seed_design.json"
 DISTRIBUTED = Path(__file__).parent / "fixtures" / "distributed_studies.json"
 ASYNCHRONOUS = Path(__file__).parent / "fixtures" / "async_studies.json"
+DSGLD = Path(__file__).parent / "fixtures" / "dsgld_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -183,18 +184,27 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
 
 
 ASYNCHRONOUS_CASES = json.loads(ASYNCHRONOUS.read_text())
+DSGLD_CASES = json.loads(DSGLD.read_text())
+#: the experiments of the D-SGLD fixture that are shipped study files now
+DSGLD_PORTED = ("dsgld-coupling",)
+#: the ported experiments whose plug-in draws the seed's figure instead of the default ones
+FIGURE_CASES = {**ASYNCHRONOUS_CASES, **{case: recorded for case, recorded in DSGLD_CASES.items()
+                                        if recorded["experiment"] in DSGLD_PORTED}}
 
 
-@pytest.mark.parametrize("case", sorted(ASYNCHRONOUS_CASES))
-def test_the_shipped_asynchronous_studies_reproduce_the_removed_code_bit_for_bit(case, tmp_path):
-    """``stale-nn-workers`` and ``stale-blr-speedup`` as shipped study files (a swept constant
-    ``workers`` giving ``n_workers``; a network model swept over mlp and cnn with an
-    ``ordering`` check, a logistic regression with a ``speed-up`` check, each named as the
-    module named its verdicts) give the datasets and verdicts their removed modules gave: every
-    variable bit for bit, the same verdicts with the same observed values (fixture made by
-    ``tests/studies/fixtures/make_async_fixture.py`` at the commits it names); each plug-in
-    draws the seed's figure alone."""
-    recorded = ASYNCHRONOUS_CASES[case]
+@pytest.mark.parametrize("case", sorted(FIGURE_CASES))
+def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_for_bit(
+        case, tmp_path):
+    """``stale-nn-workers``, ``stale-blr-speedup`` and ``dsgld-coupling`` as shipped study files
+    give the datasets and verdicts their removed modules gave: every variable bit for bit, the
+    same verdicts with the same observed values (fixtures made by
+    ``tests/studies/fixtures/make_async_fixture.py`` and ``make_dsgld_fixture.py`` at the
+    commits they name); each draws the seed's figure alone. The studies say it with a swept
+    constant ``workers`` giving ``n_workers``; a network model swept over mlp and cnn with an
+    ``ordering`` check; a logistic regression with a ``speed-up`` check, each named as the
+    module named its verdicts; and ``[sampler] kind = "coupled-sgld"`` with ``group_size``
+    swept, judged by the gradient-noise, oracle and posterior checks."""
+    recorded = FIGURE_CASES[case]
     experiment = experiments.get(recorded["experiment"])
     assert isinstance(experiment, StudyExperiment)
     dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),

@@ -9,7 +9,6 @@ import xarray as xr
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.experiments.dsgld_coupling.checks import group_selection
 from workbench.experiments.dsgld_imbalance.checks import (
     limit_checks,
     relaxation_note,
@@ -18,7 +17,7 @@ from workbench.experiments.dsgld_imbalance.checks import (
 from workbench.run.runner import run_experiment
 from workbench.stats.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
 from workbench.store.netcdf import read_netcdf, write_netcdf
-from workbench.studies.sharded_judgements import stationary_check
+from workbench.studies.sharded_judgements import selections, stationary_check
 from workbench.systems.distributed.windows import posterior_checks, window_oracle_checks
 
 SMALL = {
@@ -190,13 +189,12 @@ def test_coupling_without_the_noise_correction_is_caught(results):
     swapped = uncorrected.copy()
     for name in ("exact_window_mean", "exact_window_second"):
         swapped[name] = corrected[name].sel(group_size=[4, 8])
-    oracle = window_oracle_checks(swapped, [(f"R={r}", group_selection(swapped, r))
-                                            for r in (4, 8)], 1e-3)
+    groups = dict(selections(swapped, ("group_size",), {"group_size": "R"}))
+    oracle = window_oracle_checks(swapped, list(groups.items()), 1e-3)
     assert any(v.verdict == VIOLATED for v in oracle)
-    _assert_hold(window_oracle_checks(uncorrected, [("R=8", group_selection(uncorrected, 8))],
+    _assert_hold(window_oracle_checks(uncorrected, [("R=8", groups["R=8"])],
                                       1e-3))  # its own oracle knows the missing noise
-    covariance = posterior_checks(uncorrected, "R=4", group_selection(uncorrected, 4), 1e-3,
-                                  per_run=True)
+    covariance = posterior_checks(uncorrected, "R=4", groups["R=4"], 1e-3, per_run=True)
     assert any(v.verdict == VIOLATED and "covariance" in v.check for v in covariance)
 
 

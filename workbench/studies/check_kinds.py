@@ -31,6 +31,7 @@ from workbench.studies.schema import (
     WORKERS_DIM,
 )
 from workbench.systems.asynchronous.speedup import TIME_BEND_MARGIN
+from workbench.systems.distributed.coupling import GRADIENT_DRAWS
 from workbench.systems.distributed.references import REFERENCES
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ SPLITS = ("checkerboard", "extrapolate")
 SPEEDUP_MARGINS = (SPEEDUP_MARGIN, SLOPE_MARGIN, TIME_BEND_MARGIN, INVARIANCE_MARGIN)
 #: the predicted order of an ``ordering`` check along its dim
 DIRECTIONS = ("falls", "rises")
+#: the independent units of a ``posterior`` check: each chain (its replicates averaged), or
+#: each (replicate, chain) run, for designs with few chains (coupled groups)
+UNITS = ("chain", "run")
 
 
 class CheckOptionError(ValueError):
@@ -140,11 +144,14 @@ def _margins(entry: dict, parameters: Sequence) -> dict:
 class Kind:
     """A check kind: the keys it takes in a study of each model or system kind it applies to
     (the first of them the study has decides); ``reference``: on a model without an oracle,
-    judged against the reference posterior (which its points then compute and keep)."""
+    judged against the reference posterior (which its points then compute and keep);
+    ``fields``: the study's fields that only this kind reads (what its points then compute),
+    which are not parameters of a study without such a check."""
 
     name: str
     keys: Mapping[str, tuple[str, ...]]
     reference: bool = False
+    fields: tuple[str, ...] = ()
 
     def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
                  kinds: Sequence[str], estimators: Sequence[str],
@@ -268,6 +275,11 @@ class Kind:
             options["over"] = _over(entry, dims)
         if self.name in ("invariance", "growth"):
             options["estimator"] = _estimator(entry, estimators)
+        if self.name == "posterior":
+            unit = entry.get("unit", UNITS[0])
+            if unit not in UNITS:
+                raise CheckOptionError("unit", f"must be one of {', '.join(UNITS)}, got {unit!r}")
+            options["unit"] = unit
         if self.name == "distance":
             options["longest"] = _reference(entry, "longest")
             options["shortest"] = _reference(entry, "shortest")
@@ -315,7 +327,10 @@ class Kind:
             return sharded_judgements.oracle_checks(*args, rate)
         if self.name == "stationary":
             return sharded_judgements.stationary_checks(*args, rate)
+        if self.name == "gradient-noise":
+            return sharded_judgements.gradient_checks(*args, rate)
         judge = {"distance": sharded_judgements.distance_checks,
+                 "posterior": sharded_judgements.posterior_checks,
                  "invariance": sharded_judgements.invariance_checks,
                  "growth": sharded_judgements.growth_checks}[self.name]
         return judge(*args, options, rate)
@@ -341,6 +356,8 @@ KINDS = {kind.name: kind for kind in (
     Kind("ordering", dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
                                               ORDERING_MARGIN.name, "name"))),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
+    Kind("posterior", {SHARDED: ("unit",)}),
+    Kind("gradient-noise", {TRAVELING: ()}, fields=(GRADIENT_DRAWS.name,)),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),
 )}

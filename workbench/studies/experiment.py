@@ -34,6 +34,7 @@ from workbench.studies.document import Document
 from workbench.studies.schema import (
     HELD_OUT,
     SHARDED,
+    TRAVELING,
     fields,
     kind_fields,
     validate_kinds,
@@ -194,12 +195,19 @@ class StudyExperiment(Experiment):
         identity = super().point_identity(config, point)
         if config["model"] in HELD_OUT:
             identity["with_reference"] = self.with_reference()
+        if config["system"] == TRAVELING:
+            identity["with_references"] = self.with_references()
         return self.plugin.point_identity(identity, point)
 
     def with_reference(self) -> bool:
         """Whether a check judges against the reference posterior, so that a point of a model
         without an oracle computes and keeps it (:attr:`.check_kinds.Kind.reference`)."""
         return any(KINDS[spec.kind].reference for spec in self.study.checks)
+
+    def with_references(self) -> bool:
+        """Whether a ``distance`` check compares the samples with seed 004 §3.2.1's references,
+        so that a traveling-chains point computes and keeps them."""
+        return any(spec.kind == "distance" for spec in self.study.checks)
 
     def work(self, config, point):
         return 0 if self.plugin.owns(point) else _work(self.resolve(config, point))
@@ -221,7 +229,8 @@ class StudyExperiment(Experiment):
             from workbench.studies import sharded_point
 
             return self._zipped_coords(sharded_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
+                self.with_references()), point)
         if config["model"] in HELD_OUT:
             from workbench.studies import held_out_point
 

@@ -134,6 +134,42 @@ def _window_oracle(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -
     ax.legend(fontsize=7)
 
 
+def _posterior(ax, dataset: xr.Dataset, ctx: kinds.Context) -> None:
+    """Every point's window E‖θ - μ‖² in units of d·s² (1 is the posterior's), with its 95 %
+    interval over its units and the exact oracle's value."""
+    chosen = sharded.selections(dataset, ctx.dims, ctx.symbols)
+    scale = float(dataset["posterior_variance"]) * dataset.sizes["component"]
+    for x, (label, selection) in enumerate(chosen):
+        values = sharded.chain_values(dataset, selection).ravel() / scale
+        exact = sharded.about_posterior(dataset, "exact_").sel(selection).sum(
+            "component").values.mean() / scale
+        ax.errorbar([x], [values.mean()], yerr=[1.96 * values.std(ddof=1) / np.sqrt(values.size)],
+                    fmt="o", capsize=3, color="tab:blue")
+        ax.plot([x], [exact], "k_", markersize=14)
+    ax.axhline(1.0, color="tab:red", linewidth=1)
+    ax.set_xticks(np.arange(len(chosen)), [label for label, _ in chosen], fontsize=8)
+    ax.set(ylabel="window E‖θ - μ‖² / (d s²)",
+           title="against the posterior (red; black: exact oracle)")
+
+
+def _gradient_noise(ax, dataset: xr.Dataset, ctx: kinds.Context) -> None:
+    """Every point's mean ‖ĝ - ∇U(μ)‖² and its minibatch part, with 95 % intervals over the
+    draws, and their exact values (docs/math.md §11.2)."""
+    chosen = sharded.points(dataset, ctx.dims)
+    labels = [sharded.label(point, ctx.symbols) for point in chosen]
+    for name, marker in (("gradient_error", "o"), ("gradient_minibatch_error", "s")):
+        values = [dataset[name].sel(point).values for point in chosen]
+        ax.errorbar(np.arange(len(chosen)), [v.mean() for v in values],
+                    yerr=[1.96 * v.std(ddof=1) / np.sqrt(v.size) for v in values], fmt=marker,
+                    capsize=3, label=name.replace("_", " "))
+        ax.plot(np.arange(len(chosen)),
+                [float(dataset[f"exact_{name}"].sel(point)) for point in chosen], "k_",
+                markersize=14)
+    ax.set_xticks(np.arange(len(chosen)), labels, fontsize=8)
+    ax.set(yscale="log", ylabel="E‖ĝ - ∇U(μ)‖² at θ = μ", title="gradient noise (black: exact)")
+    ax.legend(fontsize=7)
+
+
 def _stationary(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: str) -> None:
     over = options.get("over", ctx.dims[0] if ctx.dims else None)
     if over is None:
@@ -236,6 +272,10 @@ def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict
             _window_oracle(ax, dataset, ctx, options)
         elif kind == "distance":
             _distance(ax, dataset, ctx, options)
+        elif kind == "posterior":
+            _posterior(ax, dataset, ctx)
+        elif kind == "gradient-noise":
+            _gradient_noise(ax, dataset, ctx)
         else:
             _stationary(ax, dataset, ctx, options, kind)
     elif kind == "oracle":

@@ -14,7 +14,7 @@ the other values and the ``[constants]`` (:mod:`workbench.studies.grid`), e.g.
 Three point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussian_point`, systems
 constant / uniform / asynchronous, the linear samplers), sharded Gaussian data
 (:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD
-with the D-SGLD or FSGLD gradient), and a model without an exact oracle scored by test
+with the D-SGLD or FSGLD gradient, or on traveling chains SGLD coupled in groups), and a model without an exact oracle scored by test
 functions against a reference posterior or against each other (:mod:`.held_out_point`, the
 asynchronous system, any sampler): Bayesian logistic regression (seed 001 §5.1), a network on
 the bundled digits (seed 001 §5.2; no reference posterior), or the researcher's own model, a
@@ -64,6 +64,7 @@ from workbench.run.parameters import (
     TRUE_MEAN,
 )
 from workbench.samplers import LINEAR_SAMPLER_NAMES, SAMPLER_NAMES
+from workbench.samplers.coupled import CoupledSGLD
 from workbench.studies.user_code import (
     CONFIG_KEYS,
     ENTRY_POINT_GROUPS,
@@ -89,6 +90,12 @@ from workbench.systems.asynchronous.system import (
     SERVER_UPDATE_TIME,
 )
 from workbench.systems.distributed import WELLING_TEH_STEP_SIZE
+from workbench.systems.distributed.coupling import (
+    COUPLING_TIME,
+    GRADIENT_DRAWS,
+    GROUP_SIZE,
+    NOISE_CORRECTION,
+)
 from workbench.systems.distributed.data import CENTRE_HALF_WIDTH, DATA_REGIME, SHARD_SIZES
 from workbench.systems.distributed.federation import METHODS, SURROGATES
 from workbench.systems.distributed.traveling import (
@@ -144,6 +151,10 @@ NETWORK = "network"
 PYTHON = "python"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
+#: SGLD chains coupled in groups on traveling chains (seed 004 §3.2.3, Eq. 6)
+COUPLED_SGLD = CoupledSGLD.name
+#: the fields that mean something only when the sampler couples chains
+COUPLING_FIELDS = (GROUP_SIZE.name, NOISE_CORRECTION.name, COUPLING_TIME.name)
 #: the asynchronous server's worker counts P, the dim a speed-up check compares along
 WORKERS_DIM = "n_workers"
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
@@ -161,7 +172,8 @@ SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in syst
 MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
 #: mean covers the samplers that are linear on it)
-SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld",), FEDERATED: ("sgld",)}
+SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld", COUPLED_SGLD),
+               FEDERATED: ("sgld",), **dict.fromkeys(HELD_OUT, SAMPLER_NAMES + (PYTHON,))}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
 _P = (DOWNPOUR, ELASTIC)
@@ -298,6 +310,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("coupling_strength", COUPLING_STRENGTH, only=(ELASTIC,)),
         Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T),
         Field("assignment", ASSIGNMENT, only=_T),
+        Field("coupling_time", COUPLING_TIME, only=_T),
         Field("worker_delay", WORKER_DELAY, only=_T),
         Field("hop_time", HOP_TIME, only=_T),
         Field("local_updates", Parameter("local_updates", 10,
@@ -309,9 +322,11 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     ),
     "sampler": (
         Field("kind", replace(SAMPLER, help="integrator (the Gaussian mean: the linear ones "
-                              "its oracle covers), or python: the researcher's own (python "
-                              "or entry_point; a model without an oracle)",
-                              choices=SAMPLER_NAMES + (PYTHON,)), fixed_in=_S),
+                              "its oracle covers), coupled-sgld: traveling chains coupled in "
+                              "groups of group_size (seed 004 §3.2.3), or python: the "
+                              "researcher's own (python or entry_point; a model without an "
+                              "oracle)",
+                              choices=SAMPLER_NAMES + (COUPLED_SGLD, PYTHON)), fixed_in=_S),
         Field("python", Parameter("sampler_python", "module:attribute",
                                   "python sampler: the factory called as factory(step_size, "
                                   "**arguments), a module beside the study file or installed",
@@ -327,6 +342,8 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("step_size", replace(STEP_SIZE, default=0.001), expression=True, only=_GH),
         Field("friction", FRICTION, only=_GH),
         Field("welling_teh_step_size", WELLING_TEH_STEP_SIZE, only=_S, fixed_in=_S),
+        Field("group_size", GROUP_SIZE, expression=True, only=_T),
+        Field("noise_correction", NOISE_CORRECTION, only=_T),
         Field("estimator", Parameter("estimator", ["dsgld"],
                                      "gradient estimators: dsgld (the N/(N_s q_s)-scaled shard "
                                      "gradient, seed 004 Eq. 4), fsgld (with conducive "
@@ -388,6 +405,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("confidence", CONFIDENCE),
         Field("false_failure_rate", FALSE_FAILURE_RATE),
         Field("divergence_threshold", DIVERGENCE_THRESHOLD, only=_GH),
+        Field("gradient_draws", GRADIENT_DRAWS, only=_T),
         Field("n_draws", Parameter("n_draws", 0, "equally spaced draws kept per replicate "
                                                  "(0: none)", non_negative_int), only=_G),
         Field("grid_half_width", Parameter("grid_half_width", 7.0,

@@ -1,10 +1,16 @@
 """The judgements of a sharded-Gaussian study (:mod:`.sharded_point`), one function per check
 kind of :mod:`.gaussian_judgements`; every point is a selection of the dataset and a label in the
-check names (``T=200``: the sweep dims written with the study's ``[study] symbols``).
+check names (``T=200``: the sweep dims written with the study's ``[study] symbols``); the
+chains of a coupled group are identical, so one chain per group stands for it.
 
 - ``oracle``: window averages of θ and of (θ - μ)(θ - μ)ᵀ against the exact oracle given each
   chain's schedule (:func:`~workbench.systems.distributed.windows.window_oracle_checks`,
   one Bonferroni family over every point and estimator).
+- ``posterior``: window averages of θ and of (θ - μ)(θ - μ)ᵀ against the posterior's mean μ and
+  covariance s² I, with the exact oracle's values as evidence (one family over every point;
+  ``unit = "run"`` counts every (replicate, chain) as a unit, for designs with few chains).
+- ``gradient-noise`` (coupled chains, seed 004 §3.2.3): the error of a group's gradient
+  estimate at μ against docs/math.md §11.2, and its minibatch part's slope -1 against R.
 - ``distance`` (seed 004 §3.2.1): long trajectories sample the mixture of local posteriors,
   short ones approach the standard SGLD posterior. At the largest value of ``over`` the check
   measures Δ = W₂(samples, ``shortest``'s reference) - W₂(samples, ``longest``'s), at the
@@ -31,8 +37,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from bounds.checks import invariance_check, oracle_check, ordering_check
-from bounds.verdict import Verdict
+from bounds.checks import invariance_check, oracle_check, ordering_check, slope_check
+from bounds.verdict import Verdict, z_for_family
 from workbench.systems.distributed.references import wasserstein
 from workbench.systems.distributed.windows import (
     about,
@@ -42,6 +48,7 @@ from workbench.systems.distributed.windows import (
     window_oracle_checks,
     with_student_rate,
 )
+from workbench.systems.distributed.windows import posterior_checks as point_posterior_checks
 
 
 def label(point: Mapping, symbols: Mapping[str, str]) -> str:
@@ -60,11 +67,16 @@ def _estimators(dataset: xr.Dataset) -> list:
 
 def selections(dataset: xr.Dataset, dims: Sequence[str],
                symbols: Mapping[str, str]) -> list[tuple[str, dict]]:
-    """(label, selection) of every point and estimator: ``dsgld/T=10``."""
+    """(label, selection) of every point and estimator: ``dsgld/T=10``. The chains of a
+    coupled group are identical, so a point of coupled chains selects one chain per group
+    (its first member)."""
     out = []
     for point in points(dataset, dims):
         for method in _estimators(dataset):
             at = dict(point) if method is None else {**point, "estimator": method}
+            if "first_member" in dataset:
+                first = dataset["first_member"].sel(point).values
+                at["chain"] = np.flatnonzero(first).tolist()
             out.append((label(point, symbols) if method is None
                         else f"{method}/{label(point, symbols)}", at))
     return out
@@ -88,6 +100,65 @@ def comparisons(dataset: xr.Dataset, dims: Sequence[str], over: str,
 
 def oracle_checks(dataset: xr.Dataset, dims, symbols, rate: float) -> list[Verdict]:
     return window_oracle_checks(dataset, selections(dataset, dims, symbols), rate)
+
+
+def posterior_checks(dataset: xr.Dataset, dims, symbols, options: dict,
+                     rate: float) -> list[Verdict]:
+    """Every point's window mean against μ and window second moment about μ against s² I, the
+    exact oracle's values as evidence (:func:`point_posterior_checks`): one Bonferroni family
+    over every point; ``unit = "run"`` makes each (replicate, chain) a unit."""
+    chosen = selections(dataset, dims, symbols)
+    dim = dataset.sizes["component"]
+    family = len(chosen) * (dim + dim * (dim + 1) // 2)
+    return [verdict for name, selection in chosen
+            for verdict in point_posterior_checks(dataset, name, selection, rate,
+                                                  per_run=options["unit"] == "run",
+                                                  n_comparisons=family)]
+
+
+# ------------------------------------------------------------------------- gradient noise
+
+def _mean_and_error(values: np.ndarray) -> tuple[float, float]:
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
+
+
+def gradient_checks(dataset: xr.Dataset, dims, symbols, rate: float) -> list[Verdict]:
+    """``gradient/<point>`` and ``gradient/minibatch/<point>``: the measured E‖ĝ_R - ∇U(μ)‖²
+    of a group's gradient estimate and its within-shard (minibatch) part against docs/math.md
+    §11.2's identity for R distinct uniformly random shards; and, where ``group_size`` is swept
+    over at least three values, ``slope/gradient-minibatch-vs-R``: the minibatch part falls
+    as 1/R (seed 004 §3.2.3: averaging R chains' gradients, Cov/n → Cov/(Rn))."""
+    chosen = points(dataset, dims)
+    z = z_for_family(rate, 2 * len(chosen))
+    verdicts = []
+    for point in chosen:
+        at = dataset.sel(point)
+        for part, name in (("", "gradient_error"), ("/minibatch", "gradient_minibatch_error")):
+            mean, error = _mean_and_error(at[name].values)
+            verdicts.append(oracle_check(
+                f"gradient{part}/{label(point, symbols)}", mean, error,
+                float(at[f"exact_{name}"]), z,
+                detail=("E‖ĝ_R - ∇U(μ)‖²" if not part else
+                        "minibatch part E‖ĝ_R - E[ĝ_R | shards]‖²")
+                + f" over {at[name].size} groups on random distinct shards, "
+                "against docs/math.md §11.2",
+                evidence=dict(point), n_replicates=int(at[name].size), relative=True))
+    over = "group_size"
+    if over in dims and dataset.sizes[over] >= 3:
+        rest = list(slices(dataset, dims, over, symbols))
+        for suffix, selection in rest:
+            minibatch = dataset["gradient_minibatch_error"].sel(selection)
+            sizes = dataset[over].values.tolist()
+            values, errors = np.array([_mean_and_error(minibatch.sel({over: r}).values)
+                                       for r in sizes]).T
+            verdicts.append(slope_check(
+                f"slope/gradient-minibatch-vs-{symbols.get(over, over)}{suffix}", sizes,
+                values, errors, -1.0, z_for_family(rate, len(rest)),
+                detail="seed 004 §3.2.3: averaging R chains' gradients divides the minibatch "
+                       "variance by R (slope -1 in log-log)",
+                evidence={"group_sizes": sizes},
+                n_replicates=int(minibatch.sel({over: sizes[0]}).size)))
+    return verdicts
 
 
 # ------------------------------------------------------------------------------- distance

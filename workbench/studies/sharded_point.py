@@ -9,8 +9,14 @@ papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε
 - ``[system] kind = "traveling-chains"`` (seed 004 §3.2, Algorithm 1): one chain per shard,
   rotating over the workers, ``trajectory_length`` updates per visit; the estimator is D-SGLD's
   N/(N_s q_s)-scaled shard gradient (:class:`~workbench.gradients.sharded.ShardScaled`). Stored
-  beside the window statistics: the references of seed 004 §3.2.1 (posterior, standard SGLD
-  posterior, mixture of local posteriors) and the per-shard stationary laws.
+  beside the window statistics, when a ``distance`` check reads them: the references of seed
+  004 §3.2.1 (posterior, standard SGLD posterior, mixture of local posteriors) and the
+  per-shard stationary laws. With ``[sampler] kind = "coupled-sgld"`` the chains are coupled
+  in groups of ``group_size`` (seed 004 §3.2.3, Eq. 6;
+  :mod:`workbench.systems.distributed.coupling`): stored too, each chain's group (its first
+  member), the number of groups and the simulated time per update, which the groups' waits
+  lengthen. With a ``gradient-noise`` check, ``gradient_draws`` draws of a group's gradient
+  error at the posterior mean and their exact expectations (docs/math.md §11.2).
 - ``[system] kind = "federated-rounds"`` (seed 002 Algorithm 1): ``n_chains`` independent
   chains, a uniformly chosen client per round of ``local_updates`` updates; every estimator in
   ``[sampler] estimator`` (DSGLD, FSGLD with conducive gradients, seed 002 Eq. 7) replays the
@@ -39,12 +45,20 @@ from workbench.oracles.federated import (
     round_stationary,
     shard_round_maps,
 )
-from workbench.oracles.gradient_noise import epsilon_squared, gamma_squared, theta_grid
+from workbench.oracles.gradient_noise import (
+    coupled_gradient_noise,
+    epsilon_squared,
+    gamma_squared,
+    theta_grid,
+)
 from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
 from workbench.run.experiment import point_key
 from workbench.samplers import SGLD
+from workbench.samplers.coupled import CoupledSGLD
+from workbench.studies.schema import COUPLED_SGLD
 from workbench.systems.distributed import chen_step_size
 from workbench.systems.distributed.arm import run_arm, with_diagnostics
+from workbench.systems.distributed.coupling import first_members, gradient_errors, group_sizes
 from workbench.systems.distributed.data import data_attributes, make_sharded
 from workbench.systems.distributed.federation import Federation, running_window_means
 from workbench.systems.distributed.references import (
@@ -57,11 +71,13 @@ from workbench.systems.distributed.traveling import traveling_system
 PAIR = ("component", "component2")
 
 
-def run_point(experiment: str, config: dict, point: dict, seed,
-              dims: Sequence[str]) -> xr.Dataset:
-    """The point's Dataset (module docstring); ``dims``: the study's sweep dims."""
+def run_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[str],
+              references: bool = True) -> xr.Dataset:
+    """The point's Dataset (module docstring); ``dims``: the study's sweep dims;
+    ``references``: whether a traveling-chains point keeps seed 004 §3.2.1's references (a
+    ``distance`` check reads them)."""
     if config["system"] == "traveling-chains":
-        return _traveling(experiment, config, point, seed, dims)
+        return _traveling(experiment, config, point, seed, dims, references)
     return _federated(experiment, config, point, seed, dims)
 
 
@@ -70,26 +86,31 @@ def _leading(dims: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(dims), (1,) * len(dims)
 
 
-def _traveling(experiment, config, point, seed, dims) -> xr.Dataset:
-    """D-SGLD on traveling chains, one trajectory length on every worker (seed 004 §3.2.1)."""
+def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dataset:
+    """D-SGLD on traveling chains, one trajectory length on every worker (seed 004 §3.2.1),
+    the chains coupled in groups when the sampler is coupled SGLD (seed 004 §3.2.3)."""
     length = int(config["trajectory_length"])
     sharded = make_sharded(experiment, config, seed)
     model = sharded.model
     n_shards, dim = sharded.n_shards, model.dim
     burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
     seed_point = derive(seed, experiment, point_key(point))
-    schedule = traveling_system(config, [length] * n_shards).simulate(
-        n_updates, derive(seed_point, "schedule"))
     h = chen_step_size(config["welling_teh_step_size"])
+    groups = (group_sizes(n_shards, int(config["group_size"]))
+              if config["sampler"] == COUPLED_SGLD else None)
+    coupling = ({} if groups is None else
+                {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
+    schedule = traveling_system(config, [length] * n_shards, **coupling).simulate(
+        n_updates, derive(seed_point, "schedule"))
     oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
                                              config["replacement"])
-    arm = run_arm(schedule, SGLD(h), ShardScaled(sharded.shard_gradient()), oracle, config,
+    estimator = ShardScaled(sharded.shard_gradient())
+    sampler = (SGLD(h) if groups is None else
+               CoupledSGLD(h, groups, noise_correction=config["noise_correction"]))
+    arm = run_arm(schedule, sampler, estimator, oracle, config,
                   derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
                   initial=np.full(dim, config["initial_position"]),
-                  potential_gradient=model.potential_gradient)
-    frequencies = np.full(n_shards, 1.0 / n_shards)
-    refs = references(sharded, oracle, frequencies, h, config["batch_size"])
-    component_means, component_covariances = local_components(oracle, frequencies, h)
+                  potential_gradient=model.potential_gradient, groups=groups)
     lead, ones = _leading(dims)
 
     def per_point(value, value_dims):
@@ -101,19 +122,47 @@ def _traveling(experiment, config, point, seed, dims) -> xr.Dataset:
         "exact_window_mean": per_point(arm.exact_window_mean, ("chain", "component")),
         "exact_window_second": per_point(arm.exact_window_second, ("chain",) + PAIR),
         "samples": per_point(arm.samples, ("chain", "draw", "component")),
-        "reference_mean": (("reference", "component"), np.stack([refs[r][0]
-                                                                  for r in REFERENCES])),
-        "reference_covariance": (("reference",) + PAIR, np.stack([refs[r][1]
-                                                                   for r in REFERENCES])),
-        "local_mean": (("shard", "component"), component_means),
-        "local_covariance": (("shard",) + PAIR, component_covariances),
         "posterior_mean": (("component",), model.posterior_mean),
         "posterior_variance": ((), model.posterior_variance),
         "step_size": ((), h),
     }
     coords = {**{d: [point[d]] for d in dims}, "component": np.arange(dim),
-              "component2": np.arange(dim), "reference": list(REFERENCES),
-              "shard": np.arange(n_shards)}
+              "component2": np.arange(dim)}
+    if with_references:
+        frequencies = np.full(n_shards, 1.0 / n_shards)
+        refs = references(sharded, oracle, frequencies, h, config["batch_size"])
+        component_means, component_covariances = local_components(oracle, frequencies, h)
+        data.update({
+            "reference_mean": (("reference", "component"),
+                               np.stack([refs[r][0] for r in REFERENCES])),
+            "reference_covariance": (("reference",) + PAIR,
+                                     np.stack([refs[r][1] for r in REFERENCES])),
+            "local_mean": (("shard", "component"), component_means),
+            "local_covariance": (("shard",) + PAIR, component_covariances),
+        })
+        coords.update({"reference": list(REFERENCES), "shard": np.arange(n_shards)})
+    if groups is not None:
+        data.update({
+            "first_member": per_point(first_members(groups), ("chain",)),
+            "n_groups": per_point(len(groups), ()),
+            "time_per_update": per_point(
+                schedule.update_times(n_updates)[-1].mean() / n_updates, ()),
+        })
+        coords["chain"] = np.arange(n_shards)
+    if "gradient_draws" in config:
+        total, minibatch = gradient_errors(
+            estimator, sharded, int(config.get("group_size", 1)), config["batch_size"],
+            config["replacement"], config["gradient_draws"], derive(seed_point, "gradient-draws"))
+        scores = [sharded.point_scores(model.posterior_mean, s) for s in range(n_shards)]
+        exact = coupled_gradient_noise(scores, config["batch_size"],
+                                       int(config.get("group_size", 1)),
+                                       replacement=config["replacement"])
+        data.update({
+            "gradient_error": per_point(total, ("gradient_draw",)),
+            "gradient_minibatch_error": per_point(minibatch, ("gradient_draw",)),
+            "exact_gradient_error": per_point(exact["total"], ()),
+            "exact_gradient_minibatch_error": per_point(exact["minibatch"], ()),
+        })
     dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
                                {d: [point[d]] for d in dims})
     dataset.attrs.update(data_attributes(sharded))

@@ -29,6 +29,8 @@ from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, library
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
+    COUPLED_SGLD,
+    COUPLING_FIELDS,
     FIELD_SECTIONS,
     OTHER_SECTIONS,
     PYTHON,
@@ -339,29 +341,45 @@ def _base(spec: Field) -> Parameter:
     return _ExpressionParameter(p.name, p.default, p.help, p.validate, p.choices)
 
 
+def _has_check(data: dict, kind: str) -> bool:
+    """Whether the study has a ``[[check]]`` of this kind (validated later)."""
+    entries = data.get("check", [])
+    return isinstance(entries, list) and any(
+        isinstance(entry, dict) and entry.get("kind") == kind for entry in entries)
+
+
 def _judges_against_a_reference(data: dict) -> bool:
     """Whether a ``[[check]]`` of the study is of a kind judged against the reference
     posterior (:attr:`.check_kinds.Kind.reference`); the entries are validated later."""
-    entries = data.get("check", [])
-    return isinstance(entries, list) and any(
-        isinstance(entry, dict) and entry.get("kind") in check_kinds.KINDS
-        and check_kinds.KINDS[entry["kind"]].reference for entry in entries)
+    return any(_has_check(data, kind.name) for kind in check_kinds.KINDS.values()
+               if kind.reference)
 
 
 def _unused(data: dict, values: dict) -> dict[str, str]:
     """Fields of the study's kinds that mean nothing in this study, with why: the reference
-    posterior's settings where no check needs one, and the keys naming a sampler's factory
-    where the sampler is not the researcher's own. They are not parameters of the study, and
-    writing one is refused."""
+    posterior's settings where no check needs one, the keys naming a sampler's factory where
+    the sampler is not the researcher's own, the coupling's where it couples no chains, and a
+    check kind's own fields (:attr:`.check_kinds.Kind.fields`) where no check of that kind
+    reads them. They are not parameters of the study, and writing one is refused."""
     unused = {}
     if not _judges_against_a_reference(data):
         unused.update(dict.fromkeys(REFERENCE_KEYS, (
             "means nothing without a check judged against the reference posterior "
             "(reference, envelope): only such a check makes the points compute one")))
-    if values.get("sampler", fields()["sampler"].parameter.default) != PYTHON:
+    sampler = values.get("sampler", fields()["sampler"].parameter.default)
+    if sampler != PYTHON:
         unused.update(dict.fromkeys(CONFIG_KEYS["sampler"][1:], (
             'means nothing unless [sampler] kind = "python": it names the factory of the '
             "researcher's own sampler")))
+    if sampler != COUPLED_SGLD:
+        unused.update(dict.fromkeys(COUPLING_FIELDS, (
+            f'means nothing unless [sampler] kind = "{COUPLED_SGLD}": it couples traveling '
+            "chains in groups")))
+    for kind in check_kinds.KINDS.values():
+        if kind.fields and not _has_check(data, kind.name):
+            unused.update(dict.fromkeys(kind.fields, (
+                f"means nothing without a {kind.name!r} check: only such a check makes the "
+                "points compute what it reads")))
     return unused
 
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.dsgld_coupling.checks import group_selection
 from workbench.systems.distributed import plots
 from workbench.systems.distributed.windows import window_statistics
+
+
+def group_selection(dataset: xr.Dataset, group_size: int) -> dict:
+    """One chain per coupled group at R (the chains of a group are identical)."""
+    first = dataset["first_member"].sel(group_size=group_size).values
+    return {"group_size": group_size, "chain": np.flatnonzero(first).tolist()}
 
 
 def figure_coupling(dataset: xr.Dataset, path):

@@ -1,0 +1,168 @@
+"""Coupled traveling chains in a study (seed 004 §3.2.3): ``[sampler] kind = "coupled-sgld"``
+with ``group_size``, the ``gradient-noise`` and ``posterior`` check kinds, their refusals and
+their negative controls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bounds.verdict import HOLDS, VIOLATED
+from workbench.run.runner import run_experiment
+from workbench.studies.document import StudyError
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.study import loads
+
+from tests.studies.refusals import line_of
+
+COUPLED = """\
+[study]
+name = "tiny-coupled"
+symbols = { group_size = "R" }
+
+[model]
+kind = "sharded-gaussian"
+shard_sizes = [60, 60, 60, 60]
+dim = 2
+
+[system]
+kind = "traveling-chains"
+assignment = "permutation"
+trajectory_length = 5
+coupling_time = 1.0
+
+[sampler]
+kind = "coupled-sgld"
+welling_teh_step_size = 2e-5
+noise_correction = true
+
+[run]
+burn_in = 300
+n_iterations = 900
+n_replicates = 3
+thin = 10
+batch_size = 10
+initial_position = 0.0
+gradient_draws = 2000
+
+[sweep]
+group_size = [1, 2, 4]
+
+[[check]]
+kind = "gradient-noise"
+
+[[check]]
+kind = "posterior"
+unit = "run"
+"""
+
+
+def _run(text: str, **overrides):
+    experiment = StudyExperiment(loads(text, "tiny-coupled.toml"))
+    dataset = run_experiment(experiment, experiment.configure(overrides), seed=5)
+    return experiment, dataset
+
+
+@pytest.fixture(scope="module")
+def coupled():
+    return _run(COUPLED)
+
+
+REFUSALS = [
+    # (replace, with, key named, line fragment)
+    ('kind = "coupled-sgld"', 'kind = "sgld"', "[system] coupling_time",
+     "coupling_time = 1.0"),
+    ('kind = "traveling-chains"', 'kind = "federated-rounds"', "[sampler] kind",
+     'kind = "coupled-sgld"'),
+    ('kind = "posterior"\nunit = "run"', 'kind = "posterior"\nunit = "replicate"',
+     "[[check]] #2 unit", 'unit = "replicate"'),
+    ('kind = "gradient-noise"', 'kind = "posterior"', "[run] gradient_draws",
+     "gradient_draws = 2000"),
+    ("group_size = [1, 2, 4]", "group_size = [0, 2]", "[sweep] group_size",
+     "group_size = [0, 2]"),
+]
+
+
+@pytest.mark.parametrize("old, new, key, fragment", REFUSALS, ids=[r[2] for r in REFUSALS])
+def test_a_coupled_study_that_does_not_fit_is_refused_naming_the_key_and_its_line(
+        old, new, key, fragment):
+    assert old in COUPLED
+    text = COUPLED.replace(old, new)
+    with pytest.raises(StudyError) as caught:
+        loads(text, "broken.toml")
+    assert caught.value.key == key
+    assert caught.value.line == line_of(text, fragment)
+
+
+def test_coupling_fields_are_refused_without_the_coupled_sampler_and_named_why():
+    text = COUPLED.replace('kind = "coupled-sgld"', 'kind = "sgld"').replace(
+        "coupling_time = 1.0\n", "")
+    with pytest.raises(StudyError) as caught:
+        loads(text, "broken.toml")
+    assert caught.value.key == "[sampler] noise_correction"
+    assert "coupled-sgld" in str(caught.value)
+
+
+def test_coupled_groups_divide_the_gradient_noise_and_keep_the_posterior(coupled):
+    experiment, dataset = coupled
+    verdicts = {v.check: v for v in experiment.checks(dataset)}
+    gradient = [name for name in verdicts if name.startswith("gradient")]
+    assert gradient == ["gradient/R=1", "gradient/minibatch/R=1", "gradient/R=2",
+                        "gradient/minibatch/R=2", "gradient/R=4", "gradient/minibatch/R=4"]
+    assert all(verdicts[name].verdict == HOLDS for name in gradient)
+    slope = verdicts["slope/gradient-minibatch-vs-R"]
+    assert slope.verdict == HOLDS and abs(slope.observed + 1) < 0.1
+    # one chain per group stands for it: 4, 2 and 1 groups, every (replicate, group) a unit
+    posterior = [v for name, v in verdicts.items() if name.startswith("posterior/")]
+    assert len(posterior) == 3 * (2 + 3)
+    assert {v.evidence["n_chains"] for v in posterior if "/R=4/" in v.check} == {3}
+    assert {v.evidence["n_chains"] for v in posterior if "/R=1/" in v.check} == {12}
+    assert all(v.verdict != VIOLATED for v in posterior)
+
+
+def test_a_gradient_noise_check_against_the_wrong_group_size_is_violated(coupled):
+    """Negative control: the R = 4 draws judged against R = 1's exact minibatch noise (four
+    times larger) come out violated, as does the slope against a flat line."""
+    experiment, dataset = coupled
+    wrong = dataset.copy()
+    exact = wrong["exact_gradient_minibatch_error"].values.copy()
+    wrong["exact_gradient_minibatch_error"].values[:] = exact[0]
+    verdicts = {v.check: v for v in experiment.checks(wrong)}
+    assert verdicts["gradient/minibatch/R=1"].verdict == HOLDS
+    assert verdicts["gradient/minibatch/R=4"].verdict == VIOLATED
+    flat = wrong.copy()
+    draws = flat["gradient_minibatch_error"]
+    flat["gradient_minibatch_error"] = draws * flat["group_size"]
+    assert {v.check: v for v in experiment.checks(flat)}[
+        "slope/gradient-minibatch-vs-R"].verdict == VIOLATED
+
+
+def test_coupling_without_the_noise_correction_is_caught_by_the_posterior_check():
+    """Seed 004's LDA practice (no extra noise) samples at temperature 1/R: the covariance
+    checks against the posterior at R = 4 come out violated (a quarter of s², measured)."""
+    experiment, dataset = _run(COUPLED.replace("noise_correction = true",
+                                               "noise_correction = false"),
+                               group_size=[4], n_replicates=20, n_iterations=3000)
+    verdicts = experiment.checks(dataset)
+    assert any(v.verdict == VIOLATED and v.check.startswith("posterior/R=4/covariance")
+               for v in verdicts)
+    experiment, dataset = _run(COUPLED, group_size=[4], n_replicates=20, n_iterations=3000)
+    assert not any(v.verdict == VIOLATED for v in experiment.checks(dataset)
+                   if v.check.startswith("posterior/"))
+
+
+def test_an_uncoupled_traveling_study_draws_gradients_for_its_one_chain_groups():
+    """``gradient-noise`` on plain SGLD: groups of one, no coupled chains stored."""
+    text = (COUPLED.replace('kind = "coupled-sgld"', 'kind = "sgld"')
+            .replace("noise_correction = true\n", "").replace("coupling_time = 1.0\n", "")
+            .replace("group_size = [1, 2, 4]", "trajectory_length = [5, 50]")
+            .replace('symbols = { group_size = "R" }', 'symbols = { trajectory_length = "T" }')
+            .replace("trajectory_length = 5\n", ""))
+    experiment, dataset = _run(text)
+    assert "first_member" not in dataset and "reference_mean" not in dataset
+    names = [v.check for v in experiment.checks(dataset)]
+    assert names[:4] == ["gradient/T=5", "gradient/minibatch/T=5", "gradient/T=50",
+                         "gradient/minibatch/T=50"]
+    assert not any(name.startswith("slope/") for name in names)
+    np.testing.assert_array_equal(dataset["exact_gradient_error"].values[0],
+                                  dataset["exact_gradient_error"].values[1])
