@@ -37,6 +37,8 @@ def test_each_experiment_carries_its_files_declaration():
                                                                   "unknown key")),
     ('[study]\nname = "x"\nbespoke = "a:B"\n[run]\nn_replicates = 2\n',
      ("[run]", "a bespoke file holds only [study] and [[paper]]")),
+    ('[study]\nname = "x"\nfigure = "a.f:draw"\nplugin = "a:B"\n',
+     ("[study]", "at most one of figure, plugin, bespoke")),
 ])
 def test_a_shipped_header_that_breaks_its_form_is_refused_naming_the_key(tmp_path, monkeypatch,
                                                                         text, words):
@@ -66,6 +68,26 @@ def test_only_a_shipped_file_names_the_workbenchs_code(key):
     refusal = rf"my-study.toml:\d+: \[study\] {key}: .*only its shipped"
     with pytest.raises(StudyError, match=refusal):
         loads(text, "my-study.toml")
+
+
+def test_a_figure_key_draws_the_paper_figure_alone_imported_when_drawn(tmp_path):
+    """``[study] figure`` names the function that draws the paper's figure: the experiment
+    draws it instead of the default figures, and its module is not imported before."""
+    import sys
+
+    module = "workbench.experiments.dsgld_coupling.figures"
+    sys.modules.pop(module, None)
+    experiment = experiments.Registry((library.header("dsgld-coupling"),))["dsgld-coupling"]
+    assert experiment.plugin.reference == "dsgld_coupling.figures:figure_coupling"
+    assert module not in sys.modules
+    from tests.workbench.test_distributed_experiments import SMALL
+    from workbench.run.runner import run_experiment
+
+    dataset = run_experiment(experiment, experiment.configure(
+        {**SMALL["dsgld-coupling"], "group_size": [1, 2], "n_iterations": 300,
+         "burn_in": 100, "gradient_draws": 100}), seed=1)
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["dsgld-coupling.png"]
+    assert module in sys.modules
 
 
 def test_a_bespoke_file_is_refused_as_a_study():

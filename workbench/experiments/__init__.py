@@ -41,7 +41,8 @@ class Registry(Mapping):
 
 
 def _code(reference: str):
-    """The object ``package:Attribute`` names under :mod:`workbench.experiments`."""
+    """The object ``package:Attribute`` (or ``package.module:function``) names under
+    :mod:`workbench.experiments`."""
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
 
@@ -54,11 +55,12 @@ def _instantiate(head: Header) -> Experiment:
         experiment.source, experiment.headline = head.source, head.headline
         experiment.paper = head.paper
         return experiment
-    from workbench.studies.experiment import StudyExperiment
+    from workbench.studies.experiment import PaperFigure, StudyExperiment
     from workbench.studies.study import built_in
 
-    return StudyExperiment(built_in(head.name), _code(head.plugin)() if head.plugin
-                           else None)
+    plugin = (_code(head.plugin)() if head.plugin else
+              PaperFigure(head.figure, _code) if head.figure else None)
+    return StudyExperiment(built_in(head.name), plugin)
 
 
 EXPERIMENTS: Mapping[str, Experiment] = Registry(tuple(map(library.header, library.ORDER)))

@@ -87,6 +87,20 @@ class Plugin:
         return []
 
 
+class PaperFigure(Plugin):
+    """The paper's figure of a built-in study (``[study] figure``), drawn instead of the
+    default figures: ``load(reference)`` gives the function ``draw(dataset, path)``, resolved
+    when the figure is drawn (describing and configuring the study imports no plotting)."""
+
+    default_figures = False
+
+    def __init__(self, reference: str, load):
+        self.reference, self.load = reference, load
+
+    def figures(self, name: str, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
+        return [self.load(self.reference)(dataset, Path(out_dir) / f"{name}.png")]
+
+
 class StudyExperiment(Experiment):
     def __init__(self, study: Study, plugin: Plugin | None = None):
         self.study = study

@@ -302,8 +302,8 @@ def from_document(doc: Document) -> Study:
 
 
 def _refuse_workbench_code(doc: Document, head: dict) -> None:
-    """``plugin`` and ``bespoke`` name the workbench's own code: only its shipped files may
-    use them (:mod:`workbench.studies.library`), and a ``bespoke`` file is not a study."""
+    """``figure``, ``plugin`` and ``bespoke`` name the workbench's own code: only its shipped
+    files may use them (:mod:`workbench.studies.library`), and a ``bespoke`` file is not a study."""
     for key in library.CODE_KEYS:
         if key not in head:
             continue
@@ -314,8 +314,9 @@ def _refuse_workbench_code(doc: Document, head: dict) -> None:
         if key == "bespoke":
             raise doc.error(("study", key), "this built-in experiment is still Python code, "
                             "not a study: run it by its name")
+        form = "package.module:function" if key == "figure" else "package:Class"
         if not isinstance(head[key], str) or ":" not in head[key]:
-            raise doc.error(("study", key), "must be \"package:Class\" under "
+            raise doc.error(("study", key), f"must be \"{form}\" under "
                             "workbench.experiments")
 
 

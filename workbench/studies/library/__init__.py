@@ -2,8 +2,9 @@
 
 Every built-in experiment is declared by its file here, and its name, summary, source and
 headline view live there alone. A file either is a whole study (its ``[model]``, ``[system]``,
-``[sampler]``, ... tables), with at most a ``plugin`` in its ``[study]`` table for what a study
-cannot say yet (extra designs, their checks, the paper's figure), or it names the Python class
+``[sampler]``, ... tables), with at most a ``figure`` in its ``[study]`` table (the paper's
+figure, ``"package.module:function"`` drawn instead of the default figures) or a ``plugin`` for
+what a study cannot say yet (extra designs, their checks, their refusals), or it names the Python class
 that still runs the whole experiment, ``bespoke = "package:Class"`` under
 :mod:`workbench.experiments`, and has no other table: the experiments the study layer cannot yet
 express (docs/studies.md).
@@ -33,9 +34,9 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
 
 #: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
 #: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "plugin", "bespoke")
+STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "figure", "plugin", "bespoke")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
-CODE_KEYS = ("plugin", "bespoke")
+CODE_KEYS = ("figure", "plugin", "bespoke")
 #: the only tables of a bespoke file: its class runs the rest of the experiment
 BESPOKE_TABLES = ("study", "paper")
 
@@ -52,6 +53,7 @@ class Header:
     summary: str
     source: str
     headline: Headline | None
+    figure: str = ""   # "package.module:function" drawing the paper's figure
     plugin: str = ""   # "package:Class" of a Plugin under workbench.experiments
     bespoke: str = ""  # "package:Class" of an Experiment under workbench.experiments
     paper: tuple[PaperEntry, ...] = ()  # its [[paper]] tables (workbench.core.paper)
@@ -85,7 +87,10 @@ def header(name: str) -> Header:
             if key not in BESPOKE_TABLES:
                 raise LibraryError(f"{where}: [{key}]: a bespoke file holds only [study] and "
                                    "[[paper]] tables (its class runs the experiment)")
+    if len([key for key in CODE_KEYS if key in table]) > 1:
+        raise LibraryError(f"{where}: [study]: at most one of {', '.join(CODE_KEYS)} (a "
+                           "plug-in draws its own figure)")
     headline = Headline.from_table(table["headline"]) if "headline" in table else None
     return Header(table["name"], table.get("summary", ""), table.get("source", ""), headline,
-                  table.get("plugin", ""), table.get("bespoke", ""),
+                  table.get("figure", ""), table.get("plugin", ""), table.get("bespoke", ""),
                   paper_entries(document.get("paper", [])))
