@@ -83,17 +83,6 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.parametrize("old, new, key, fragment", REFUSALS, ids=[r[2] for r in REFUSALS])
-def test_a_coupled_study_that_does_not_fit_is_refused_naming_the_key_and_its_line(
-        old, new, key, fragment):
-    assert old in COUPLED
-    text = COUPLED.replace(old, new)
-    with pytest.raises(StudyError) as caught:
-        loads(text, "broken.toml")
-    assert caught.value.key == key
-    assert caught.value.line == line_of(text, fragment)
-
-
 def test_coupling_fields_are_refused_without_the_coupled_sampler_and_named_why():
     text = COUPLED.replace('kind = "coupled-sgld"', 'kind = "sgld"').replace(
         "coupling_time = 1.0\n", "")
@@ -166,3 +155,97 @@ def test_an_uncoupled_traveling_study_draws_gradients_for_its_one_chain_groups()
     assert not any(name.startswith("slope/") for name in names)
     np.testing.assert_array_equal(dataset["exact_gradient_error"].values[0],
                                   dataset["exact_gradient_error"].values[1])
+
+
+#: two arms on imbalanced shards (seed 004 §4.1), broken one line at a time below
+ARMS = """\
+[study]
+name = "tiny-arms"
+symbols = { correction = "" }
+
+[model]
+kind = "sharded-gaussian"
+shard_sizes = [40, 40, 120, 120]
+
+[system]
+kind = "traveling-chains"
+trajectory_lengths = [9, 9, 3, 3]
+
+[sampler]
+kind = "sgld"
+welling_teh_step_size = 2e-5
+
+[run]
+burn_in = 200
+n_iterations = 400
+n_replicates = 2
+thin = 10
+batch_size = 10
+step_divisor = [2]
+
+[sweep]
+correction = ["corrected", "uncorrected"]
+
+[[check]]
+kind = "limit"
+"""
+
+ARMS_REFUSALS = [
+    ("trajectory_lengths = [9, 9, 3, 3]", "trajectory_lengths = [9, 9, 3, 3]\n"
+     "trajectory_length = 5", "[system] trajectory_lengths", "trajectory_lengths = [9"),
+    ('kind = "limit"', 'kind = "posterior"', "[run] step_divisor", "step_divisor = [2]"),
+    ("step_divisor = [2]", "step_divisor = [1, 2]", "[run] step_divisor",
+     "step_divisor = [1, 2]"),
+    ('correction = ["corrected", "uncorrected"]', 'correction = ["corrected", "halfway"]',
+     "[sweep] correction", 'correction = ["corrected", "halfway"]'),
+    ('symbols = { correction = "" }', 'symbols = { correction = " " }',
+     "[study.symbols] correction", 'symbols = { correction = " " }'),
+]
+
+
+CASES_REFUSED = [(COUPLED, *r) for r in REFUSALS] + [(ARMS, *r) for r in ARMS_REFUSALS]
+
+
+@pytest.mark.parametrize("base, old, new, key, fragment", CASES_REFUSED,
+                         ids=[r[3] for r in CASES_REFUSED])
+def test_a_traveling_study_that_does_not_fit_is_refused_naming_the_key_and_its_line(
+        base, old, new, key, fragment):
+    assert old in base
+    text = base.replace(old, new)
+    with pytest.raises(StudyError) as caught:
+        loads(text, "broken.toml")
+    assert caught.value.key == key
+    assert caught.value.line == line_of(text, fragment)
+
+
+def test_arms_share_one_schedule_are_named_by_their_value_and_need_a_length_per_shard():
+    """Points that differ only in a [sampler] field replay one schedule (the exact oracle of
+    both arms sees the same shard visits); an empty symbol names checks by the value alone;
+    trajectory lengths must match the shards, refused when configured."""
+    experiment, dataset = _run(ARMS)
+    names = [v.check for v in experiment.checks(dataset)]
+    assert names[0] == "limit/corrected/mean/component=0" and \
+        "limit/uncorrected/covariance/(0,0)" in names
+    np.testing.assert_array_equal(dataset["shard_frequency"].values,
+                                  [0.375, 0.375, 0.125, 0.125])
+    from simulators.validation import InvalidParameter
+
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure({"trajectory_lengths": [9, 9, 3]})
+    assert caught.value.field == "trajectory_lengths"
+
+
+def test_a_schedule_is_keyed_by_what_shapes_the_system_and_not_by_the_sampler():
+    """The arms of a sweep over a [sampler] field replay one schedule; a swept system field
+    (or a constant, which may feed one) gives each point its own."""
+    from workbench.studies.sharded_point import _schedule_seed
+
+    def key(point):
+        return _schedule_seed("x", point, 3).spawn_key
+
+    assert key({"correction": "corrected"}) == key({"correction": "uncorrected"})
+    assert key({"correction": "corrected", "noise_correction": True}) == key({})
+    assert key({"trajectory_length": 5}) != key({"trajectory_length": 50})
+    assert key({"trajectory_length": 5, "correction": "corrected"}) == \
+        key({"trajectory_length": 5, "correction": "uncorrected"})
+    assert key({"c": 1}) != key({"c": 2})

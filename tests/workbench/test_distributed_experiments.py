@@ -9,15 +9,11 @@ import xarray as xr
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.experiments.dsgld_imbalance.checks import (
-    limit_checks,
-    relaxation_note,
-    richardson_weights,
-)
+from workbench.studies.limit_judgements import limit_checks, richardson_weights
 from workbench.run.runner import run_experiment
 from workbench.stats.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
 from workbench.store.netcdf import read_netcdf, write_netcdf
-from workbench.studies.sharded_judgements import selections, stationary_check
+from workbench.studies.sharded_judgements import relaxation_note, selections, stationary_check
 from workbench.systems.distributed.windows import posterior_checks, window_oracle_checks
 
 SMALL = {
@@ -115,7 +111,7 @@ def test_corrected_dsgld_targets_the_posterior_and_the_uncorrected_is_caught(res
         <= set(names)
     control = posterior_checks(dataset, "uncorrected", {"correction": "uncorrected"}, 1e-3)
     assert any(v.verdict == VIOLATED and "/mean/" in v.check for v in control), control
-    control = limit_checks(dataset, "uncorrected", 1e-3, 7)
+    control = limit_checks(dataset, "uncorrected", {"correction": "uncorrected"}, 1e-3, 7)
     assert any(v.verdict == VIOLATED and "/mean/" in v.check for v in control), control
 
 
@@ -128,7 +124,7 @@ def test_the_run_s_own_step_taken_as_the_limit_shows_the_o_eps_excess(results):
         smaller = dataset[f"exact_window_{moment}_smaller_steps"]
         flat[smaller.name] = dataset[f"exact_window_{moment}"].expand_dims(
             step_divisor=dataset["step_divisor"]).transpose(*smaller.dims)
-    control = limit_checks(flat, "corrected", 1e-3, 7)
+    control = limit_checks(flat, "corrected", {"correction": "corrected"}, 1e-3, 7)
     excess = [v for v in control if v.check.endswith(("(0,0)", "(1,1)"))]
     assert excess and all(v.verdict == VIOLATED and v.observed > v.expected for v in excess)
 

@@ -329,8 +329,13 @@ class Kind:
             return sharded_judgements.stationary_checks(*args, rate)
         if self.name == "gradient-noise":
             return sharded_judgements.gradient_checks(*args, rate)
+        if self.name == "limit":
+            from workbench.studies.limit_judgements import limit_family
+
+            return limit_family(*args, rate, ctx.kinds)
+        if self.name == "posterior":
+            return sharded_judgements.posterior_checks(*args, options, rate, ctx.kinds)
         judge = {"distance": sharded_judgements.distance_checks,
-                 "posterior": sharded_judgements.posterior_checks,
                  "invariance": sharded_judgements.invariance_checks,
                  "growth": sharded_judgements.growth_checks}[self.name]
         return judge(*args, options, rate)
@@ -358,6 +363,7 @@ KINDS = {kind.name: kind for kind in (
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("posterior", {SHARDED: ("unit",)}),
     Kind("gradient-noise", {TRAVELING: ()}, fields=(GRADIENT_DRAWS.name,)),
+    Kind("limit", {TRAVELING: ()}, fields=("step_divisor",)),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),
 )}

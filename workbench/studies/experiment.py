@@ -301,7 +301,8 @@ class StudyExperiment(Experiment):
         from workbench.studies.gaussian_judgements import Context
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
-                       int(dataset.attrs.get("seed", 0)), self.study.symbols)
+                       int(dataset.attrs.get("seed", 0)), self.study.symbols,
+                       tuple(spec.kind for spec in self.study.checks))
 
     def checks(self, dataset):
         context = self.context(dataset)

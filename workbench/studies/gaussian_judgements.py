@@ -73,6 +73,7 @@ class Context:
     bounds: Mapping[str, Any]
     seed: int
     symbols: Mapping[str, str] = field(default_factory=dict)  # sweep dim → name in checks
+    kinds: tuple[str, ...] = ()  # the kinds of the study's checks
 
 
 # ---------------------------------------------------------------------------------- helpers

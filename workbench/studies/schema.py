@@ -35,6 +35,7 @@ from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
 from workbench.core.validators import (
     at_least_one,
+    distinct_positive_ints,
     at_least_two,
     non_negative_int,
     positive,
@@ -100,9 +101,11 @@ from workbench.systems.distributed.data import CENTRE_HALF_WIDTH, DATA_REGIME, S
 from workbench.systems.distributed.federation import METHODS, SURROGATES
 from workbench.systems.distributed.traveling import (
     ASSIGNMENT,
+    CORRECTIONS,
     HOP_TIME,
     TRAJECTORY_LENGTH,
     WORKER_DELAY,
+    trajectory_lengths,
 )
 from workbench.systems.protocols.run import COUPLING_STRENGTH, PERIOD
 
@@ -115,6 +118,24 @@ def _slowdown(name, value):
     if value < 1:
         raise validation.InvalidParameter(name, value, "must be >= 1 (a slowdown)")
     return value
+
+
+def _per_shard_lengths(name, value):
+    """Trajectory lengths, one per shard (checked against the shards when configured); empty:
+    one ``trajectory_length`` on every worker."""
+    if not isinstance(value, list):
+        raise validation.InvalidParameter(name, value, "must be a list of lengths, one per shard")
+    return trajectory_lengths(name, value)
+
+
+def _step_divisors(name, value):
+    """The divisors k >= 2 of the step ladder ε, ε/k, ... (at least one)."""
+    if not isinstance(value, list):
+        raise validation.InvalidParameter(name, value, "must be a list of divisors >= 2")
+    divisors = distinct_positive_ints(name, value)
+    if not divisors or divisors[0] < 2:
+        raise validation.InvalidParameter(name, value, "needs at least one divisor, each >= 2")
+    return divisors
 
 
 def _estimators(name, value):
@@ -310,6 +331,11 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("coupling_strength", COUPLING_STRENGTH, only=(ELASTIC,)),
         Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T),
         Field("assignment", ASSIGNMENT, only=_T),
+        Field("trajectory_lengths", ValidatedParameter(
+            "trajectory_lengths", [], "τ_s: updates per visit to each shard's worker, one per "
+            "shard (instead of one trajectory_length on every worker; seed 004 §4.1)",
+            _per_shard_lengths), only=_T),
+        Field("group_size", GROUP_SIZE, expression=True, only=_T),
         Field("coupling_time", COUPLING_TIME, only=_T),
         Field("worker_delay", WORKER_DELAY, only=_T),
         Field("hop_time", HOP_TIME, only=_T),
@@ -342,8 +368,12 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("step_size", replace(STEP_SIZE, default=0.001), expression=True, only=_GH),
         Field("friction", FRICTION, only=_GH),
         Field("welling_teh_step_size", WELLING_TEH_STEP_SIZE, only=_S, fixed_in=_S),
-        Field("group_size", GROUP_SIZE, expression=True, only=_T),
         Field("noise_correction", NOISE_CORRECTION, only=_T),
+        Field("correction", Parameter("correction", CORRECTIONS[0],
+                                      "corrected: D-SGLD's N_s/(N q_s)-scaled shard gradient "
+                                      "(seed 004 Eq. 2-3); uncorrected: the shard's own, which "
+                                      "targets the wrong law when shards differ in size or "
+                                      "visits", choices=CORRECTIONS), only=_T),
         Field("estimator", Parameter("estimator", ["dsgld"],
                                      "gradient estimators: dsgld (the N/(N_s q_s)-scaled shard "
                                      "gradient, seed 004 Eq. 4), fsgld (with conducive "
@@ -406,6 +436,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("false_failure_rate", FALSE_FAILURE_RATE),
         Field("divergence_threshold", DIVERGENCE_THRESHOLD, only=_GH),
         Field("gradient_draws", GRADIENT_DRAWS, only=_T),
+        Field("step_divisor", ValidatedParameter(
+            "step_divisor", [2, 4], "k of the smaller steps ε/k at which the exact oracle is "
+            "also evaluated, over k times as many updates (a limit check)", _step_divisors),
+              only=_T),
         Field("n_draws", Parameter("n_draws", 0, "equally spaced draws kept per replicate "
                                                  "(0: none)", non_negative_int), only=_G),
         Field("grid_half_width", Parameter("grid_half_width", 7.0,
@@ -461,10 +495,15 @@ def validate_kinds(values: dict) -> None:
 
 
 def validate_sharded_point(config: dict) -> None:
-    """What a resolved sharded point needs beyond each field's own range: a federated window
-    of whole rounds, starting at a round boundary (checked when a study is configured, before
+    """What a resolved sharded point needs beyond each field's own range: one trajectory
+    length per shard where they are given per shard, and a federated window of whole rounds,
+    starting at a round boundary (checked when a study is configured, before
     :mod:`.sharded_point` runs it)."""
-    if config["system"] != FEDERATED:
+    if config["system"] == TRAVELING:
+        lengths, n_shards = config.get("trajectory_lengths", []), len(config["shard_sizes"])
+        if lengths and len(lengths) != n_shards:
+            raise validation.InvalidParameter("trajectory_lengths", lengths,
+                                              f"needs one length per shard ({n_shards} shards)")
         return
     local = config["local_updates"]
     for name in ("burn_in", "n_iterations"):

@@ -39,6 +39,7 @@ import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check, slope_check
 from bounds.verdict import Verdict, z_for_family
+from workbench.store.netcdf import config_of
 from workbench.systems.distributed.references import wasserstein
 from workbench.systems.distributed.windows import (
     about,
@@ -52,8 +53,10 @@ from workbench.systems.distributed.windows import posterior_checks as point_post
 
 
 def label(point: Mapping, symbols: Mapping[str, str]) -> str:
-    """``{"local_updates": 10}`` with symbols ``{"local_updates": "T"}`` → ``T=10``."""
-    return "/".join(f"{symbols.get(k, k)}={v}" for k, v in point.items())
+    """``{"local_updates": 10}`` with symbols ``{"local_updates": "T"}`` → ``T=10``; an empty
+    symbol names the point by the value alone (``{"correction": ""}``: ``corrected``)."""
+    return "/".join(f"{symbols.get(k, k)}={v}" if symbols.get(k, k) else str(v)
+                    for k, v in point.items())
 
 
 def points(dataset: xr.Dataset, dims: Sequence[str]) -> list[dict]:
@@ -102,18 +105,91 @@ def oracle_checks(dataset: xr.Dataset, dims, symbols, rate: float) -> list[Verdi
     return window_oracle_checks(dataset, selections(dataset, dims, symbols), rate)
 
 
-def posterior_checks(dataset: xr.Dataset, dims, symbols, options: dict,
-                     rate: float) -> list[Verdict]:
-    """Every point's window mean against μ and window second moment about μ against s² I, the
-    exact oracle's values as evidence (:func:`point_posterior_checks`): one Bonferroni family
-    over every point; ``unit = "run"`` makes each (replicate, chain) a unit."""
-    chosen = selections(dataset, dims, symbols)
+#: the check kinds that judge one claim, that the chains target the posterior (at the run's
+#: step, and in the ε → 0 limit): a study's checks of these kinds form one Bonferroni family
+TARGET_KINDS = ("posterior", "limit")
+
+
+def target_family(dataset: xr.Dataset, n_points: int, kinds: Sequence[str]) -> int:
+    """The comparisons of the family of :data:`TARGET_KINDS` checks: a mean per coordinate
+    and a covariance entry per j <= k, per point, per such check of the study."""
     dim = dataset.sizes["component"]
-    family = len(chosen) * (dim + dim * (dim + 1) // 2)
+    return n_points * (dim + dim * (dim + 1) // 2) * max(
+        1, sum(kind in TARGET_KINDS for kind in kinds))
+
+
+def posterior_checks(dataset: xr.Dataset, dims, symbols, options: dict, rate: float,
+                     kinds: Sequence[str] = ()) -> list[Verdict]:
+    """Every point's window mean against μ and window second moment about μ against s² I, the
+    exact oracle's values as evidence (:func:`point_posterior_checks`), in the family of
+    :func:`target_family` (``kinds``: the study's check kinds); ``unit = "run"`` makes each
+    (replicate, chain) a unit."""
+    chosen = selections(dataset, dims, symbols)
+    family = target_family(dataset, len(chosen), kinds)
     return [verdict for name, selection in chosen
             for verdict in point_posterior_checks(dataset, name, selection, rate,
+                                                  note=". " + point_notes(dataset, selection),
                                                   per_run=options["unit"] == "run",
                                                   n_comparisons=family)]
+
+
+#: relaxation times below which a window still carries the start
+SHORT_BURN_IN = 3.0
+NEGATIVE_CONTROL = ("negative control: without the N_s/(N q_s) correction the chain targets "
+                    "the wrong distribution, so these comparisons with the posterior are "
+                    "expected to be violated")
+
+
+def point_notes(dataset: xr.Dataset, selection: dict) -> str:
+    """What a comparison of a point with the posterior should be read with: how many
+    relaxation times its burn-in and window span; where the dataset has them, the exact
+    excess over d·s² at the run's ε split by source; and that an uncorrected arm is a
+    negative control."""
+    notes = [relaxation_note(dataset)]
+    if "exact_window_mean_without_minibatch_noise" in dataset:
+        notes.insert(0, excess_split(dataset, selection))
+    if selection.get("correction") == "uncorrected":
+        notes.append(NEGATIVE_CONTROL)
+    return ". ".join(notes)
+
+
+def excess_split(dataset: xr.Dataset, selection: dict) -> str:
+    """The exact excess of tr E(θ - μ)(θ - μ)ᵀ over d s² at the run's ε, with and without
+    minibatch noise."""
+    at = dataset.sel(selection)
+    mu = dataset["posterior_mean"].values
+    s2 = float(dataset["posterior_variance"])
+    dim = dataset.sizes["component"]
+
+    def trace(mean, second) -> float:
+        return float(np.trace(about(mu, mean, second).mean(axis=0))) / (dim * s2)
+
+    total = trace(at["exact_window_mean"].values, at["exact_window_second"].values)
+    quiet = trace(at["exact_window_mean_without_minibatch_noise"].values,
+                  at["exact_window_second_without_minibatch_noise"].values)
+    return (f"At the run's ε the exact oracle, averaged over coordinates, gives {total:.3g} s²: "
+            f"{total - quiet:.3g} s² from minibatch noise and {quiet - 1:.3g} s² from the "
+            "trajectories' drift towards the local posteriors, both O(ε) and, relative to "
+            "s², proportional to ε N/σ_x² for a data scale σ_x that seed 004 does not give")
+
+
+def relaxation_note(dataset: xr.Dataset) -> str:
+    """How many relaxation times of the full-data chain, 1/(h/s²) updates at the run's step,
+    the burn-in and the window span: a window compared with the stationary posterior must
+    start well after the transient from θ₀ (with ε/k the windows are k times longer, so the
+    counts are the same at every step of a limit check's ladder)."""
+    config = config_of(dataset)
+    updates = float(dataset["posterior_variance"]) / float(dataset["step_size"])
+    if not all(isinstance(config[k], int | float) for k in ("burn_in", "n_iterations")):
+        return f"A relaxation time 1/(h/s²) is {updates:.3g} updates"
+    burn_in, window = config["burn_in"] / updates, config["n_iterations"] / updates
+    note = (f"Burn-in and window span {burn_in:.3g} and {window:.3g} relaxation times "
+            f"(1/(h/s²) = {updates:.3g} updates)")
+    if burn_in < SHORT_BURN_IN:
+        note += ("; the burn-in is too short for the window to be stationary, so this "
+                 "comparison with the posterior also measures the transient from θ₀: "
+                 "lengthen burn_in")
+    return note
 
 
 # ------------------------------------------------------------------------- gradient noise

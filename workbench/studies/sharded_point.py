@@ -33,6 +33,7 @@ which is why those fields cannot be swept in a sharded study (:mod:`workbench.st
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,7 +56,7 @@ from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
 from workbench.run.experiment import point_key
 from workbench.samplers import SGLD
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.studies.schema import COUPLED_SGLD
+from workbench.studies.schema import COUPLED_SGLD, SECTIONS
 from workbench.systems.distributed import chen_step_size
 from workbench.systems.distributed.arm import run_arm, with_diagnostics
 from workbench.systems.distributed.coupling import first_members, gradient_errors, group_sizes
@@ -67,6 +68,7 @@ from workbench.systems.distributed.references import (
     references,
 )
 from workbench.systems.distributed.traveling import traveling_system
+from workbench.systems.distributed.windows import exact_moments
 
 PAIR = ("component", "component2")
 
@@ -87,30 +89,34 @@ def _leading(dims: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
 
 def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dataset:
-    """D-SGLD on traveling chains, one trajectory length on every worker (seed 004 §3.2.1),
-    the chains coupled in groups when the sampler is coupled SGLD (seed 004 §3.2.3)."""
-    length = int(config["trajectory_length"])
+    """D-SGLD on traveling chains (seed 004 §3.2.1), one trajectory length on every worker or
+    one per shard (§4.1), with or without the N_s/(N q_s) correction, the chains coupled in
+    groups when the sampler is coupled SGLD (§3.2.3)."""
     sharded = make_sharded(experiment, config, seed)
     model = sharded.model
     n_shards, dim = sharded.n_shards, model.dim
     burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
     seed_point = derive(seed, experiment, point_key(point))
     h = chen_step_size(config["welling_teh_step_size"])
+    lengths = config["trajectory_lengths"] or [int(config["trajectory_length"])] * n_shards
     groups = (group_sizes(n_shards, int(config["group_size"]))
               if config["sampler"] == COUPLED_SGLD else None)
     coupling = ({} if groups is None else
                 {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
-    schedule = traveling_system(config, [length] * n_shards, **coupling).simulate(
-        n_updates, derive(seed_point, "schedule"))
+    divisors = config.get("step_divisor", [])
+    schedule = traveling_system(config, lengths, **coupling).simulate(
+        max(divisors, default=1) * n_updates, _schedule_seed(experiment, point, seed))
+    corrected = config["correction"] == "corrected"
     oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
-                                             config["replacement"])
-    estimator = ShardScaled(sharded.shard_gradient())
+                                             config["replacement"], correction=corrected)
+    base = sharded.shard_gradient()
+    estimator = ShardScaled(base) if corrected else base
     sampler = (SGLD(h) if groups is None else
                CoupledSGLD(h, groups, noise_correction=config["noise_correction"]))
+    initial = np.full(dim, config["initial_position"])
     arm = run_arm(schedule, sampler, estimator, oracle, config,
                   derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
-                  initial=np.full(dim, config["initial_position"]),
-                  potential_gradient=model.potential_gradient, groups=groups)
+                  initial=initial, potential_gradient=model.potential_gradient, groups=groups)
     lead, ones = _leading(dims)
 
     def per_point(value, value_dims):
@@ -163,10 +169,71 @@ def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dat
             "exact_gradient_error": per_point(exact["total"], ()),
             "exact_gradient_minibatch_error": per_point(exact["minibatch"], ()),
         })
+    if divisors:
+        data.update(_step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors,
+                                 per_point))
+        coords["step_divisor"] = list(divisors)
+    if config["trajectory_lengths"]:
+        data.update(_shards(sharded, schedule, lengths))
+        coords["shard"] = np.arange(n_shards)
     dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
                                {d: [point[d]] for d in dims})
     dataset.attrs.update(data_attributes(sharded))
     return dataset
+
+
+def _schedule_seed(experiment: str, point: dict, seed):
+    """The seed of a traveling point's schedule: keyed by the point's values of what shapes the
+    system (every swept value but the ``[sampler]`` fields), so that points differing only in
+    the sampler or its gradient (arms, corrections) replay one schedule, as seed 004 §4.1
+    compares its arms."""
+    sampler_fields = {spec.name for spec in SECTIONS["sampler"]}
+    shaping = {k: v for k, v in point.items() if k not in sampler_fields}
+    return derive(seed, experiment, *([point_key(shaping)] if shaping else []), "schedule")
+
+
+def _step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors, per_point):
+    """The exact window moments without minibatch noise at the run's step (the noise's share
+    of the excess over the posterior), and with minibatch noise at each smaller step ε/k on the
+    same schedule over a window of the same simulated length (updates k·burn-in ..
+    k·n_updates): the same Langevin time at every step, so that the moments are a smooth
+    function of ε whose ε → 0 limit a ``limit`` check extrapolates."""
+    quiet = dataclasses.replace(oracle, shard_covariances=np.zeros_like(
+        oracle.shard_covariances))
+    quiet_mean, quiet_second = exact_moments(quiet, schedule, n_updates, h, initial,
+                                             [burn_in, n_updates]).window(burn_in, n_updates)
+    smaller = [exact_moments(oracle, schedule, k * n_updates, h / k, initial,
+                             [k * burn_in, k * n_updates]).window(k * burn_in, k * n_updates)
+               for k in divisors]
+    return {
+        "exact_window_mean_without_minibatch_noise": per_point(quiet_mean, ("chain",
+                                                                            "component")),
+        "exact_window_second_without_minibatch_noise": per_point(quiet_second,
+                                                                 ("chain",) + PAIR),
+        "exact_window_mean_smaller_steps": per_point(np.stack([m for m, _ in smaller]),
+                                                     ("step_divisor", "chain", "component")),
+        "exact_window_second_smaller_steps": per_point(np.stack([q for _, q in smaller]),
+                                                       ("step_divisor", "chain") + PAIR),
+    }
+
+
+def _shards(sharded, schedule, lengths) -> dict:
+    """What makes shards unequal (seed 004 §4.1): each shard's size, mean, trajectory length,
+    visit frequency q_s and local target p(θ) p(X_s|θ)^(N/N_s), which the uncorrected
+    gradient pulls towards while the chain is on shard s."""
+    frequency = np.zeros(sharded.n_shards)
+    frequency[schedule.update_shards().ravel()] = schedule.update_column(
+        "shard_frequency").ravel()
+    local = [sharded.local_posterior(s, sharded.model.n_data / size)
+             for s, size in enumerate(sharded.shard_sizes)]
+    return {
+        "shard_size": (("shard",), np.asarray(sharded.shard_sizes)),
+        "shard_mean": (("shard", "component"), sharded.shard_means),
+        "trajectory_length": (("shard",), np.asarray(lengths)),
+        "shard_frequency": (("shard",), frequency),
+        "local_posterior_mean": (("shard", "component"), np.stack([m for m, _ in local])),
+        "local_posterior_variance": (("shard",), np.array([v for _, v in local])),
+    }
 
 
 def _federated(experiment, config, point, seed, dims) -> xr.Dataset:

@@ -218,6 +218,10 @@ def from_document(doc: Document) -> Study:
                                 f"means nothing in a study of {' / '.join(sorted(kinds))}; it "
                                 f"is a key of {' / '.join(spec.only)} studies")
     unused = _unused(data, values)
+    if values.get("trajectory_lengths") and ("trajectory_length" in values
+                                             or "trajectory_length" in data.get("sweep", {})):
+        raise doc.error(("system", "trajectory_lengths"), "gives a length per shard: leave out "
+                                                          "trajectory_length")
 
     constants = {}
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
@@ -283,8 +287,9 @@ def from_document(doc: Document) -> Study:
     for key, value in symbols.items():
         if key not in product + tuple(g[0] for g in zipped):
             raise doc.error(("study", "symbols", key), "is not a sweep dim of the study")
-        if not isinstance(value, str) or not value.strip():
-            raise doc.error(("study", "symbols", key), "must be a name (a string)")
+        if not isinstance(value, str) or (value and not value.strip()):
+            raise doc.error(("study", "symbols", key), "must be a name (a string; empty: "
+                                                       "the value alone names a point)")
     headline = None
     if "headline" in head:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.dsgld_imbalance.checks import richardson_weights, step_ladder
+from workbench.studies.limit_judgements import richardson_weights, step_ladder
 from workbench.systems.distributed import plots
 from workbench.systems.distributed.windows import pooled
 
@@ -54,7 +54,7 @@ def step_ladder_panel(ax, dataset: xr.Dataset, arms) -> None:
     step = float(dataset["step_size"])
     grid = np.linspace(0.0, 1.0, 50)
     for arm, colour in zip(arms, ("tab:blue", "tab:orange", "tab:green"), strict=False):
-        divisors, _, seconds = step_ladder(dataset, arm)
+        divisors, _, seconds = step_ladder(dataset, {"correction": arm})
         fractions = 1 / np.asarray(divisors, dtype=float)
         values = np.trace(seconds.mean(axis=1), axis1=-2, axis2=-1) / (dim * s2)
         curve = np.polynomial.polynomial.Polynomial.fit(fractions, values, len(values) - 1)
