@@ -28,6 +28,7 @@ EXAMPLES = ROOT / "examples"
 FIXTURE = Path(__file__).parent / "fixtures" / "stale_gaussian_seed_design.json"
 DISTRIBUTED = Path(__file__).parent / "fixtures" / "distributed_studies.json"
 ASYNCHRONOUS = Path(__file__).parent / "fixtures" / "async_studies.json"
+ELASTIC = Path(__file__).parent / "fixtures" / "elastic_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -204,6 +205,30 @@ def test_the_shipped_asynchronous_studies_reproduce_the_removed_code_bit_for_bit
     assert verdicts == recorded["verdicts"]
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == [
         f"{recorded['experiment']}.png"]
+
+
+ELASTIC_CASES = json.loads(ELASTIC.read_text())
+
+
+@pytest.mark.parametrize("case", sorted(ELASTIC_CASES))
+def test_the_shipped_elastic_vs_downpour_study_reproduces_the_removed_code_bit_for_bit(
+        case, tmp_path):
+    """``elastic-vs-downpour`` as a shipped study file (``[system] kind = "protocol"`` with
+    ``protocol`` swept over downpour and elastic, ``budget = "downpour"``, an ``oracle`` check
+    with ``difference = "protocol"``) gives the datasets and verdicts its removed module gave:
+    every variable bit for bit, the same verdicts with the same observed values (fixture made
+    at commit 0356a2c by ``tests/studies/fixtures/make_elastic_fixture.py``); the plug-in draws
+    the seed's figure beside the default oracle figure."""
+    recorded = ELASTIC_CASES[case]
+    experiment = experiments.get(recorded["experiment"])
+    assert isinstance(experiment, StudyExperiment)
+    dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
+                             seed=recorded["seed"])
+    assert digests(dataset) == recorded["digests"]
+    verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
+    assert verdicts == recorded["verdicts"]
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == [
+        "elastic-vs-downpour-oracle.png", "elastic-vs-downpour.png"]
 
 
 def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):
