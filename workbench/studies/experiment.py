@@ -29,10 +29,9 @@ from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
-from workbench.studies import grid
+from workbench.studies import grid, protocol_point
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
-from workbench.studies import protocol_point
 from workbench.studies.schema import (
     GAUSSIAN,
     HELD_OUT,

@@ -163,9 +163,9 @@ HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 #: checks compare the study's runs with each other)
 WITH_REFERENCE = (LOGISTIC, PYTHON)
 #: the systems of each model kind: a fixed or i.i.d. staleness sequence, a simulated server
-#: or seed 003's protocols (one, or both swept) for the Gaussian mean; seed 004's traveling chains or seed 002's federated rounds
-#: for sharded data; the simulated server, downpour or elastic averaging (seed 003) for a
-#: model without an oracle
+#: or seed 003's protocols (one, or both swept) for the Gaussian mean; seed 004's traveling
+#: chains or seed 002's federated rounds for sharded data; the simulated server, downpour or
+#: elastic averaging (seed 003) for a model without an oracle
 SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL),
               SHARDED: (TRAVELING, FEDERATED),
               **dict.fromkeys((LOGISTIC, NETWORK, PYTHON), (ASYNCHRONOUS, DOWNPOUR, ELASTIC))}
