@@ -121,6 +121,8 @@ def test_a_longer_downpour_period_makes_pushes_staler_in_local_steps():
     ('kind = "elastic"\ncoupling_strength = 1.5', "coupling_strength",
      ("coupling_strength",)),
     ('kind = "elastic"\nperiod = 0', "period = 0", ("period",)),
+    ('kind = "elastic"\nbudget = "downpour"', "budget", ("means nothing", "without an oracle")),
+    ('kind = "downpour"\nprotocol = "elastic"', "protocol =", ("means nothing",)),
 ])
 def test_a_protocol_key_that_does_not_fit_is_refused_naming_the_line(lines, needle, words):
     text = _system(BASE, lines)

@@ -356,9 +356,10 @@ def _judges_against_a_reference(data: dict) -> bool:
 def _unused(data: dict, values: dict) -> dict[str, str]:
     """Fields of the study's kinds that mean nothing in this study, with why: the reference
     posterior's settings where no check needs one, and the keys naming a sampler's factory
-    where the sampler is not the researcher's own, and the Gaussian fields a protocol point
-    does not read (:data:`~workbench.studies.schema.PROTOCOL_UNUSED`). They are not parameters
-    of the study, and writing one is refused."""
+    where the sampler is not the researcher's own, the Gaussian fields a protocol point does
+    not read (:data:`~workbench.studies.schema.PROTOCOL_UNUSED`), and elastic's ``budget``
+    on a model without an oracle (its chains run ``n_iterations`` steps each). They are not
+    parameters of the study, and writing one is refused."""
     unused = {}
     catalogue = fields()
     model, system = (values.get(k, catalogue[k].parameter.default) for k in ("model", "system"))
@@ -367,6 +368,9 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
             f"means nothing on a {system} point of the Gaussian mean: seed 003's exact "
             "protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior N(0, 1)) and runs "
             "SGLD with minibatches drawn with replacement")))
+    if model != GAUSSIAN:
+        unused["budget"] = ("means nothing on a model without an oracle: its elastic chains "
+                            "run n_iterations local steps each")
     if not _judges_against_a_reference(data):
         unused.update(dict.fromkeys(REFERENCE_KEYS, (
             "means nothing without a check judged against the reference posterior "
