@@ -70,8 +70,8 @@ def coupled():
 
 REFUSALS = [
     # (replace, with, key named, line fragment)
-    ('kind = "coupled-sgld"', 'kind = "sgld"', "[system] coupling_time",
-     "coupling_time = 1.0"),
+    ('kind = "coupled-sgld"', 'kind = "sgld"', "[sweep] group_size",
+     "group_size = [1, 2, 4]"),
     ('kind = "traveling-chains"', 'kind = "federated-rounds"', "[sampler] kind",
      'kind = "coupled-sgld"'),
     ('kind = "posterior"\nunit = "run"', 'kind = "posterior"\nunit = "replicate"',
@@ -84,12 +84,17 @@ REFUSALS = [
 
 
 def test_coupling_fields_are_refused_without_the_coupled_sampler_and_named_why():
-    text = COUPLED.replace('kind = "coupled-sgld"', 'kind = "sgld"').replace(
-        "coupling_time = 1.0\n", "")
-    with pytest.raises(StudyError) as caught:
-        loads(text, "broken.toml")
-    assert caught.value.key == "[sampler] noise_correction"
-    assert "coupled-sgld" in str(caught.value)
+    text = (COUPLED.replace('kind = "coupled-sgld"', 'kind = "sgld"')
+            .replace("group_size = [1, 2, 4]", "trajectory_length = [5, 10]")
+            .replace("trajectory_length = 5\n", "").replace("group_size", "trajectory_length"))
+    for key, line in (("[system] coupling_time", "coupling_time = 1.0\n"),
+                      ("[sampler] noise_correction", "noise_correction = true\n")):
+        with pytest.raises(StudyError) as caught:
+            loads(text, "broken.toml")
+        assert caught.value.key == key
+        assert 'unless [sampler] kind = "coupled-sgld"' in str(caught.value)
+        text = text.replace(line, "")
+    assert loads(text, "fixed.toml").swept == ("trajectory_length",)
 
 
 def test_coupled_groups_divide_the_gradient_noise_and_keep_the_posterior(coupled):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from bounds.verdict import HOLDS, VIOLATED
 from tests.studies.refusals import assert_names
@@ -120,6 +121,8 @@ def test_a_longer_downpour_period_makes_pushes_staler_in_local_steps():
     ('kind = "elastic"\ncoupling_strength = 1.5', "coupling_strength",
      ("coupling_strength",)),
     ('kind = "elastic"\nperiod = 0', "period = 0", ("period",)),
+    ('kind = "elastic"\nbudget = "downpour"', "budget", ("means nothing", "without an oracle")),
+    ('kind = "downpour"\nprotocol = "elastic"', "protocol =", ("means nothing",)),
 ])
 def test_a_protocol_key_that_does_not_fit_is_refused_naming_the_line(lines, needle, words):
     text = _system(BASE, lines)
@@ -128,13 +131,124 @@ def test_a_protocol_key_that_does_not_fit_is_refused_naming_the_line(lines, need
     assert_names(str(caught.value), text, needle, *words)
 
 
-def test_downpour_on_the_gaussian_mean_is_refused_naming_its_systems():
+GAUSSIAN = """\
+[study]
+name = "gaussian-protocols"
+
+[model]
+kind = "gaussian-mean"
+n_data = 500
+
+[system]
+kind = "protocol"
+n_workers = 2
+budget = "downpour"
+
+[sampler]
+kind = "sgld"
+step_size = 1e-4
+
+[run]
+n_iterations = 40
+n_replicates = 40
+n_checkpoints = 4
+
+[sweep]
+protocol = ["downpour", "elastic"]
+period = [2, 4]
+
+[[check]]
+kind = "oracle"
+difference = "protocol"
+"""
+
+
+@pytest.mark.parametrize("old, new, needle, words", [
+    ('kind = "protocol"', 'kind = "downpour"\ncoupling_strength = 0.5', "coupling_strength",
+     ("coupling_strength", "elastic / protocol")),
+    ('budget = "downpour"', 'budget = "shared"', "budget", ("budget", "per-chain")),
+    ('budget = "downpour"', 'coupling = "strong"', "coupling =", ("unknown key",)),
+    ('n_workers = 2', 'n_workers = 2\nstaleness = 3', "staleness", ("means nothing",
+                                                                    "protocol oracle")),
+    ('n_data = 500', 'n_data = 500\ndim = 2', "dim = 2", ("means nothing",)),
+    ('kind = "sgld"', 'kind = "sghmc-euler"', 'kind = "sghmc-euler"', ("runs sgld",)),
+    ('period = [2, 4]', 'period = [2, 4]\nstaleness = [1, 2]', "staleness = [1, 2]",
+     ("means nothing",)),
+    ('difference = "protocol"', 'difference = "n_workers"', "difference", ("sweep dim",)),
+    ('protocol = ["downpour", "elastic"]', 'protocol = ["elastic"]\nn_data = [100, 200, 300]',
+     "difference", ("two values",)),
+    ('kind = "oracle"', 'kind = "invariance"\nover = "period"', 'kind = "invariance"',
+     ("'oracle' checks only",)),
+    ('kind = "protocol"', 'kind = "elastic"\nprotocol = "downpour"', 'protocol = "downpour"',
+     ("means nothing", "protocol studies")),
+])
+def test_a_gaussian_protocol_key_that_does_not_fit_is_refused_naming_the_line(old, new, needle,
+                                                                              words):
+    text = GAUSSIAN.replace(old, new, 1)
+    if 'kind = "elastic"' in new or 'kind = "downpour"' in new:
+        text = text.replace('protocol = ["downpour", "elastic"]\n', "")
+    if "n_data = [" in new:
+        text = text.replace('difference = "protocol"', 'difference = "n_data"')
+    with pytest.raises(StudyError) as caught:
+        StudyExperiment(loads(text, "<protocols>")).configure()
+    assert_names(str(caught.value), text, needle, *words)
+
+
+def test_a_difference_check_without_a_protocol_system_is_refused_naming_the_line():
     text = ('[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[system]\n'
+            'kind = "constant"\n[sweep]\nstaleness = [1, 2]\n[[check]]\nkind = "oracle"\n'
+            'difference = "staleness"\n')
+    with pytest.raises(StudyError) as caught:
+        loads(text, "<test>")
+    assert_names(str(caught.value), text, "difference", "downpour or elastic")
+
+
+def test_downpour_on_sharded_data_is_refused_naming_its_systems():
+    text = ('[study]\nname = "g"\n[model]\nkind = "sharded-gaussian"\n[system]\n'
             'kind = "downpour"\n[[check]]\nkind = "oracle"\n')
     with pytest.raises(StudyError) as caught:
         loads(text, "<test>")
-    assert "a gaussian-mean study runs on constant / uniform / asynchronous" in str(
-        caught.value)
+    assert_names(str(caught.value), text, 'kind = "downpour"',
+                 "a sharded-gaussian study runs on traveling-chains / federated-rounds")
+
+
+@pytest.fixture(scope="module")
+def gaussian():
+    experiment = StudyExperiment(loads(GAUSSIAN, "<gaussian>"))
+    return experiment, run_experiment(experiment, experiment.configure(), seed=5)
+
+
+def test_the_gaussian_mean_runs_both_protocols_against_their_exact_oracle(gaussian, tmp_path):
+    """Seed 003 on the Gaussian mean in a study: the dim protocol, each point judged against
+    its own oracle and the MSE difference at each π; elastic at downpour's budget runs
+    n_iterations·π/P local steps per chain (40·2/2 = 40, 40·4/2 = 80), downpour n_iterations
+    pushes. Elastic judged against a hundred times its exact MSE is the negative control."""
+    experiment, dataset = gaussian
+    assert dataset["estimate"].dims == ("protocol", "period", "test_function", "checkpoint",
+                                        "replicate")
+    last = dataset["iterations"].isel(checkpoint=-1)
+    assert last.sel(protocol="downpour").values.tolist() == [40, 40]
+    assert last.sel(protocol="elastic").values.tolist() == [40, 80]
+    verdicts = experiment.checks(dataset)
+    assert [v.check for v in verdicts[-2:]] == ["oracle/mse-difference/theta/period=2",
+                                                "oracle/mse-difference/theta/period=4"]
+    assert len(verdicts) == 3 * 4 + 2
+    assert VIOLATED not in {v.verdict for v in verdicts}, [v.detail for v in verdicts]
+    wrong = dataset.copy()  # elastic judged against a hundred times its exact MSE
+    wrong["exact_mse"] = dataset["exact_mse"] * xr.DataArray([1, 100], dims="protocol")
+    assert [v.verdict for v in experiment.checks(wrong)[-2:]] == [VIOLATED] * 2
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == [
+        "gaussian-protocols-oracle.png"]
+
+
+def test_per_chain_budget_runs_n_iterations_on_every_elastic_chain():
+    text = GAUSSIAN.replace('budget = "downpour"', 'budget = "per-chain"')
+    experiment = StudyExperiment(loads(text, "<gaussian>"))
+    config = experiment.configure()
+    assert [experiment.resolve(config, p)["n_iterations"] for p in experiment.points(config)] \
+        == [40] * 4
+    assert [experiment.resolve(config, p)["system"] for p in experiment.points(config)] == \
+        ["downpour"] * 2 + ["elastic"] * 2
 
 
 def test_the_plan_counts_local_steps_per_push_and_per_chain():

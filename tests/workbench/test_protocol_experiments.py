@@ -1,6 +1,8 @@
 """The protocol experiments (issue 16) on small configurations: refusal of bad configurations
 by field, their verdicts, and a negative control for each check kind they add (an E₃ envelope
-without the E₃ term, a rate against a too-shallow exponent, an oracle of the wrong protocol)."""
+without the E₃ term, a rate against a too-shallow exponent, an oracle of the wrong protocol,
+the protocols' MSE difference against its sign turned). ``elastic-vs-downpour`` is a shipped
+study file (its keys are the study's: ``n_iterations``, ``n_workers``)."""
 
 import numpy as np
 import pytest
@@ -12,8 +14,8 @@ from simulators.seeding import generator
 from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.experiments.downpour_period.checks import e3_envelope, excess_samples
-from workbench.experiments.elastic_vs_downpour.checks import mse_difference
 from workbench.run.runner import run_experiment
+from workbench.studies.protocol_judgements import mse_difference
 from workbench.systems.protocols.checks import oracle_checks
 
 SMALL = {
@@ -22,7 +24,7 @@ SMALL = {
                             key: value for key, value in
                             experiments.get("downpour-period").quick.items()
                             if key not in ("iterations", "n_replicates", "period", "workers")}},
-    "elastic-vs-downpour": {"iterations": 600, "n_replicates": 200, "period": [1, 2, 4]},
+    "elastic-vs-downpour": {"n_iterations": 600, "n_replicates": 200, "period": [1, 2, 4]},
 }
 
 
@@ -44,7 +46,9 @@ def datasets():
     ("downpour-period", {"network_delay": -1.0}, "network_delay"),
     ("elastic-vs-downpour", {"coupling_strength": 1.5}, "coupling_strength"),
     ("elastic-vs-downpour", {"coupling_strength": -0.5}, "coupling_strength"),
-    ("elastic-vs-downpour", {"workers": 0}, "workers"),
+    ("elastic-vs-downpour", {"n_workers": 0}, "n_workers"),
+    ("elastic-vs-downpour", {"protocol": ["downpour", "asynchronous"]}, "protocol[1]"),
+    ("elastic-vs-downpour", {"budget": "messages"}, "budget"),
 ])
 def test_bad_configuration_names_the_field(name, overrides, field):
     with pytest.raises(InvalidParameter) as error:
@@ -101,16 +105,19 @@ def test_elastic_vs_downpour_verdicts_and_budget(datasets):
     # same local steps and the same messages: L pushes against Lπ/P steps on P chains, but
     # the elastic round that ends the run sends nothing (it would change no sample): 2P fewer
     final = dataset["messages"].isel(checkpoint=-1)
-    workers = dataset.attrs.get("workers", 4)
+    workers = experiments.get("elastic-vs-downpour").configure()["n_workers"]
     np.testing.assert_array_equal(final.sel(protocol="downpour") - final.sel(protocol="elastic"),
                                   2 * workers)
 
 
 def test_too_short_elastic_runs_are_refused_by_field():
+    """Elastic at downpour's budget runs n_iterations·π/P steps per chain: 10·1/8 = 1 at
+    π = 1, fewer than the checkpoints, refused when configured, naming the point."""
     experiment = experiments.get("elastic-vs-downpour")
     with pytest.raises(InvalidParameter) as error:
-        experiment.points(experiment.configure({"iterations": 10, "workers": 8}))
-    assert error.value.field == "iterations"
+        experiment.configure({"n_iterations": 10, "n_workers": 8})
+    assert error.value.field == "n_checkpoints"
+    assert "n_iterations, which is 1 at protocol = elastic, period = 1" in str(error.value)
 
 
 def test_elastic_vs_downpour_negative_control(datasets):
@@ -119,7 +126,8 @@ def test_elastic_vs_downpour_negative_control(datasets):
     sign turned) with no margin is violated. (The experiment's default margin, half a
     replicate's standard deviation, is wider than this difference at these sizes: the check
     there shows agreement, it does not rank the protocols.)"""
-    observed, error, exact = mse_difference(datasets["elastic-vs-downpour"], 1)
+    observed, error, exact = mse_difference(datasets["elastic-vs-downpour"], "protocol",
+                                            {"period": 1})
     assert abs(exact) > 2 * error
     verdict = oracle_check("control", observed, error, -exact, 4.0, margin=0.0)
     assert verdict.verdict == VIOLATED
@@ -140,5 +148,5 @@ def test_protocol_runs_store_diagnostics_with_every_chain_a_chain(datasets):
     elastic = datasets["elastic-vs-downpour"]
     chains = elastic["diagnostic_chains"].sel(protocol="elastic")
     assert (chains == SMALL["elastic-vs-downpour"]["n_replicates"]
-            * experiments.get("elastic-vs-downpour").configure()["workers"]).all()
+            * experiments.get("elastic-vs-downpour").configure()["n_workers"]).all()
     assert np.isfinite(elastic["ksd"]).all()

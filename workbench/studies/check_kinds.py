@@ -25,6 +25,7 @@ from workbench.studies.schema import (
     FEDERATED,
     GAUSSIAN,
     HELD_OUT,
+    PROTOCOL_SYSTEMS,
     SHARDED,
     TRAVELING,
     WITH_REFERENCE,
@@ -98,6 +99,27 @@ def _reference(entry: dict, key: str) -> str:
     if name not in REFERENCES:
         raise CheckOptionError(key, f"must be one of {', '.join(REFERENCES)}, got {name!r}")
     return name
+
+
+def _difference(entry: dict, dims: Sequence[str], kinds: Sequence[str],
+                swept: Mapping[str, list]) -> dict:
+    """An oracle check's ``difference``: a sweep dim of two values (``protocol`` swept over
+    downpour and elastic, say) along which the MSE of φ̂_L(θ) of a protocol study is compared
+    at every value of the other dims, against its exact difference."""
+    if "difference" not in entry:
+        return {}
+    if not set(kinds) & set(PROTOCOL_SYSTEMS):
+        raise CheckOptionError("difference", "compares the MSE of two sweep points of "
+                                             "downpour or elastic on the Gaussian mean; this "
+                                             f"study runs {' / '.join(sorted(kinds))}")
+    dim = entry["difference"]
+    if dim not in dims:
+        raise CheckOptionError("difference", f"must be a sweep dim ({', '.join(dims)}), "
+                                             f"got {dim!r}")
+    if len(swept[dim]) != 2:
+        raise CheckOptionError("difference", f"{dim} must be swept over two values (the "
+                                             f"second minus the first), not {swept[dim]}")
+    return {"difference": dim}
 
 
 def _expected(entry: dict) -> float:
@@ -175,13 +197,17 @@ class Kind:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "
                                            f"{' / '.join(self.keys)} studies, not of "
                                            f"{' / '.join(sorted(kinds))}")
+        if where == GAUSSIAN and self.name != "oracle" and set(kinds) & set(PROTOCOL_SYSTEMS):
+            raise CheckOptionError("kind", f"a point of {' / '.join(sorted(kinds))} is judged "
+                                           "against its exact protocol oracle: 'oracle' "
+                                           "checks only")
         _known_keys(entry, self.keys[where])
         if where in HELD_OUT:
             return self._held_out(entry, dims, bounds, swept or {})
         if where != GAUSSIAN:
             return self._sharded(entry, self.keys[where], dims, estimators)
         if self.name == "oracle":
-            return {}
+            return _difference(entry, dims, kinds, swept or {})
         options: dict[str, Any] = {"test_function": _function(entry)}
         if self.name in ("invariance", "slope", "rate"):
             options["over"] = _over(entry, dims)
@@ -300,6 +326,11 @@ class Kind:
         given = options.get("test_function")
         function = given or ctx.config["test_function"]
         options = {**options, "test_function": function}
+        if self.name == "oracle" and ctx.config["system"] in PROTOCOL_SYSTEMS:
+            from workbench.studies import protocol_judgements
+
+            return protocol_judgements.oracle_checks(dataset, ctx.dims, rate,
+                                                     options.get("difference"))
         if self.name == "oracle":
             return judgements.oracle_checks(dataset, ctx.dims, rate)
         if self.name == "invariance":
@@ -342,7 +373,7 @@ class Kind:
 
 
 KINDS = {kind.name: kind for kind in (
-    Kind("oracle", {GAUSSIAN: (), SHARDED: ()}),
+    Kind("oracle", {GAUSSIAN: ("difference",), SHARDED: ()}),
     Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
     Kind("slope", {GAUSSIAN: ("test_function", "over", "expected"),
                    **dict.fromkeys(HELD_OUT, ("test_function", "over", "expected",

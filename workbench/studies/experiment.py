@@ -5,7 +5,8 @@
 points come from its grid (:mod:`workbench.studies.grid`), each point runs the shared
 Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks) or
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
-rounds),
+rounds), the point of seed 003's protocols on the Gaussian mean
+(:mod:`workbench.studies.protocol_point`, downpour or elastic),
 or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
 regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
@@ -28,11 +29,13 @@ from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
-from workbench.studies import grid
+from workbench.studies import grid, protocol_point
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
 from workbench.studies.schema import (
+    GAUSSIAN,
     HELD_OUT,
+    PROTOCOL_SYSTEMS,
     SHARDED,
     TRAVELING,
     fields,
@@ -203,7 +206,8 @@ class StudyExperiment(Experiment):
     def resolve(self, config: dict, point: dict) -> dict:
         """The point's configuration (swept values in place, expressions evaluated)."""
         swept = {k: point[k] for k in self.study.swept if k in point}
-        return grid.resolve(config, swept, self.study.swept)
+        resolved = grid.resolve(config, swept, self.study.swept)
+        return protocol_point.resolve(resolved) if _protocols(config) else resolved
 
     def point_identity(self, config, point):
         identity = super().point_identity(config, point)
@@ -232,7 +236,8 @@ class StudyExperiment(Experiment):
     def replicate_blocks(self, config, point):
         from workbench.engine.replay_setup import replicate_blocks
 
-        if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT):
+        if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT) or \
+                _protocols(config):
             return 1
         return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
 
@@ -245,6 +250,9 @@ class StudyExperiment(Experiment):
             return self._zipped_coords(sharded_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims,
                 self.with_references()), point)
+        if _protocols(config):
+            return self._zipped_coords(protocol_point.run_point(
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
         if config["model"] in HELD_OUT:
             from workbench.studies import held_out_point
 
@@ -324,6 +332,12 @@ def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
     """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
     parsed again from its text, with its plug-in."""
     return StudyExperiment(loads(text, origin), plugin)
+
+
+def _protocols(config: dict) -> bool:
+    """Whether the study's points are seed 003's protocols on the Gaussian mean
+    (:mod:`.protocol_point`)."""
+    return config["model"] == GAUSSIAN and config["system"] in PROTOCOL_SYSTEMS
 
 
 def _updates(resolved: dict) -> int:

@@ -61,7 +61,9 @@ def _oracle(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
     points = kinds.sweep_points(dataset, ctx.dims)
     colours = plt.cm.viridis(np.linspace(0, 0.9, max(1, len(points))))
     for point, colour in zip(points, colours, strict=True):
-        at = dataset.sel(point).sel(test_function=function).sum("component", min_count=1)
+        at = dataset.sel(point).sel(test_function=function)
+        if "component" in at.dims:  # a protocol point (seed 003) has one coordinate
+            at = at.sum("component", min_count=1)
         iterations = dataset["iterations"].sel(point).values
         ax.plot(iterations, _positive(at["mse"]), color=colour, label=kinds.point_label(point))
         ax.plot(iterations, _positive(at["exact_mse"]), color=colour, linestyle="--")

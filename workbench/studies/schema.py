@@ -12,7 +12,8 @@ the other values and the ``[constants]`` (:mod:`workbench.studies.grid`), e.g.
 ``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"`` (seed 001 §5.1).
 
 Three point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussian_point`, systems
-constant / uniform / asynchronous, the linear samplers), sharded Gaussian data
+constant / uniform / asynchronous, the linear samplers; or seed 003's protocols, downpour /
+elastic, with SGLD and their exact protocol oracle, :mod:`.protocol_point`), sharded Gaussian data
 (:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD
 with the D-SGLD or FSGLD gradient, or on traveling chains SGLD coupled in groups), and a model without an exact oracle scored by test
 functions against a reference posterior or against each other (:mod:`.held_out_point`, the
@@ -24,6 +25,11 @@ something for those model or system kinds alone, and is refused in a study of an
 one marked ``fixed_in`` cannot be swept in a study of those kinds (the sharded point stores the
 posterior, references and shards once, and a held-out point its model and reference posterior,
 so what they depend on is the same at every point).
+
+The system kind ``protocol`` is downpour or elastic as the ``protocol`` field says: sweeping
+that field compares seed 003's two protocols on common random numbers, along the dim
+``protocol``. Its ``budget`` field says what ``n_iterations`` counts for elastic: every chain's
+local steps, or downpour's pushes at the same period (:func:`.protocol_point.local_steps`).
 """
 
 from __future__ import annotations
@@ -176,6 +182,11 @@ FEDERATED = "federated-rounds"
 COUPLED_SGLD = CoupledSGLD.name
 #: the fields that mean something only when the sampler couples chains
 COUPLING_FIELDS = (GROUP_SIZE.name, NOISE_CORRECTION.name, COUPLING_TIME.name)
+#: downpour or elastic, as the ``protocol`` field says (module docstring)
+PROTOCOL = "protocol"
+#: what ``n_iterations`` counts for elastic averaging: each chain's local steps, or downpour's
+#: pushes at the same period (:func:`.protocol_point.local_steps`)
+BUDGETS = ("per-chain", "downpour")
 #: the asynchronous server's worker counts P, the dim a speed-up check compares along
 WORKERS_DIM = "n_workers"
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
@@ -183,11 +194,12 @@ HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 #: those whose reference posterior HMC can give (a network's posterior is multimodal: its
 #: checks compare the study's runs with each other)
 WITH_REFERENCE = (LOGISTIC, PYTHON)
-#: the systems of each model kind: a fixed or i.i.d. staleness sequence or a simulated
-#: server for the Gaussian mean; seed 004's traveling chains or seed 002's federated rounds
-#: for sharded data; the simulated server, downpour or elastic averaging (seed 003) for a
-#: model without an oracle
-SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS), SHARDED: (TRAVELING, FEDERATED),
+#: the systems of each model kind: a fixed or i.i.d. staleness sequence, a simulated server
+#: or seed 003's protocols (one, or both swept) for the Gaussian mean; seed 004's traveling
+#: chains or seed 002's federated rounds for sharded data; the simulated server, downpour or
+#: elastic averaging (seed 003) for a model without an oracle
+SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL),
+              SHARDED: (TRAVELING, FEDERATED),
               **dict.fromkeys((LOGISTIC, NETWORK, PYTHON), (ASYNCHRONOUS, DOWNPOUR, ELASTIC))}
 SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in systems))
 MODELS = tuple(SYSTEMS_OF)
@@ -197,7 +209,15 @@ SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld", COUPLED_SGLD)
                FEDERATED: ("sgld",), **dict.fromkeys(HELD_OUT, SAMPLER_NAMES + (PYTHON,))}
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
-_P = (DOWNPOUR, ELASTIC)
+#: the systems of seed 003's protocols; on the Gaussian mean, a point of :mod:`.protocol_point`
+PROTOCOL_SYSTEMS = (DOWNPOUR, ELASTIC, PROTOCOL)
+#: the Gaussian fields a protocol point does not read: its model is fixed by seed 003's
+#: exact protocol oracle (d = 1, x ~ N(0, 1), prior N(0, 1), SGLD, minibatches drawn with
+#: replacement; :mod:`workbench.systems.protocols.run`), and its replicates run as one block
+PROTOCOL_UNUSED = ("staleness", "dim", "true_mean", "noise_scale", "prior_scale", "prior_mean",
+                   "friction", "replacement", "divergence_threshold", "n_draws",
+                   "replicate_block")
+_P = PROTOCOL_SYSTEMS
 _GH = _G + _H
 _GS = _G + _S
 
@@ -302,7 +322,9 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                 "(seed 002 Algorithm 1); downpour: workers push every "
                                 "period local steps to one master (seed 003 Algorithm 1); "
                                 "elastic: n_workers chains coupled to a centre every period "
-                                "steps (seed 003 Appendix B)", choices=SYSTEMS),
+                                "steps (seed 003 Appendix B); protocol: downpour or elastic "
+                                "as the protocol field says (sweep it to compare them)",
+                                choices=SYSTEMS),
               fixed_in=_S + _H),
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
@@ -328,7 +350,18 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("period", replace(PERIOD, default=1, validate=at_least_one,
                                 help="communication period π: local steps per push (downpour) "
                                      "or per coupling (elastic)"), expression=True, only=_P),
-        Field("coupling_strength", COUPLING_STRENGTH, only=(ELASTIC,)),
+        Field("coupling_strength", COUPLING_STRENGTH, only=(ELASTIC, PROTOCOL)),
+        Field("protocol", Parameter("protocol", DOWNPOUR, "protocol system: downpour or "
+                                    "elastic; swept, the points compare the two on common "
+                                    "random numbers along the dim protocol",
+                                    choices=(DOWNPOUR, ELASTIC)), only=(PROTOCOL,)),
+        Field("budget", Parameter("budget", BUDGETS[0], "elastic: what n_iterations counts: "
+                                  "per-chain, the local steps of every chain; downpour, "
+                                  "downpour's pushes L at the same period, so that the "
+                                  "n_workers chains share its L·period local steps and 2L "
+                                  "messages (L·period/n_workers steps each, rounded down; "
+                                  "seed 003 Appendix B)", choices=BUDGETS),
+              only=(ELASTIC, PROTOCOL)),
         Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T),
         Field("assignment", ASSIGNMENT, only=_T),
         Field("trajectory_lengths", ValidatedParameter(
@@ -484,7 +517,11 @@ def validate_kinds(values: dict) -> None:
             raise validation.InvalidParameter(python, value(python), f"a python {kind} names "
                                               "its factory by python or by entry_point "
                                               "(exactly one of them)")
-    if system in (DOWNPOUR, ELASTIC) and value("n_servers") != 1:
+    if model == GAUSSIAN and system in PROTOCOL_SYSTEMS and value("sampler") != "sgld":
+        raise validation.InvalidParameter("sampler", value("sampler"), f"{system} on the "
+                                          f"{model} runs sgld (its exact protocol oracle, "
+                                          "seed 003)")
+    if system in PROTOCOL_SYSTEMS and value("n_servers") != 1:
         raise validation.InvalidParameter("n_servers", value("n_servers"),
                                           f"{system} has one master or centre: only the "
                                           "asynchronous system runs several servers")

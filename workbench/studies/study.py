@@ -32,7 +32,10 @@ from workbench.studies.schema import (
     COUPLED_SGLD,
     COUPLING_FIELDS,
     FIELD_SECTIONS,
+    GAUSSIAN,
     OTHER_SECTIONS,
+    PROTOCOL_SYSTEMS,
+    PROTOCOL_UNUSED,
     PYTHON,
     SECTIONS,
     Field,
@@ -245,6 +248,8 @@ def from_document(doc: Document) -> Study:
                                   "[system], [sampler], [run] or a [constants] name)")
         if key in sweep_values:
             raise doc.error(path, "is swept twice")
+        if key in unused:
+            raise doc.error(path, unused[key])
         spec = catalogue.get(key)
         if spec is not None and spec.only and not kinds & set(spec.only):
             raise doc.error(path, f"is not a parameter of a study of "
@@ -364,15 +369,28 @@ def _judges_against_a_reference(data: dict) -> bool:
 def _unused(data: dict, values: dict) -> dict[str, str]:
     """Fields of the study's kinds that mean nothing in this study, with why: the reference
     posterior's settings where no check needs one, the keys naming a sampler's factory where
-    the sampler is not the researcher's own, the coupling's where it couples no chains, and a
-    check kind's own fields (:attr:`.check_kinds.Kind.fields`) where no check of that kind
-    reads them. They are not parameters of the study, and writing one is refused."""
+    the sampler is not the researcher's own, the coupling's where it couples no chains, a check
+    kind's own fields (:attr:`.check_kinds.Kind.fields`) where no check of that kind reads them,
+    the Gaussian fields a protocol point does not read
+    (:data:`~workbench.studies.schema.PROTOCOL_UNUSED`), and elastic's ``budget`` on a model
+    without an oracle (its chains run ``n_iterations`` steps each). They are not parameters of
+    the study, and writing one is refused."""
     unused = {}
+    catalogue = fields()
+    model, system = (values.get(k, catalogue[k].parameter.default) for k in ("model", "system"))
+    if model == GAUSSIAN and system in PROTOCOL_SYSTEMS:
+        unused.update(dict.fromkeys(PROTOCOL_UNUSED, (
+            f"means nothing on a {system} point of the Gaussian mean: seed 003's exact "
+            "protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior N(0, 1)) and runs "
+            "SGLD with minibatches drawn with replacement")))
+    if model != GAUSSIAN:
+        unused["budget"] = ("means nothing on a model without an oracle: its elastic chains "
+                            "run n_iterations local steps each")
     if not _judges_against_a_reference(data):
         unused.update(dict.fromkeys(REFERENCE_KEYS, (
             "means nothing without a check judged against the reference posterior "
             "(reference, envelope): only such a check makes the points compute one")))
-    sampler = values.get("sampler", fields()["sampler"].parameter.default)
+    sampler = values.get("sampler", catalogue["sampler"].parameter.default)
     if sampler != PYTHON:
         unused.update(dict.fromkeys(CONFIG_KEYS["sampler"][1:], (
             'means nothing unless [sampler] kind = "python": it names the factory of the '

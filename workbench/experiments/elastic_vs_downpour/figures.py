@@ -1,5 +1,6 @@
-"""Figure of ``elastic-vs-downpour``: MSE of φ̂_L(θ) against the messages exchanged for each π
-(measured with 95 % error bars, exact dashed), and the MSE at the end against π."""
+"""Figure of ``elastic-vs-downpour`` (seed 003, Algorithm 1 and Appendix B): MSE of φ̂_L(θ)
+against the messages exchanged for each π (measured with 95 % error bars, exact dashed), and the
+MSE at the end against π."""
 
 from __future__ import annotations
 
