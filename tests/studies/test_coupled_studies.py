@@ -208,21 +208,6 @@ ARMS_REFUSALS = [
 ]
 
 
-CASES_REFUSED = [(COUPLED, *r) for r in REFUSALS] + [(ARMS, *r) for r in ARMS_REFUSALS]
-
-
-@pytest.mark.parametrize("base, old, new, key, fragment", CASES_REFUSED,
-                         ids=[r[3] for r in CASES_REFUSED])
-def test_a_traveling_study_that_does_not_fit_is_refused_naming_the_key_and_its_line(
-        base, old, new, key, fragment):
-    assert old in base
-    text = base.replace(old, new)
-    with pytest.raises(StudyError) as caught:
-        loads(text, "broken.toml")
-    assert caught.value.key == key
-    assert caught.value.line == line_of(text, fragment)
-
-
 def test_arms_share_one_schedule_are_named_by_their_value_and_need_a_length_per_shard():
     """Points that differ only in a [sampler] field replay one schedule (the exact oracle of
     both arms sees the same shard visits); an empty symbol names checks by the value alone;
@@ -254,3 +239,92 @@ def test_a_schedule_is_keyed_by_what_shapes_the_system_and_not_by_the_sampler():
     assert key({"trajectory_length": 5, "correction": "corrected"}) == \
         key({"trajectory_length": 5, "correction": "uncorrected"})
     assert key({"c": 1}) != key({"c": 2})
+
+
+#: paired arms of a balancing plan on slow workers (seed 004 §3.2.2), broken below
+BALANCED = """\
+[study]
+name = "tiny-balancing"
+symbols = { slowdown = "D", balancing = "" }
+paired = ["balancing"]
+
+[model]
+kind = "sharded-gaussian"
+shard_sizes = [50, 50, 50, 50]
+
+[system]
+kind = "traveling-chains"
+assignment = "permutation"
+n_slow_workers = 2
+slow_trajectory_length = 3
+
+[sampler]
+kind = "sgld"
+welling_teh_step_size = 2e-5
+
+[run]
+burn_in = 3000
+n_iterations = 1000
+n_replicates = 2
+thin = 10
+batch_size = 10
+initial_offset = 5.0
+
+[sweep]
+slowdown = [4.0]
+balancing = ["fixed", "adaptive"]
+
+[[check]]
+kind = "time-to-target"
+over = "balancing"
+"""
+
+BALANCED_REFUSALS = [
+    ('paired = ["balancing"]', 'paired = ["speed"]', "[study] paired", "paired = "),
+    ("slow_trajectory_length = 3", "slow_trajectory_length = 3\ntrajectory_length = 5",
+     "[system] slow_trajectory_length", "slow_trajectory_length = 3"),
+    ("initial_offset = 5.0", "initial_offset = 5.0\ninitial_position = 1.0",
+     "[run] initial_position", "initial_position = 1.0"),
+    ('kind = "time-to-target"\nover = "balancing"', 'kind = "oracle"', "[run] initial_offset",
+     "initial_offset = 5.0"),
+    ('balancing = ["fixed", "adaptive"]', 'balancing = ["fixed"]', "[[check]] #1 over",
+     'over = "balancing"'),
+    ("slowdown = [4.0]", "slowdown = [0.5]", "[sweep] slowdown", "slowdown = [0.5]"),
+]
+
+
+def test_paired_arms_share_their_random_numbers_and_balancing_is_judged_in_time():
+    """The paired arms see the same schedule draws, minibatches and noise: without slow
+    workers (D = 1) the two plans coincide, and so do the runs, bit for bit; the adaptive plan
+    gives the slow workers their length; the time-to-target verdicts are named by the other
+    dims, sooner only where the exact curves say so. A study not paired draws each arm's own
+    numbers (negative control)."""
+    experiment, dataset = _run(BALANCED, slowdown=[1.0, 4.0])
+    error = dataset["squared_error"].sel(slowdown=1.0)
+    np.testing.assert_array_equal(error.sel(balancing="fixed").values,
+                                  error.sel(balancing="adaptive").values)
+    plan = dataset["trajectory_plan"].sel(slowdown=4.0, balancing="adaptive").values
+    assert plan[-2:].tolist() == [3, 3] and (plan[:2] > 3).all()
+    names = [v.check for v in experiment.checks(dataset)]
+    assert names == ["speed-up/D=1", "speed-up/D=4", "sooner/D=4", "accuracy/D=1",
+                     "accuracy/D=4"]
+    _, unpaired = _run(BALANCED.replace('paired = ["balancing"]\n', ""), slowdown=[1.0])
+    error = unpaired["squared_error"].sel(slowdown=1.0)
+    assert not np.array_equal(error.sel(balancing="fixed").values,
+                              error.sel(balancing="adaptive").values)
+
+
+CASES_REFUSED = ([(COUPLED, *r) for r in REFUSALS] + [(ARMS, *r) for r in ARMS_REFUSALS]
+                 + [(BALANCED, *r) for r in BALANCED_REFUSALS])
+
+
+@pytest.mark.parametrize("base, old, new, key, fragment", CASES_REFUSED,
+                         ids=[r[3] for r in CASES_REFUSED])
+def test_a_traveling_study_that_does_not_fit_is_refused_naming_the_key_and_its_line(
+        base, old, new, key, fragment):
+    assert old in base
+    text = base.replace(old, new)
+    with pytest.raises(StudyError) as caught:
+        loads(text, "broken.toml")
+    assert caught.value.key == key
+    assert caught.value.line == line_of(text, fragment)

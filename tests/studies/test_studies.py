@@ -187,7 +187,7 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
 ASYNCHRONOUS_CASES = json.loads(ASYNCHRONOUS.read_text())
 DSGLD_CASES = json.loads(DSGLD.read_text())
 #: the experiments of the D-SGLD fixture that are shipped study files now
-DSGLD_PORTED = ("dsgld-coupling", "dsgld-imbalance")
+DSGLD_PORTED = ("dsgld-coupling", "dsgld-imbalance", "dsgld-load-balancing")
 #: the ported experiments whose plug-in draws the seed's figure instead of the default ones
 FIGURE_CASES = {**ASYNCHRONOUS_CASES, **json.loads(ELASTIC.read_text()),
                 **{case: recorded for case, recorded in DSGLD_CASES.items()
@@ -197,8 +197,8 @@ FIGURE_CASES = {**ASYNCHRONOUS_CASES, **json.loads(ELASTIC.read_text()),
 @pytest.mark.parametrize("case", sorted(FIGURE_CASES))
 def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_for_bit(
         case, tmp_path):
-    """``stale-nn-workers``, ``stale-blr-speedup``, ``dsgld-coupling``, ``dsgld-imbalance`` and
-    ``elastic-vs-downpour`` as shipped study files give the datasets and verdicts their removed
+    """``stale-nn-workers``, ``stale-blr-speedup``, ``dsgld-coupling``, ``dsgld-imbalance``,
+    ``dsgld-load-balancing`` and ``elastic-vs-downpour`` as shipped study files give the datasets and verdicts their removed
     modules gave: every variable bit for bit, the same verdicts with the same observed values
     (fixtures made by ``tests/studies/fixtures/make_async_fixture.py``,
     ``make_dsgld_fixture.py`` and ``make_elastic_fixture.py`` at the commits they name); each
@@ -210,7 +210,8 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
     module named its verdicts; ``[sampler] kind = "coupled-sgld"`` with ``group_size`` swept,
     judged by the gradient-noise, oracle and posterior checks; ``trajectory_lengths`` per
     shard with the ``correction`` swept as two arms on one schedule, judged by the oracle,
-    posterior and limit checks; and ``[system] kind = "protocol"`` with ``protocol`` swept over
+    posterior and limit checks; slow workers with ``balancing`` swept as paired arms, judged by
+    the oracle and time-to-target checks; and ``[system] kind = "protocol"`` with ``protocol`` swept over
     downpour and elastic at downpour's ``budget``, judged by an ``oracle`` check with
     ``difference = "protocol"``."""
     recorded = FIGURE_CASES[case]
@@ -221,8 +222,9 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
     assert digests(dataset) == recorded["digests"]
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
     assert sorted(verdicts) == sorted(recorded["verdicts"])
-    assert [p.name for p in experiment.figures(dataset, tmp_path)] == [
-        f"{recorded['experiment']}.png"]
+    name = recorded["experiment"]
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == [f"{name}.png"] + (
+        [f"{name}-gantt.png"] if name == "dsgld-load-balancing" else [])
 
 
 def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):

@@ -205,7 +205,7 @@ class Kind:
         if where in HELD_OUT:
             return self._held_out(entry, dims, bounds, swept or {})
         if where != GAUSSIAN:
-            return self._sharded(entry, self.keys[where], dims, estimators)
+            return self._sharded(entry, self.keys[where], dims, estimators, swept or {})
         if self.name == "oracle":
             return _difference(entry, dims, kinds, swept or {})
         options: dict[str, Any] = {"test_function": _function(entry)}
@@ -295,12 +295,15 @@ class Kind:
         return options
 
     def _sharded(self, entry: dict, keys: Sequence[str], dims: Sequence[str],
-                 estimators: Sequence[str]) -> dict:
+                 estimators: Sequence[str], swept: Mapping[str, list]) -> dict:
         options: dict[str, Any] = {}
         if "over" in keys:
             options["over"] = _over(entry, dims)
         if self.name in ("invariance", "growth"):
             options["estimator"] = _estimator(entry, estimators)
+        if self.name == "time-to-target" and len(swept.get(options["over"], [])) != 2:
+            raise CheckOptionError("over", f"{options['over']} must be swept over two values "
+                                           "(the baseline, then the arm expected sooner)")
         if self.name == "posterior":
             unit = entry.get("unit", UNITS[0])
             if unit not in UNITS:
@@ -364,6 +367,10 @@ class Kind:
             from workbench.studies.limit_judgements import limit_family
 
             return limit_family(*args, rate, ctx.kinds)
+        if self.name == "time-to-target":
+            from workbench.studies.time_to_target import time_to_target_checks
+
+            return time_to_target_checks(*args, options, rate, ctx.config)
         if self.name == "posterior":
             return sharded_judgements.posterior_checks(*args, options, rate, ctx.kinds)
         judge = {"distance": sharded_judgements.distance_checks,
@@ -395,6 +402,8 @@ KINDS = {kind.name: kind for kind in (
     Kind("posterior", {SHARDED: ("unit",)}),
     Kind("gradient-noise", {TRAVELING: ()}, fields=(GRADIENT_DRAWS.name,)),
     Kind("limit", {TRAVELING: ()}, fields=("step_divisor",)),
+    Kind("time-to-target", {TRAVELING: ("over",)},
+         fields=("initial_offset", "target_error", "n_time_points", "gantt_rounds")),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),
 )}

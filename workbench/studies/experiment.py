@@ -93,7 +93,8 @@ class Plugin:
 class PaperFigure(Plugin):
     """The paper's figure of a built-in study (``[study] figure``), drawn instead of the
     default figures: ``load(reference)`` gives the function ``draw(dataset, path)``, resolved
-    when the figure is drawn (describing and configuring the study imports no plotting)."""
+    when the figure is drawn (describing and configuring the study imports no plotting); it
+    returns the path it wrote, or a list of them (a figure in several files)."""
 
     default_figures = False
 
@@ -101,7 +102,8 @@ class PaperFigure(Plugin):
         self.reference, self.load = reference, load
 
     def figures(self, name: str, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
-        return [self.load(self.reference)(dataset, Path(out_dir) / f"{name}.png")]
+        drawn = self.load(self.reference)(dataset, Path(out_dir) / f"{name}.png")
+        return drawn if isinstance(drawn, list) else [drawn]
 
 
 class StudyExperiment(Experiment):
@@ -249,7 +251,7 @@ class StudyExperiment(Experiment):
 
             return self._zipped_coords(sharded_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims,
-                self.with_references()), point)
+                self.with_references(), self.study.paired), point)
         if _protocols(config):
             return self._zipped_coords(protocol_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)

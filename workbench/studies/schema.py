@@ -37,11 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from simulators import validation
+from simulators.traveling_chains import BALANCING
 from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
 from workbench.core.validators import (
     at_least_one,
     distinct_positive_ints,
+    finite,
     at_least_two,
     non_negative_int,
     positive,
@@ -124,6 +126,11 @@ def _slowdown(name, value):
     if value < 1:
         raise validation.InvalidParameter(name, value, "must be >= 1 (a slowdown)")
     return value
+
+
+def _worker_slowdown(name, value):
+    """A slow worker's factor D >= 1, as a float (it names sweep points: ``D=5``)."""
+    return float(_slowdown(name, value))
 
 
 def _per_shard_lengths(name, value):
@@ -368,6 +375,21 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             "trajectory_lengths", [], "τ_s: updates per visit to each shard's worker, one per "
             "shard (instead of one trajectory_length on every worker; seed 004 §4.1)",
             _per_shard_lengths), only=_T),
+        Field("n_slow_workers", Parameter("n_slow_workers", 0, "how many workers are slow "
+                                          "(the last ones; seed 004 §3.2.2)", non_negative_int),
+              only=_T),
+        Field("slowdown", Parameter("slowdown", 1.0, "D: a slow worker takes D times longer "
+                                    "per update", _worker_slowdown), expression=True, only=_T),
+        Field("balancing", Parameter("balancing", BALANCING[0],
+                                     "fixed: every worker runs its planned trajectory length "
+                                     "(block-by-the-slowest); adaptive: the master measures "
+                                     "the response delays and sets τ_s = q_s τ̄ S with q_s ∝ "
+                                     "1/d_s (seed 004 §3.2.2)", choices=BALANCING), only=_T),
+        Field("slow_trajectory_length", Parameter(
+            "slow_trajectory_length", 0, "τ on a slow worker under adaptive balancing (seed "
+            "004: 10): the plan's mean τ̄ = τ·((S − n_slow)·D + n_slow)/S, and the fixed plan "
+            "runs round(τ̄) on every worker; 0: the plan is trajectory_length",
+            non_negative_int), only=_T),
         Field("group_size", GROUP_SIZE, expression=True, only=_T),
         Field("coupling_time", COUPLING_TIME, only=_T),
         Field("worker_delay", WORKER_DELAY, only=_T),
@@ -469,6 +491,19 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("false_failure_rate", FALSE_FAILURE_RATE),
         Field("divergence_threshold", DIVERGENCE_THRESHOLD, only=_GH),
         Field("gradient_draws", GRADIENT_DRAWS, only=_T),
+        Field("initial_offset", Parameter(
+            "initial_offset", 20.0, "a time-to-target check starts the chains this many "
+            "posterior standard deviations from μ in every coordinate (instead of at "
+            "initial_position)", finite), only=_T),
+        Field("target_error", Parameter("target_error", 2.0, "accuracy to reach: E‖θ - μ‖² = "
+                                        "target·d·s² (a time-to-target check)", positive),
+              only=_T),
+        Field("n_time_points", Parameter("n_time_points", 400, "time grid for the pooled error "
+                                         "curves (a time-to-target check)", at_least_two),
+              only=_T),
+        Field("gantt_rounds", Parameter("gantt_rounds", 4, "rounds of every chain's "
+                                        "trajectories kept for a Gantt chart (a "
+                                        "time-to-target check)", at_least_one), only=_T),
         Field("step_divisor", ValidatedParameter(
             "step_divisor", [2, 4], "k of the smaller steps ε/k at which the exact oracle is "
             "also evaluated, over k times as many updates (a limit check)", _step_divisors),
@@ -541,6 +576,10 @@ def validate_sharded_point(config: dict) -> None:
         if lengths and len(lengths) != n_shards:
             raise validation.InvalidParameter("trajectory_lengths", lengths,
                                               f"needs one length per shard ({n_shards} shards)")
+        if config["n_slow_workers"] > n_shards:
+            raise validation.InvalidParameter("n_slow_workers", config["n_slow_workers"],
+                                              "must not exceed the number of workers "
+                                              f"({n_shards})")
         return
     local = config["local_updates"]
     for name in ("burn_in", "n_iterations"):

@@ -55,8 +55,13 @@ from workbench.systems.distributed.windows import posterior_checks as point_post
 def label(point: Mapping, symbols: Mapping[str, str]) -> str:
     """``{"local_updates": 10}`` with symbols ``{"local_updates": "T"}`` → ``T=10``; an empty
     symbol names the point by the value alone (``{"correction": ""}``: ``corrected``)."""
-    return "/".join(f"{symbols.get(k, k)}={v}" if symbols.get(k, k) else str(v)
+    return "/".join(f"{symbols.get(k, k)}={_value(v)}" if symbols.get(k, k) else _value(v)
                     for k, v in point.items())
+
+
+def _value(value) -> str:
+    """A sweep value as a check name writes it (a float as ``5``, not ``5.0``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def points(dataset: xr.Dataset, dims: Sequence[str]) -> list[dict]:

@@ -40,6 +40,7 @@ import numpy as np
 import xarray as xr
 
 from simulators.seeding import derive, generator
+from simulators.traveling_chains import waiting_time
 from workbench.gradients.sharded import ShardScaled
 from workbench.oracles.federated import (
     dsgld_stationary_variance,
@@ -59,6 +60,7 @@ from workbench.samplers.coupled import CoupledSGLD
 from workbench.studies.schema import COUPLED_SGLD, SECTIONS
 from workbench.systems.distributed import chen_step_size
 from workbench.systems.distributed.arm import run_arm, with_diagnostics
+from workbench.systems.distributed.balancing import plan_lengths, trajectory_blocks, worker_timing
 from workbench.systems.distributed.coupling import first_members, gradient_errors, group_sizes
 from workbench.systems.distributed.data import data_attributes, make_sharded
 from workbench.systems.distributed.federation import Federation, running_window_means
@@ -74,12 +76,13 @@ PAIR = ("component", "component2")
 
 
 def run_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[str],
-              references: bool = True) -> xr.Dataset:
+              references: bool = True, paired: Sequence[str] = ()) -> xr.Dataset:
     """The point's Dataset (module docstring); ``dims``: the study's sweep dims;
     ``references``: whether a traveling-chains point keeps seed 004 §3.2.1's references (a
-    ``distance`` check reads them)."""
+    ``distance`` check reads them); ``paired``: the sweep dims whose points share every random
+    number (``[study] paired``)."""
     if config["system"] == "traveling-chains":
-        return _traveling(experiment, config, point, seed, dims, references)
+        return _traveling(experiment, config, point, seed, dims, references, paired)
     return _federated(experiment, config, point, seed, dims)
 
 
@@ -88,24 +91,35 @@ def _leading(dims: Sequence[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(dims), (1,) * len(dims)
 
 
-def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dataset:
+def _traveling(experiment, config, point, seed, dims, with_references, paired) -> xr.Dataset:
     """D-SGLD on traveling chains (seed 004 §3.2.1), one trajectory length on every worker or
-    one per shard (§4.1), with or without the N_s/(N q_s) correction, the chains coupled in
-    groups when the sampler is coupled SGLD (§3.2.3)."""
+    one per shard (§4.1) or a balancing plan for slow workers (§3.2.2), with or without the
+    N_s/(N q_s) correction, the chains coupled in groups when the sampler is coupled SGLD
+    (§3.2.3)."""
     sharded = make_sharded(experiment, config, seed)
     model = sharded.model
     n_shards, dim = sharded.n_shards, model.dim
     burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
-    seed_point = derive(seed, experiment, point_key(point))
+    own = {k: v for k, v in point.items() if k not in paired}
+    seed_point = derive(seed, experiment, point_key(own))
     h = chen_step_size(config["welling_teh_step_size"])
-    lengths = config["trajectory_lengths"] or [int(config["trajectory_length"])] * n_shards
+    plan_mean = None
+    if config["slow_trajectory_length"]:
+        plan_mean, fixed_length = plan_lengths(config)
+        lengths = [fixed_length] * n_shards
+    else:
+        lengths = config["trajectory_lengths"] or [int(config["trajectory_length"])] * n_shards
     groups = (group_sizes(n_shards, int(config["group_size"]))
               if config["sampler"] == COUPLED_SGLD else None)
-    coupling = ({} if groups is None else
-                {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
+    options = ({} if groups is None else
+               {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
+    if config["balancing"] == "adaptive":
+        options.update(balancing="adaptive", mean_trajectory_length=(
+            plan_mean if plan_mean is not None else float(np.mean(lengths))))
     divisors = config.get("step_divisor", [])
-    schedule = traveling_system(config, lengths, **coupling).simulate(
-        max(divisors, default=1) * n_updates, _schedule_seed(experiment, point, seed))
+    schedule = traveling_system(config, lengths, timing=worker_timing(config),
+                                **options).simulate(max(divisors, default=1) * n_updates,
+                                                    _schedule_seed(experiment, own, seed))
     corrected = config["correction"] == "corrected"
     oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
                                              config["replacement"], correction=corrected)
@@ -113,10 +127,15 @@ def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dat
     estimator = ShardScaled(base) if corrected else base
     sampler = (SGLD(h) if groups is None else
                CoupledSGLD(h, groups, noise_correction=config["noise_correction"]))
-    initial = np.full(dim, config["initial_position"])
+    mu = model.posterior_mean
+    initial = (mu + config["initial_offset"] * np.sqrt(model.posterior_variance)
+               if "initial_offset" in config else np.full(dim, config["initial_position"]))
+    steps = (np.arange(config["thin"], n_updates + 1, config["thin"])
+             if "target_error" in config else np.array([], dtype=int))
     arm = run_arm(schedule, sampler, estimator, oracle, config,
                   derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
-                  initial=initial, potential_gradient=model.potential_gradient, groups=groups)
+                  initial=initial, potential_gradient=model.potential_gradient, groups=groups,
+                  extra_checkpoints=steps)
     lead, ones = _leading(dims)
 
     def per_point(value, value_dims):
@@ -127,11 +146,12 @@ def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dat
         "window_second": per_point(arm.window_second, ("replicate", "chain") + PAIR),
         "exact_window_mean": per_point(arm.exact_window_mean, ("chain", "component")),
         "exact_window_second": per_point(arm.exact_window_second, ("chain",) + PAIR),
-        "samples": per_point(arm.samples, ("chain", "draw", "component")),
         "posterior_mean": (("component",), model.posterior_mean),
         "posterior_variance": ((), model.posterior_variance),
         "step_size": ((), h),
     }
+    if not steps.size:  # a time-to-target check keeps the error curves instead of the draws
+        data["samples"] = per_point(arm.samples, ("chain", "draw", "component"))
     coords = {**{d: [point[d]] for d in dims}, "component": np.arange(dim),
               "component2": np.arange(dim)}
     if with_references:
@@ -176,17 +196,48 @@ def _traveling(experiment, config, point, seed, dims, with_references) -> xr.Dat
     if config["trajectory_lengths"]:
         data.update(_shards(sharded, schedule, lengths))
         coords["shard"] = np.arange(n_shards)
+    if steps.size:
+        data.update(_error_curves(arm, schedule, mu, steps, n_updates, lengths,
+                                  config["gantt_rounds"], per_point))
+        coords.update({"step": steps, "shard": np.arange(n_shards)})
+    if plan_mean is not None:
+        data["mean_trajectory_length"] = ((), plan_mean)
     dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
                                {d: [point[d]] for d in dims})
     dataset.attrs.update(data_attributes(sharded))
     return dataset
 
 
+def _error_curves(arm, schedule, mu, steps, n_updates, lengths, gantt_rounds,
+                  per_point) -> dict:
+    """What a time-to-target check reads: ‖θ - μ‖² of every chain at every ``thin``-th update
+    and its exact expectation, the simulated time of those updates, the fraction of the run
+    each chain spent waiting, the final trajectory plan, and the first ``gantt_rounds``
+    trajectories of every chain (who ran where and when: the waits balancing removes)."""
+    error = np.sum((arm.run.draws - mu) ** 2, axis=-1)  # (replicate, chain, step)
+    index = np.searchsorted(arm.exact.checkpoints, steps)
+    exact_mean, exact_second = arm.exact.mean[index], arm.exact.second[index]
+    exact_error = (np.sum((exact_mean - mu) ** 2, axis=-1)
+                   + np.trace(exact_second, axis1=-2, axis2=-1) - np.sum(exact_mean**2, axis=-1))
+    times = schedule.update_times(n_updates)
+    plan = schedule.attrs.get("final_plan", ",".join(map(str, lengths)))
+    blocks = trajectory_blocks(schedule, gantt_rounds)
+    return {
+        "squared_error": per_point(error, ("replicate", "chain", "step")),
+        "exact_squared_error": per_point(exact_error.T, ("chain", "step")),
+        "update_time": per_point(times[steps - 1].T, ("chain", "step")),
+        "waiting_fraction": per_point(waiting_time(schedule) / times[-1], ("chain",)),
+        "trajectory_plan": per_point(np.array(plan.split(","), dtype=np.int64), ("shard",)),
+        **{f"gantt_{name}": per_point(values, ("trajectory",))
+           for name, values in blocks.items()},
+    }
+
+
 def _schedule_seed(experiment: str, point: dict, seed):
     """The seed of a traveling point's schedule: keyed by the point's values of what shapes the
-    system (every swept value but the ``[sampler]`` fields), so that points differing only in
-    the sampler or its gradient (arms, corrections) replay one schedule, as seed 004 §4.1
-    compares its arms."""
+    system (every swept value but the ``[sampler]`` fields; ``point`` without its paired
+    dims), so that points differing only in the sampler or its gradient (arms, corrections)
+    replay one schedule, as seed 004 §4.1 compares its arms."""
     sampler_fields = {spec.name for spec in SECTIONS["sampler"]}
     shaping = {k: v for k, v in point.items() if k not in sampler_fields}
     return derive(seed, experiment, *([point_key(shaping)] if shaping else []), "schedule")

@@ -38,6 +38,7 @@ from workbench.studies.schema import (
     PROTOCOL_UNUSED,
     PYTHON,
     SECTIONS,
+    TRAVELING,
     Field,
     fields,
     kind_fields,
@@ -100,6 +101,7 @@ class Study:
     symbols: dict[str, str] = field(default_factory=dict)  # sweep dim → name in check names
     headline: Headline | None = None  # the chart the Experiment browser opens on
     paper: tuple[PaperEntry, ...] = ()  # [[paper]]: what the paper states, cited
+    paired: tuple[str, ...] = ()  # sweep dims whose points share every random number
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -221,10 +223,11 @@ def from_document(doc: Document) -> Study:
                                 f"means nothing in a study of {' / '.join(sorted(kinds))}; it "
                                 f"is a key of {' / '.join(spec.only)} studies")
     unused = _unused(data, values)
-    if values.get("trajectory_lengths") and ("trajectory_length" in values
-                                             or "trajectory_length" in data.get("sweep", {})):
-        raise doc.error(("system", "trajectory_lengths"), "gives a length per shard: leave out "
-                                                          "trajectory_length")
+    for plan in ("trajectory_lengths", "slow_trajectory_length"):
+        if values.get(plan) and ("trajectory_length" in values
+                                 or "trajectory_length" in data.get("sweep", {})):
+            raise doc.error(("system", plan), "plans the trajectory lengths itself: leave out "
+                                              "trajectory_length")
 
     constants = {}
     for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
@@ -295,6 +298,7 @@ def from_document(doc: Document) -> Study:
         if not isinstance(value, str) or (value and not value.strip()):
             raise doc.error(("study", "symbols", key), "must be a name (a string; empty: "
                                                        "the value alone names a point)")
+    paired = _paired(doc, head, dims, kinds)
     headline = None
     if "headline" in head:
         try:
@@ -308,7 +312,25 @@ def from_document(doc: Document) -> Study:
         raise doc.error(("paper", *error.path), error.reason) from None
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text, dict(symbols), headline, paper)
+                 parameters, doc.text, dict(symbols), headline, paper, paired)
+
+
+def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str]
+            ) -> tuple[str, ...]:
+    """``[study] paired``: sweep dims whose points share every random number (the schedule,
+    the minibatches, the noise: common random numbers), so that arms along them differ by
+    their design alone, as seed 004 §3.2.2 compares its balancing plans; traveling chains
+    only."""
+    paired = head.get("paired", [])
+    if not isinstance(paired, list) or not all(isinstance(d, str) for d in paired):
+        raise doc.error(("study", "paired"), "must be a list of sweep dims")
+    for dim in paired:
+        if dim not in dims:
+            raise doc.error(("study", "paired"), f"{dim!r} is not a sweep dim of the study")
+    if paired and TRAVELING not in kinds:
+        raise doc.error(("study", "paired"), "pairs the points of traveling-chains studies "
+                                             f"only, not of {' / '.join(sorted(kinds))}")
+    return tuple(paired)
 
 
 def _refuse_workbench_code(doc: Document, head: dict) -> None:
@@ -399,6 +421,9 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
         unused.update(dict.fromkeys(COUPLING_FIELDS, (
             f'means nothing unless [sampler] kind = "{COUPLED_SGLD}": it couples traveling '
             "chains in groups")))
+    if _has_check(data, "time-to-target"):
+        unused["initial_position"] = ("means nothing with a time-to-target check: the chains "
+                                      "start initial_offset posterior sd from μ")
     for kind in check_kinds.KINDS.values():
         if kind.fields and not _has_check(data, kind.name):
             unused.update(dict.fromkeys(kind.fields, (

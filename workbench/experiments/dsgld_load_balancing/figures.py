@@ -6,16 +6,17 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.dsgld_load_balancing.checks import (
-    exact_curve,
-    time_grid,
-    times_to_target,
-    unit_curves,
-)
 from workbench.store.netcdf import config_of
+from workbench.studies.time_to_target import exact_curve, time_grid, times_to_target, unit_curves
 from workbench.systems.distributed import plots
 
 _STYLES = {"fixed": "--", "adaptive": "-"}
+
+
+def figures(dataset: xr.Dataset, path) -> list:
+    """Both figures: the error against simulated time at ``path``, the Gantt chart beside it."""
+    return [figure_error(dataset, path),
+            figure_gantt(dataset, path.with_name(f"{path.stem}-gantt{path.suffix}"))]
 
 
 def figure_error(dataset: xr.Dataset, path):
@@ -23,16 +24,17 @@ def figure_error(dataset: xr.Dataset, path):
     slowdowns = dataset["slowdown"].values.tolist()
     fig, axes = plots.new(1, len(slowdowns), 4.4 * len(slowdowns), 3.8)
     for ax, slowdown in zip(axes[0], slowdowns, strict=True):
-        crossings = times_to_target(dataset, slowdown, config)
+        crossings = times_to_target(dataset, {"slowdown": slowdown}, "balancing", config)
         for balancing in dataset["balancing"].values.tolist():
-            grid = time_grid(dataset, slowdown, balancing, config["n_time_points"])
-            units = unit_curves(dataset, slowdown, balancing, grid)
+            at = dataset.sel(slowdown=slowdown, balancing=balancing)
+            grid = time_grid(at, config["n_time_points"])
+            units = unit_curves(dataset, at, grid)
             mean = units.mean(axis=0)
             band = 1.96 * units.std(axis=0, ddof=1) / np.sqrt(units.shape[0])
             line, = ax.plot(grid, mean, _STYLES[balancing], label=f"{balancing} τ")
             ax.fill_between(grid, np.maximum(mean - band, 1e-3), mean + band,
                             color=line.get_color(), alpha=0.2)
-            ax.plot(grid, exact_curve(dataset, slowdown, balancing, grid), ":", linewidth=1,
+            ax.plot(grid, exact_curve(dataset, at, grid), ":", linewidth=1,
                     color=line.get_color())
             ax.axvline(crossings["measured"][balancing], color=line.get_color(),
                        linewidth=0.8, alpha=0.6)

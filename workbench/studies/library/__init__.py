@@ -34,7 +34,8 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
 
 #: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
 #: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "figure", "plugin", "bespoke")
+STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "figure", "plugin",
+              "bespoke")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
 CODE_KEYS = ("figure", "plugin", "bespoke")
 #: the only tables of a bespoke file: its class runs the rest of the experiment
