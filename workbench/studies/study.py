@@ -24,15 +24,20 @@ from simulators.validation import InvalidParameter
 from workbench.core.headline import Headline, HeadlineError
 from workbench.core.paper import PaperEntry, PaperError, entries
 from workbench.core.parameters import Parameter
+from workbench.core.phi import BUILTIN
 from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, library
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     FIELD_SECTIONS,
+    OPTIMAL_STEP,
+    GAUSSIAN,
     OTHER_SECTIONS,
+    PHASE_SPACE_FUNCTIONS,
     PYTHON,
     SECTIONS,
+    SGHMC,
     Field,
     fields,
     kind_fields,
@@ -50,7 +55,8 @@ if TYPE_CHECKING:
 STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 #: fields that set the shape of a point's results: the points of a sweep must share it
-SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function")
+SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function",
+                "phase_space")
 
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
@@ -243,6 +249,8 @@ def from_document(doc: Document) -> Study:
         if spec is not None and spec.only and not kinds & set(spec.only):
             raise doc.error(path, f"is not a parameter of a study of "
                                   f"{' / '.join(sorted(kinds))}")
+        if key in unused:
+            raise doc.error(path, unused[key])
         if spec is not None and kinds & set(spec.fixed_in):
             raise doc.error(path, "cannot be swept in a study of "
                                   f"{' / '.join(sorted(kinds & set(spec.fixed_in)))}: every "
@@ -273,6 +281,8 @@ def from_document(doc: Document) -> Study:
     dims = product + tuple(g[0] for g in zipped)
     checks = _checks(doc, data.get("check", []), dims, bounds, tuple(sorted(kinds)), estimator,
                      {d: sweep_values[d] for d in dims})
+    if GAUSSIAN in kinds:
+        _refuse_other_point_checks(doc, checks, values.get("phase_space", False))
     for section, group in SECTIONS.items():  # after the checks' own refusals
         for spec in group:
             if spec.name in unused and spec.key in data.get(section, {}):
@@ -325,7 +335,8 @@ def _kinds(doc: Document, values: dict) -> set[str]:
     except InvalidParameter as error:
         path = {"system": ("system", "kind"), "sampler": ("sampler", "kind"),
                 "estimator": ("sampler", "estimator"), "python": ("model", "kind"),
-                "n_servers": ("system", "n_servers")}[error.field]
+                "n_servers": ("system", "n_servers"), "staleness": ("system", "staleness"),
+                "dim": ("model", "dim"), "step_size": ("sampler", "step_size")}[error.field]
         raise doc.error(path, str(error)) from None
     catalogue = fields()
     return {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
@@ -358,10 +369,22 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
         unused.update(dict.fromkeys(REFERENCE_KEYS, (
             "means nothing without a check judged against the reference posterior "
             "(reference, envelope): only such a check makes the points compute one")))
-    if values.get("sampler", fields()["sampler"].parameter.default) != PYTHON:
+    catalogue = fields()
+    sampler = values.get("sampler", catalogue["sampler"].parameter.default)
+    if sampler != PYTHON:
         unused.update(dict.fromkeys(CONFIG_KEYS["sampler"][1:], (
             'means nothing unless [sampler] kind = "python": it names the factory of the '
             "researcher's own sampler")))
+    if sampler != SGHMC:
+        unused["integrator"] = ('means nothing unless [sampler] kind = "sghmc" (the kinds '
+                                "sghmc-euler and sghmc-splitting name their integrator)")
+    if values.get("phase_space"):
+        unused.update(dict.fromkeys(("n_checkpoints", "initial_position", "n_draws"), (
+            "means nothing in a phase_space study: its chains start at rest at the posterior "
+            "mean, as its oracle assumes, and keep φ̂_L at the last sample count alone")))
+    if values.get("step_size") != OPTIMAL_STEP:
+        unused["largest_step"] = ('means nothing unless [sampler] step_size = "optimal": it '
+                                  "bounds the search for the optimal step")
     return unused
 
 
@@ -390,7 +413,8 @@ def _parameters(values: dict, constants: dict, sweep_values: dict, kinds: set[st
 def _check_names(doc: Document, parameter: Parameter, names: set[str]) -> None:
     values = parameter.default if isinstance(parameter.default, list) else [parameter.default]
     for value in values:
-        if isinstance(value, str) and _is_expression_field(parameter.name):
+        if isinstance(value, str) and _is_expression_field(parameter.name) and \
+                value not in fields()[parameter.name].words:
             path = _path_of(parameter.name)
             try:
                 unknown = free_names(value) - names
@@ -500,6 +524,22 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
             raise doc.error(("check", i, error.key), error.reason) from None
         out.append(CheckSpec(kind, options, i))
     return tuple(out)
+
+
+def _refuse_other_point_checks(doc: Document, checks: tuple[CheckSpec, ...],
+                               phase_space: bool) -> None:
+    """A Gaussian study of the phase space judges with its own kinds and test functions
+    (:mod:`.phase_space_judgements`), another never with those of the phase space."""
+    for spec in checks:
+        if phase_space and spec.kind not in check_kinds.PHASE_SPACE_KINDS:
+            raise doc.error(("check", spec.index, "kind"), "a phase_space study judges "
+                            f"{' / '.join(check_kinds.PHASE_SPACE_KINDS)} checks")
+        function = spec.options.get("test_function")
+        known = PHASE_SPACE_FUNCTIONS if phase_space else BUILTIN
+        if function is not None and function not in known:
+            raise doc.error(("check", spec.index, "test_function"),
+                            f"must be one of {', '.join(known)} in a "
+                            f"{'' if phase_space else 'non-'}phase_space study, got {function!r}")
 
 
 __all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "load", "loads"]
