@@ -212,7 +212,7 @@ class Kind:
         if self.name == "rate":
             if "expected" in entry:
                 options["expected"] = float(entry["expected"])
-            else:
+            elif not getattr(bounds, "deferred", False):  # a shipped file's: when judged
                 from workbench.studies.gaussian_judgements import bound_rate
 
                 spec = bounds[options["bound"]]

@@ -7,6 +7,11 @@ parameter, an expression or bound naming an unknown symbol or using anything out
 whitelist of :mod:`bounds.parse` (strings are parsed, never executed), a check of an unknown
 kind or over a dim that is not swept.
 
+:func:`built_in` reads a shipped file the same way but its ``[[bound]]`` tables only when a
+check first judges against them (:class:`DeferredBounds`; the tests load every shipped file
+whole): the bounds need sympy, which loading, showing and configuring a built-in experiment
+does not import (issue 15).
+
 The validated study is a flat configuration (:mod:`workbench.core.parameters` parameters, one per
 field, constant and sweep list) plus its checks and bounds; :class:`workbench.studies.experiment.
 StudyExperiment` runs it like any built-in experiment.
@@ -15,6 +20,7 @@ StudyExperiment` runs it like any built-in experiment.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,8 +37,8 @@ from workbench.studies import check_kinds, library
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     FIELD_SECTIONS,
-    OPTIMAL_STEP,
     GAUSSIAN,
+    OPTIMAL_STEP,
     OTHER_SECTIONS,
     PHASE_SPACE_FUNCTIONS,
     PYTHON,
@@ -94,7 +100,7 @@ class Study:
     zipped: tuple[tuple[str, ...], ...]  # zipped groups: the first name is the dim
     quick: dict[str, Any]
     checks: tuple[CheckSpec, ...]
-    bounds: dict[str, BoundSpec]
+    bounds: Mapping[str, BoundSpec]
     origin: str = "<study>"
     parameters: tuple[Parameter, ...] = field(default=())
     text: str = ""  # the file as written (a study is sent to worker processes as its text)
@@ -175,15 +181,40 @@ def load(path: str | Path) -> Study:
 
 
 def built_in(name: str) -> Study:
-    """The shipped study file of the built-in experiment ``name``."""
-    return load(library.path(name))
+    """The shipped study file of the built-in experiment ``name``, its bounds deferred."""
+    return from_document(Document.read(library.path(name)), defer_bounds=True)
+
+
+class DeferredBounds(Mapping):
+    """A study's bounds by name, the names read at once and the bounds themselves (sympy)
+    built by ``build`` when one is first looked up, refused then as :func:`load` refuses
+    them."""
+
+    deferred = True
+
+    def __init__(self, names: list, build: Callable[[], dict]):
+        self._names, self._build, self._bounds = names, build, None
+
+    def __getitem__(self, name: str) -> BoundSpec:
+        if self._bounds is None:
+            self._bounds = self._build()
+        return self._bounds[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def loads(text: str, source: str = "<study>") -> Study:
     return from_document(Document.parse(text, source))
 
 
-def from_document(doc: Document) -> Study:
+def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     data = doc.data
     for section in data:
         if section not in FIELD_SECTIONS + OTHER_SECTIONS:
@@ -276,7 +307,12 @@ def from_document(doc: Document) -> Study:
     names = set(by_name) | {"iterations"}
     for parameter in parameters:
         _check_names(doc, parameter, names)
-    bounds = _bounds(doc, data.get("bound", []), names)
+    tables = data.get("bound", [])
+    if defer_bounds and isinstance(tables, list):
+        bounds = DeferredBounds([t.get("name") for t in tables if isinstance(t, dict)],
+                                lambda: _bounds(doc, tables, names))
+    else:
+        bounds = _bounds(doc, tables, names)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
     dims = product + tuple(g[0] for g in zipped)
     checks = _checks(doc, data.get("check", []), dims, bounds, tuple(sorted(kinds)), estimator,
