@@ -9,6 +9,7 @@ import pytest
 
 from simulators.validation import InvalidParameter
 from tests.studies.refusals import refused_when_read
+from workbench.run.runner import run_experiment
 from workbench.studies import library
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.study import DeferredBounds, built_in, load, loads
@@ -80,6 +81,16 @@ def test_the_study_sweeps_the_integrator_and_keeps_the_optimal_step_for_the_poin
 ])
 def test_a_phase_space_key_is_refused_naming_its_line(old, new, needle, words):
     refused_when_read(_broken(old, new), needle, *words)
+
+
+def test_a_phase_space_study_draws_a_default_figure_per_check_kind(tmp_path):
+    """The shipped study without its plug-in: the oracle's diagonal and the rates' panels."""
+    experiment = StudyExperiment(loads(BASE))
+    dataset = run_experiment(experiment, experiment.configure(
+        {"iterations": [16, 64, 256], "n_replicates": 50}), seed=3)
+    paths = experiment.figures(dataset, tmp_path)
+    assert [p.name for p in paths] == ["integrator-order-oracle.png", "integrator-order-rate.png"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
 
 
 def test_an_integrator_means_nothing_unless_the_sampler_is_sghmc():
