@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ DISTRIBUTED = Path(__file__).parent / "fixtures" / "distributed_studies.json"
 ASYNCHRONOUS = Path(__file__).parent / "fixtures" / "async_studies.json"
 DSGLD = Path(__file__).parent / "fixtures" / "dsgld_studies.json"
 ELASTIC = Path(__file__).parent / "fixtures" / "elastic_studies.json"
+INTEGRATOR = Path(__file__).parent / "fixtures" / "integrator_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -225,6 +227,37 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
     name = recorded["experiment"]
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == [f"{name}.png"] + (
         [f"{name}-gantt.png"] if name == "dsgld-load-balancing" else [])
+
+
+INTEGRATOR_CASES = json.loads(INTEGRATOR.read_text())
+#: keys of the removed module's configuration that are options of the study's rate checks now
+RATE_OPTIONS = ("rate_margin", "bootstrap_resamples")
+
+
+@pytest.mark.parametrize("case", sorted(INTEGRATOR_CASES))
+def test_the_shipped_integrator_study_reproduces_the_removed_code_bit_for_bit(case, tmp_path):
+    """``integrator-order`` as a shipped study file (a phase-space point of SGHMC with its
+    ``integrator`` swept at ``step_size = "optimal"``; ``oracle`` and ``rate`` checks against the
+    registry bounds, one family) gives the datasets and verdicts its removed module gave: every
+    variable bit for bit, the same verdicts with the same observed values (fixture made at
+    commit 0356a2c by ``tests/studies/fixtures/make_integrator_fixture.py``). The module's
+    ``rate_margin`` and ``bootstrap_resamples`` are written into every rate check; its
+    ``figure`` draws the paper's figure alone."""
+    recorded = INTEGRATOR_CASES[case]
+    shipped = experiments.get("integrator-order")
+    text = shipped.study.text
+    for key in RATE_OPTIONS:
+        if key in recorded["overrides"]:
+            text, count = re.subn(rf"^{key} = .*$", f"{key} = {recorded['overrides'][key]}",
+                                  text, flags=re.MULTILINE)
+            assert count == 3
+    experiment = StudyExperiment(loads(text, shipped.study.origin), shipped.plugin)
+    overrides = {k: v for k, v in recorded["overrides"].items() if k not in RATE_OPTIONS}
+    dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
+    assert digests(dataset) == recorded["digests"]
+    verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
+    assert verdicts == recorded["verdicts"]
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["integrator-order.png"]
 
 
 def test_a_traveling_chains_study_draws_a_default_figure_per_check_kind(tmp_path):

@@ -78,9 +78,9 @@ def test_a_bad_value_is_refused_without_heavy_imports():
 
 
 @pytest.mark.parametrize("module, expected", [
-    ("workbench.experiments.dsgld_imbalance.checks", {"sympy", "scipy.stats", "xarray"}),
+    ("workbench.studies.limit_judgements", {"sympy", "scipy.stats", "xarray"}),
     ("workbench.experiments.dsgld_imbalance.figures", {"matplotlib"}),
-    ("workbench.experiments.integrator_order.checks", {"sympy"}),
+    ("workbench.studies.phase_space_judgements", {"sympy", "xarray"}),
 ])
 def test_probe_sees_an_eager_import(module, expected):
     # negative control: an experiment package that imported its checks or figures at module

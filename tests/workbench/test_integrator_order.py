@@ -1,6 +1,7 @@
 """``integrator-order`` (issue 16): the phase-space view of SGHMC, the exact moments of
-φ̂_L(θ²) and φ̂_L(p²) with full gradients, the optimal step and its rates, and the experiment's
-verdicts with their negative controls.
+φ̂_L(θ²) and φ̂_L(p²) with full gradients, the optimal step and its rates, and the shipped
+study's verdicts with their negative controls (the study layer's phase-space point, its
+``oracle`` and ``rate`` checks against the registry bounds).
 
 The oracle is tested against the sampler code, not against its own matrices: the one-step
 transition is read off :class:`workbench.samplers.SGHMC` with the noise off, the covariance of
@@ -23,7 +24,6 @@ from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.engine.replay import replay
-from workbench.experiments.integrator_order.checks import bound_rate
 from workbench.oracles.linear_gaussian import dynamics_for
 from workbench.oracles.phase_space import (
     asymptotic_mse,
@@ -34,11 +34,18 @@ from workbench.oracles.phase_space import (
 from workbench.run.runner import run_experiment
 from workbench.samplers import SGHMC, SGLD
 from workbench.samplers.phase_space import PhaseSpace
+from workbench.studies.gaussian_judgements import bound_rate as study_bound_rate
 
 THETA0 = np.array([[0.3, -1.2]])
 MOMENTUM = np.array([[0.7, 0.1]])
 GRADIENT = np.array([[2.0, -0.5]])
 INTEGRATORS = ("euler", "splitting")
+
+
+def bound_rate(order: int) -> float:
+    """The exponent in L at the optimal step of the registry's fixed-step bound of order K,
+    as a study's rate check derives it."""
+    return study_bound_rate(registry.get(f"chen2015-mse-fixed-k{order}"))[0]
 
 
 # ---------------------------------------------------------------- the phase-space view
@@ -196,26 +203,26 @@ def test_optimal_step_minimises_and_attains_the_bound_rate(integrator, order):
         for factor in (0.9, 1.1):
             assert asymptotic_mse(dynamics(factor * h), 1.0, "momentum", int(n)) > best
     slope = np.polyfit(np.log(lengths), np.log(mse), 1)[0]
-    assert slope == pytest.approx(float(bound_rate(order)), abs=0.01)
+    assert slope == pytest.approx(bound_rate(order), abs=0.01)
     if integrator == "euler":
-        assert abs(slope - float(bound_rate(2))) > 0.1
+        assert abs(slope - bound_rate(2)) > 0.1
 
 
 def test_bound_rates_are_the_registered_exponents():
-    assert (bound_rate(1), bound_rate(2)) == (Fraction(-2, 3), Fraction(-4, 5))
-    assert str(bound_rate(2)) == "-4/5"
+    """−2K/(2K + 1), the exponents the removed module read as fractions, to the last bit."""
+    assert (bound_rate(1), bound_rate(2)) == (float(Fraction(-2, 3)), float(Fraction(-4, 5)))
 
 
-# ---------------------------------------------------------------- the experiment
+# ---------------------------------------------------------------- the shipped study
 
 @pytest.mark.parametrize(("overrides", "field"), [
-    ({"iterations": [0, 64]}, "iterations[0]"),
+    ({"iterations": [0, 64]}, "n_iterations"),
     ({"iterations": [64, 64]}, "iterations"),
     ({"friction": 0.0}, "friction"),
     ({"n_data": 0}, "n_data"),
     ({"largest_step": -1.0}, "largest_step"),
     ({"n_replicates": 1}, "n_replicates"),
-    ({"rate_margin": 0.0}, "rate_margin"),
+    ({"integrator": ["euler", "leapfrog"]}, "integrator[1]"),
     ({"false_failure_rate": 1.5}, "false_failure_rate"),
 ])
 def test_bad_configuration_names_the_field(overrides, field):

@@ -18,6 +18,7 @@ from workbench.core.phi import BUILTIN
 from workbench.run.parameters import (
     INVARIANCE_MARGIN,
     ORDERING_MARGIN,
+    RATE_MARGIN,
     SLOPE_MARGIN,
     SPEEDUP_MARGIN,
 )
@@ -26,6 +27,7 @@ from workbench.studies.schema import (
     GAUSSIAN,
     HELD_OUT,
     PROTOCOL_SYSTEMS,
+    PHASE_SPACE_FUNCTIONS,
     SHARDED,
     TRAVELING,
     WITH_REFERENCE,
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
 SPLITS = ("checkerboard", "extrapolate")
 #: the margins of a ``speed-up`` check, each an option with the declared default
 SPEEDUP_MARGINS = (SPEEDUP_MARGIN, SLOPE_MARGIN, TIME_BEND_MARGIN, INVARIANCE_MARGIN)
+#: the kinds a phase-space study (:mod:`.phase_space_judgements`) judges
+PHASE_SPACE_KINDS = ("oracle", "rate")
 #: the predicted order of an ``ordering`` check along its dim
 DIRECTIONS = ("falls", "rises")
 #: the independent units of a ``posterior`` check: each chain (its replicates averaged), or
@@ -58,9 +62,12 @@ class CheckOptionError(ValueError):
 
 
 def _function(entry: dict, key: str = "test_function", default=None):
+    """A built-in test function, or one of the phase space (which the study then records:
+    ``study.py`` refuses the other kind of name where it does not)."""
     value = entry.get(key, default)
-    if value is not None and value not in BUILTIN:
-        raise CheckOptionError(key, f"must be one of {', '.join(BUILTIN)}, got {value!r}")
+    known = (*BUILTIN, *(f for f in PHASE_SPACE_FUNCTIONS if f not in BUILTIN))
+    if value is not None and value not in known:
+        raise CheckOptionError(key, f"must be one of {', '.join(known)}, got {value!r}")
     return value
 
 
@@ -130,25 +137,44 @@ def _expected(entry: dict) -> float:
     return float(expected)
 
 
-def _name_template(template, dims: Sequence[str]) -> str:
+def _name_template(template, dims: Sequence[str], key: str = "name") -> str:
     """A check's ``name`` (and a speed-up's ``invariance_name``): its verdicts' names, with
     ``{dim}`` for the value of another sweep dim and ``{test_function}`` (an ordering's
     ``"{network}/loss-falls"`` gives ``mlp/loss-falls/P=1->2`` where ``[study] symbols``
-    writes the worker dim ``P``; a speed-up's ``"speed-up"`` gives ``speed-up/slope``)."""
+    writes the worker dim ``P``; a speed-up's ``"speed-up"`` gives ``speed-up/slope``; an
+    oracle's ``label`` writes the point in its verdicts' names, ``"{integrator},L={iterations}"``
+    giving ``oracle/mse/momentum_squared/euler,L=64``)."""
     import string
 
     if not isinstance(template, str) or not template:
-        raise CheckOptionError("name", "must be a non-empty string")
+        raise CheckOptionError(key, "must be a non-empty string")
     allowed = {*dims, "test_function"}
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     except ValueError as error:
-        raise CheckOptionError("name", f"is not a name template: {error}") from None
+        raise CheckOptionError(key, f"is not a name template: {error}") from None
     for field in fields:
         if field not in allowed:
-            raise CheckOptionError("name", f"{{{field}}} is not another sweep dim or "
+            raise CheckOptionError(key, f"{{{field}}} is not another sweep dim or "
                                            f"test_function (known: {', '.join(sorted(allowed))})")
     return template
+
+
+def _where(entry: dict, dims: Sequence[str], swept: Mapping[str, list]) -> dict:
+    """A rate check's ``where``: the sweep dims (not ``over``) it is restricted to one value of
+    each, ``{ integrator = "euler" }``, a value the study sweeps (--set may drop it: then the
+    check judges nothing there)."""
+    where = entry.get("where", {})
+    if not isinstance(where, dict):
+        raise CheckOptionError("where", "must be a table of sweep dim = value")
+    for dim, value in where.items():
+        if dim not in dims:
+            raise CheckOptionError("where", f"{dim!r} is not a sweep dim other than over "
+                                            f"({', '.join(dims) or 'none'})")
+        if value not in swept.get(dim, [value]):
+            raise CheckOptionError("where", f"{dim} = {value!r} is not among the values the "
+                                            f"study sweeps ({swept[dim]})")
+    return dict(where)
 
 
 def _margins(entry: dict, parameters: Sequence) -> dict:
@@ -207,7 +233,10 @@ class Kind:
         if where != GAUSSIAN:
             return self._sharded(entry, self.keys[where], dims, estimators, swept or {})
         if self.name == "oracle":
-            return _difference(entry, dims, kinds, swept or {})
+            oracle = _difference(entry, dims, kinds, swept or {})
+            if "label" in entry:
+                oracle["label"] = _name_template(entry["label"], dims, "label")
+            return oracle
         options: dict[str, Any] = {"test_function": _function(entry)}
         if self.name in ("invariance", "slope", "rate"):
             options["over"] = _over(entry, dims)
@@ -218,7 +247,7 @@ class Kind:
         if self.name == "rate":
             if "expected" in entry:
                 options["expected"] = float(entry["expected"])
-            else:
+            elif not getattr(bounds, "deferred", False):  # a shipped file's: when judged
                 from workbench.studies.gaussian_judgements import bound_rate
 
                 spec = bounds[options["bound"]]
@@ -228,6 +257,14 @@ class Kind:
                     raise CheckOptionError("bound", f"{options['bound']!r} gives no rate in L "
                                                     f"({error}); give expected") from None
             options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
+            options.update(_margins(entry, (RATE_MARGIN,)))
+            options["paired"] = entry.get("paired", False)
+            if not isinstance(options["paired"], bool):
+                raise CheckOptionError("paired", "must be true or false")
+            others = [d for d in dims if d != options["over"]]
+            options["where"] = _where(entry, others, swept or {})
+            if "name" in entry:
+                options["name"] = _name_template(entry["name"], others)
         if self.name == "envelope":
             options.update(self._envelope(entry, bounds))
         return options
@@ -329,13 +366,17 @@ class Kind:
         given = options.get("test_function")
         function = given or ctx.config["test_function"]
         options = {**options, "test_function": function}
+        if ctx.config.get("phase_space"):
+            from workbench.studies import phase_space_judgements
+
+            return phase_space_judgements.judge(self.name, dataset, ctx, options)
         if self.name == "oracle" and ctx.config["system"] in PROTOCOL_SYSTEMS:
             from workbench.studies import protocol_judgements
 
             return protocol_judgements.oracle_checks(dataset, ctx.dims, rate,
                                                      options.get("difference"))
         if self.name == "oracle":
-            return judgements.oracle_checks(dataset, ctx.dims, rate)
+            return judgements.oracle_checks(dataset, ctx.dims, rate, options.get("label"))
         if self.name == "invariance":
             over = options["over"]
             slices = judgements.point_slices(dataset, ctx.dims, over)
@@ -366,13 +407,13 @@ class Kind:
         if self.name == "limit":
             from workbench.studies.limit_judgements import limit_family
 
-            return limit_family(*args, rate, ctx.kinds)
+            return limit_family(*args, rate, ctx.kinds())
         if self.name == "time-to-target":
             from workbench.studies.time_to_target import time_to_target_checks
 
             return time_to_target_checks(*args, options, rate, ctx.config)
         if self.name == "posterior":
-            return sharded_judgements.posterior_checks(*args, options, rate, ctx.kinds)
+            return sharded_judgements.posterior_checks(*args, options, rate, ctx.kinds())
         judge = {"distance": sharded_judgements.distance_checks,
                  "invariance": sharded_judgements.invariance_checks,
                  "growth": sharded_judgements.growth_checks}[self.name]
@@ -380,13 +421,14 @@ class Kind:
 
 
 KINDS = {kind.name: kind for kind in (
-    Kind("oracle", {GAUSSIAN: ("difference",), SHARDED: ()}),
+    Kind("oracle", {GAUSSIAN: ("difference", "label"), SHARDED: ()}),
     Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
     Kind("slope", {GAUSSIAN: ("test_function", "over", "expected"),
                    **dict.fromkeys(HELD_OUT, ("test_function", "over", "expected",
                                               SLOPE_MARGIN.name))}),
     Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
-                             "bootstrap_resamples")}),
+                             "bootstrap_resamples", RATE_MARGIN.name, "paired", "where",
+                             "name")}),
     Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed"),
                       **dict.fromkeys(WITH_REFERENCE,
                                       ("test_function", "bound", "split", "fixed"))},

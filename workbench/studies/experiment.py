@@ -5,8 +5,9 @@
 points come from its grid (:mod:`workbench.studies.grid`), each point runs the shared
 Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks) or
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
-rounds), the point of seed 003's protocols on the Gaussian mean
-(:mod:`workbench.studies.protocol_point`, downpour or elastic),
+rounds), the phase-space point of SGHMC (:mod:`workbench.studies.phase_space_point`), the
+point of seed 003's protocols on the Gaussian mean (:mod:`workbench.studies.protocol_point`,
+downpour or elastic),
 or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
 regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
@@ -41,6 +42,7 @@ from workbench.studies.schema import (
     fields,
     kind_fields,
     validate_kinds,
+    validate_phase_space_point,
     validate_sharded_point,
 )
 from workbench.studies.study import Study, loads
@@ -149,11 +151,14 @@ class StudyExperiment(Experiment):
                 resolved = self.resolve(config, point)
                 if resolved["model"] == SHARDED:
                     validate_sharded_point(resolved)
+                if resolved.get("phase_space"):
+                    validate_phase_space_point(resolved)
                 if resolved["model"] in HELD_OUT:
                     from workbench.systems.asynchronous.run import check_sizes
 
                     check_sizes(resolved, resolved["n_iterations"], "n_iterations")
-                if resolved.get("n_checkpoints", 0) > resolved["n_iterations"]:
+                if resolved.get("n_checkpoints", 0) > resolved["n_iterations"] and \
+                        not resolved.get("phase_space"):  # that keeps φ̂ at L alone
                     # checkpoints are distinct sample counts: a shorter run would have fewer,
                     # and the points could not share the checkpoint dim
                     at = ", ".join(f"{k} = {v}" for k, v in point.items()) or "the only point"
@@ -239,9 +244,10 @@ class StudyExperiment(Experiment):
         from workbench.engine.replay_setup import replicate_blocks
 
         if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT) or \
-                _protocols(config):
+                _protocols(config) or config.get("phase_space"):
             return 1
-        return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
+        resolved = self.resolve(config, point)
+        return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
 
     def run_point(self, config, point, seed):
         if self.plugin.owns(point):
@@ -255,6 +261,11 @@ class StudyExperiment(Experiment):
         if _protocols(config):
             return self._zipped_coords(protocol_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
+        if config.get("phase_space"):
+            from workbench.studies import phase_space_point
+
+            return phase_space_point.run_point(self.name, self.resolve(config, point), point,
+                                               seed, self.sweep_dims)
         if config["model"] in HELD_OUT:
             from workbench.studies import held_out_point
 
@@ -311,8 +322,7 @@ class StudyExperiment(Experiment):
         from workbench.studies.gaussian_judgements import Context
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
-                       int(dataset.attrs.get("seed", 0)), self.study.symbols,
-                       tuple(spec.kind for spec in self.study.checks))
+                       int(dataset.attrs.get("seed", 0)), self.study.symbols, self.study.checks)
 
     def checks(self, dataset):
         context = self.context(dataset)

@@ -8,6 +8,13 @@
 - ``envelope``: held-out MSE against the fitted envelope's value (the claim: every point
   below the diagonal, up to its error bar).
 
+Phase-space studies (:mod:`.phase_space_judgements`):
+
+- ``oracle``: every comparison's measured value against its exact one, ±1.96 standard errors
+  (the claim: the diagonal);
+- ``rate``: the MSE at L against ``over`` on log axes for each judged slice, the exact MSE,
+  and the bound's rate drawn through the first point.
+
 Sharded studies (:mod:`.sharded_judgements`):
 
 - ``oracle``: each chain's window average of ‖θ - μ‖² (mean over replicates) against its exact
@@ -46,6 +53,7 @@ import xarray as xr  # noqa: E402
 from workbench.store.atomic import save_figure  # noqa: E402
 from workbench.studies import gaussian_judgements as kinds  # noqa: E402
 from workbench.studies import held_out_judgements as held_out  # noqa: E402
+from workbench.studies import phase_space_judgements as phase_space  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
 from workbench.studies.schema import HELD_OUT, SHARDED  # noqa: E402
 
@@ -77,22 +85,52 @@ def _against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: s
     over = options["over"]
     quantity, error, exact = (("variance", "variance_se", "exact_variance") if kind == "slope"
                               else ("mse", "mse_se", "exact_mse"))
-    for suffix, data in kinds.point_slices(dataset, ctx.dims, over):
+    for suffix, _, data in kinds.rate_slices(dataset, ctx.dims, over, options.get("where", {})):
         fin = kinds.final(data).sel(test_function=function)
-        x = data[over].values
-        y = fin[quantity].sum("component").values
-        e = np.sqrt((fin[error] ** 2).sum("component")).values
-        line = ax.errorbar(x, _positive(y), yerr=1.96 * e, marker="o", capsize=3,
-                           label=f"measured{suffix}")
-        ax.plot(x, _positive(fin[exact].sum("component")), linestyle="--",
-                color=line[0].get_color(), label=f"exact{suffix}")
-        if kind == "rate":
-            spec = ctx.bounds[options["bound"]]
-            rate = options.get("expected", kinds.bound_rate(spec.bound, spec.fixed)[0])
-            ax.plot(x, y[0] * (x / x[0]) ** rate, linestyle=":", color="grey",
-                    label=f"L^({rate:.3g})")
+        _measured_and_exact(ax, data[over].values, fin[quantity].sum("component").values,
+                            np.sqrt((fin[error] ** 2).sum("component")).values,
+                            fin[exact].sum("component"), suffix, ctx, options, kind)
     ax.set(xscale="log", yscale="log", xlabel=over,
            ylabel=f"{quantity} of φ̂({function}) at the last checkpoint", title=kind)
+    ax.legend(fontsize=7)
+
+
+def _measured_and_exact(ax, x, y, error, exact, suffix: str, ctx: kinds.Context,
+                        options: dict, kind: str) -> None:
+    """One slice of ``_against`` or a phase-space rate: measured ±1.96 errors, exact dashed,
+    and for a rate the bound's exponent through the first point."""
+    line = ax.errorbar(x, _positive(y), yerr=1.96 * error, marker="o", capsize=3,
+                       label=f"measured{suffix}")
+    ax.plot(x, _positive(exact), linestyle="--", color=line[0].get_color(),
+            label=f"exact{suffix}")
+    if kind == "rate":
+        spec = ctx.bounds[options["bound"]]
+        rate = options.get("expected", kinds.bound_rate(spec.bound, spec.fixed)[0])
+        ax.plot(x, y[0] * (x / x[0]) ** rate, linestyle=":", color="grey",
+                label=f"L^({rate:.3g})")
+
+
+def _phase_space(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
+                 options: dict) -> None:
+    if kind == "oracle":
+        for function, quantity, _ in phase_space.COMPARISONS:
+            at = dataset.sel(test_function=function)
+            ax.errorbar(at[f"exact_{quantity}"].values.ravel(), at[quantity].values.ravel(),
+                        yerr=1.96 * at[f"{quantity}_se"].values.ravel(), fmt="o", capsize=3,
+                        label=f"{quantity} of φ̂({function})")
+        low, high = ax.get_xlim()
+        ax.plot([low, high], [low, high], linestyle=":", color="grey")
+        ax.set(xlabel="exact", ylabel="measured", title="oracle (the claim: the diagonal)")
+        ax.legend(fontsize=7)
+        return
+    function = options.get("test_function") or ctx.config["test_function"]
+    over = options["over"]
+    for suffix, _, data in kinds.rate_slices(dataset, ctx.dims, over, options["where"]):
+        at = data.sel(test_function=function)
+        _measured_and_exact(ax, data[over].values, at["mse"].values, at["mse_se"].values,
+                            at["exact_mse"], suffix, ctx, options, kind)
+    ax.set(xscale="log", yscale="log", xlabel=over, ylabel=f"MSE of φ̂({function}) at L",
+           title=kind)
     ax.legend(fontsize=7)
 
 
@@ -263,7 +301,9 @@ def _held_out_against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict
 
 
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
-    if kind == "reference":
+    if ctx.config.get("phase_space"):
+        _phase_space(ax, kind, dataset, ctx, options)
+    elif kind == "reference":
         _reference(ax, dataset, ctx, options)
     elif kind == "speed-up":
         _speedup(ax, dataset, ctx, options)

@@ -9,7 +9,10 @@
 - ``slope``: the log-log slope of the variance of φ̂ against ``over`` equals ``expected``
   (Theorem 4 of seed 001: zero against τ where L·h is fixed);
 - ``rate``: the MSE at the final checkpoint decays against ``over`` (a swept L) at least like
-  the rate a bound predicts at its optimal step (:func:`bound_rate`), or ``expected``;
+  the rate a bound predicts at its optimal step (:func:`bound_rate`), or ``expected``, within
+  ``rate_margin``; one verdict per value of the other sweep dims that ``where`` keeps, named by
+  the ``name`` template; ``paired``: the bootstrap resamples replicates jointly across L (the
+  points share their random numbers);
 - ``envelope``: a bound's terms with non-negative constants, fitted on a calibration part of the
   grid (``split``: checkerboard over the sweep points, or extrapolate from the shorter half of
   the checkpoints), stay above the held-out MSE.
@@ -73,13 +76,28 @@ class Context:
     bounds: Mapping[str, Any]
     seed: int
     symbols: Mapping[str, str] = field(default_factory=dict)  # sweep dim → name in checks
-    kinds: tuple[str, ...] = ()  # the kinds of the study's checks
+    checks: tuple = ()  # the study's [[check]] entries (a phase-space study judges them as one)
+
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds of the study's checks."""
+        return tuple(spec.kind for spec in self.checks)
 
 
 # ---------------------------------------------------------------------------------- helpers
 
-def point_label(point: Mapping[str, Any]) -> str:
+def point_label(point: Mapping[str, Any], template: str | None = None) -> str:
+    """How a point is written in a verdict's name: ``dim=value/...``, or the check's
+    ``label`` template filled in."""
+    if template is not None:
+        return template.format(**point)
     return "/".join(f"{k}={v}" for k, v in point.items())
+
+
+def check_name(options: Mapping, point: Mapping[str, Any], function: str, default: str) -> str:
+    """A verdict's name: the check's ``name`` template filled in, else ``default``."""
+    if "name" in options:
+        return options["name"].format(**point, test_function=function)
+    return default
 
 
 def sweep_points(dataset: xr.Dataset, dims: Sequence[str]) -> list[dict[str, Any]]:
@@ -137,9 +155,17 @@ def _describe_shares(shares: xr.DataArray, over: str, term: str, function: str) 
 
 def point_slices(dataset: xr.Dataset, dims: Sequence[str], over: str):
     """(label suffix, the dataset at one value of every sweep dim but ``over``)."""
+    for suffix, _, data in rate_slices(dataset, dims, over, {}):
+        yield suffix, data
+
+
+def rate_slices(dataset: xr.Dataset, dims: Sequence[str], over: str, where: Mapping):
+    """(label suffix, point, the dataset at that point) for every value of the sweep dims but
+    ``over`` that ``where`` keeps (a check's ``{ integrator = "euler" }``)."""
     others = [d for d in dims if d != over]
     for point in sweep_points(dataset, others):
-        yield (f"/{point_label(point)}" if point else ""), dataset.sel(point)
+        if all(point[d] == v for d, v in where.items()):
+            yield (f"/{point_label(point)}" if point else ""), point, dataset.sel(point)
 
 
 # ---------------------------------------------------------------------------------- oracle
@@ -175,8 +201,8 @@ def divergence_check(fin: xr.Dataset, point: dict, z: float) -> Verdict | None:
                    scale="count", difference=float(diverged.size))
 
 
-def oracle_checks(dataset: xr.Dataset, dims: Sequence[str],
-                  false_failure_rate: float) -> list[Verdict]:
+def oracle_checks(dataset: xr.Dataset, dims: Sequence[str], false_failure_rate: float,
+                  label: str | None = None) -> list[Verdict]:
     fin = final(dataset)
     points = sweep_points(fin, dims)
     components = fin["component"].values.tolist()
@@ -193,7 +219,7 @@ def oracle_checks(dataset: xr.Dataset, dims: Sequence[str],
             for j in components:
                 at = fin.sel(point).sel(test_function=function, component=j)
                 suffix = f"/component={j}" if len(components) > 1 else ""
-                name = f"oracle/{function}/{moment}/{point_label(point)}{suffix}"
+                name = f"oracle/{function}/{moment}/{point_label(point, label)}{suffix}"
                 evidence = {**point, "n_iterations": int(at["n_iterations"]),
                             "step_size": float(at["step_size"]), "n_valid": int(at["n_valid"])}
                 verdicts.append(oracle_check(
@@ -300,10 +326,11 @@ def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
     if "expected" in options:
         expected = options["expected"]
     verdicts = []
-    slices = list(point_slices(dataset, ctx.dims, over))
+    slices = list(rate_slices(dataset, ctx.dims, over, options["where"]))
     z = one_sided_z_for_family(ctx.config["false_failure_rate"], len(slices))
-    for suffix, data in slices:
-        name = f"rate/mse/{function}/{options['bound']}{suffix}"
+    for suffix, point, data in slices:
+        name = check_name(options, point, function, f"rate/mse/{function}/{options['bound']}"
+                                                    f"{suffix}")
         fin = final(data)
         lengths = fin["n_iterations"].values
         exact = (fin["exact_mse"].sel(test_function=function).sum("component"))
@@ -320,7 +347,8 @@ def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
         verdicts.append(rate_check(
             name, lengths, samples.values, expected, z,
             generator(ctx.seed, ctx.name, "check", name), statistic="mean",
-            n_resamples=options["bootstrap_resamples"], detail=detail, evidence=evidence))
+            paired=options["paired"], n_resamples=options["bootstrap_resamples"],
+            margin=options["rate_margin"], detail=detail, evidence=evidence))
     return verdicts
 
 

@@ -41,6 +41,7 @@ from workbench.run.experiment import point_key
 from workbench.samplers import make_sampler
 from workbench.stats.diagnostics import diagnose_draws, draws_kept
 from workbench.stats.estimators import summarize
+from workbench.studies.schema import sampler_name
 from workbench.systems.asynchronous.system import make_system
 
 TEST_FUNCTIONS = (THETA, THETA_SQUARED)
@@ -120,7 +121,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     model = make_model(experiment, config, seed)
     n_iterations, h, checkpoints = point_design(config, design)
     schedule = _schedule(experiment, config, point, seed, n_iterations)
-    sampler = make_sampler(config["sampler"], h, config["friction"])
+    sampler = make_sampler(sampler_name(config), h, config["friction"])
     n_draws = draws_kept(n_iterations, config["n_draws"])
     ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
     replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
@@ -160,7 +161,7 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
     model = make_model(experiment, config, seed)
     n_iterations, h, checkpoints = point_design(config, design)
     schedule = _schedule(experiment, config, point, seed, n_iterations)
-    sampler = make_sampler(config["sampler"], h, config["friction"])
+    sampler = make_sampler(sampler_name(config), h, config["friction"])
     n_draws = min(config["n_draws"], n_iterations)
     dim = model.dim
     if raw.sizes["replicate"] != config["n_replicates"]:

@@ -10,7 +10,9 @@ grid grows.
 swept values substituted, then every expression field (``n_iterations = "L0 * staleness"``,
 ``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"``) evaluated over the
 constants and the other values, in dependency order, through the whitelist of
-:mod:`bounds.expressions` (never ``eval``) and in floating point in the order written.
+:mod:`bounds.expressions` (never ``eval``) and in floating point in the order written. A
+field's words (``step_size = "optimal"``, :data:`~workbench.studies.schema.OPTIMAL_STEP`) are
+not expressions: they stay as written, for the point to compute.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def resolve(config: dict, point: dict[str, Any], swept: tuple[str, ...]) -> dict
     resolved.update(point)
     catalogue = fields()
     pending = {key for key, value in resolved.items()
-               if isinstance(value, str) and key in catalogue and catalogue[key].expression}
+               if isinstance(value, str) and key in catalogue and catalogue[key].expression
+               and value not in catalogue[key].words}
     while pending:
         ready = [key for key in sorted(pending) if not (free_names(resolved[key]) & pending)]
         if not ready:

@@ -30,6 +30,13 @@ The system kind ``protocol`` is downpour or elastic as the ``protocol`` field sa
 that field compares seed 003's two protocols on common random numbers, along the dim
 ``protocol``. Its ``budget`` field says what ``n_iterations`` counts for elastic: every chain's
 local steps, or downpour's pushes at the same period (:func:`.protocol_point.local_steps`).
+
+A Gaussian-mean study may also record SGHMC's whole state (θ, p) (``[run] phase_space``, the
+point of :mod:`.phase_space_point`): φ̂_L of θ² and of p² at the last sample count, judged against
+the exact phase-space oracle (docs/math.md §15); its ``[sampler] kind = "sghmc"`` takes the
+``integrator`` as a field of its own (sweepable), and ``step_size = "optimal"`` runs every point
+at h*(L), the step minimising the oracle's exact asymptotic MSE of φ̂_L(p²). A field's ``words``
+are the strings it takes besides numbers and expressions.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ from workbench.run.parameters import (
 )
 from workbench.samplers import LINEAR_SAMPLER_NAMES, SAMPLER_NAMES
 from workbench.samplers.coupled import CoupledSGLD
+from workbench.samplers.sghmc import INTEGRATORS
 from workbench.studies.user_code import (
     CONFIG_KEYS,
     ENTRY_POINT_GROUPS,
@@ -165,13 +173,14 @@ def _estimators(name, value):
 @dataclass(frozen=True)
 class Field:
     """A key of a study section: written as ``key``, configured as ``parameter.name``;
-    ``only`` and ``fixed_in`` as in the module docstring."""
+    ``only``, ``fixed_in`` and ``words`` as in the module docstring."""
 
     key: str
     parameter: Parameter
     expression: bool = False
     only: tuple[str, ...] = ()
     fixed_in: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -196,6 +205,11 @@ PROTOCOL = "protocol"
 BUDGETS = ("per-chain", "downpour")
 #: the asynchronous server's worker counts P, the dim a speed-up check compares along
 WORKERS_DIM = "n_workers"
+#: SGHMC with its integrator given by the field ``integrator`` (:func:`sampler_name`)
+SGHMC = "sghmc"
+#: the word a ``step_size`` may be: h*(L) of the exact phase-space oracle, found per point
+#: (:func:`workbench.oracles.phase_space.optimal_step`)
+OPTIMAL_STEP = "optimal"
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
 HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 #: those whose reference posterior HMC can give (a network's posterior is multimodal: its
@@ -212,8 +226,12 @@ SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in syst
 MODELS = tuple(SYSTEMS_OF)
 #: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
 #: mean covers the samplers that are linear on it)
-SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES, TRAVELING: ("sgld", COUPLED_SGLD),
+SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES + (SGHMC,), TRAVELING: ("sgld", COUPLED_SGLD),
                FEDERATED: ("sgld",), **dict.fromkeys(HELD_OUT, SAMPLER_NAMES + (PYTHON,))}
+#: the test functions of a phase-space study, by the coordinate of (θ, p) each squares
+PHASE_SPACE_FUNCTIONS = {"theta_squared": "theta", "momentum_squared": "momentum"}
+#: the samplers with a momentum the phase-space point records
+MOMENTUM_SAMPLERS = (SGHMC, "sghmc-euler", "sghmc-splitting")
 ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
 #: the systems of seed 003's protocols; on the Gaussian mean, a point of :mod:`.protocol_point`
@@ -403,11 +421,17 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     ),
     "sampler": (
         Field("kind", replace(SAMPLER, help="integrator (the Gaussian mean: the linear ones "
-                              "its oracle covers), coupled-sgld: traveling chains coupled in "
-                              "groups of group_size (seed 004 §3.2.3), or python: the "
-                              "researcher's own (python or entry_point; a model without an "
-                              "oracle)",
-                              choices=SAMPLER_NAMES + (COUPLED_SGLD, PYTHON)), fixed_in=_S),
+                              "its oracle covers; sghmc with its integrator field), "
+                              "coupled-sgld: traveling chains coupled in groups of "
+                              "group_size (seed 004 §3.2.3), or python: the researcher's own "
+                              "(python or entry_point; a model without an oracle)",
+                              choices=SAMPLER_NAMES + (SGHMC, COUPLED_SGLD, PYTHON)),
+              fixed_in=_S),
+        Field("integrator", Parameter("integrator", INTEGRATORS[0],
+                                      "SGHMC's integrator where kind = \"sghmc\": euler "
+                                      "(K = 1, seed 001 Algorithm 1) or splitting (symmetric "
+                                      "splitting, K = 2; Chen, Ding & Carin 2015; docs/math.md "
+                                      "§3)", choices=INTEGRATORS), only=_G),
         Field("python", Parameter("sampler_python", "module:attribute",
                                   "python sampler: the factory called as factory(step_size, "
                                   "**arguments), a module beside the study file or installed",
@@ -420,7 +444,12 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("arguments", ValidatedParameter("sampler_arguments", {}, "python sampler: keyword "
                                           "arguments of the factory", _arguments),
               only=_H, fixed_in=_H),
-        Field("step_size", replace(STEP_SIZE, default=0.001), expression=True, only=_GH),
+        Field("step_size", replace(STEP_SIZE, default=0.001, help="step size h, an expression, "
+                                   "or (phase_space) \"optimal\": h*(L) minimising the exact "
+                                   "asymptotic MSE of φ̂_L(p²) (docs/math.md §15)"),
+              expression=True, only=_GH, words=(OPTIMAL_STEP,)),
+        Field("largest_step", Parameter("largest_step", 1.5, "step_size = \"optimal\": the "
+                                        "upper end of the search for h*(L)", positive), only=_G),
         Field("friction", FRICTION, only=_GH),
         Field("welling_teh_step_size", WELLING_TEH_STEP_SIZE, only=_S, fixed_in=_S),
         Field("noise_correction", NOISE_CORRECTION, only=_T),
@@ -464,13 +493,13 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("thin", THIN, only=_S, fixed_in=_F),
         Field("n_replicates", replace(N_REPLICATES, help="independent runs R per point "
                                       "(sharded: replicates per chain, same schedule)")),
-        Field("replicate_block", REPLICATE_BLOCK),
+        Field("replicate_block", REPLICATE_BLOCK, expression=True),
         Field("n_checkpoints", replace(N_CHECKPOINTS, default=30, help="log-spaced sample "
                                        "counts at which φ̂_L is kept (federated: window lengths "
                                        "of the error curve)"),
               only=_G + _F + _H, fixed_in=_F),
         Field("initial_position", replace(INITIAL_POSITION, default=1.0)),
-        Field("batch_size", BATCH_SIZE, fixed_in=_S),
+        Field("batch_size", BATCH_SIZE, expression=True, fixed_in=_S),
         Field("replacement", REPLACEMENT, fixed_in=_S),
         Field("test_function", Parameter("test_function", "theta_squared",
                                          "φ whose MSE the invariance and figures use",
@@ -508,6 +537,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             "step_divisor", [2, 4], "k of the smaller steps ε/k at which the exact oracle is "
             "also evaluated, over k times as many updates (a limit check)", _step_divisors),
               only=_T),
+        Field("phase_space", Parameter("phase_space", False, "record SGHMC's state (θ, p): "
+                                       "φ̂_L of θ² and p² at the last sample count against "
+                                       "the exact phase-space oracle, full gradients "
+                                       "(docs/math.md §15)"), only=_G),
         Field("n_draws", Parameter("n_draws", 0, "equally spaced draws kept per replicate "
                                                  "(0: none)", non_negative_int), only=_G),
         Field("grid_half_width", Parameter("grid_half_width", 7.0,
@@ -546,6 +579,7 @@ def validate_kinds(values: dict) -> None:
             raise validation.InvalidParameter("sampler", value("sampler"),
                                               f"{runner} runs {' / '.join(SAMPLERS_OF[runner])}"
                                               + why)
+    _validate_phase_space(value)
     for kind, (_, python, entry_point, _) in CONFIG_KEYS.items():
         named = [k for k in (python, entry_point) if value(k) != catalogue[k].parameter.default]
         if value(kind) == PYTHON and len(named) != 1:
@@ -564,6 +598,46 @@ def validate_kinds(values: dict) -> None:
         if system in ESTIMATORS_OF and name not in ESTIMATORS_OF[system]:
             runs = " / ".join(ESTIMATORS_OF[system])
             raise validation.InvalidParameter("estimator", name, f"{system} runs {runs}")
+
+
+def _validate_phase_space(value) -> None:
+    """A phase-space study records SGHMC's momentum under the oracle's assumptions (fresh, full
+    gradients on a one-dimensional Gaussian mean: docs/math.md §15); ``step_size = "optimal"``
+    is that oracle's step, so only such a study may ask for it."""
+    steps = value("step_size") if isinstance(value("step_size"), list) else [value("step_size")]
+    if not value("phase_space"):
+        if OPTIMAL_STEP in steps:
+            raise validation.InvalidParameter("step_size", OPTIMAL_STEP, "is the optimal step "
+                                              "of the phase-space oracle: set [run] "
+                                              "phase_space = true, or give a step size")
+        return
+    if value("sampler") not in MOMENTUM_SAMPLERS:
+        raise validation.InvalidParameter("sampler", value("sampler"), "a phase_space study "
+                                          "records SGHMC's momentum: one of "
+                                          + " / ".join(MOMENTUM_SAMPLERS))
+    if value("system") != "constant" or value("staleness") != 0:
+        name = "system" if value("system") != "constant" else "staleness"
+        raise validation.InvalidParameter(name, value(name), "a phase_space study runs on "
+                                          "fresh gradients (system constant, staleness 0): "
+                                          "its exact oracle assumes them")
+    if value("dim") != 1:
+        raise validation.InvalidParameter("dim", value("dim"), "must be 1 in a phase_space "
+                                          "study: its oracle follows one (θ, p) pair")
+
+
+def sampler_name(config: dict) -> str:
+    """The sampler a resolved point runs (:func:`workbench.samplers.make_sampler`):
+    ``sghmc-<integrator>`` for ``kind = "sghmc"``, else the kind."""
+    return f"sghmc-{config['integrator']}" if config["sampler"] == SGHMC else config["sampler"]
+
+
+def validate_phase_space_point(config: dict) -> None:
+    """What a resolved phase-space point needs beyond each field's own range: full gradients
+    (the whole data set, drawn without replacement), so that V_ζ = 0 as its oracle assumes."""
+    if config["batch_size"] != config["n_data"] or config["replacement"]:
+        raise validation.InvalidParameter(
+            "batch_size", config["batch_size"], f"a phase_space point takes full gradients: "
+            f"batch_size = n_data ({config['n_data']}) with replacement = false")
 
 
 def validate_sharded_point(config: dict) -> None:

@@ -7,6 +7,11 @@ parameter, an expression or bound naming an unknown symbol or using anything out
 whitelist of :mod:`bounds.parse` (strings are parsed, never executed), a check of an unknown
 kind or over a dim that is not swept.
 
+:func:`built_in` reads a shipped file the same way but its ``[[bound]]`` tables only when a
+check first judges against them (:class:`DeferredBounds`; the tests load every shipped file
+whole): the bounds need sympy, which loading, showing and configuring a built-in experiment
+does not import (issue 15).
+
 The validated study is a flat configuration (:mod:`workbench.core.parameters` parameters, one per
 field, constant and sweep list) plus its checks and bounds; :class:`workbench.studies.experiment.
 StudyExperiment` runs it like any built-in experiment.
@@ -15,6 +20,7 @@ StudyExperiment` runs it like any built-in experiment.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +30,7 @@ from simulators.validation import InvalidParameter
 from workbench.core.headline import Headline, HeadlineError
 from workbench.core.paper import PaperEntry, PaperError, entries
 from workbench.core.parameters import Parameter
+from workbench.core.phi import BUILTIN
 from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, library
@@ -33,11 +40,14 @@ from workbench.studies.schema import (
     COUPLING_FIELDS,
     FIELD_SECTIONS,
     GAUSSIAN,
+    OPTIMAL_STEP,
     OTHER_SECTIONS,
+    PHASE_SPACE_FUNCTIONS,
     PROTOCOL_SYSTEMS,
     PROTOCOL_UNUSED,
     PYTHON,
     SECTIONS,
+    SGHMC,
     TRAVELING,
     Field,
     fields,
@@ -56,7 +66,8 @@ if TYPE_CHECKING:
 STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 #: fields that set the shape of a point's results: the points of a sweep must share it
-SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function")
+SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function",
+                "phase_space")
 
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
@@ -94,7 +105,7 @@ class Study:
     zipped: tuple[tuple[str, ...], ...]  # zipped groups: the first name is the dim
     quick: dict[str, Any]
     checks: tuple[CheckSpec, ...]
-    bounds: dict[str, BoundSpec]
+    bounds: Mapping[str, BoundSpec]
     origin: str = "<study>"
     parameters: tuple[Parameter, ...] = field(default=())
     text: str = ""  # the file as written (a study is sent to worker processes as its text)
@@ -176,15 +187,40 @@ def load(path: str | Path) -> Study:
 
 
 def built_in(name: str) -> Study:
-    """The shipped study file of the built-in experiment ``name``."""
-    return load(library.path(name))
+    """The shipped study file of the built-in experiment ``name``, its bounds deferred."""
+    return from_document(Document.read(library.path(name)), defer_bounds=True)
+
+
+class DeferredBounds(Mapping):
+    """A study's bounds by name, the names read at once and the bounds themselves (sympy)
+    built by ``build`` when one is first looked up, refused then as :func:`load` refuses
+    them."""
+
+    deferred = True
+
+    def __init__(self, names: list, build: Callable[[], dict]):
+        self._names, self._build, self._bounds = names, build, None
+
+    def __getitem__(self, name: str) -> BoundSpec:
+        if self._bounds is None:
+            self._bounds = self._build()
+        return self._bounds[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def loads(text: str, source: str = "<study>") -> Study:
     return from_document(Document.parse(text, source))
 
 
-def from_document(doc: Document) -> Study:
+def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     data = doc.data
     for section in data:
         if section not in FIELD_SECTIONS + OTHER_SECTIONS:
@@ -257,6 +293,8 @@ def from_document(doc: Document) -> Study:
         if spec is not None and spec.only and not kinds & set(spec.only):
             raise doc.error(path, f"is not a parameter of a study of "
                                   f"{' / '.join(sorted(kinds))}")
+        if key in unused:
+            raise doc.error(path, unused[key])
         if spec is not None and kinds & set(spec.fixed_in):
             raise doc.error(path, "cannot be swept in a study of "
                                   f"{' / '.join(sorted(kinds & set(spec.fixed_in)))}: every "
@@ -282,11 +320,18 @@ def from_document(doc: Document) -> Study:
     names = set(by_name) | {"iterations"}
     for parameter in parameters:
         _check_names(doc, parameter, names)
-    bounds = _bounds(doc, data.get("bound", []), names)
+    tables = data.get("bound", [])
+    if defer_bounds and isinstance(tables, list):
+        bounds = DeferredBounds([t.get("name") for t in tables if isinstance(t, dict)],
+                                lambda: _bounds(doc, tables, names))
+    else:
+        bounds = _bounds(doc, tables, names)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
     dims = product + tuple(g[0] for g in zipped)
     checks = _checks(doc, data.get("check", []), dims, bounds, tuple(sorted(kinds)), estimator,
                      {d: sweep_values[d] for d in dims})
+    if GAUSSIAN in kinds:
+        _refuse_other_point_checks(doc, checks, values.get("phase_space", False))
     for section, group in SECTIONS.items():  # after the checks' own refusals
         for spec in group:
             if spec.name in unused and spec.key in data.get(section, {}):
@@ -360,7 +405,8 @@ def _kinds(doc: Document, values: dict) -> set[str]:
     except InvalidParameter as error:
         path = {"system": ("system", "kind"), "sampler": ("sampler", "kind"),
                 "estimator": ("sampler", "estimator"), "python": ("model", "kind"),
-                "n_servers": ("system", "n_servers")}[error.field]
+                "n_servers": ("system", "n_servers"), "staleness": ("system", "staleness"),
+                "dim": ("model", "dim"), "step_size": ("sampler", "step_size")}[error.field]
         raise doc.error(path, str(error)) from None
     catalogue = fields()
     return {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
@@ -429,6 +475,16 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
             unused.update(dict.fromkeys(kind.fields, (
                 f"means nothing without a {kind.name!r} check: only such a check makes the "
                 "points compute what it reads")))
+    if sampler != SGHMC:
+        unused["integrator"] = ('means nothing unless [sampler] kind = "sghmc" (the kinds '
+                                "sghmc-euler and sghmc-splitting name their integrator)")
+    if values.get("phase_space"):
+        unused.update(dict.fromkeys(("n_checkpoints", "initial_position", "n_draws"), (
+            "means nothing in a phase_space study: its chains start at rest at the posterior "
+            "mean, as its oracle assumes, and keep φ̂_L at the last sample count alone")))
+    if values.get("step_size") != OPTIMAL_STEP:
+        unused["largest_step"] = ('means nothing unless [sampler] step_size = "optimal": it '
+                                  "bounds the search for the optimal step")
     return unused
 
 
@@ -457,7 +513,8 @@ def _parameters(values: dict, constants: dict, sweep_values: dict, kinds: set[st
 def _check_names(doc: Document, parameter: Parameter, names: set[str]) -> None:
     values = parameter.default if isinstance(parameter.default, list) else [parameter.default]
     for value in values:
-        if isinstance(value, str) and _is_expression_field(parameter.name):
+        if isinstance(value, str) and _is_expression_field(parameter.name) and \
+                value not in fields()[parameter.name].words:
             path = _path_of(parameter.name)
             try:
                 unknown = free_names(value) - names
@@ -567,6 +624,22 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
             raise doc.error(("check", i, error.key), error.reason) from None
         out.append(CheckSpec(kind, options, i))
     return tuple(out)
+
+
+def _refuse_other_point_checks(doc: Document, checks: tuple[CheckSpec, ...],
+                               phase_space: bool) -> None:
+    """A Gaussian study of the phase space judges with its own kinds and test functions
+    (:mod:`.phase_space_judgements`), another never with those of the phase space."""
+    for spec in checks:
+        if phase_space and spec.kind not in check_kinds.PHASE_SPACE_KINDS:
+            raise doc.error(("check", spec.index, "kind"), "a phase_space study judges "
+                            f"{' / '.join(check_kinds.PHASE_SPACE_KINDS)} checks")
+        function = spec.options.get("test_function")
+        known = PHASE_SPACE_FUNCTIONS if phase_space else BUILTIN
+        if function is not None and function not in known:
+            raise doc.error(("check", spec.index, "test_function"),
+                            f"must be one of {', '.join(known)} in a "
+                            f"{'' if phase_space else 'non-'}phase_space study, got {function!r}")
 
 
 __all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "load", "loads"]

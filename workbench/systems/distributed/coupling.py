@@ -17,7 +17,9 @@ import numpy as np
 from simulators.seeding import generator
 from workbench.core.parameters import Parameter
 from workbench.core.validators import at_least_one, at_least_two, non_negative
-from workbench.gradients.minibatch import draw_indices
+
+# the minibatch kernels (numba) are imported where gradients are drawn: the study schema reads
+# this module's parameters, and showing a study stays light (issue 15)
 
 GROUP_SIZE = Parameter("group_size", 1, "R: chains per coupled group (the remainder in a "
                                         "smaller group: hybrid groups; seed 004 §3.2.3)",
@@ -60,6 +62,8 @@ def gradient_errors(estimator, sharded, group_size: int, batch_size: int, replac
 
 
 def _gradient_block(estimator, sharded, group_size, batch_size, replacement, rng, draws):
+    from workbench.gradients.minibatch import draw_indices
+
     n_shards = sharded.n_shards
     shards = np.argsort(rng.random((draws, n_shards)), axis=1)[:, :group_size]
     frequency = np.full(shards.shape, 1.0 / n_shards)
