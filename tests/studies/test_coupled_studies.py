@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
+from tests.studies.refusals import line_of
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.study import loads
-
-from tests.studies.refusals import line_of
 
 COUPLED = """\
 [study]

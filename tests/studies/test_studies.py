@@ -200,22 +200,21 @@ FIGURE_CASES = {**ASYNCHRONOUS_CASES, **json.loads(ELASTIC.read_text()),
 def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_for_bit(
         case, tmp_path):
     """``stale-nn-workers``, ``stale-blr-speedup``, ``dsgld-coupling``, ``dsgld-imbalance``,
-    ``dsgld-load-balancing`` and ``elastic-vs-downpour`` as shipped study files give the datasets and verdicts their removed
-    modules gave: every variable bit for bit, the same verdicts with the same observed values
-    (fixtures made by ``tests/studies/fixtures/make_async_fixture.py``,
-    ``make_dsgld_fixture.py`` and ``make_elastic_fixture.py`` at the commits they name); each
-    draws the seed's figure alone. The verdicts are listed in the order of the study's
-    ``[[check]]`` entries, kind by kind, where ``dsgld-imbalance``'s module listed its arms one
-    after the other: the rows are compared as a set. The studies say it with a swept constant
-    ``workers`` giving ``n_workers``; a network model swept over mlp and cnn with an
-    ``ordering`` check; a logistic regression with a ``speed-up`` check, each named as the
-    module named its verdicts; ``[sampler] kind = "coupled-sgld"`` with ``group_size`` swept,
-    judged by the gradient-noise, oracle and posterior checks; ``trajectory_lengths`` per
-    shard with the ``correction`` swept as two arms on one schedule, judged by the oracle,
-    posterior and limit checks; slow workers with ``balancing`` swept as paired arms, judged by
-    the oracle and time-to-target checks; and ``[system] kind = "protocol"`` with ``protocol`` swept over
-    downpour and elastic at downpour's ``budget``, judged by an ``oracle`` check with
-    ``difference = "protocol"``."""
+    ``dsgld-load-balancing`` and ``elastic-vs-downpour`` as shipped study files give the datasets
+    and verdicts their removed modules gave: every variable bit for bit, the same verdicts with the
+    same observed values (fixtures made by ``tests/studies/fixtures/make_async_fixture.py``,
+    ``make_dsgld_fixture.py`` and ``make_elastic_fixture.py`` at the commits they name); each draws
+    the seed's figure alone. The verdicts are listed in the order of the study's ``[[check]]``
+    entries, kind by kind, where ``dsgld-imbalance``'s module listed its arms one after the other:
+    the rows are compared as a set. The studies say it with a swept constant ``workers`` giving
+    ``n_workers``; a network model swept over mlp and cnn with an ``ordering`` check; a logistic
+    regression with a ``speed-up`` check, each named as the module named its verdicts; ``[sampler]
+    kind = "coupled-sgld"`` with ``group_size`` swept, judged by the gradient-noise, oracle and
+    posterior checks; ``trajectory_lengths`` per shard with the ``correction`` swept as two arms on
+    one schedule, judged by the oracle, posterior and limit checks; slow workers with ``balancing``
+    swept as paired arms, judged by the oracle and time-to-target checks; and ``[system] kind =
+    "protocol"`` with ``protocol`` swept over downpour and elastic at downpour's ``budget``, judged
+    by an ``oracle`` check with ``difference = "protocol"``."""
     recorded = FIGURE_CASES[case]
     experiment = experiments.get(recorded["experiment"])
     assert isinstance(experiment, StudyExperiment)

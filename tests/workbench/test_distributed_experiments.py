@@ -9,10 +9,10 @@ import xarray as xr
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.studies.limit_judgements import limit_checks, richardson_weights
 from workbench.run.runner import run_experiment
 from workbench.stats.diagnostics import KSD_DRAWS, kernel_stein_discrepancy, spaced
 from workbench.store.netcdf import read_netcdf, write_netcdf
+from workbench.studies.limit_judgements import limit_checks, richardson_weights
 from workbench.studies.sharded_judgements import relaxation_note, selections, stationary_check
 from workbench.systems.distributed.windows import posterior_checks, window_oracle_checks
 

@@ -179,7 +179,7 @@ def _posterior(ax, dataset: xr.Dataset, ctx: kinds.Context) -> None:
     interval over its units and the exact oracle's value."""
     chosen = sharded.selections(dataset, ctx.dims, ctx.symbols)
     scale = float(dataset["posterior_variance"]) * dataset.sizes["component"]
-    for x, (label, selection) in enumerate(chosen):
+    for x, (_, selection) in enumerate(chosen):
         values = sharded.chain_values(dataset, selection).ravel() / scale
         exact = sharded.about_posterior(dataset, "exact_").sel(selection).sum(
             "component").values.mean() / scale

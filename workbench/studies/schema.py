@@ -12,14 +12,15 @@ the other values and the ``[constants]`` (:mod:`workbench.studies.grid`), e.g.
 ``step_size = "C * staleness**(-2/3) * n_iterations**(-1/3)"`` (seed 001 §5.1).
 
 Three point kinds, chosen by ``[model] kind``: the Gaussian mean (:mod:`.gaussian_point`, systems
-constant / uniform / asynchronous, the linear samplers; or seed 003's protocols, downpour /
-elastic, with SGLD and their exact protocol oracle, :mod:`.protocol_point`), sharded Gaussian data
-(:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD
-with the D-SGLD or FSGLD gradient, or on traveling chains SGLD coupled in groups), and a model without an exact oracle scored by test
-functions against a reference posterior or against each other (:mod:`.held_out_point`, the
-asynchronous system, any sampler): Bayesian logistic regression (seed 001 §5.1), a network on
-the bundled digits (seed 001 §5.2; no reference posterior), or the researcher's own model, a
-Python object named by ``python`` or an installed entry point named by ``entry_point``
+constant / uniform / asynchronous, the linear samplers; or seed 003's protocols, downpour / elastic,
+with SGLD and their exact protocol oracle, :mod:`.protocol_point`), sharded Gaussian data
+(:mod:`.sharded_point`, systems traveling-chains (seed 004) / federated-rounds (seed 002), SGLD with
+the D-SGLD or FSGLD gradient, or on traveling chains SGLD coupled in groups), and a model without an
+exact oracle scored by test functions against a reference posterior or against each other
+(:mod:`.held_out_point`, the asynchronous system, any sampler): Bayesian logistic regression (seed
+001 §5.1), a network on the bundled digits (seed 001 §5.2; no reference posterior), or the
+researcher's own model, a Python object named by ``python`` or an installed entry point named by
+``entry_point``
 (:mod:`.user_code`; running it needs ``--allow-code``). A field marked ``only`` means
 something for those model or system kinds alone, and is refused in a study of another kind;
 one marked ``fixed_in`` cannot be swept in a study of those kinds (the sharded point stores the
@@ -49,9 +50,9 @@ from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
 from workbench.core.validators import (
     at_least_one,
+    at_least_two,
     distinct_positive_ints,
     finite,
-    at_least_two,
     non_negative_int,
     positive,
 )

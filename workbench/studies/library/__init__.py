@@ -1,13 +1,12 @@
 """The shipped study files: one per built-in experiment, in the order ``workbench list`` shows.
 
-Every built-in experiment is declared by its file here, and its name, summary, source and
-headline view live there alone. A file either is a whole study (its ``[model]``, ``[system]``,
-``[sampler]``, ... tables), with at most a ``figure`` in its ``[study]`` table (the paper's
-figure, ``"package.module:function"`` drawn instead of the default figures) or a ``plugin`` for
-what a study cannot say yet (extra designs, their checks, their refusals), or it names the Python class
-that still runs the whole experiment, ``bespoke = "package:Class"`` under
-:mod:`workbench.experiments`, and has no other table: the experiments the study layer cannot yet
-express (docs/studies.md).
+Every built-in experiment is declared by its file here, and its name, summary, source and headline
+view live there alone. A file either is a whole study (its ``[model]``, ``[system]``, ``[sampler]``,
+... tables), with at most a ``figure`` in its ``[study]`` table (the paper's figure,
+``"package.module:function"`` drawn instead of the default figures) or a ``plugin`` for what a study
+cannot say yet (extra designs, their checks, their refusals), or it names the Python class that
+still runs the whole experiment, ``bespoke = "package:Class"`` under :mod:`workbench.experiments`,
+and has no other table: the experiments the study layer cannot yet express (docs/studies.md).
 
 :func:`header` reads only the ``[study]`` table with :mod:`tomllib`, so ``workbench list`` and
 ``--help`` stay fast and import no experiment code; :func:`workbench.studies.study.built_in`
