@@ -4,7 +4,7 @@ Issue 14 item 4. The text is validated exactly as ``workbench check FILE.toml`` 
 file (:func:`workbench.studies.study.loads`): every refusal is a
 :class:`~workbench.studies.document.StudyError` naming the key and its line, bound strings are
 parsed through the whitelist of :mod:`bounds.parse` and never executed. A valid study runs as
-:class:`~workbench.studies.experiment.StudyExperiment` through the runner of the Experiment
+the experiment of :func:`~workbench.studies.experiment.experiment_of` through the runner of the Experiment
 browser (:func:`workbench.explore.results_browser.run_quick`), with the same store, verdicts
 and default figures as ``workbench check FILE.toml --quick``.
 
@@ -25,7 +25,7 @@ from workbench import experiments
 from workbench.explore.results_browser import QuickRun, run_quick
 from workbench.studies import library
 from workbench.studies.document import Document, StudyError
-from workbench.studies.experiment import StudyExperiment
+from workbench.studies.experiment import experiment_of
 from workbench.studies.study import Study, loads
 from workbench.studies.user_code import require_allowed
 
@@ -93,7 +93,7 @@ def run(study: Study, directory: Path, seed: int,
     ``directory``/:data:`EDITOR_DIRECTORY`, reporting ``progress(done, total)`` per sweep
     point. A study naming Python code runs only with ``allow_code`` (the page's explicit
     switch), its model probed before any work (:mod:`workbench.studies.user_code`)."""
-    experiment = StudyExperiment(study)
+    experiment = experiment_of(study)
     config = experiment.configure(quick=True)
     require_allowed(study.name, ORIGIN, config, allow_code)
     experiment.check_code(config, seed)

@@ -35,6 +35,7 @@ from workbench.studies.document import Document
 from workbench.studies.schema import (
     GAUSSIAN,
     HELD_OUT,
+    POOLED,
     PROTOCOL_SYSTEMS,
     SHARDED,
     TRAVELING,
@@ -227,6 +228,11 @@ class StudyExperiment(Experiment):
         so that a traveling-chains point computes and keeps them."""
         return any(spec.kind == "distance" for spec in self.study.checks)
 
+    def pooled(self) -> bool:
+        """Whether the study's points pool S servers of the Gaussian mean
+        (:mod:`.pooled_point`)."""
+        return POOLED in self.study.point_kinds
+
     def work(self, config, point):
         return 0 if self.plugin.owns(point) else _work(self.resolve(config, point))
 
@@ -237,7 +243,7 @@ class StudyExperiment(Experiment):
         from workbench.engine.replay_setup import replicate_blocks
 
         if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT) or \
-                _protocols(config):
+                _protocols(config) or self.pooled():
             return 1
         return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
 
@@ -252,6 +258,11 @@ class StudyExperiment(Experiment):
                 self.with_references()), point)
         if _protocols(config):
             return self._zipped_coords(protocol_point.run_point(
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
+        if self.pooled():
+            from workbench.studies import pooled_point
+
+            return self._zipped_coords(pooled_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
         if config["model"] in HELD_OUT:
             from workbench.studies import held_out_point
@@ -304,16 +315,26 @@ class StudyExperiment(Experiment):
                                  join="exact", combine_attrs="override")
 
     # ------------------------------------------------------------------------ judgements
-    def context(self, dataset: xr.Dataset) -> Context:
+    def context(self, dataset: xr.Dataset, family: int = 0) -> Context:
         from workbench.store.netcdf import config_of
         from workbench.studies.gaussian_judgements import Context
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
                        int(dataset.attrs.get("seed", 0)), self.study.symbols,
-                       tuple(spec.kind for spec in self.study.checks))
+                       tuple(spec.kind for spec in self.study.checks), family,
+                       self.study.point_kinds)
 
     def checks(self, dataset):
-        context = self.context(dataset)
+        """The verdicts of the study's checks; with ``[study] family = "study"`` one
+        Bonferroni family over all of them (their count known from a first judgement)."""
+        verdicts = self.verdicts(dataset)
+        return self.verdicts(dataset, len(verdicts)) if self.study.family == "study" \
+            else verdicts
+
+    def verdicts(self, dataset: xr.Dataset, family: int = 0) -> list[Verdict]:
+        """Every check's verdicts, each in its own family or, ``family`` > 0, in one family of
+        that many comparisons (:meth:`~.gaussian_judgements.Context.z`)."""
+        context = self.context(dataset, family)
         verdicts = []
         for spec in self.study.checks:
             verdicts.extend(KINDS[spec.kind].run(dataset, context, spec.options))
@@ -328,10 +349,22 @@ class StudyExperiment(Experiment):
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
 
 
-def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
-    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
-    parsed again from its text, with its plug-in."""
-    return StudyExperiment(loads(text, origin), plugin)
+def experiment_of(study, plugin: Plugin | None = None) -> Experiment:
+    """The experiment that runs ``study``: a :class:`StudyExperiment`, or for a study of parts
+    (:mod:`.parts`) a :class:`~.parts_experiment.PartsExperiment`."""
+    from workbench.studies.parts import PartsStudy
+
+    if isinstance(study, PartsStudy):
+        from workbench.studies.parts_experiment import PartsExperiment
+
+        return PartsExperiment(study, plugin)
+    return StudyExperiment(study, plugin)
+
+
+def rebuild_study(text: str, origin: str, plugin) -> Experiment:
+    """A study's experiment from its pickled form (``__reduce__``): its study parsed again
+    from its text, with its plug-in."""
+    return experiment_of(loads(text, origin), plugin)
 
 
 def _protocols(config: dict) -> bool:

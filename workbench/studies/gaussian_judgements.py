@@ -74,6 +74,13 @@ class Context:
     seed: int
     symbols: Mapping[str, str] = field(default_factory=dict)  # sweep dim → name in checks
     kinds: tuple[str, ...] = ()  # the kinds of the study's checks
+    family: int = 0  # comparisons of the study's one family (``[study] family``); 0: per check
+    point_kinds: tuple[str, ...] = ()  # the study's model, system and point kinds
+
+    def z(self, n_comparisons: int) -> float:
+        """The two-sided critical z of a check of ``n_comparisons``: Bonferroni over its own
+        family, or over the study's when the study judges all its verdicts as one."""
+        return z_for_family(self.config["false_failure_rate"], self.family or n_comparisons)
 
 
 # ---------------------------------------------------------------------------------- helpers

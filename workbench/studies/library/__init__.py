@@ -33,8 +33,11 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
          "real-vs-simulated")
 
 #: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
-#: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "figure", "plugin", "bespoke")
+#: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``; ``family``: one
+#: Bonferroni family per check or for the whole study; ``parts``: the names of a study of
+#: parts, :mod:`workbench.studies.parts`)
+STUDY_KEYS = ("name", "summary", "source", "symbols", "headline", "family", "parts", "figure",
+              "plugin", "bespoke")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
 CODE_KEYS = ("figure", "plugin", "bespoke")
 #: the only tables of a bespoke file: its class runs the rest of the experiment
