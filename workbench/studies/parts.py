@@ -97,10 +97,12 @@ def from_document(doc: Document) -> PartsStudy:
                                             "lower-case letters and digits (it prefixes the "
                                             "part's keys, dims and variables)")
     tables = table_at(doc, ("part",), doc.data.get("part", {}))
-    for written in tables:
+    for written, table in tables.items():
         if written not in names:
-            raise doc.error(("part", written), f"is not a part of the study; [study] parts "
-                                               f"lists {', '.join(names)}")
+            first = list(table)[:1] if isinstance(table, dict) else []
+            raise doc.error(("part", written, *first), f"{written!r} is not a part of the "
+                                                       f"study; [study] parts lists "
+                                                       f"{', '.join(names)}")
     parts = tuple(_part(doc, head, part, tables.get(part, {})) for part in names)
     parameters: dict[str, Parameter] = {}
     for part in parts:

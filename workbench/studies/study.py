@@ -310,9 +310,10 @@ def heading(doc: Document, sections: tuple[str, ...]) -> tuple[str, dict]:
     """The study's name and its ``[study]`` table, refused naming the key: a section not
     among ``sections``, an unknown ``[study]`` key, the workbench's own code named outside its
     shipped files, a name that is not an identifier."""
-    for section in doc.data:
+    for section, value in doc.data.items():
         if section not in sections:
-            raise doc.error((section,), "unknown section; known: " + ", ".join(sections))
+            path = (section, 0) if isinstance(value, list) else (section,)  # [[section]]
+            raise doc.error(path, "unknown section; known: " + ", ".join(sections))
     head = table_at(doc, ("study",), doc.data.get("study", {}))
     for key in head:
         if key not in library.STUDY_KEYS:
