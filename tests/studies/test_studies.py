@@ -201,9 +201,9 @@ FIGURE_CASES = {**ASYNCHRONOUS_CASES, **json.loads(ELASTIC.read_text()),
 def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_for_bit(
         case, tmp_path):
     """``stale-nn-workers``, ``stale-blr-speedup``, ``dsgld-coupling``, ``dsgld-imbalance``,
-    ``elastic-vs-downpour`` and ``multi-server`` as shipped study files give the datasets and verdicts their removed
-    modules gave: every variable bit for bit, the same verdicts with the same observed values
-    (fixtures made by ``tests/studies/fixtures/make_async_fixture.py``,
+    ``elastic-vs-downpour`` and ``multi-server`` as shipped study files give the datasets and
+    verdicts their removed modules gave: every variable bit for bit, the same verdicts with the
+    same observed values (fixtures made by ``tests/studies/fixtures/make_async_fixture.py``,
     ``make_dsgld_fixture.py``, ``make_elastic_fixture.py`` and ``make_multi_server_fixture.py``
     at the commits they name); each
     draws the seed's figure alone. The verdicts are listed in the order of the study's

@@ -25,9 +25,10 @@ TINY = {
                          "n_test_points": 30, "hidden_sizes": [8], "filters": [2, 2],
                          "hidden_size": 8},
     "multi-server": {**{f"logistic_{k}": v for k, v in LOGISTIC.items()
-                        if k != "n_checkpoints"}, "n_checkpoints": 5, "servers": [1, 2, 3], "gaussian_n_iterations": 200,
-                     "gaussian_n_replicates": 50, "logistic_n_iterations": 100,
-                     "logistic_n_replicates": 4, "logistic_step_size": 5e-5},
+                        if k != "n_checkpoints"}, "n_checkpoints": 5, "servers": [1, 2, 3],
+                     "gaussian_n_iterations": 200, "gaussian_n_replicates": 50,
+                     "logistic_n_iterations": 100, "logistic_n_replicates": 4,
+                     "logistic_step_size": 5e-5},
 }
 
 

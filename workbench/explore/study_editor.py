@@ -4,9 +4,9 @@ Issue 14 item 4. The text is validated exactly as ``workbench check FILE.toml`` 
 file (:func:`workbench.studies.study.loads`): every refusal is a
 :class:`~workbench.studies.document.StudyError` naming the key and its line, bound strings are
 parsed through the whitelist of :mod:`bounds.parse` and never executed. A valid study runs as
-the experiment of :func:`~workbench.studies.experiment.experiment_of` through the runner of the Experiment
-browser (:func:`workbench.explore.results_browser.run_quick`), with the same store, verdicts
-and default figures as ``workbench check FILE.toml --quick``.
+its experiment (:func:`~workbench.studies.experiment.experiment_of`) through the runner of the
+Experiment browser (:func:`workbench.explore.results_browser.run_quick`), with the same store,
+verdicts and default figures as ``workbench check FILE.toml --quick``.
 
 Two guards keep an edited study from touching anything else: its runs are written under
 :data:`EDITOR_DIRECTORY` inside the results directory (never over a stored result of the

@@ -204,48 +204,42 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
     return verdicts
 
 
+def curves_along(dataset: xr.Dataset, ctx: Context, options: dict):
+    """The critical z of a check along ``over`` (one family over every test function judged
+    and every value of the other sweep dims), and for each of them (point with the test
+    function, the last checkpoint's values along ``over``, label suffix)."""
+    functions = functions_judged(dataset, options.get("test_function"))
+    slices = slices_along(dataset, ctx.dims, options["over"])
+    curves = [({**point, "test_function": function},
+               data.isel(checkpoint=-1).sel(test_function=function), f"/{function}{suffix}")
+              for point, data, suffix in slices for function in functions]
+    return ctx.z(len(curves)), curves
+
+
 def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, expected = options["over"], options["expected"]
-    functions = functions_judged(dataset, options.get("test_function"))
-    slices = slices_along(dataset, ctx.dims, over)
-    z = ctx.z(len(functions) * len(slices))
-    verdicts = []
-    for point, data, suffix in slices:
-        final = data.isel(checkpoint=-1)
-        for function in functions:
-            at = final.sel(test_function=function)
-            verdicts.append(slope_check(
-                named(options, {**point, "test_function": function},
-                      f"slope/variance-vs-{over}/{function}{suffix}"), final[over].values,
-                at["variance"].values, at["variance_se"].values, expected, z,
-                detail=f"The variance over replicates of φ̂_L({function}) at the last "
-                       f"checkpoint against {over} has log-log slope {expected:g} by the "
-                       "study's claim.",
-                evidence={"test_function": function, "over": over},
-                margin=options["slope_margin"], n_replicates=int(at["n_valid"].min())))
-    return verdicts
+    z, curves = curves_along(dataset, ctx, options)
+    return [slope_check(
+        named(options, point, f"slope/variance-vs-{over}{suffix}"), at[over].values,
+        at["variance"].values, at["variance_se"].values, expected, z,
+        detail=f"The variance over replicates of φ̂_L({point['test_function']}) at the last "
+               f"checkpoint against {over} has log-log slope {expected:g} by the study's claim.",
+        evidence={"test_function": point["test_function"], "over": over},
+        margin=options["slope_margin"], n_replicates=int(at["n_valid"].min()))
+        for point, at, suffix in curves]
 
 
 def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over = options["over"]
-    functions = functions_judged(dataset, options.get("test_function"))
-    slices = slices_along(dataset, ctx.dims, over)
-    z = ctx.z(len(functions) * len(slices))
     symbol = ctx.symbols.get(over, over)
-    verdicts = []
-    for point, data, suffix in slices:
-        final = data.isel(checkpoint=-1)
-        for function in functions:
-            at = final.sel(test_function=function)
-            verdicts.append(invariance_check(
-                named(options, {**point, "test_function": function},
-                      f"invariance/mean-vs-{over}/{function}{suffix}"),
-                at["mean"].values, at["mean_se"].values,
-                [f"{symbol}={v}" for v in final[over].values], z,
-                f"The replicates' mean of φ̂_L({function}) at the last checkpoint across "
-                f"{over} is the same by the study's claim.",
-                margin=options["invariance_margin"], n_replicates=ctx.config["n_replicates"]))
-    return verdicts
+    z, curves = curves_along(dataset, ctx, options)
+    return [invariance_check(
+        named(options, point, f"invariance/mean-vs-{over}{suffix}"), at["mean"].values,
+        at["mean_se"].values, [f"{symbol}={v}" for v in at[over].values], z,
+        f"The replicates' mean of φ̂_L({point['test_function']}) at the last checkpoint "
+        f"across {over} is the same by the study's claim.",
+        margin=options["invariance_margin"], n_replicates=ctx.config["n_replicates"])
+        for point, at, suffix in curves]
 
 
 def named(options: dict, point: dict, default: str) -> str:

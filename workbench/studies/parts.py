@@ -111,8 +111,8 @@ def from_document(doc: Document) -> PartsStudy:
             if key in parameters and key not in part.shared:
                 raise doc.error(("study", "parts"), f"part {part.name!r} configures {key!r}, "
                                                     "which the study names already")
-            parameters.setdefault(key, parameter if key == parameter.name
-                                  else replace(parameter, name=key))
+            parameters.setdefault(key, parameter if key == parameter.name else replace(
+                parameter, name=key, help=f"part {part.name}: {parameter.help}"))
     headline, paper = presentation(doc, head)
     return PartsStudy(name, str(head.get("summary", "")), str(head.get("source", "")), parts,
                       tuple(parameters.values()), coerce_quick(doc, tuple(parameters.values())),

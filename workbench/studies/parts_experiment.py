@@ -56,10 +56,11 @@ class PartsExperiment(Experiment):
             self.experiments[part.name].check_code(self.study.part_config(config, part), seed)
 
     # ------------------------------------------------------------------------- the sweep
-    def _of(self, config: dict, point: dict) -> tuple[StudyExperiment, dict]:
-        """The part's experiment and configuration at ``point``."""
+    def _part(self, method: str, config: dict, point: dict, *args):
+        """The part's experiment's ``method`` at ``point``, on the part's configuration."""
         part = next(p for p in self.study.parts if p.name == point["part"])
-        return self.experiments[part.name], self.study.part_config(config, part)
+        own = self.study.part_config(config, part)
+        return getattr(self.experiments[part.name], method)(own, point, *args)
 
     def points(self, config):
         return [{"part": part.name, **point} for part in self.study.parts
@@ -67,32 +68,25 @@ class PartsExperiment(Experiment):
                     self.study.part_config(config, part))]
 
     def point_identity(self, config, point):
-        experiment, own = self._of(config, point)
-        return experiment.point_identity(own, point)
+        return self._part("point_identity", config, point)
 
     def work(self, config, point):
-        experiment, own = self._of(config, point)
-        return experiment.work(own, point)
+        return self._part("work", config, point)
 
     def memory(self, config, point):
-        experiment, own = self._of(config, point)
-        return experiment.memory(own, point)
+        return self._part("memory", config, point)
 
     def replicate_blocks(self, config, point):
-        experiment, own = self._of(config, point)
-        return experiment.replicate_blocks(own, point)
+        return self._part("replicate_blocks", config, point)
 
     def run_blocks(self, config, point, seed, blocks):
-        experiment, own = self._of(config, point)
-        return experiment.run_blocks(own, point, seed, blocks)
+        return self._part("run_blocks", config, point, seed, blocks)
 
     def finish_point(self, config, point, seed, raw):
-        experiment, own = self._of(config, point)
-        return experiment.finish_point(own, point, seed, raw)
+        return self._part("finish_point", config, point, seed, raw)
 
     def run_point(self, config, point, seed):
-        experiment, own = self._of(config, point)
-        return experiment.run_point(own, point, seed)
+        return self._part("run_point", config, point, seed)
 
     def combine(self, config, datasets):
         """Each part's points combined by its study, the first part's under its own names,
