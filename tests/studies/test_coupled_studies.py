@@ -11,7 +11,7 @@ from bounds.verdict import HOLDS, VIOLATED
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import loads
+from workbench.studies.files import loads
 
 from tests.studies.refusals import line_of
 

@@ -16,9 +16,9 @@ from simulators.validation import InvalidParameter
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies import library
-from workbench.studies.experiment import StudyExperiment, experiment_of
-from workbench.studies.parts_experiment import PartsExperiment
-from workbench.studies.study import loads
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.files import loads
+from workbench.studies.parts_experiment import PartsExperiment, experiment_of
 
 #: a small study of two parts on the shared dim servers (multi-server's form, in seconds)
 PARTS = """\
@@ -244,7 +244,7 @@ def test_n_servers_means_nothing_on_a_gaussian_mean_without_the_asynchronous_sys
 
 
 def test_the_shipped_multi_server_is_a_study_of_parts():
-    from workbench.studies.study import built_in
+    from workbench.studies.files import built_in
 
     study = built_in("multi-server")
     assert [part.name for part in study.parts] == ["gaussian", "logistic"]

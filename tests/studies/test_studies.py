@@ -21,8 +21,8 @@ from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
+from workbench.studies.files import built_in, load, loads
 from workbench.studies.parts_experiment import PartsExperiment
-from workbench.studies.study import built_in, load, loads
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -10,7 +10,7 @@ import pytest
 from workbench import experiments
 from workbench.studies import library
 from workbench.studies.document import StudyError
-from workbench.studies.study import built_in, loads
+from workbench.studies.files import built_in, loads
 
 
 def test_every_built_in_has_one_shipped_file_named_after_it():

@@ -55,8 +55,9 @@ def _instantiate(head: Header) -> Experiment:
         experiment.source, experiment.headline = head.source, head.headline
         experiment.paper = head.paper
         return experiment
-    from workbench.studies.experiment import PaperFigure, experiment_of
-    from workbench.studies.study import built_in
+    from workbench.studies.experiment import PaperFigure
+    from workbench.studies.files import built_in
+    from workbench.studies.parts_experiment import experiment_of
 
     plugin = (_code(head.plugin)() if head.plugin else
               PaperFigure(head.figure, _code) if head.figure else None)
@@ -88,8 +89,8 @@ def get(name: str) -> Experiment:
     if name in EXPERIMENTS:
         return EXPERIMENTS[name]
     if str(name).endswith(".toml"):
-        from workbench.studies.experiment import experiment_of
-        from workbench.studies.study import load
+        from workbench.studies.files import load
+        from workbench.studies.parts_experiment import experiment_of
 
         return experiment_of(load(name))
     raise InvalidParameter("experiment", name, f"must be one of {', '.join(EXPERIMENTS)} "
@@ -101,8 +102,8 @@ def for_dataset(dataset) -> Experiment:
     whose text the result carries (attribute ``study_toml``)."""
     name = dataset.attrs["experiment"]
     if name not in EXPERIMENTS and "study_toml" in dataset.attrs:
-        from workbench.studies.experiment import experiment_of
-        from workbench.studies.study import loads
+        from workbench.studies.files import loads
+        from workbench.studies.parts_experiment import experiment_of
 
         return experiment_of(loads(dataset.attrs["study_toml"], f"<study {name}>"))
     return get(name)

@@ -4,7 +4,7 @@ Issue 14 item 4. The text is validated exactly as ``workbench check FILE.toml`` 
 file (:func:`workbench.studies.study.loads`): every refusal is a
 :class:`~workbench.studies.document.StudyError` naming the key and its line, bound strings are
 parsed through the whitelist of :mod:`bounds.parse` and never executed. A valid study runs as
-its experiment (:func:`~workbench.studies.experiment.experiment_of`) through the runner of the
+its experiment (:func:`~workbench.studies.parts_experiment.experiment_of`) through the runner of the
 Experiment browser (:func:`workbench.explore.results_browser.run_quick`), with the same store,
 verdicts and default figures as ``workbench check FILE.toml --quick``.
 
@@ -25,8 +25,9 @@ from workbench import experiments
 from workbench.explore.results_browser import QuickRun, run_quick
 from workbench.studies import library
 from workbench.studies.document import Document, StudyError
-from workbench.studies.experiment import experiment_of
-from workbench.studies.study import Study, loads
+from workbench.studies.files import loads
+from workbench.studies.parts_experiment import experiment_of
+from workbench.studies.study import Study
 from workbench.studies.user_code import require_allowed
 
 ORIGIN = "<study editor>"

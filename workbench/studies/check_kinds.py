@@ -2,9 +2,9 @@
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
 Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements`,
-:mod:`.sharded_judgements` and :mod:`.held_out_judgements` (the kinds are described there), which
-:meth:`Kind.run` imports when a check runs: they need xarray, scipy.stats and sympy, which
-loading, showing and configuring a study does not (issue 15).
+:mod:`.pooled_judgements`, :mod:`.sharded_judgements` and :mod:`.held_out_judgements` (the kinds
+are described there), which :meth:`Kind.run` imports when a check runs: they need xarray,
+scipy.stats and sympy, which loading, showing and configuring a study does not (issue 15).
 """
 
 from __future__ import annotations

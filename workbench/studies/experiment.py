@@ -44,7 +44,7 @@ from workbench.studies.schema import (
     validate_kinds,
     validate_sharded_point,
 )
-from workbench.studies.study import Study, loads
+from workbench.studies.study import Study, from_document
 from workbench.studies.user_code import UserCodeError
 from workbench.systems.asynchronous.system import DOWNPOUR, ELASTIC
 
@@ -349,22 +349,10 @@ class StudyExperiment(Experiment):
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
 
 
-def experiment_of(study, plugin: Plugin | None = None) -> Experiment:
-    """The experiment that runs ``study``: a :class:`StudyExperiment`, or for a study of parts
-    (:mod:`.parts`) a :class:`~.parts_experiment.PartsExperiment`."""
-    from workbench.studies.parts import PartsStudy
-
-    if isinstance(study, PartsStudy):
-        from workbench.studies.parts_experiment import PartsExperiment
-
-        return PartsExperiment(study, plugin)
-    return StudyExperiment(study, plugin)
-
-
-def rebuild_study(text: str, origin: str, plugin) -> Experiment:
-    """A study's experiment from its pickled form (``__reduce__``): its study parsed again
-    from its text, with its plug-in."""
-    return experiment_of(loads(text, origin), plugin)
+def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
+    """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
+    parsed again from its text, with its plug-in."""
+    return StudyExperiment(from_document(Document.parse(text, origin)), plugin)
 
 
 def _protocols(config: dict) -> bool:

@@ -4,7 +4,7 @@ judged as one experiment with one dataset.
 ``[study] parts = ["gaussian", "logistic"]`` names the parts; each is a whole study written
 under ``[part.<name>.model]``, ``[part.<name>.system]``, ``[part.<name>.sampler]``,
 ``[part.<name>.run]``, ``[[part.<name>.check]]`` and ``[[part.<name>.bound]]``, read and refused
-as a study file is (:func:`workbench.studies.study.whole`), every refusal naming the key and
+as a study file is (:func:`workbench.studies.study.from_document`), every refusal naming the key and
 line as written. What the parts share is written once:
 
 - ``[constants]``, ``[sweep]`` and ``[study] symbols`` and ``family``: every part sweeps the same
@@ -37,9 +37,10 @@ from typing import Any
 from workbench.core.headline import Headline
 from workbench.core.paper import PaperEntry
 from workbench.core.parameters import Parameter
+from workbench.studies import study
 from workbench.studies.document import Document
 from workbench.studies.schema import FIELD_SECTIONS, OTHER_SECTIONS, SECTIONS
-from workbench.studies.study import Study, coerce_quick, heading, presentation, table_at, whole
+from workbench.studies.study import Study, coerce_quick, heading, presentation, table_at
 
 #: what a part's name may be: it prefixes configuration keys, dims and variables
 PART_NAME = re.compile(r"[a-z][a-z0-9]*")
@@ -153,5 +154,5 @@ def _part(doc: Document, head: dict, name: str, table) -> Part:
         if section in table:
             data[section] = table[section]
             renamed[(section,)] = ("part", name, section)
-    study = whole(Document(doc.source, data, doc.lines, doc.text, renamed))
-    return Part(name, study, frozenset(shared | set(study.swept)))
+    read = study.from_document(Document(doc.source, data, doc.lines, doc.text, renamed))
+    return Part(name, read, frozenset(shared | set(read.swept)))

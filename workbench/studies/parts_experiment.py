@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 from simulators.validation import InvalidParameter
 from workbench.run.experiment import Experiment
-from workbench.studies.experiment import Plugin, StudyExperiment, rebuild_study
-from workbench.studies.parts import Part, PartsStudy
+from workbench.studies.document import Document
+from workbench.studies.experiment import Plugin, StudyExperiment
+from workbench.studies.parts import Part, PartsStudy, from_document
+from workbench.studies.study import Study
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -35,7 +37,8 @@ class PartsExperiment(Experiment):
         self.experiments = {part.name: StudyExperiment(part.study) for part in study.parts}
 
     def __reduce__(self):
-        return (rebuild_study, (self.study.text, self.study.origin, self.plugin))
+        # as a StudyExperiment: a worker process rebuilds it from the study's text
+        return (rebuild_parts, (self.study.text, self.study.origin, self.plugin))
 
     def configure(self, overrides=None, quick=False):
         """The study's configuration, each part's configured and checked as its study's
@@ -155,3 +158,17 @@ class PartsExperiment(Experiment):
                 paths += default_figures.draw(f"{self.name}-{part.name}", part.study.checks,
                                               experiment.context(own), own, Path(out_dir))
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+
+
+def rebuild_parts(text: str, origin: str, plugin) -> PartsExperiment:
+    """A study of parts' experiment from its pickled form (:meth:`PartsExperiment.__reduce__`)."""
+    return PartsExperiment(from_document(Document.parse(text, origin)), plugin)
+
+
+def experiment_of(study: Study | PartsStudy, plugin: Plugin | None = None) -> Experiment:
+    """The experiment that runs ``study`` (:func:`workbench.studies.files.load`): a
+    :class:`~.experiment.StudyExperiment`, or a :class:`PartsExperiment` for a study of
+    parts."""
+    if isinstance(study, PartsStudy):
+        return PartsExperiment(study, plugin)
+    return StudyExperiment(study, plugin)

@@ -1,6 +1,7 @@
 """A study: one TOML file declaring a model, a system, a sampler, a run, a sweep, checks and bounds.
 
-:func:`load` reads and validates a study file completely before anything runs; every refusal
+:func:`from_document` reads and validates a study of one model completely before anything runs
+(:mod:`workbench.studies.files` reads a file, of one model or of parts); every refusal
 is a :class:`~workbench.studies.document.StudyError` naming the key and its line: an unknown
 section or key, a value of the wrong type or range, a sweep over something that is not a
 parameter, an expression or bound naming an unknown symbol or using anything outside the
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bounds.expressions import BoundSyntaxError, free_names
@@ -178,32 +178,9 @@ def _coerce(doc: Document, path: KeyPath, parameter: Parameter, value):
         raise doc.error(path, str(error)) from None
 
 
-def load(path: str | Path) -> Study:
-    return from_document(Document.read(path))
-
-
-def built_in(name: str) -> Study:
-    """The shipped study file of the built-in experiment ``name``."""
-    return load(library.path(name))
-
-
-def loads(text: str, source: str = "<study>") -> Study:
-    return from_document(Document.parse(text, source))
-
-
-def from_document(doc: Document):
-    """The study ``doc`` declares: a :class:`Study`, or a study of parts
-    (:func:`workbench.studies.parts.from_document`) where its ``[study]`` names ``parts``."""
-    head = table_at(doc, ("study",), doc.data.get("study", {}))
-    if "parts" in head:
-        from workbench.studies import parts
-
-        return parts.from_document(doc)
-    return whole(doc)
-
-
-def whole(doc: Document) -> Study:
-    """The study of one model ``doc`` declares (module docstring)."""
+def from_document(doc: Document) -> Study:
+    """The study of one model ``doc`` declares (module docstring; a study of parts is read by
+    :mod:`workbench.studies.files`)."""
     data = doc.data
     name, head = heading(doc, FIELD_SECTIONS + OTHER_SECTIONS)
 
@@ -602,4 +579,4 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
     return tuple(out)
 
 
-__all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "load", "loads"]
+__all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "from_document"]
