@@ -188,7 +188,13 @@ expected = -1.0
     experiment = experiment_of(study)
     assert isinstance(experiment, StudyExperiment) and experiment.pooled()
     dataset = run_experiment(experiment, experiment.configure({"n_replicates": 30}), seed=3)
-    assert [v.check for v in experiment.checks(dataset)][-1] == "slope/variance-vs-n_servers"
+    own = experiment.checks(dataset)
+    assert own[-1].check == "slope/variance-vs-n_servers"
+    one = experiment_of(loads(alone.replace("[model]", 'family = "study"\n[model]'), "one.toml"))
+    joint = one.checks(dataset)  # one family of seven: six oracle comparisons and the slope
+    assert [v.check for v in joint] == [v.check for v in own]
+    assert len({v.z_threshold for v in joint}) == 1
+    assert joint[-1].z_threshold > own[-1].z_threshold
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == [
         "tiny-pooled-oracle.png", "tiny-pooled-slope.png"]
 
