@@ -6,7 +6,8 @@ points come from its grid (:mod:`workbench.studies.grid`), each point runs the s
 Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replicate blocks) or
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
 rounds), the point of seed 003's protocols on the Gaussian mean
-(:mod:`workbench.studies.protocol_point`, downpour or elastic),
+(:mod:`workbench.studies.protocol_point`, downpour or elastic), the Gaussian mean with S
+asynchronous servers pooled (:mod:`workbench.studies.pooled_point`),
 or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
 regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
