@@ -8,7 +8,7 @@ from app import ui
 from workbench.cli.main import DEFAULT_SEED
 from workbench.explore import results_browser, study_editor
 from workbench.studies.document import StudyError
-from workbench.studies.experiment import StudyExperiment
+from workbench.studies.parts_experiment import experiment_of
 from workbench.studies.user_code import code_of
 
 
@@ -34,7 +34,7 @@ except StudyError as error:
         st.code(f"{found.line}: {found.excerpt}", language="toml")
     st.stop()
 
-experiment = StudyExperiment(study)
+experiment = experiment_of(study)
 with ui.user_errors():
     config = experiment.configure(quick=True)
     points = experiment.points(config)

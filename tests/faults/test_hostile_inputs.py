@@ -26,7 +26,7 @@ import pytest
 import bounds.parse  # noqa: F401 - sympy imported once here, not in every child
 from workbench.cli import main as cli
 from workbench.studies.document import StudyError
-from workbench.studies.study import loads
+from workbench.studies.files import loads
 
 from .conftest import QUICK
 

@@ -5,7 +5,7 @@ Hypothesis writes valid TOML documents from a small valid study by changing, add
 removing keys in known and unknown sections, with values of every TOML type and of any size
 (huge integers, infinities, long lists, nested tables, random text, expressions, names with
 path characters), plus raw bytes that are not TOML at all. Each goes through what ``workbench
-check`` does before any work — reading (:func:`workbench.studies.study.loads`), validation
+check`` does before any work — reading (:func:`workbench.studies.files.loads`), validation
 (``configure``) and planning (:func:`workbench.run.plan.size_plan`) — in this process. The
 properties:
 
@@ -35,9 +35,9 @@ from workbench.cli.main import main
 from workbench.run.plan import Limits, limits_in_force, plan_limits, size_plan
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
+from workbench.studies.files import loads
 from workbench.studies.schema import FIELD_SECTIONS, OTHER_SECTIONS, fields
 from workbench.studies.schema import SECTIONS as SECTIONS_OF
-from workbench.studies.study import loads
 
 BASE = """
 [study]
@@ -194,7 +194,7 @@ def test_bytes_that_are_not_a_study_are_refused_in_words(blob):
     with tempfile.TemporaryDirectory() as workdir:
         path = Path(workdir) / "study.toml"
         path.write_bytes(blob)
-        from workbench.studies.study import load
+        from workbench.studies.files import load
 
         with pytest.raises((InvalidParameter, StudyError)):
             load(path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.studies.document import StudyError
-from workbench.studies.study import loads
+from workbench.studies.files import loads
 
 
 def line_of(text: str, needle: str) -> int:

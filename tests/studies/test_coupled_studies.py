@@ -12,7 +12,7 @@ from tests.studies.refusals import line_of
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import loads
+from workbench.studies.files import loads
 
 COUPLED = """\
 [study]

@@ -15,8 +15,8 @@ from bounds.verdict import HOLDS, VIOLATED
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies.experiment import StudyExperiment
+from workbench.studies.files import loads
 from workbench.studies.held_out_point import make_model
-from workbench.studies.study import loads
 from workbench.systems.asynchronous.models import network_model
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "network-workers.toml"

@@ -12,7 +12,8 @@ from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies import library
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import DeferredBounds, built_in, load, loads
+from workbench.studies.files import built_in, load, loads
+from workbench.studies.study import DeferredBounds
 
 SHIPPED = library.path("integrator-order").read_text()
 # the figure line names the workbench's own code, which only a shipped file may do

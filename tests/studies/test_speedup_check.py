@@ -15,7 +15,7 @@ from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import load, loads
+from workbench.studies.files import load, loads
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "logistic-speedup.toml"
 TEXT = EXAMPLE.read_text()

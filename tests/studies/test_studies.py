@@ -22,7 +22,8 @@ from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import built_in, load, loads
+from workbench.studies.files import built_in, load, loads
+from workbench.studies.parts_experiment import PartsExperiment
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -32,6 +33,7 @@ ASYNCHRONOUS = Path(__file__).parent / "fixtures" / "async_studies.json"
 DSGLD = Path(__file__).parent / "fixtures" / "dsgld_studies.json"
 ELASTIC = Path(__file__).parent / "fixtures" / "elastic_studies.json"
 INTEGRATOR = Path(__file__).parent / "fixtures" / "integrator_studies.json"
+MULTI_SERVER = Path(__file__).parent / "fixtures" / "multi_server_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -192,6 +194,7 @@ DSGLD_CASES = json.loads(DSGLD.read_text())
 DSGLD_PORTED = ("dsgld-coupling", "dsgld-imbalance", "dsgld-load-balancing")
 #: the ported experiments whose plug-in draws the seed's figure instead of the default ones
 FIGURE_CASES = {**ASYNCHRONOUS_CASES, **json.loads(ELASTIC.read_text()),
+                **json.loads(MULTI_SERVER.read_text()),
                 **{case: recorded for case, recorded in DSGLD_CASES.items()
                    if recorded["experiment"] in DSGLD_PORTED}}
 
@@ -200,11 +203,12 @@ FIGURE_CASES = {**ASYNCHRONOUS_CASES, **json.loads(ELASTIC.read_text()),
 def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_for_bit(
         case, tmp_path):
     """``stale-nn-workers``, ``stale-blr-speedup``, ``dsgld-coupling``, ``dsgld-imbalance``,
-    ``dsgld-load-balancing`` and ``elastic-vs-downpour`` as shipped study files give the datasets
-    and verdicts their removed modules gave: every variable bit for bit, the same verdicts with the
-    same observed values (fixtures made by ``tests/studies/fixtures/make_async_fixture.py``,
-    ``make_dsgld_fixture.py`` and ``make_elastic_fixture.py`` at the commits they name); each draws
-    the seed's figure alone. The verdicts are listed in the order of the study's ``[[check]]``
+    ``dsgld-load-balancing``, ``elastic-vs-downpour`` and ``multi-server`` as shipped study files
+    give the datasets and verdicts their removed modules gave: every variable bit for bit, the same
+    verdicts with the same observed values (fixtures made by
+    ``tests/studies/fixtures/make_async_fixture.py``, ``make_dsgld_fixture.py``,
+    ``make_elastic_fixture.py`` and ``make_multi_server_fixture.py`` at the commits they name); each
+    draws the seed's figure alone. The verdicts are listed in the order of the study's ``[[check]]``
     entries, kind by kind, where ``dsgld-imbalance``'s module listed its arms one after the other:
     the rows are compared as a set. The studies say it with a swept constant ``workers`` giving
     ``n_workers``; a network model swept over mlp and cnn with an ``ordering`` check; a logistic
@@ -214,10 +218,12 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
     one schedule, judged by the oracle, posterior and limit checks; slow workers with ``balancing``
     swept as paired arms, judged by the oracle and time-to-target checks; and ``[system] kind =
     "protocol"`` with ``protocol`` swept over downpour and elastic at downpour's ``budget``, judged
-    by an ``oracle`` check with ``difference = "protocol"``."""
+    by an ``oracle`` check with ``difference = "protocol"``; and ``multi-server``, a study of parts
+    (the Gaussian mean with ``n_servers`` pooled, judged by oracle, slope and invariance checks, and
+    logistic regression by named slope and invariance checks, in one family)."""
     recorded = FIGURE_CASES[case]
     experiment = experiments.get(recorded["experiment"])
-    assert isinstance(experiment, StudyExperiment)
+    assert isinstance(experiment, StudyExperiment | PartsExperiment)
     dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
                              seed=recorded["seed"])
     assert digests(dataset) == recorded["digests"]

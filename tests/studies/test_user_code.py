@@ -18,7 +18,7 @@ from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
 from workbench.studies.document import StudyError
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import load, loads
+from workbench.studies.files import load, loads
 
 ROOT = Path(__file__).resolve().parents[2]
 MY_MODEL = ROOT / "examples" / "my-model"

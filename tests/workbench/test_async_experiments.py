@@ -1,7 +1,8 @@
 """Seed 001's real-model experiments (stale-blr-speedup, stale-nn-workers, multi-server) on
 tiny configurations: refusal of bad configurations by field, the dims of their Datasets, their
 verdict lists and figures, and a negative control for each new check kind (speed-up slope,
-time-speed-up bend, falling loss, pooled-variance oracle)."""
+time-speed-up bend, falling loss, pooled-variance oracle). multi-server is a study of parts
+(``gaussian``, ``logistic``): its parts' own keys carry their prefix."""
 
 import numpy as np
 import pytest
@@ -9,7 +10,6 @@ import pytest
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.experiments.multi_server.checks import multi_server_checks
 from workbench.explore.results_browser import diagnostics_rows
 from workbench.run.runner import run_experiment
 from workbench.systems.asynchronous.speedup import fitted_bend, speedup_verdicts
@@ -24,9 +24,11 @@ TINY = {
                          "n_replicates": 2, "n_evaluations": 10, "n_checkpoints": 4,
                          "n_test_points": 30, "hidden_sizes": [8], "filters": [2, 2],
                          "hidden_size": 8},
-    "multi-server": {**LOGISTIC, "servers": [1, 2, 3], "gaussian_iterations": 200,
-                     "gaussian_replicates": 50, "n_updates": 100, "n_replicates": 4,
-                     "step_size": 5e-5},
+    "multi-server": {**{f"logistic_{k}": v for k, v in LOGISTIC.items()
+                        if k != "n_checkpoints"}, "n_checkpoints": 5, "servers": [1, 2, 3],
+                     "gaussian_n_iterations": 200, "gaussian_n_replicates": 50,
+                     "logistic_n_iterations": 100, "logistic_n_replicates": 4,
+                     "logistic_step_size": 5e-5},
 }
 
 
@@ -48,8 +50,9 @@ def datasets():
     ("stale-blr-speedup", {"network_delay": -1.0}, "network_delay"),
     ("stale-nn-workers", {"network": ["rnn"]}, "network[0]"),
     ("stale-nn-workers", {"hidden_sizes": [0]}, "hidden_sizes[0]"),
-    ("multi-server", {"servers": [1, 2]}, "servers"),
     ("multi-server", {"servers": [1, 2, 2]}, "servers"),
+    ("multi-server", {"gaussian_n_iterations": 0}, "gaussian_n_iterations"),
+    ("multi-server", {"logistic_n_iterations": 10}, "logistic_n_iterations"),
 ])
 def test_bad_configuration_names_the_field(name, overrides, field):
     with pytest.raises(InvalidParameter) as error:
@@ -192,11 +195,12 @@ def test_rising_loss_is_violated_and_located(datasets):
 
 def test_pooled_variance_without_the_1_over_s_is_violated(datasets):
     multi = datasets["multi-server"].copy(deep=True)
-    right = {v.check: v.verdict for v in multi_server_checks(multi)}
+    experiment = experiments.get("multi-server")
+    right = {v.check: v.verdict for v in experiment.checks(multi)}
     assert right["gaussian/oracle/variance/S=3"] != VIOLATED
     # an oracle that forgets to divide by S (servers not pooled) must be caught
     multi["exact_variance"] = multi["exact_variance"] * multi["servers"]
-    wrong = {v.check: v.verdict for v in multi_server_checks(multi)}
+    wrong = {v.check: v.verdict for v in experiment.checks(multi)}
     assert wrong["gaussian/oracle/variance/S=3"] == VIOLATED
 
 

@@ -20,7 +20,7 @@ from workbench.run.runner import run_sweep
 from workbench.run.sweep_tasks import Task, plan_tasks
 from workbench.store.result_store import ResultStore, encode_point, point_identity, store_key
 from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import built_in
+from workbench.studies.files import built_in
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 100, "n_replicates": 40,
          "replicate_block": 10, "n_checkpoints": 5, "bound_designs": False}

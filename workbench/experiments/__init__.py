@@ -55,12 +55,13 @@ def _instantiate(head: Header) -> Experiment:
         experiment.source, experiment.headline = head.source, head.headline
         experiment.paper = head.paper
         return experiment
-    from workbench.studies.experiment import PaperFigure, StudyExperiment
-    from workbench.studies.study import built_in
+    from workbench.studies.experiment import PaperFigure
+    from workbench.studies.files import built_in
+    from workbench.studies.parts_experiment import experiment_of
 
     plugin = (_code(head.plugin)() if head.plugin else
               PaperFigure(head.figure, _code) if head.figure else None)
-    return StudyExperiment(built_in(head.name), plugin)
+    return experiment_of(built_in(head.name), plugin)
 
 
 EXPERIMENTS: Mapping[str, Experiment] = Registry(tuple(map(library.header, library.ORDER)))
@@ -88,10 +89,10 @@ def get(name: str) -> Experiment:
     if name in EXPERIMENTS:
         return EXPERIMENTS[name]
     if str(name).endswith(".toml"):
-        from workbench.studies.experiment import StudyExperiment
-        from workbench.studies.study import load
+        from workbench.studies.files import load
+        from workbench.studies.parts_experiment import experiment_of
 
-        return StudyExperiment(load(name))
+        return experiment_of(load(name))
     raise InvalidParameter("experiment", name, f"must be one of {', '.join(EXPERIMENTS)} "
                                                "or a study file (.toml)")
 
@@ -101,10 +102,10 @@ def for_dataset(dataset) -> Experiment:
     whose text the result carries (attribute ``study_toml``)."""
     name = dataset.attrs["experiment"]
     if name not in EXPERIMENTS and "study_toml" in dataset.attrs:
-        from workbench.studies.experiment import StudyExperiment
-        from workbench.studies.study import loads
+        from workbench.studies.files import loads
+        from workbench.studies.parts_experiment import experiment_of
 
-        return StudyExperiment(loads(dataset.attrs["study_toml"], f"<study {name}>"))
+        return experiment_of(loads(dataset.attrs["study_toml"], f"<study {name}>"))
     return get(name)
 
 

@@ -1,12 +1,12 @@
 """The Study editor: a study's TOML checked on every edit, run in its ``--quick`` form, judged.
 
 Issue 14 item 4. The text is validated exactly as ``workbench check FILE.toml`` validates a
-file (:func:`workbench.studies.study.loads`): every refusal is a
+file (:func:`workbench.studies.files.loads`): every refusal is a
 :class:`~workbench.studies.document.StudyError` naming the key and its line, bound strings are
 parsed through the whitelist of :mod:`bounds.parse` and never executed. A valid study runs as
-:class:`~workbench.studies.experiment.StudyExperiment` through the runner of the Experiment
-browser (:func:`workbench.explore.results_browser.run_quick`), with the same store, verdicts
-and default figures as ``workbench check FILE.toml --quick``.
+its experiment (:func:`~workbench.studies.parts_experiment.experiment_of`) through the runner of the
+Experiment browser (:func:`workbench.explore.results_browser.run_quick`), with the same store,
+verdicts and default figures as ``workbench check FILE.toml --quick``.
 
 Two guards keep an edited study from touching anything else: its runs are written under
 :data:`EDITOR_DIRECTORY` inside the results directory (never over a stored result of the
@@ -25,8 +25,9 @@ from workbench import experiments
 from workbench.explore.results_browser import QuickRun, run_quick
 from workbench.studies import library
 from workbench.studies.document import Document, StudyError
-from workbench.studies.experiment import StudyExperiment
-from workbench.studies.study import Study, loads
+from workbench.studies.files import loads
+from workbench.studies.parts_experiment import experiment_of
+from workbench.studies.study import Study
 from workbench.studies.user_code import require_allowed
 
 ORIGIN = "<study editor>"
@@ -54,7 +55,7 @@ def example() -> str:
 
 def validate(text: str) -> Study:
     """The study written in ``text``, or a :class:`StudyError` naming the key and line: any
-    refusal of :func:`~workbench.studies.study.loads`, or a name that is a built-in
+    refusal of :func:`~workbench.studies.files.loads`, or a name that is a built-in
     experiment's."""
     study = loads(text, ORIGIN)
     if study.name in experiments.EXPERIMENTS:
@@ -93,7 +94,7 @@ def run(study: Study, directory: Path, seed: int,
     ``directory``/:data:`EDITOR_DIRECTORY`, reporting ``progress(done, total)`` per sweep
     point. A study naming Python code runs only with ``allow_code`` (the page's explicit
     switch), its model probed before any work (:mod:`workbench.studies.user_code`)."""
-    experiment = StudyExperiment(study)
+    experiment = experiment_of(study)
     config = experiment.configure(quick=True)
     require_allowed(study.name, ORIGIN, config, allow_code)
     experiment.check_code(config, seed)

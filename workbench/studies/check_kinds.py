@@ -2,9 +2,9 @@
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
 Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements`,
-:mod:`.sharded_judgements` and :mod:`.held_out_judgements` (the kinds are described there), which
-:meth:`Kind.run` imports when a check runs: they need xarray, scipy.stats and sympy, which
-loading, showing and configuring a study does not (issue 15).
+:mod:`.pooled_judgements`, :mod:`.sharded_judgements` and :mod:`.held_out_judgements` (the kinds
+are described there), which :meth:`Kind.run` imports when a check runs: they need xarray,
+scipy.stats and sympy, which loading, showing and configuring a study does not (issue 15).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from workbench.studies.schema import (
     GAUSSIAN,
     HELD_OUT,
     PHASE_SPACE_FUNCTIONS,
+    POOLED,
     PROTOCOL_SYSTEMS,
     SHARDED,
     TRAVELING,
@@ -53,6 +54,11 @@ DIRECTIONS = ("falls", "rises")
 #: the independent units of a ``posterior`` check: each chain (its replicates averaged), or
 #: each (replicate, chain) run, for designs with few chains (coupled groups)
 UNITS = ("chain", "run")
+#: the check kinds that can judge their verdicts in the study's one family (``[study] family =
+#: "study"``), by the model or point kind that runs them: the two-sided ones whose critical z
+#: comes from :meth:`.gaussian_judgements.Context.z`
+STUDY_FAMILY = {POOLED: ("oracle", "slope", "invariance"),
+                **dict.fromkeys(HELD_OUT, ("slope", "invariance", "reference", "speed-up"))}
 
 
 class CheckOptionError(ValueError):
@@ -203,10 +209,12 @@ class Kind:
 
     def validate(self, entry: dict, dims: Sequence[str], bounds: Mapping,
                  kinds: Sequence[str], estimators: Sequence[str],
-                 swept: Mapping[str, list] | None = None) -> dict:
+                 swept: Mapping[str, list] | None = None, one_family: bool = False) -> dict:
         """The entry's options; ``kinds``: the study's model and system kinds,
         ``estimators``: its gradient estimators (sharded studies), ``swept``: the values the
-        study file sweeps each dim over (checked where a kind needs one among them)."""
+        study file sweeps each dim over (checked where a kind needs one among them),
+        ``one_family``: the study judges all its verdicts as one family
+        (:data:`STUDY_FAMILY`)."""
         where = next((k for k in self.keys if k in kinds), None)
         if where is None and self.name == "oracle" and set(kinds) & set(WITH_REFERENCE):
             model = next(k for k in kinds if k in WITH_REFERENCE)
@@ -219,6 +227,10 @@ class Kind:
                                            f"oracle or a reference posterior; {model} has "
                                            "neither (its posterior is multimodal) — use "
                                            "'speed-up' or 'ordering'")
+        if POOLED in kinds and where != POOLED:
+            raise CheckOptionError("kind", f"{self.name!r} is not a check of the Gaussian mean "
+                                           "with n_servers pooled; it takes "
+                                           f"{' / '.join(STUDY_FAMILY[POOLED])}")
         if where is None:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "
                                            f"{' / '.join(self.keys)} studies, not of "
@@ -228,6 +240,13 @@ class Kind:
                                            "against its exact protocol oracle: 'oracle' "
                                            "checks only")
         _known_keys(entry, self.keys[where])
+        if one_family and self.name not in STUDY_FAMILY.get(where, ()):
+            raise CheckOptionError("kind", f"{self.name!r} on {where} judges its verdicts in "
+                                           "a family of its own; [study] family = \"study\" "
+                                           "takes " + (" / ".join(STUDY_FAMILY.get(where, ()))
+                                                       or "no check kind") + " there")
+        if where == POOLED:
+            return self._along(entry, dims)
         if where in HELD_OUT:
             return self._held_out(entry, dims, bounds, swept or {})
         if where != GAUSSIAN:
@@ -302,10 +321,8 @@ class Kind:
             for key in ("name", "invariance_name"):
                 if key in entry:
                     options[key] = _name_template(entry[key], [d for d in dims if d != over])
-        if self.name == "slope":
-            options["over"] = _over(entry, dims)
-            options["expected"] = _expected(entry)
-            options.update(_margins(entry, (SLOPE_MARGIN,)))
+        if self.name in ("slope", "invariance"):
+            options.update(self._along(entry, dims))
         if self.name == "ordering":
             options["over"] = _over(entry, dims)
             direction = entry.get("direction", DIRECTIONS[0])
@@ -317,6 +334,22 @@ class Kind:
             if "name" in entry:
                 options["name"] = _name_template(entry["name"], [d for d in dims
                                                                  if d != options["over"]])
+        return options
+
+    def _along(self, entry: dict, dims: Sequence[str]) -> dict:
+        """Options of a slope or invariance check along ``over`` (an oracle check of S
+        servers pooled takes none), on the pooled Gaussian mean or a model without an oracle:
+        its margin and its verdicts' ``name`` template."""
+        if self.name == "oracle":
+            return {}
+        options: dict[str, Any] = {"over": _over(entry, dims)}
+        if self.name == "slope":
+            options["expected"] = _expected(entry)
+        options.update(_margins(entry, (SLOPE_MARGIN if self.name == "slope"
+                                        else INVARIANCE_MARGIN,)))
+        if "name" in entry:
+            options["name"] = _name_template(entry["name"], [d for d in dims
+                                                             if d != options["over"]])
         return options
 
     def _envelope(self, entry: dict, bounds: Mapping) -> dict:
@@ -357,6 +390,10 @@ class Kind:
         from workbench.studies import gaussian_judgements as judgements
 
         rate = ctx.config["false_failure_rate"]
+        if POOLED in ctx.point_kinds:
+            from workbench.studies import pooled_judgements
+
+            return pooled_judgements.judge(self.name, dataset, ctx, options)
         if ctx.config["model"] in HELD_OUT:
             from workbench.studies import held_out_judgements
 
@@ -421,11 +458,15 @@ class Kind:
 
 
 KINDS = {kind.name: kind for kind in (
-    Kind("oracle", {GAUSSIAN: ("difference", "label"), SHARDED: ()}),
-    Kind("invariance", {GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over")}),
-    Kind("slope", {GAUSSIAN: ("test_function", "over", "expected"),
+    Kind("oracle", {POOLED: (), GAUSSIAN: ("difference", "label"), SHARDED: ()}),
+    Kind("invariance", {POOLED: ("over", INVARIANCE_MARGIN.name, "name"),
+                        GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over"),
+                        **dict.fromkeys(HELD_OUT, ("test_function", "over",
+                                                   INVARIANCE_MARGIN.name, "name"))}),
+    Kind("slope", {POOLED: ("over", "expected", SLOPE_MARGIN.name, "name"),
+                   GAUSSIAN: ("test_function", "over", "expected"),
                    **dict.fromkeys(HELD_OUT, ("test_function", "over", "expected",
-                                              SLOPE_MARGIN.name))}),
+                                              SLOPE_MARGIN.name, "name"))}),
     Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
                              "bootstrap_resamples", RATE_MARGIN.name, "paired", "where",
                              "name")}),

@@ -40,12 +40,15 @@ def _parts(dotted: str) -> list[str]:
 
 
 def key_text(path: KeyPath) -> str:
-    """``("check", 2, "bound")`` → ``[[check]] #3 bound``; ``("run", "x")`` → ``[run] x``."""
+    """``("check", 2, "bound")`` → ``[[check]] #3 bound``; ``("run", "x")`` → ``[run] x``;
+    ``("part", "a", "check", 0, "kind")`` → ``[[part.a.check]] #1 kind``."""
     if not path:
         return ""
-    if len(path) >= 2 and isinstance(path[1], int):
-        rest = ".".join(str(p) for p in path[2:])
-        return f"[[{path[0]}]] #{path[1] + 1}" + (f" {rest}" if rest else "")
+    index = next((k for k, p in enumerate(path) if isinstance(p, int)), None)
+    if index:
+        rest = ".".join(str(p) for p in path[index + 1:])
+        table = ".".join(str(p) for p in path[:index])
+        return f"[[{table}]] #{path[index] + 1}" + (f" {rest}" if rest else "")
     if len(path) == 1:
         return f"[{path[0]}]"
     return f"[{'.'.join(str(p) for p in path[:-1])}] {path[-1]}"
@@ -53,12 +56,16 @@ def key_text(path: KeyPath) -> str:
 
 @dataclass
 class Document:
-    """A parsed study file: ``data`` (the TOML values) and ``lines`` (key path → line)."""
+    """A parsed study file: ``data`` (the TOML values) and ``lines`` (key path → line);
+    ``renamed``: where a key path of ``data`` is written in the file, by its leading part
+    (a part of a study of parts reads ``("run", "n_iterations")`` written under
+    ``("part", "a", "run", "n_iterations")``, :mod:`workbench.studies.parts`)."""
 
     source: str
     data: dict[str, Any]
     lines: dict[KeyPath, int] = field(default_factory=dict)
     text: str = ""
+    renamed: dict[KeyPath, KeyPath] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, text: str, source: str = "<study>") -> Document:
@@ -95,8 +102,16 @@ class Document:
                              "UTF-8") from None
         return cls.parse(text, str(path))
 
+    def written(self, path: KeyPath) -> KeyPath:
+        """``path`` as the file writes it (``renamed``)."""
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.renamed:
+                return self.renamed[path[:end]] + path[end:]
+        return path
+
     def line(self, path: KeyPath) -> int | None:
         """The line of ``path``, or of its nearest enclosing table when it has none."""
+        path = self.written(path)
         while path:
             if path in self.lines:
                 return self.lines[path]
@@ -104,7 +119,7 @@ class Document:
         return None
 
     def error(self, path: KeyPath, message: str) -> StudyError:
-        return StudyError(self.source, self.line(path), key_text(path), message)
+        return StudyError(self.source, self.line(path), key_text(self.written(path)), message)
 
 
 def _check_depth(source: str, data: dict) -> None:
@@ -124,16 +139,16 @@ def _check_depth(source: str, data: dict) -> None:
 def _locate(text: str) -> dict[KeyPath, int]:
     lines: dict[KeyPath, int] = {}
     table: KeyPath = ()
-    counts: dict[str, int] = {}
+    counts: dict[KeyPath, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
             continue
         if header := _HEADER.match(line):
             names = tuple(_parts(header.group(2)))
-            if header.group(1) == "[[":
-                index = counts.get(names[0], 0)
-                counts[names[0]] = index + 1
-                table = (names[0], index, *names[1:])
+            if header.group(1) == "[[":  # an array of tables: its entries by index
+                index = counts.get(names, 0)
+                counts[names] = index + 1
+                table = (*names, index)
             else:
                 table = names
             lines.setdefault(table, number)

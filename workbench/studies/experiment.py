@@ -7,7 +7,8 @@ Gaussian-mean point (:mod:`workbench.studies.gaussian_point`, split into replica
 the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains or federated
 rounds), the phase-space point of SGHMC (:mod:`workbench.studies.phase_space_point`), the
 point of seed 003's protocols on the Gaussian mean (:mod:`workbench.studies.protocol_point`,
-downpour or elastic),
+downpour or elastic), the Gaussian mean with S asynchronous servers pooled
+(:mod:`workbench.studies.pooled_point`),
 or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
 regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
@@ -36,6 +37,7 @@ from workbench.studies.document import Document
 from workbench.studies.schema import (
     GAUSSIAN,
     HELD_OUT,
+    POOLED,
     PROTOCOL_SYSTEMS,
     SHARDED,
     TRAVELING,
@@ -45,7 +47,7 @@ from workbench.studies.schema import (
     validate_phase_space_point,
     validate_sharded_point,
 )
-from workbench.studies.study import Study, loads
+from workbench.studies.study import Study, from_document
 from workbench.studies.user_code import UserCodeError
 from workbench.systems.asynchronous.system import DOWNPOUR, ELASTIC
 
@@ -234,6 +236,11 @@ class StudyExperiment(Experiment):
         so that a traveling-chains point computes and keeps them."""
         return any(spec.kind == "distance" for spec in self.study.checks)
 
+    def pooled(self) -> bool:
+        """Whether the study's points pool S servers of the Gaussian mean
+        (:mod:`.pooled_point`)."""
+        return POOLED in self.study.point_kinds
+
     def work(self, config, point):
         return 0 if self.plugin.owns(point) else _work(self.resolve(config, point))
 
@@ -244,7 +251,7 @@ class StudyExperiment(Experiment):
         from workbench.engine.replay_setup import replicate_blocks
 
         if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT) or \
-                _protocols(config) or config.get("phase_space"):
+                _protocols(config) or config.get("phase_space") or self.pooled():
             return 1
         resolved = self.resolve(config, point)
         return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
@@ -266,6 +273,11 @@ class StudyExperiment(Experiment):
 
             return phase_space_point.run_point(self.name, self.resolve(config, point), point,
                                                seed, self.sweep_dims)
+        if self.pooled():
+            from workbench.studies import pooled_point
+
+            return self._zipped_coords(pooled_point.run_point(
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
         if config["model"] in HELD_OUT:
             from workbench.studies import held_out_point
 
@@ -317,15 +329,25 @@ class StudyExperiment(Experiment):
                                  join="exact", combine_attrs="override")
 
     # ------------------------------------------------------------------------ judgements
-    def context(self, dataset: xr.Dataset) -> Context:
+    def context(self, dataset: xr.Dataset, family: int = 0) -> Context:
         from workbench.store.netcdf import config_of
         from workbench.studies.gaussian_judgements import Context
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
-                       int(dataset.attrs.get("seed", 0)), self.study.symbols, self.study.checks)
+                       int(dataset.attrs.get("seed", 0)), self.study.symbols,
+                       self.study.checks, family, self.study.point_kinds)
 
     def checks(self, dataset):
-        context = self.context(dataset)
+        """The verdicts of the study's checks; with ``[study] family = "study"`` one
+        Bonferroni family over all of them (their count known from a first judgement)."""
+        verdicts = self.verdicts(dataset)
+        return self.verdicts(dataset, len(verdicts)) if self.study.family == "study" \
+            else verdicts
+
+    def verdicts(self, dataset: xr.Dataset, family: int = 0) -> list[Verdict]:
+        """Every check's verdicts, each in its own family or, ``family`` > 0, in one family of
+        that many comparisons (:meth:`~.gaussian_judgements.Context.z`)."""
+        context = self.context(dataset, family)
         verdicts = []
         for spec in self.study.checks:
             verdicts.extend(KINDS[spec.kind].run(dataset, context, spec.options))
@@ -343,7 +365,7 @@ class StudyExperiment(Experiment):
 def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
     """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
     parsed again from its text, with its plug-in."""
-    return StudyExperiment(loads(text, origin), plugin)
+    return StudyExperiment(from_document(Document.parse(text, origin)), plugin)
 
 
 def _protocols(config: dict) -> bool:

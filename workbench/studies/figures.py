@@ -30,12 +30,17 @@ Models without an oracle (:mod:`.held_out_judgements`):
   E φ̂_L from the reference posterior's value in units of the check's margin, with ±z·σ (the
   claim: inside ±1);
 - ``envelope``: as above, the excess error over the reference mean against the envelope;
-- ``slope`` and ``ordering``: the variance (slope, log-log) or the mean (ordering) of φ̂_L at
-  the last checkpoint against ``over``, with ±1.96 standard errors, per test function judged;
+- ``slope``, ``ordering`` and ``invariance``: the variance (slope, log-log) or the mean
+  (ordering, invariance) of φ̂_L at the last checkpoint against ``over``, with ±1.96 standard
+  errors, per test function judged;
 - ``speed-up``: the variance over replicates of φ̂_L against iterations per worker, one curve
   per worker count (seed 001 Figure 2, left: the same variance at 1/P of the iterations per
   worker is a linear speed-up), for the first test function judged, at the first value of the
   other sweep dims.
+
+The Gaussian mean with S servers pooled (:mod:`.pooled_judgements`): ``oracle``, the variance
+of the pooled φ̂_L(θ) against L at every sweep point; ``slope`` and ``invariance``, its
+variance (log-log) or bias at the last checkpoint against ``over``; the exact values dashed.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from workbench.studies import gaussian_judgements as kinds  # noqa: E402
 from workbench.studies import held_out_judgements as held_out  # noqa: E402
 from workbench.studies import phase_space_judgements as phase_space  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
-from workbench.studies.schema import HELD_OUT, SHARDED  # noqa: E402
+from workbench.studies.schema import HELD_OUT, POOLED, SHARDED  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -300,14 +305,40 @@ def _held_out_against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict
     ax.legend(fontsize=7)
 
 
+def _pooled(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: str) -> None:
+    quantity = "bias" if kind == "invariance" else "variance"
+    if kind == "oracle":
+        for point in kinds.sweep_points(dataset, ctx.dims):
+            at = dataset.sel(point)
+            line = ax.plot(at["iterations"], _positive(at[quantity]),
+                           label=kinds.point_label(point))
+            ax.plot(at["iterations"], _positive(at[f"exact_{quantity}"]), linestyle="--",
+                    color=line[0].get_color())
+        xlabel = "iterations per server"
+    else:
+        xlabel = options["over"]
+        for suffix, data in kinds.point_slices(dataset, ctx.dims, xlabel):
+            at = kinds.final(data)
+            line = ax.errorbar(data[xlabel].values, at[quantity].values,
+                               yerr=1.96 * at[f"{quantity}_se"].values, marker="o", capsize=3,
+                               label=f"measured{suffix}")
+            ax.plot(data[xlabel].values, at[f"exact_{quantity}"].values, linestyle="--",
+                    color=line[0].get_color(), label=f"exact{suffix}")
+    ax.set(xscale="log", yscale="linear" if kind == "invariance" else "log", xlabel=xlabel,
+           ylabel=f"{quantity} of the pooled φ̂_L(θ)", title=f"{kind} (exact dashed)")
+    ax.legend(fontsize=7)
+
+
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
     if ctx.config.get("phase_space"):
         _phase_space(ax, kind, dataset, ctx, options)
+    elif POOLED in ctx.point_kinds:
+        _pooled(ax, dataset, ctx, options, kind)
     elif kind == "reference":
         _reference(ax, dataset, ctx, options)
     elif kind == "speed-up":
         _speedup(ax, dataset, ctx, options)
-    elif kind in ("slope", "ordering") and ctx.config["model"] in HELD_OUT:
+    elif kind in ("slope", "ordering", "invariance") and ctx.config["model"] in HELD_OUT:
         _held_out_against(ax, dataset, ctx, options, kind)
     elif ctx.config["model"] == SHARDED:
         if kind == "oracle":

@@ -77,10 +77,17 @@ class Context:
     seed: int
     symbols: Mapping[str, str] = field(default_factory=dict)  # sweep dim → name in checks
     checks: tuple = ()  # the study's [[check]] entries (a phase-space study judges them as one)
+    family: int = 0  # comparisons of the study's one family (``[study] family``); 0: per check
+    point_kinds: tuple[str, ...] = ()  # the study's model, system and point kinds
 
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the study's checks."""
         return tuple(spec.kind for spec in self.checks)
+
+    def z(self, n_comparisons: int) -> float:
+        """The two-sided critical z of a check of ``n_comparisons``: Bonferroni over its own
+        family, or over the study's when the study judges all its verdicts as one."""
+        return z_for_family(self.config["false_failure_rate"], self.family or n_comparisons)
 
 
 # ---------------------------------------------------------------------------------- helpers

@@ -30,6 +30,15 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   function (or the one named) and every value of the other dims (seed 001 Theorem 7: −1
   against the servers ``n_servers`` pooled at test time; Theorem 4: 0 against the workers at
   a fixed L). One family over all of them.
+- ``invariance``: the replicates' mean of φ̂_L at the last checkpoint is the same at every
+  value of the sweep dim ``over`` within ``invariance_margin`` (a ratio), for every test
+  function (or the one named) and every value of the other dims (seed 001 Theorem 6: pooling
+  S servers at test time does not move the expectation of φ̂_L). One family over all of them.
+
+A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
+(``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take
+their critical z from :meth:`.gaussian_judgements.Context.z` (the check's family, or the
+study's).
 - ``ordering``: E φ̂_L at the last checkpoint falls (or, with ``direction = "rises"``, rises)
   between consecutive values of the dim ``over``, for every test function (or the one named)
   and every value of the other sweep dims, shown beyond −``ordering_margin``
@@ -46,8 +55,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bounds.checks import envelope_check, fit_envelope, ordering_sequence, slope_check
-from bounds.verdict import Verdict, one_sided_z_for_family, z_for_family
+from bounds.checks import (
+    envelope_check,
+    fit_envelope,
+    invariance_check,
+    ordering_sequence,
+    slope_check,
+)
+from bounds.verdict import Verdict, one_sided_z_for_family
 from workbench.reference import reference_check
 from workbench.studies.gaussian_judgements import (
     Context,
@@ -86,7 +101,7 @@ def reference_view(at: xr.Dataset) -> xr.Dataset:
 def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     functions = functions_judged(dataset, options.get("test_function"))
     points = sweep_points(dataset, ctx.dims)
-    z = z_for_family(ctx.config["false_failure_rate"], len(points) * len(functions))
+    z = ctx.z(len(points) * len(functions))
     verdicts = []
     for point in points:
         at = dataset.sel(point).isel(checkpoint=-1)
@@ -167,8 +182,7 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
     functions = functions_judged(dataset, options.get("test_function"))
     over = options["over"]
     slices = slices_along(dataset, ctx.dims, over)
-    z = z_for_family(ctx.config["false_failure_rate"],
-                     FAMILY_SIZE * len(functions) * len(slices))
+    z = ctx.z(FAMILY_SIZE * len(functions) * len(slices))
     margins = {name: options[name] for name in MARGINS}
     verdicts = []
     for point, data, suffix in slices:
@@ -190,25 +204,48 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
     return verdicts
 
 
+def curves_along(dataset: xr.Dataset, ctx: Context, options: dict):
+    """The critical z of a check along ``over`` (one family over every test function judged
+    and every value of the other sweep dims), and for each of them (point with the test
+    function, the last checkpoint's values along ``over``, label suffix)."""
+    functions = functions_judged(dataset, options.get("test_function"))
+    slices = slices_along(dataset, ctx.dims, options["over"])
+    curves = [({**point, "test_function": function},
+               data.isel(checkpoint=-1).sel(test_function=function), f"/{function}{suffix}")
+              for point, data, suffix in slices for function in functions]
+    return ctx.z(len(curves)), curves
+
+
 def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, expected = options["over"], options["expected"]
-    functions = functions_judged(dataset, options.get("test_function"))
-    slices = slices_along(dataset, ctx.dims, over)
-    z = z_for_family(ctx.config["false_failure_rate"], len(functions) * len(slices))
-    verdicts = []
-    for _, data, suffix in slices:
-        final = data.isel(checkpoint=-1)
-        for function in functions:
-            at = final.sel(test_function=function)
-            verdicts.append(slope_check(
-                f"slope/variance-vs-{over}/{function}{suffix}", final[over].values,
-                at["variance"].values, at["variance_se"].values, expected, z,
-                detail=f"The variance over replicates of φ̂_L({function}) at the last "
-                       f"checkpoint against {over} has log-log slope {expected:g} by the "
-                       "study's claim.",
-                evidence={"test_function": function, "over": over},
-                margin=options["slope_margin"], n_replicates=int(at["n_valid"].min())))
-    return verdicts
+    z, curves = curves_along(dataset, ctx, options)
+    return [slope_check(
+        named(options, point, f"slope/variance-vs-{over}{suffix}"), at[over].values,
+        at["variance"].values, at["variance_se"].values, expected, z,
+        detail=f"The variance over replicates of φ̂_L({point['test_function']}) at the last "
+               f"checkpoint against {over} has log-log slope {expected:g} by the study's claim.",
+        evidence={"test_function": point["test_function"], "over": over},
+        margin=options["slope_margin"], n_replicates=int(at["n_valid"].min()))
+        for point, at, suffix in curves]
+
+
+def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    over = options["over"]
+    symbol = ctx.symbols.get(over, over)
+    z, curves = curves_along(dataset, ctx, options)
+    return [invariance_check(
+        named(options, point, f"invariance/mean-vs-{over}{suffix}"), at["mean"].values,
+        at["mean_se"].values, [f"{symbol}={v}" for v in at[over].values], z,
+        f"The replicates' mean of φ̂_L({point['test_function']}) at the last checkpoint "
+        f"across {over} is the same by the study's claim.",
+        margin=options["invariance_margin"], n_replicates=ctx.config["n_replicates"])
+        for point, at, suffix in curves]
+
+
+def named(options: dict, point: dict, default: str) -> str:
+    """A verdict's name: the check's ``name`` template filled at ``point``, else
+    ``default``."""
+    return options["name"].format(**point) if "name" in options else default
 
 
 def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
@@ -258,4 +295,4 @@ def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[V
     """The verdicts of one ``[[check]]`` of ``kind`` (module docstring)."""
     return {"reference": reference_checks, "envelope": envelope_checks,
             "speed-up": speedup_checks, "ordering": ordering_checks,
-            "slope": slope_checks}[kind](dataset, ctx, options)
+            "slope": slope_checks, "invariance": invariance_checks}[kind](dataset, ctx, options)

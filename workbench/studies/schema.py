@@ -211,6 +211,13 @@ SGHMC = "sghmc"
 #: the word a ``step_size`` may be: h*(L) of the exact phase-space oracle, found per point
 #: (:func:`workbench.oracles.phase_space.optimal_step`)
 OPTIMAL_STEP = "optimal"
+#: not a model or system kind but a point kind: the Gaussian mean on the asynchronous system
+#: with ``n_servers`` named (written, swept or an expression), S servers pooled at test time
+#: (:mod:`.pooled_point`, seed 001 §3.3)
+POOLED = "pooled-servers"
+#: the Gaussian fields a pooled point does not read: its servers run the asynchronous system,
+#: it judges θ alone in d = 1, runs its replicates as one block and keeps no draws
+POOLED_UNUSED = ("staleness", "dim", "test_function", "n_draws", "replicate_block")
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
 HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 #: those whose reference posterior HMC can give (a network's posterior is multimodal: its
@@ -361,7 +368,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("n_servers", Parameter("n_servers", 1, "servers S of the asynchronous system, "
                                      "each with its own n_workers workers and chain, their "
                                      "samples pooled at test time (seed 001 §3.3)",
-                                     at_least_one), expression=True, only=_H),
+                                     at_least_one), expression=True, only=(POOLED, *_H)),
         Field("latency", LATENCY, only=_GH),
         Field("latency_mean", LATENCY_MEAN, only=_GH),
         Field("latency_shape", LATENCY_SHAPE, only=_GH),
@@ -553,6 +560,17 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
               only=_F, fixed_in=_S),
     ),
 }
+
+def point_kinds(values: dict, swept: dict) -> set[str]:
+    """The study's model and system kinds (``values``: field name → value as written, defaults
+    where absent), and :data:`POOLED` where the Gaussian mean's asynchronous system names
+    ``n_servers`` (among ``values`` or the names ``swept``)."""
+    catalogue = fields()
+    kinds = {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
+    if kinds == {GAUSSIAN, ASYNCHRONOUS} and ("n_servers" in values or "n_servers" in swept):
+        kinds.add(POOLED)
+    return kinds
+
 
 def kind_fields(kinds: set[str]) -> list[Field]:
     """The fields of a study of these model and system kinds (module docstring)."""

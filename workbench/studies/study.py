@@ -1,16 +1,17 @@
 """A study: one TOML file declaring a model, a system, a sampler, a run, a sweep, checks and bounds.
 
-:func:`load` reads and validates a study file completely before anything runs; every refusal
+:func:`from_document` reads and validates a study of one model completely before anything runs
+(:mod:`workbench.studies.files` reads a file, of one model or of parts); every refusal
 is a :class:`~workbench.studies.document.StudyError` naming the key and its line: an unknown
 section or key, a value of the wrong type or range, a sweep over something that is not a
 parameter, an expression or bound naming an unknown symbol or using anything outside the
 whitelist of :mod:`bounds.parse` (strings are parsed, never executed), a check of an unknown
 kind or over a dim that is not swept.
 
-:func:`built_in` reads a shipped file the same way but its ``[[bound]]`` tables only when a
-check first judges against them (:class:`DeferredBounds`; the tests load every shipped file
-whole): the bounds need sympy, which loading, showing and configuring a built-in experiment
-does not import (issue 15).
+:func:`workbench.studies.files.built_in` reads a shipped file the same way but its ``[[bound]]``
+tables only when a check first judges against them (:class:`DeferredBounds`; the tests load every
+shipped file whole): the bounds need sympy, which loading, showing and configuring a built-in
+experiment does not import (issue 15).
 
 The validated study is a flat configuration (:mod:`workbench.core.parameters` parameters, one per
 field, constant and sweep list) plus its checks and bounds; :class:`workbench.studies.experiment.
@@ -22,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bounds.expressions import BoundSyntaxError, free_names
@@ -43,6 +43,8 @@ from workbench.studies.schema import (
     OPTIMAL_STEP,
     OTHER_SECTIONS,
     PHASE_SPACE_FUNCTIONS,
+    POOLED,
+    POOLED_UNUSED,
     PROTOCOL_SYSTEMS,
     PROTOCOL_UNUSED,
     PYTHON,
@@ -52,6 +54,7 @@ from workbench.studies.schema import (
     Field,
     fields,
     kind_fields,
+    point_kinds,
     validate_kinds,
 )
 from workbench.studies.user_code import CONFIG_KEYS
@@ -68,6 +71,10 @@ STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 #: fields that set the shape of a point's results: the points of a sweep must share it
 SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function",
                 "phase_space")
+
+#: ``[study] family``: each check judges its verdicts in a family of its own, or the study
+#: judges all of them as one (Bonferroni over every verdict at ``false_failure_rate``)
+FAMILIES = ("check", "study")
 
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
@@ -113,6 +120,8 @@ class Study:
     headline: Headline | None = None  # the chart the Experiment browser opens on
     paper: tuple[PaperEntry, ...] = ()  # [[paper]]: what the paper states, cited
     paired: tuple[str, ...] = ()  # sweep dims whose points share every random number
+    family: str = FAMILIES[0]  # [study] family (FAMILIES)
+    point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (schema.point_kinds)
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -169,7 +178,7 @@ def _constant_parameter(name: str, value) -> Parameter:
     return Parameter(name, value, "constant of the study's expressions", _finite_number)
 
 
-def _table(doc: Document, path: KeyPath, value) -> dict:
+def table_at(doc: Document, path: KeyPath, value) -> dict:
     if not isinstance(value, dict):
         raise doc.error(path, "must be a table")
     return value
@@ -180,15 +189,6 @@ def _coerce(doc: Document, path: KeyPath, parameter: Parameter, value):
         return parameter.coerce(value)
     except InvalidParameter as error:
         raise doc.error(path, str(error)) from None
-
-
-def load(path: str | Path) -> Study:
-    return from_document(Document.read(path))
-
-
-def built_in(name: str) -> Study:
-    """The shipped study file of the built-in experiment ``name``, its bounds deferred."""
-    return from_document(Document.read(library.path(name)), defer_bounds=True)
 
 
 class DeferredBounds(Mapping):
@@ -216,34 +216,17 @@ class DeferredBounds(Mapping):
         return len(self._names)
 
 
-def loads(text: str, source: str = "<study>") -> Study:
-    return from_document(Document.parse(text, source))
-
-
 def from_document(doc: Document, defer_bounds: bool = False) -> Study:
+    """The study of one model ``doc`` declares (module docstring; a study of parts is read by
+    :mod:`workbench.studies.files`); ``defer_bounds``: a shipped file's ``[[bound]]`` tables
+    read when a check first judges (:class:`DeferredBounds`)."""
     data = doc.data
-    for section in data:
-        if section not in FIELD_SECTIONS + OTHER_SECTIONS:
-            raise doc.error((section,), "unknown section; known: "
-                            + ", ".join(FIELD_SECTIONS + OTHER_SECTIONS))
-    head = _table(doc, ("study",), data.get("study", {}))
-    for key in head:
-        if key not in library.STUDY_KEYS:
-            raise doc.error(("study", key),
-                            f"unknown key; known: {', '.join(library.STUDY_KEYS)}")
-    _refuse_workbench_code(doc, head)
-    name = head.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise doc.error(("study", "name"), "every study needs a name (a string)")
-    if not STUDY_NAME.fullmatch(name.strip()):
-        raise doc.error(("study", "name"), "must be an identifier of at most 64 letters, digits, "
-                        "'_', '.' or '-', starting with a letter or a digit (it names the "
-                        "study's files under --out)")
+    name, head = heading(doc, FIELD_SECTIONS + OTHER_SECTIONS)
 
     catalogue = fields()
     values: dict[str, Any] = {}
     for section, group in SECTIONS.items():
-        table = _table(doc, (section,), data.get(section, {}))
+        table = table_at(doc, (section,), data.get(section, {}))
         by_key = {f.key: f for f in group}
         for key, value in table.items():
             if key not in by_key:
@@ -266,7 +249,7 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
                                               "trajectory_length")
 
     constants = {}
-    for key, value in _table(doc, ("constants",), data.get("constants", {})).items():
+    for key, value in table_at(doc, ("constants",), data.get("constants", {})).items():
         if key in catalogue:
             raise doc.error(("constants", key), "is a study field; set it in its section")
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -274,8 +257,8 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
                                                 f"{type(value).__name__} {value!r:.60}")
         constants[key] = _coerce(doc, ("constants", key), _constant_parameter(key, value), value)
 
-    sweep = _table(doc, ("sweep",), data.get("sweep", {}))
-    zipped_table = _table(doc, ("sweep", "zip"), sweep.get("zip", {}))
+    sweep = table_at(doc, ("sweep",), data.get("sweep", {}))
+    zipped_table = table_at(doc, ("sweep", "zip"), sweep.get("zip", {}))
     product = tuple(k for k in sweep if k != "zip")
     known = {name: _base(spec) for name, spec in catalogue.items()}
     known.update({k: _constant_parameter(k, v) for k, v in constants.items()})
@@ -293,8 +276,6 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         if spec is not None and spec.only and not kinds & set(spec.only):
             raise doc.error(path, f"is not a parameter of a study of "
                                   f"{' / '.join(sorted(kinds))}")
-        if key in unused:
-            raise doc.error(path, unused[key])
         if spec is not None and kinds & set(spec.fixed_in):
             raise doc.error(path, "cannot be swept in a study of "
                                   f"{' / '.join(sorted(kinds & set(spec.fixed_in)))}: every "
@@ -310,14 +291,9 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
     parameters = _parameters(values, constants, sweep_values, kinds, unused)
-    quick = {}
-    by_name = {p.name: p for p in parameters}
-    for key, value in _table(doc, ("quick",), data.get("quick", {})).items():
-        if key not in by_name:
-            raise doc.error(("quick", key), "is not a parameter of the study")
-        quick[key] = _coerce(doc, ("quick", key), by_name[key], value)
+    quick = coerce_quick(doc, parameters)
 
-    names = set(by_name) | {"iterations"}
+    names = {p.name for p in parameters} | {"iterations"}
     for parameter in parameters:
         _check_names(doc, parameter, names)
     tables = data.get("bound", [])
@@ -328,15 +304,19 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         bounds = _bounds(doc, tables, names)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
     dims = product + tuple(g[0] for g in zipped)
+    family = head.get("family", FAMILIES[0])
+    if family not in FAMILIES:
+        raise doc.error(("study", "family"), f"must be one of {', '.join(FAMILIES)}, got "
+                                             f"{family!r}")
     checks = _checks(doc, data.get("check", []), dims, bounds, tuple(sorted(kinds)), estimator,
-                     {d: sweep_values[d] for d in dims})
+                     {d: sweep_values[d] for d in dims}, family == "study")
     if GAUSSIAN in kinds:
         _refuse_other_point_checks(doc, checks, values.get("phase_space", False))
     for section, group in SECTIONS.items():  # after the checks' own refusals
         for spec in group:
             if spec.name in unused and spec.key in data.get(section, {}):
                 raise doc.error((section, spec.key), unused[spec.name])
-    symbols = _table(doc, ("study", "symbols"), head.get("symbols", {}))
+    symbols = table_at(doc, ("study", "symbols"), head.get("symbols", {}))
     for key, value in symbols.items():
         if key not in product + tuple(g[0] for g in zipped):
             raise doc.error(("study", "symbols", key), "is not a sweep dim of the study")
@@ -344,6 +324,39 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
             raise doc.error(("study", "symbols", key), "must be a name (a string; empty: "
                                                        "the value alone names a point)")
     paired = _paired(doc, head, dims, kinds)
+    headline, paper = presentation(doc, head)
+    return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
+                 values, constants, product, zipped, quick, checks, bounds, doc.source,
+                 parameters, doc.text, dict(symbols), headline, paper, paired, family,
+                 tuple(sorted(kinds)))
+
+
+def heading(doc: Document, sections: tuple[str, ...]) -> tuple[str, dict]:
+    """The study's name and its ``[study]`` table, refused naming the key: a section not
+    among ``sections``, an unknown ``[study]`` key, the workbench's own code named outside its
+    shipped files, a name that is not an identifier."""
+    for section, value in doc.data.items():
+        if section not in sections:
+            path = (section, 0) if isinstance(value, list) else (section,)  # [[section]]
+            raise doc.error(path, "unknown section; known: " + ", ".join(sections))
+    head = table_at(doc, ("study",), doc.data.get("study", {}))
+    for key in head:
+        if key not in library.STUDY_KEYS:
+            raise doc.error(("study", key),
+                            f"unknown key; known: {', '.join(library.STUDY_KEYS)}")
+    _refuse_workbench_code(doc, head)
+    name = head.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise doc.error(("study", "name"), "every study needs a name (a string)")
+    if not STUDY_NAME.fullmatch(name.strip()):
+        raise doc.error(("study", "name"), "must be an identifier of at most 64 letters, digits, "
+                        "'_', '.' or '-', starting with a letter or a digit (it names the "
+                        "study's files under --out)")
+    return name.strip(), head
+
+
+def presentation(doc: Document, head: dict) -> tuple[Headline | None, tuple[PaperEntry, ...]]:
+    """The study's headline view and its ``[[paper]]`` entries, refused naming the key."""
     headline = None
     if "headline" in head:
         try:
@@ -352,12 +365,9 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
             path = ("study", "headline") + ((error.key,) if error.key != "headline" else ())
             raise doc.error(path, error.reason) from None
     try:
-        paper = entries(data.get("paper", []))
+        return headline, entries(doc.data.get("paper", []))
     except PaperError as error:
         raise doc.error(("paper", *error.path), error.reason) from None
-    return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
-                 values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text, dict(symbols), headline, paper, paired)
 
 
 def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str]
@@ -376,6 +386,17 @@ def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str]
         raise doc.error(("study", "paired"), "pairs the points of traveling-chains studies "
                                              f"only, not of {' / '.join(sorted(kinds))}")
     return tuple(paired)
+
+
+def coerce_quick(doc: Document, parameters: tuple[Parameter, ...]) -> dict[str, Any]:
+    """``[quick]``: what ``--quick`` changes, each key a parameter of the study."""
+    quick = {}
+    by_name = {p.name: p for p in parameters}
+    for key, value in table_at(doc, ("quick",), doc.data.get("quick", {})).items():
+        if key not in by_name:
+            raise doc.error(("quick", key), "is not a parameter of the study")
+        quick[key] = _coerce(doc, ("quick", key), by_name[key], value)
+    return quick
 
 
 def _refuse_workbench_code(doc: Document, head: dict) -> None:
@@ -398,7 +419,8 @@ def _refuse_workbench_code(doc: Document, head: dict) -> None:
 
 
 def _kinds(doc: Document, values: dict) -> set[str]:
-    """The study's model and system kinds, refused where they do not go together
+    """The study's model, system and point kinds (:func:`~workbench.studies.schema.
+    point_kinds`), refused where they do not go together
     (:func:`~workbench.studies.schema.validate_kinds`)."""
     try:
         validate_kinds(values)
@@ -408,8 +430,16 @@ def _kinds(doc: Document, values: dict) -> set[str]:
                 "n_servers": ("system", "n_servers"), "staleness": ("system", "staleness"),
                 "dim": ("model", "dim"), "step_size": ("sampler", "step_size")}[error.field]
         raise doc.error(path, str(error)) from None
-    catalogue = fields()
-    return {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
+    return point_kinds(values, _swept_names(doc.data))
+
+
+def _swept_names(data: dict) -> set[str]:
+    """The names a study's ``[sweep]`` lists (validated later)."""
+    sweep = data.get("sweep", {})
+    if not isinstance(sweep, dict):
+        return set()
+    zipped = sweep.get("zip", {})
+    return set(sweep) | (set(zipped) if isinstance(zipped, dict) else set())
 
 
 def _base(spec: Field) -> Parameter:
@@ -446,6 +476,10 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
     unused = {}
     catalogue = fields()
     model, system = (values.get(k, catalogue[k].parameter.default) for k in ("model", "system"))
+    if POOLED in point_kinds(values, _swept_names(data)):
+        unused.update(dict.fromkeys(POOLED_UNUSED, (
+            "means nothing on the Gaussian mean with n_servers pooled: its exact pooled oracle "
+            "judges θ in d = 1, its replicates run as one block and it keeps no draws")))
     if model == GAUSSIAN and system in PROTOCOL_SYSTEMS:
         unused.update(dict.fromkeys(PROTOCOL_UNUSED, (
             f"means nothing on a {system} point of the Gaussian mean: seed 003's exact "
@@ -545,7 +579,7 @@ def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
     for i, entry in enumerate(entries):
         from bounds.symbols import SYMBOLS
 
-        entry = _table(doc, ("bound", i), entry)
+        entry = table_at(doc, ("bound", i), entry)
         for key in entry:
             if key not in allowed:
                 raise doc.error(("bound", i, key), f"unknown key; known: {', '.join(allowed)}")
@@ -558,7 +592,7 @@ def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
             bound = _registered(doc, i, entry)
         else:
             bound = _typed(doc, i, entry, name)
-        fixed = _table(doc, ("bound", i, "fixed"), entry.get("fixed", {}))
+        fixed = table_at(doc, ("bound", i, "fixed"), entry.get("fixed", {}))
         for key, value in fixed.items():
             _coerce(doc, ("bound", i, "fixed", key), _constant_parameter(key, value), value)
         where = "registered" if "registered" in entry else "expression"
@@ -580,7 +614,7 @@ def _typed(doc: Document, i: int, entry: dict, name: str) -> Bound:
     if quantity not in BOUND_QUANTITIES:
         raise doc.error(("bound", i, "quantity"),
                         f"must be one of {', '.join(BOUND_QUANTITIES)}")
-    assumptions = _table(doc, ("bound", i, "assumptions"), entry.get("assumptions", {}))
+    assumptions = table_at(doc, ("bound", i, "assumptions"), entry.get("assumptions", {}))
     from bounds.parse import user_bound
 
     try:
@@ -607,19 +641,19 @@ def _registered(doc: Document, i: int, entry: dict) -> Bound:
 
 def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
             kinds: tuple[str, ...], estimators: list[str],
-            swept: dict[str, list]) -> tuple[CheckSpec, ...]:
+            swept: dict[str, list], one_family: bool) -> tuple[CheckSpec, ...]:
     if not isinstance(entries, list):
         raise doc.error(("check",), "write checks as [[check]] tables")
     out = []
     for i, entry in enumerate(entries):
-        entry = dict(_table(doc, ("check", i), entry))
+        entry = dict(table_at(doc, ("check", i), entry))
         kind = entry.pop("kind", None)
         if kind not in check_kinds.KINDS:
             raise doc.error(("check", i, "kind"),
                             f"must be one of {', '.join(check_kinds.KINDS)}, got {kind!r}")
         try:
             options = check_kinds.KINDS[kind].validate(entry, dims, bounds, kinds, estimators,
-                                                       swept)
+                                                       swept, one_family)
         except check_kinds.CheckOptionError as error:
             raise doc.error(("check", i, error.key), error.reason) from None
         out.append(CheckSpec(kind, options, i))
@@ -642,4 +676,4 @@ def _refuse_other_point_checks(doc: Document, checks: tuple[CheckSpec, ...],
                             f"{'' if phase_space else 'non-'}phase_space study, got {function!r}")
 
 
-__all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "load", "loads"]
+__all__ = ["BoundSpec", "CheckSpec", "Study", "StudyError", "from_document"]

@@ -1,5 +1,5 @@
 """``[[paper]]``: what a seed paper states, read by one function for both kinds of study file
-(a whole study through :func:`workbench.studies.study.loads`, a bespoke file through
+(a whole study through :func:`workbench.studies.files.loads`, a bespoke file through
 :func:`workbench.studies.library.header`), refused naming the key; every experiment carries its
 file's entries."""
 
@@ -11,7 +11,7 @@ from workbench import experiments
 from workbench.core.paper import PaperEntry, PaperError, Reported, entries
 from workbench.studies import library
 from workbench.studies.document import StudyError
-from workbench.studies.study import built_in, loads
+from workbench.studies.files import built_in, loads
 
 CLAIM = {"section": "seed 001 §5.1", "claim": "the variance drops faster", "checks": ["a/*"]}
 # a made-up table (not a seed's numbers)

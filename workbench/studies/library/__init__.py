@@ -9,7 +9,7 @@ still runs the whole experiment, ``bespoke = "package:Class"`` under :mod:`workb
 and has no other table: the experiments the study layer cannot yet express (docs/studies.md).
 
 :func:`header` reads only the ``[study]`` table with :mod:`tomllib`, so ``workbench list`` and
-``--help`` stay fast and import no experiment code; :func:`workbench.studies.study.built_in`
+``--help`` stay fast and import no experiment code; :func:`workbench.studies.files.built_in`
 reads a whole study, and :mod:`workbench.experiments` makes the experiment.
 """
 
@@ -32,9 +32,11 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
          "real-vs-simulated")
 
 #: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
-#: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "figure", "plugin",
-              "bespoke")
+#: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``; ``paired``: sweep
+#: dims whose points share every random number; ``family``: one Bonferroni family per check or
+#: for the whole study; ``parts``: the names of a study of parts, :mod:`workbench.studies.parts`)
+STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "family", "parts",
+              "figure", "plugin", "bespoke")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
 CODE_KEYS = ("figure", "plugin", "bespoke")
 #: the only tables of a bespoke file: its class runs the rest of the experiment

@@ -1,0 +1,158 @@
+"""A study of parts: whole studies on different models that share their sweep dims, run and
+judged as one experiment with one dataset.
+
+``[study] parts = ["gaussian", "logistic"]`` names the parts; each is a whole study written
+under ``[part.<name>.model]``, ``[part.<name>.system]``, ``[part.<name>.sampler]``,
+``[part.<name>.run]``, ``[[part.<name>.check]]`` and ``[[part.<name>.bound]]``, read and refused
+as a study file is (:func:`workbench.studies.study.from_document`), every refusal naming the key and
+line as written. What the parts share is written once:
+
+- ``[constants]``, ``[sweep]`` and ``[study] symbols`` and ``family``: every part sweeps the same
+  dims (a part's own ``[sweep]`` is refused);
+- fields written in the top-level ``[model]``, ``[system]``, ``[sampler]`` and ``[run]``: each
+  part reads them as its own (a part that writes one again is refused);
+- ``[quick]``, keyed by the study's configuration names.
+
+Configuration names: a shared field, a constant or a sweep dim keeps its name; a part's own
+field is ``<part>_<name>`` (``--set gaussian_n_iterations=500``). The dataset keeps the first
+part's dims and variables as they are and prefixes every other part's with ``<part>_``
+(``logistic_variance`` over ``logistic_servers``). A point is ``{"part": name, **point}``, so
+the part keys its random numbers (:func:`workbench.run.experiment.point_key`) beside the sweep
+point, while the data of each part's model are keyed by the study alone. Each part's checks
+judge its own slice of the dataset under its own names, their verdicts named
+``<part>/<name>``; with ``[study] family = "study"`` all parts' verdicts form one Bonferroni
+family. :class:`workbench.studies.parts_experiment.PartsExperiment` runs it.
+
+Chen, Ding, Carin et al. 2016 ("Stochastic gradient MCMC with stale gradients", §3.3, Figure 4,
+Theorems 6-7) pool S servers on the Gaussian mean and on Bayesian logistic regression:
+``multi-server`` is such a study.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from workbench.core.headline import Headline
+from workbench.core.paper import PaperEntry
+from workbench.core.parameters import Parameter
+from workbench.studies import study
+from workbench.studies.document import Document
+from workbench.studies.schema import FIELD_SECTIONS, OTHER_SECTIONS, SECTIONS
+from workbench.studies.study import Study, coerce_quick, heading, presentation, table_at
+
+#: what a part's name may be: it prefixes configuration keys, dims and variables
+PART_NAME = re.compile(r"[a-z][a-z0-9]*")
+#: the tables of one part: a whole study's, less what the parts share
+PART_SECTIONS = (*FIELD_SECTIONS, "check", "bound")
+#: the study's own tables beside its parts (its checks and bounds are the parts')
+SECTIONS_OF_PARTS = (*FIELD_SECTIONS, *(s for s in OTHER_SECTIONS if s not in PART_SECTIONS),
+                     "part")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part: its name, its whole study, and the names configured once for every part."""
+
+    name: str
+    study: Study
+    shared: frozenset[str]
+
+    def key(self, name: str) -> str:
+        """The study's configuration key of the part's parameter ``name``."""
+        return name if name in self.shared else f"{self.name}_{name}"
+
+
+@dataclass
+class PartsStudy:
+    name: str
+    summary: str
+    source: str
+    parts: tuple[Part, ...]
+    parameters: tuple[Parameter, ...]
+    quick: dict[str, Any]
+    origin: str = "<study>"
+    text: str = ""
+    headline: Headline | None = None
+    paper: tuple[PaperEntry, ...] = ()
+    family: str = "check"
+
+    @property
+    def sweep_dims(self) -> tuple[str, ...]:
+        return self.parts[0].study.sweep_dims
+
+    def part_config(self, config: dict, part: Part) -> dict:
+        """The part's own configuration out of the study's (module docstring)."""
+        return {p.name: config[part.key(p.name)] for p in part.study.parameters}
+
+
+def from_document(doc: Document) -> PartsStudy:
+    """The study of parts ``doc`` declares, refused naming the key and line (module
+    docstring)."""
+    name, head = heading(doc, SECTIONS_OF_PARTS)
+    names = head["parts"]
+    if not isinstance(names, list) or len(names) < 2 or len(set(map(str, names))) != len(names) \
+            or not all(isinstance(n, str) and PART_NAME.fullmatch(n) for n in names):
+        raise doc.error(("study", "parts"), "must list two or more distinct part names, each "
+                                            "lower-case letters and digits (it prefixes the "
+                                            "part's keys, dims and variables)")
+    tables = table_at(doc, ("part",), doc.data.get("part", {}))
+    for written, table in tables.items():
+        if written not in names:
+            first = list(table)[:1] if isinstance(table, dict) else []
+            raise doc.error(("part", written, *first), f"{written!r} is not a part of the "
+                                                       f"study; [study] parts lists "
+                                                       f"{', '.join(names)}")
+    parts = tuple(_part(doc, head, part, tables.get(part, {})) for part in names)
+    parameters: dict[str, Parameter] = {}
+    for part in parts:
+        for parameter in part.study.parameters:
+            key = part.key(parameter.name)
+            if key in parameters and key not in part.shared:
+                raise doc.error(("study", "parts"), f"part {part.name!r} configures {key!r}, "
+                                                    "which the study names already")
+            parameters.setdefault(key, parameter if key == parameter.name else replace(
+                parameter, name=key, help=f"part {part.name}: {parameter.help}"))
+    headline, paper = presentation(doc, head)
+    return PartsStudy(name, str(head.get("summary", "")), str(head.get("source", "")), parts,
+                      tuple(parameters.values()), coerce_quick(doc, tuple(parameters.values())),
+                      doc.source, doc.text, headline, paper, head.get("family", "check"))
+
+
+def _part(doc: Document, head: dict, name: str, table) -> Part:
+    """One part read as a whole study: its own tables over the shared ones, every key path
+    renamed to where the file writes it."""
+    if not table:
+        raise doc.error(("study", "parts"), f"names {name!r}, which has no [part.{name}.model] "
+                                            "or other table of its own")
+    table = table_at(doc, ("part", name), table)
+    for key in table:
+        if key not in PART_SECTIONS:
+            why = (": a study of parts sweeps its dims once, in [sweep], for every part"
+                   if key == "sweep" else f"; known: {', '.join(PART_SECTIONS)}")
+            raise doc.error(("part", name, key), "is not a table of a part" + why)
+    data: dict[str, Any] = {"study": {k: head[k] for k in ("name", "symbols", "family")
+                                      if k in head}}
+    data.update({k: doc.data[k] for k in ("constants", "sweep") if k in doc.data})
+    renamed, shared = {}, set(data.get("constants", {}))
+    for section in FIELD_SECTIONS:
+        common = table_at(doc, (section,), doc.data.get(section, {}))
+        own = table_at(doc, ("part", name, section), table.get(section, {}))
+        by_key = {spec.key: spec.name for spec in SECTIONS[section]}
+        for key in own:
+            if key in common:
+                raise doc.error(("part", name, section, key),
+                                f"is shared by every part: [{section}] writes it on line "
+                                f"{doc.line((section, key))}")
+            renamed[(section, key)] = ("part", name, section, key)
+        shared.update(by_key[key] for key in common if key in by_key)
+        if own and not common:
+            renamed[(section,)] = ("part", name, section)
+        data[section] = {**common, **own}
+    for section in ("check", "bound"):
+        if section in table:
+            data[section] = table[section]
+            renamed[(section,)] = ("part", name, section)
+    read = study.from_document(Document(doc.source, data, doc.lines, doc.text, renamed))
+    return Part(name, read, frozenset(shared | set(read.swept)))

@@ -1,0 +1,174 @@
+"""A study of parts run as an experiment (:mod:`.parts`): each part a
+:class:`~workbench.studies.experiment.StudyExperiment` on its own configuration, the points of
+all parts in one sweep, one combined dataset, each part judged on its own slice.
+
+A part's points, blocks, work, memory and store identity are its study's, with ``part`` in the
+point (its seeds' key); the parts' datasets are merged with every part but the first under the
+prefix ``<part>_``, and a result is sliced back into a part's own names, with the part's
+configuration, before its checks judge it (:meth:`PartsExperiment.part_dataset`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simulators.validation import InvalidParameter
+from workbench.run.experiment import Experiment
+from workbench.studies.document import Document
+from workbench.studies.experiment import Plugin, StudyExperiment
+from workbench.studies.parts import Part, PartsStudy, from_document
+from workbench.studies.study import Study
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+
+class PartsExperiment(Experiment):
+    def __init__(self, study: PartsStudy, plugin: Plugin | None = None):
+        self.study = study
+        self.plugin = plugin or Plugin()
+        self.name, self.summary, self.source = study.name, study.summary, study.source
+        self.parameters = study.parameters + self.plugin.parameters
+        self.quick = {**study.quick, **self.plugin.quick}
+        self.sweep_dims = study.sweep_dims
+        self.headline, self.paper = study.headline, study.paper
+        self.experiments = {part.name: StudyExperiment(part.study) for part in study.parts}
+
+    def __reduce__(self):
+        # as a StudyExperiment: a worker process rebuilds it from the study's text
+        return (rebuild_parts, (self.study.text, self.study.origin, self.plugin))
+
+    def configure(self, overrides=None, quick=False):
+        """The study's configuration, each part's configured and checked as its study's
+        (a refusal names the study's key)."""
+        config = super().configure(overrides, quick)
+        for part in self.study.parts:
+            try:
+                self.experiments[part.name].configure(self.study.part_config(config, part))
+            except InvalidParameter as error:
+                name, mark, rest = error.field.partition("[")
+                raise InvalidParameter(part.key(name) + mark + rest, error.value,
+                                       error.allowed) from None
+        self.plugin.validate(config)
+        return config
+
+    def check_code(self, config: dict, seed: int) -> None:
+        for part in self.study.parts:
+            self.experiments[part.name].check_code(self.study.part_config(config, part), seed)
+
+    # ------------------------------------------------------------------------- the sweep
+    def _part(self, method: str, config: dict, point: dict, *args):
+        """The part's experiment's ``method`` at ``point``, on the part's configuration."""
+        part = next(p for p in self.study.parts if p.name == point["part"])
+        own = self.study.part_config(config, part)
+        return getattr(self.experiments[part.name], method)(own, point, *args)
+
+    def points(self, config):
+        return [{"part": part.name, **point} for part in self.study.parts
+                for point in self.experiments[part.name].points(
+                    self.study.part_config(config, part))]
+
+    def point_identity(self, config, point):
+        return self._part("point_identity", config, point)
+
+    def work(self, config, point):
+        return self._part("work", config, point)
+
+    def memory(self, config, point):
+        return self._part("memory", config, point)
+
+    def replicate_blocks(self, config, point):
+        return self._part("replicate_blocks", config, point)
+
+    def run_blocks(self, config, point, seed, blocks):
+        return self._part("run_blocks", config, point, seed, blocks)
+
+    def finish_point(self, config, point, seed, raw):
+        return self._part("finish_point", config, point, seed, raw)
+
+    def run_point(self, config, point, seed):
+        return self._part("run_point", config, point, seed)
+
+    def combine(self, config, datasets):
+        """Each part's points combined by its study, the first part's under its own names,
+        the others' prefixed ``<part>_``; the result carries the study's text."""
+        import xarray as xr
+
+        combined, start = [], 0
+        for part in self.study.parts:
+            own = self.study.part_config(config, part)
+            experiment = self.experiments[part.name]
+            count = len(experiment.points(own))
+            dataset = experiment.combine(own, datasets[start:start + count])
+            start += count
+            if combined:
+                dataset = dataset.rename({name: f"{part.name}_{name}"
+                                          for name in (*dataset.dims, *dataset.data_vars)})
+            combined.append(dataset)
+        return xr.merge(combined, combine_attrs="override").assign_attrs(
+            study_toml=self.study.text)
+
+    # ------------------------------------------------------------------------ judgements
+    def part_dataset(self, dataset: xr.Dataset, part: Part) -> xr.Dataset:
+        """The part's slice of a result under the part's own names, with the part's
+        configuration (what its checks and figures read)."""
+        from workbench.core.parameters import to_toml
+        from workbench.store.netcdf import config_of
+
+        first, *others = self.study.parts
+        if part is first:
+            own = dataset.drop_vars([n for n in dataset.variables
+                                     if any(str(n).startswith(f"{p.name}_") for p in others)])
+        else:
+            prefix = f"{part.name}_"
+            own = dataset.drop_vars([n for n in dataset.variables
+                                     if not str(n).startswith(prefix)])
+            own = own.rename({n: str(n).removeprefix(prefix)
+                              for n in (*own.dims, *own.data_vars)})
+        config = self.study.part_config(config_of(dataset), part)
+        return own.assign_attrs(config_toml=to_toml(config))
+
+    def checks(self, dataset):
+        """Every part's verdicts on its slice, named ``<part>/<check>``; with ``[study]
+        family = "study"`` one Bonferroni family over all parts' verdicts."""
+        slices = {part.name: self.part_dataset(dataset, part) for part in self.study.parts}
+
+        def verdicts(family: int = 0):
+            return [replace(verdict, check=f"{name}/{verdict.check}")
+                    for name, experiment in self.experiments.items()
+                    for verdict in experiment.verdicts(slices[name], family)]
+
+        found = verdicts()
+        if self.study.family == "study":
+            found = verdicts(len(found))
+        return found + self.plugin.checks(dataset)
+
+    def figures(self, dataset, out_dir):
+        """The plug-in's (the paper's figure), or each part's default figures on its slice,
+        named ``<study>-<part>-<kind>.png``."""
+        paths = []
+        if self.plugin.default_figures:
+            from workbench.studies import figures as default_figures
+
+            for part in self.study.parts:
+                own = self.part_dataset(dataset, part)
+                experiment = self.experiments[part.name]
+                paths += default_figures.draw(f"{self.name}-{part.name}", part.study.checks,
+                                              experiment.context(own), own, Path(out_dir))
+        return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+
+
+def rebuild_parts(text: str, origin: str, plugin) -> PartsExperiment:
+    """A study of parts' experiment from its pickled form (:meth:`PartsExperiment.__reduce__`)."""
+    return PartsExperiment(from_document(Document.parse(text, origin)), plugin)
+
+
+def experiment_of(study: Study | PartsStudy, plugin: Plugin | None = None) -> Experiment:
+    """The experiment that runs ``study`` (:func:`workbench.studies.files.load`): a
+    :class:`~.experiment.StudyExperiment`, or a :class:`PartsExperiment` for a study of
+    parts."""
+    if isinstance(study, PartsStudy):
+        return PartsExperiment(study, plugin)
+    return StudyExperiment(study, plugin)
