@@ -34,6 +34,7 @@ DSGLD = Path(__file__).parent / "fixtures" / "dsgld_studies.json"
 ELASTIC = Path(__file__).parent / "fixtures" / "elastic_studies.json"
 INTEGRATOR = Path(__file__).parent / "fixtures" / "integrator_studies.json"
 MULTI_SERVER = Path(__file__).parent / "fixtures" / "multi_server_studies.json"
+REALTIME = Path(__file__).parent / "fixtures" / "realtime_studies.json"
 
 #: a small valid study; the refusal tests break one line of it at a time
 BASE = """\
@@ -232,6 +233,30 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
     name = recorded["experiment"]
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == [f"{name}.png"] + (
         [f"{name}-gantt.png"] if name == "dsgld-load-balancing" else [])
+
+
+REALTIME_CASES = json.loads(REALTIME.read_text())
+
+
+@pytest.mark.parametrize("case", sorted(REALTIME_CASES))
+def test_the_shipped_real_processes_study_reproduces_what_the_seed_fixed(case):
+    """``real-vs-simulated`` as a shipped study file (``[system] kind = "real-processes"``, its
+    worker counts one point run alone, the ``real-vs-simulated`` check) gives what the seed
+    fixed in its removed module's runs (fixture made at commit 572e33c by
+    ``tests/studies/fixtures/make_realtime_fixture.py``): the worker counts, lost workers,
+    completion and iteration speed-ups bit for bit, the same verdicts in the same order, and
+    the verdict timing cannot move. The other variables measure wall-clock time."""
+    recorded = REALTIME_CASES[case]
+    experiment = experiments.get(recorded["experiment"])
+    assert isinstance(experiment, StudyExperiment)
+    dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
+                             seed=recorded["seed"])
+    now = digests(dataset)
+    assert {name: now[name] for name in recorded["digests"]} == recorded["digests"]
+    verdicts = experiment.checks(dataset)
+    assert [v.check for v in verdicts] == recorded["checks"]
+    assert [[v.check, v.verdict, v.observed] for v in verdicts
+            if v.check in {row[0] for row in recorded["verdicts"]}] == recorded["verdicts"]
 
 
 INTEGRATOR_CASES = json.loads(INTEGRATOR.read_text())

@@ -91,7 +91,7 @@ def test_a_figure_key_draws_the_paper_figure_alone_imported_when_drawn(tmp_path)
 
 
 def test_a_bespoke_file_is_refused_as_a_study():
-    path = library.path("real-vs-simulated")
+    path = library.path("downpour-period")
     with pytest.raises(StudyError, match="still Python code, not a study: run it by its name"):
         loads(path.read_text(encoding="utf-8"), str(path))
     # negative control: the shipped study file with a plug-in loads

@@ -2,9 +2,10 @@
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
 Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements`,
-:mod:`.pooled_judgements`, :mod:`.sharded_judgements` and :mod:`.held_out_judgements` (the kinds
-are described there), which :meth:`Kind.run` imports when a check runs: they need xarray,
-scipy.stats and sympy, which loading, showing and configuring a study does not (issue 15).
+:mod:`.pooled_judgements`, :mod:`.sharded_judgements`, :mod:`.held_out_judgements` and
+:mod:`.realtime_judgements` (the kinds are described there), which :meth:`Kind.run` imports when
+a check runs: they need xarray, scipy.stats and sympy, which loading, showing and configuring a
+study does not (issue 15).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from simulators.validation import InvalidParameter
+from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
+from workbench.core.validators import positive
 from workbench.run.parameters import (
     INVARIANCE_MARGIN,
     ORDERING_MARGIN,
@@ -29,6 +32,7 @@ from workbench.studies.schema import (
     PHASE_SPACE_FUNCTIONS,
     POOLED,
     PROTOCOL_SYSTEMS,
+    REAL_PROCESSES,
     SHARDED,
     TRAVELING,
     WITH_REFERENCE,
@@ -47,6 +51,10 @@ if TYPE_CHECKING:
 SPLITS = ("checkerboard", "extrapolate")
 #: the margins of a ``speed-up`` check, each an option with the declared default
 SPEEDUP_MARGINS = (SPEEDUP_MARGIN, SLOPE_MARGIN, TIME_BEND_MARGIN, INVARIANCE_MARGIN)
+#: the margins of a ``real-vs-simulated`` check: mean staleness in updates, time speed-up relative
+STALENESS_MARGIN = Parameter("staleness_margin", 0.5, "real-vs-simulated check: the real and "
+                             "simulated mean staleness within this many updates", positive)
+REAL_MARGINS = (STALENESS_MARGIN, SPEEDUP_MARGIN)
 #: the kinds a phase-space study (:mod:`.phase_space_judgements`) judges
 PHASE_SPACE_KINDS = ("oracle", "rate")
 #: the predicted order of an ``ordering`` check along its dim
@@ -235,6 +243,13 @@ class Kind:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "
                                            f"{' / '.join(self.keys)} studies, not of "
                                            f"{' / '.join(sorted(kinds))}")
+        if where == GAUSSIAN and REAL_PROCESSES in kinds:
+            raise CheckOptionError("kind", f"a point of {REAL_PROCESSES} is judged against the "
+                                           "simulator calibrated on it: 'real-vs-simulated' "
+                                           "checks only")
+        if where == REAL_PROCESSES:
+            _known_keys(entry, self.keys[where])
+            return _margins(entry, REAL_MARGINS)
         if where == GAUSSIAN and self.name != "oracle" and set(kinds) & set(PROTOCOL_SYSTEMS):
             raise CheckOptionError("kind", f"a point of {' / '.join(sorted(kinds))} is judged "
                                            "against its exact protocol oracle: 'oracle' "
@@ -400,6 +415,10 @@ class Kind:
             return held_out_judgements.judge(self.name, dataset, ctx, options)
         if ctx.config["model"] == SHARDED:
             return self._run_sharded(dataset, ctx, options, rate)
+        if ctx.config["system"] == REAL_PROCESSES:
+            from workbench.studies.realtime_judgements import real_vs_simulated_checks
+
+            return real_vs_simulated_checks(dataset, ctx.dims[0], ctx.symbols, options, rate)
         given = options.get("test_function")
         function = given or ctx.config["test_function"]
         options = {**options, "test_function": function}
@@ -489,4 +508,5 @@ KINDS = {kind.name: kind for kind in (
          fields=("initial_offset", "target_error", "n_time_points", "gantt_rounds")),
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),
+    Kind("real-vs-simulated", {REAL_PROCESSES: tuple(p.name for p in REAL_MARGINS)}),
 )}

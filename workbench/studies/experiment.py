@@ -8,7 +8,8 @@ the sharded-data point (:mod:`workbench.studies.sharded_point`, traveling chains
 rounds), the phase-space point of SGHMC (:mod:`workbench.studies.phase_space_point`), the
 point of seed 003's protocols on the Gaussian mean (:mod:`workbench.studies.protocol_point`,
 downpour or elastic), the Gaussian mean with S asynchronous servers pooled
-(:mod:`workbench.studies.pooled_point`),
+(:mod:`workbench.studies.pooled_point`), the one point of a real-processes study
+(:mod:`workbench.studies.realtime_point`, its worker counts one after the other, alone),
 or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
 regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
@@ -31,7 +32,7 @@ from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
-from workbench.studies import grid, protocol_point
+from workbench.studies import grid, protocol_point, realtime_point
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
 from workbench.studies.schema import (
@@ -39,6 +40,7 @@ from workbench.studies.schema import (
     HELD_OUT,
     POOLED,
     PROTOCOL_SYSTEMS,
+    REAL_PROCESSES,
     SHARDED,
     TRAVELING,
     fields,
@@ -121,6 +123,8 @@ class StudyExperiment(Experiment):
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
+        # real runs time themselves: no other sweep's tasks beside them
+        self.runs_alone = study.values.get("system") == REAL_PROCESSES
 
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
@@ -147,10 +151,13 @@ class StudyExperiment(Experiment):
                                        "worker")
         check_point_count(grid.count(config, self.study.product, self.study.zipped),
                           f"{self.name} sweep")
-        total = 0
+        total, real = 0, []
         for point in grid.points(config, self.study.product, self.study.zipped):
             try:
                 resolved = self.resolve(config, point)
+                if _real(config):  # one run per worker count: no replicates, checkpoints
+                    real.append(resolved)
+                    continue
                 if resolved["model"] == SHARDED:
                     validate_sharded_point(resolved)
                 if resolved.get("phase_space"):
@@ -179,6 +186,8 @@ class StudyExperiment(Experiment):
                 raise InvalidParameter(error.field, written,
                                        f"evaluates to {error.value!r} at "
                                        f"{at or 'the only point'}, but {error.allowed}") from None
+        if real:
+            realtime_point.worker_counts(real, self.sweep_dims[0])
         self.plugin.validate(config)
         return config
 
@@ -209,6 +218,8 @@ class StudyExperiment(Experiment):
 
     # ------------------------------------------------------------------------- the sweep
     def points(self, config):
+        if _real(config):
+            return [{}]  # the whole grid, run in one point (realtime_point)
         own = grid.points(config, self.study.product, self.study.zipped)
         return own + self.plugin.points(config)
 
@@ -242,16 +253,21 @@ class StudyExperiment(Experiment):
         return POOLED in self.study.point_kinds
 
     def work(self, config, point):
-        return 0 if self.plugin.owns(point) else _work(self.resolve(config, point))
+        if self.plugin.owns(point) or _real(config):
+            return 0
+        return _work(self.resolve(config, point))
 
     def memory(self, config, point):
-        return 0 if self.plugin.owns(point) else _memory(self.resolve(config, point))
+        if self.plugin.owns(point) or _real(config):
+            return 0
+        return _memory(self.resolve(config, point))
 
     def replicate_blocks(self, config, point):
         from workbench.engine.replay_setup import replicate_blocks
 
         if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT) or \
-                _protocols(config) or config.get("phase_space") or self.pooled():
+                _protocols(config) or config.get("phase_space") or self.pooled() or \
+                _real(config):
             return 1
         resolved = self.resolve(config, point)
         return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
@@ -265,6 +281,11 @@ class StudyExperiment(Experiment):
             return self._zipped_coords(sharded_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims,
                 self.with_references(), self.study.paired), point)
+        if _real(config):
+            return realtime_point.run_point(
+                self.name, [self.resolve(config, p) for p in
+                            grid.points(config, self.study.product, self.study.zipped)],
+                seed, self.sweep_dims[0])
         if _protocols(config):
             return self._zipped_coords(protocol_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
@@ -309,12 +330,13 @@ class StudyExperiment(Experiment):
     def combine(self, config, datasets):
         """The sweep points along the sweep dims (the plug-in's own merged in); the result
         carries the study's text, so a stored result can always be judged again."""
-        n_own = len(grid.points(config, self.study.product, self.study.zipped))
+        n_own = 1 if _real(config) else grid.count(config, self.study.product,
+                                                    self.study.zipped)
         return self.plugin.combine(self._combine_sweep(config, datasets[:n_own]),
                                    datasets[n_own:]).assign_attrs(study_toml=self.study.text)
 
     def _combine_sweep(self, config, own):
-        if not self.sweep_dims:
+        if not self.sweep_dims or _real(config):
             return own[0]
         import xarray as xr
 
@@ -372,6 +394,11 @@ def _protocols(config: dict) -> bool:
     """Whether the study's points are seed 003's protocols on the Gaussian mean
     (:mod:`.protocol_point`)."""
     return config["model"] == GAUSSIAN and config["system"] in PROTOCOL_SYSTEMS
+
+
+def _real(config: dict) -> bool:
+    """Whether the study's one point runs real processes (:mod:`.realtime_point`)."""
+    return config["system"] == REAL_PROCESSES
 
 
 def _updates(resolved: dict) -> int:

@@ -32,6 +32,11 @@ that field compares seed 003's two protocols on common random numbers, along the
 ``protocol``. Its ``budget`` field says what ``n_iterations`` counts for elastic: every chain's
 local steps, or downpour's pushes at the same period (:func:`.protocol_point.local_steps`).
 
+The system kind ``real-processes`` runs seed 001's asynchronous server (Appendix A) for real on
+the Gaussian mean: worker processes on this machine with injected compute times (``latency``,
+``latency_mean``, ``latency_shape``, stragglers) and an injected ``server_update_time``, each
+run against the simulator calibrated on it (:mod:`.realtime_point`).
+
 A Gaussian-mean study may also record SGHMC's whole state (θ, p) (``[run] phase_space``, the
 point of :mod:`.phase_space_point`): φ̂_L of θ² and of p² at the last sample count, judged against
 the exact phase-space oracle (docs/math.md §15); its ``[sampler] kind = "sghmc"`` takes the
@@ -142,6 +147,11 @@ def _worker_slowdown(name, value):
     return float(_slowdown(name, value))
 
 
+def _staleness_bound(name, value):
+    """A staleness beyond which gradients are dropped, or -1: none is."""
+    return validation.integer(name, value, minimum=-1)
+
+
 def _per_shard_lengths(name, value):
     """Trajectory lengths, one per shard (checked against the shards when configured); empty:
     one ``trajectory_length`` on every worker."""
@@ -223,11 +233,15 @@ HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 #: those whose reference posterior HMC can give (a network's posterior is multimodal: its
 #: checks compare the study's runs with each other)
 WITH_REFERENCE = (LOGISTIC, PYTHON)
-#: the systems of each model kind: a fixed or i.i.d. staleness sequence, a simulated server
-#: or seed 003's protocols (one, or both swept) for the Gaussian mean; seed 004's traveling
-#: chains or seed 002's federated rounds for sharded data; the simulated server, downpour or
-#: elastic averaging (seed 003) for a model without an oracle
-SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL),
+#: seed 001's asynchronous server run for real, worker processes on this machine, against the
+#: simulator calibrated on each run (:mod:`.realtime_point`)
+REAL_PROCESSES = "real-processes"
+#: the systems of each model kind: a fixed or i.i.d. staleness sequence, a simulated server, seed
+#: 003's protocols (one, or both swept) or real processes for the Gaussian mean; seed 004's
+#: traveling chains or seed 002's federated rounds for sharded data; the simulated server, downpour
+#: or elastic averaging (seed 003) for a model without an oracle
+SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL,
+                         REAL_PROCESSES),
               SHARDED: (TRAVELING, FEDERATED),
               **dict.fromkeys((LOGISTIC, NETWORK, PYTHON), (ASYNCHRONOUS, DOWNPOUR, ELASTIC))}
 SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in systems))
@@ -250,7 +264,13 @@ PROTOCOL_SYSTEMS = (DOWNPOUR, ELASTIC, PROTOCOL)
 PROTOCOL_UNUSED = ("staleness", "dim", "true_mean", "noise_scale", "prior_scale", "prior_mean",
                    "friction", "replacement", "divergence_threshold", "n_draws",
                    "replicate_block")
+#: the Gaussian fields a real-processes point does not read: it is one real run per worker
+#: count (no replicates, checkpoints or test functions) on seed 001's server, whose network
+#: the calibration measures rather than injects
+REAL_UNUSED = ("staleness", "n_replicates", "replicate_block", "n_checkpoints", "test_function",
+               "divergence_threshold", "n_draws", "phase_space", "network_delay")
 _P = PROTOCOL_SYSTEMS
+_R = (REAL_PROCESSES,)
 _GH = _G + _H
 _GS = _G + _S
 
@@ -356,7 +376,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                 "period local steps to one master (seed 003 Algorithm 1); "
                                 "elastic: n_workers chains coupled to a centre every period "
                                 "steps (seed 003 Appendix B); protocol: downpour or elastic "
-                                "as the protocol field says (sweep it to compare them)",
+                                "as the protocol field says (sweep it to compare them); "
+                                "real-processes: seed 001's server run for real, worker "
+                                "processes with injected compute and server times, against "
+                                "the simulator calibrated on each run",
                                 choices=SYSTEMS),
               fixed_in=_S + _H),
         Field("staleness", Parameter("staleness", 1,
@@ -426,6 +449,14 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("n_chains", Parameter("n_chains", 20, "independent federated chains (each its "
                                                     "own client draws)", at_least_two),
               only=_F),
+        Field("staleness_bound", Parameter("staleness_bound", -1, "real processes: the server "
+                                           "drops gradients staler than this (-1: never)",
+                                           _staleness_bound), only=_R),
+        Field("simulated_factor", Parameter("simulated_factor", 10, "real processes: updates "
+                                            "of the calibrated simulation per real update",
+                                            at_least_one), only=_R),
+        Field("run_timeout", Parameter("run_timeout", 300.0, "real processes: seconds a real "
+                                       "run may take before it is stopped", positive), only=_R),
     ),
     "sampler": (
         Field("kind", replace(SAMPLER, help="integrator (the Gaussian mean: the linear ones "

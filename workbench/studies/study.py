@@ -48,6 +48,8 @@ from workbench.studies.schema import (
     PROTOCOL_SYSTEMS,
     PROTOCOL_UNUSED,
     PYTHON,
+    REAL_PROCESSES,
+    REAL_UNUSED,
     SECTIONS,
     SGHMC,
     TRAVELING,
@@ -287,6 +289,10 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
                                   "functions); run one study per value")
         sweep_values[key] = _coerce(doc, path, _SweepParameter(known[key], value), value)
     zipped = (tuple(zipped_table),) if zipped_table else ()
+    if REAL_PROCESSES in kinds and (zipped or len(product) != 1):
+        raise doc.error(("sweep", *(zipped and ("zip",)), *product[1:2]), "a real-processes "
+                        "study sweeps one dim, the worker counts its one point runs one "
+                        "after the other")
     if zipped and len({len(sweep_values[k]) for k in zipped[0]}) != 1:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
@@ -485,6 +491,10 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
             f"means nothing on a {system} point of the Gaussian mean: seed 003's exact "
             "protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior N(0, 1)) and runs "
             "SGLD with minibatches drawn with replacement")))
+    if system == REAL_PROCESSES:
+        unused.update(dict.fromkeys(REAL_UNUSED, (
+            "means nothing on a real-processes point: one real run per worker count, "
+            "compared with the simulator calibrated on it, which measures the network")))
     if model != GAUSSIAN:
         unused["budget"] = ("means nothing on a model without an oracle: its elastic chains "
                             "run n_iterations local steps each")

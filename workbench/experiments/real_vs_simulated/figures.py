@@ -6,19 +6,21 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from workbench.experiments.real_vs_simulated.checks import calibrated_bend, speedup_errors
+from workbench.studies.realtime_judgements import calibrated_bend, speedup_errors
 from workbench.systems.asynchronous.figures import finish, new
+
+DIM = "workers"
 
 
 def figure_real_vs_simulated(dataset: xr.Dataset, path):
-    workers = dataset["workers"].values
+    workers = dataset[DIM].values
     fig, axes = new(1, 2 + workers.size, 5 * (2 + workers.size), 4.2)
     ax = axes[0, 0]
     for kind, style in (("real", "o"), ("simulated", "s--")):
         speedup = dataset[f"{kind}_time_speedup"].values
-        errors = speedup * speedup_errors(dataset, kind)
+        errors = speedup * speedup_errors(dataset, kind, DIM)
         ax.errorbar(workers, speedup, yerr=1.96 * errors, fmt=style, label=kind, capsize=3)
-    bend = calibrated_bend(dataset)
+    bend = calibrated_bend(dataset, DIM)
     ax.plot(workers, np.minimum(workers, bend), "k:", label=f"min(P, P*), P* = {bend:.2g}")
     ax.plot(workers, workers, color="0.7", linewidth=0.8, label="P")
     ax.set_xlabel("workers P")
@@ -33,7 +35,7 @@ def figure_real_vs_simulated(dataset: xr.Dataset, path):
     staleness = dataset["staleness"].values
     for k, p in enumerate(workers):
         ax = axes[0, 2 + k]
-        at = dataset.sel(workers=p)
+        at = dataset.sel({DIM: p})
         for kind, style in (("real", {"alpha": 0.5}), ("simulated", {"histtype": "step"})):
             counts = at[f"{kind}_staleness_count"].values
             ax.hist(staleness, bins=np.arange(staleness.size + 1) - 0.5, weights=counts
