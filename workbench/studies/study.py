@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
 from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
-from workbench.studies import check_kinds, library
+from workbench.studies import check_kinds, designs, library
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     COUPLED_SGLD,
@@ -113,6 +113,7 @@ class Study:
     headline: Headline | None = None  # the chart the Experiment browser opens on
     paper: tuple[PaperEntry, ...] = ()  # [[paper]]: what the paper states, cited
     paired: tuple[str, ...] = ()  # sweep dims whose points share every random number
+    designs: tuple[designs.Design, ...] = ()  # [[design]]: grids of their own, with checks
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -310,24 +311,28 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
     parameters = _parameters(values, constants, sweep_values, kinds, unused)
+    names = {p.name for p in parameters} | {"iterations"}
+    dims = product + tuple(g[0] for g in zipped)
+    for parameter in parameters:
+        _check_names(doc, parameter, names)
+    # a Gaussian study's bounds may use the integrator order K of its sampler
+    bound_names = names | ({"integrator_order"} if GAUSSIAN in kinds else set())
+    tables = data.get("bound", [])
+    if defer_bounds and isinstance(tables, list):
+        bounds = DeferredBounds([t.get("name") for t in tables if isinstance(t, dict)],
+                                lambda: _bounds(doc, tables, bound_names))
+    else:
+        bounds = _bounds(doc, tables, bound_names)
+    extra, design_parameters = _designs(doc, data, kinds, values, names, dims, bounds,
+                                        parameters)
+    parameters += design_parameters
     quick = {}
     by_name = {p.name: p for p in parameters}
     for key, value in _table(doc, ("quick",), data.get("quick", {})).items():
         if key not in by_name:
             raise doc.error(("quick", key), "is not a parameter of the study")
         quick[key] = _coerce(doc, ("quick", key), by_name[key], value)
-
-    names = set(by_name) | {"iterations"}
-    for parameter in parameters:
-        _check_names(doc, parameter, names)
-    tables = data.get("bound", [])
-    if defer_bounds and isinstance(tables, list):
-        bounds = DeferredBounds([t.get("name") for t in tables if isinstance(t, dict)],
-                                lambda: _bounds(doc, tables, names))
-    else:
-        bounds = _bounds(doc, tables, names)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
-    dims = product + tuple(g[0] for g in zipped)
     checks = _checks(doc, data.get("check", []), dims, bounds, tuple(sorted(kinds)), estimator,
                      {d: sweep_values[d] for d in dims})
     if GAUSSIAN in kinds:
@@ -357,7 +362,38 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         raise doc.error(("paper", *error.path), error.reason) from None
     return Study(name.strip(), str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text, dict(symbols), headline, paper, paired)
+                 parameters, doc.text, dict(symbols), headline, paper, paired, extra)
+
+
+def _designs(doc: Document, data: dict, kinds: set[str], values: dict, names: set[str],
+             dims: tuple[str, ...], bounds, parameters: tuple[Parameter, ...]
+             ) -> tuple[tuple[designs.Design, ...], tuple[Parameter, ...]]:
+    """The study's ``[[design]]`` tables (:mod:`.designs`) and their parameters, each list
+    validated as the parameter it becomes; a Gaussian study's own points only."""
+    entries = data.get("design", [])
+    if not entries:
+        return (), ()
+    if GAUSSIAN not in kinds or kinds & set(PROTOCOL_SYSTEMS) or values.get("phase_space"):
+        raise doc.error(("design",), "a design runs the points of a Gaussian-mean study (not "
+                                     "a phase_space or protocol one)")
+    try:
+        parsed = designs.parse(entries, names, dims, bounds, SHAPE_FIELDS)
+    except designs.DesignError as error:
+        raise doc.error(error.path, error.reason) from None
+    known = {p.name: getattr(p, "element", p) for p in parameters}
+
+    def grid(key: str, name: str, values: list) -> Parameter:
+        return _SweepParameter(replace(designs.element(key, known), name=name), values)
+
+    for i, design in enumerate(parsed):
+        for key, values in design.values.items():
+            name = design.parameter(key)
+            if name in known:
+                raise doc.error(("design", i, "name"), f"makes the parameter {name}, which the "
+                                                       "study has already")
+            path = ("design", i, "sweep", key) if key in design.sweep else ("design", i, key)
+            _coerce(doc, path, grid(key, name, values), values)
+    return parsed, designs.parameters(parsed, grid)
 
 
 def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str]
