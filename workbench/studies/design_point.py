@@ -46,13 +46,12 @@ def run(experiment: str, design: Design, config: dict, point: dict, seed) -> xr.
     # the run's checkpoints are exactly the read-out sample counts
     part = result[list(KEPT)].rename(checkpoint=ITERATIONS)
     part["step_size"] = xr.DataArray(h)
-    if design.read_out:
-        part = part.assign_coords({ITERATIONS: read_out})
-    else:
+    part = part.rename({name: design.parameter(name) for name in part.data_vars})
+    if design.read_out:  # the read-out L, a dim of the design's own
+        part = part.assign_coords({ITERATIONS: read_out}).rename(
+            {ITERATIONS: design.parameter(ITERATIONS)})
+    else:  # the run's own L, one of its sweep values
         part = part.isel({ITERATIONS: 0}, drop=True)
-    part = part.rename({name: design.parameter(name)
-                        for name in [*part.data_vars, *part.coords] if name in design.grid
-                        or name in part.data_vars})
     return part.expand_dims({design.parameter(k): [point["n_iterations" if k == ITERATIONS
                                                          else k]] for k in design.sweep})
 

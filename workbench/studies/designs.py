@@ -72,6 +72,9 @@ class DesignCheck:
 
 @dataclass(frozen=True)
 class Design:
+    """One ``[[design]]`` as written (module docstring); its lists are parameters, so a run's
+    configuration holds their values (``config[design.parameter("staleness")]``)."""
+
     name: str
     sweep: tuple[str, ...]          # its sweep keys, in file order
     step_size: str | None           # None: the study's [sampler] step_size
