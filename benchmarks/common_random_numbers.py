@@ -38,7 +38,7 @@ def run(common: bool, quick: bool) -> tuple[list[int], np.ndarray, np.ndarray]:
     from workbench.studies import gaussian_point
 
     experiment = get(NAME)
-    config = experiment.configure({"bound_designs": False}, quick=quick)
+    config = experiment.configure({"designs": False}, quick=quick)
     taus, estimates, truth = [], [], None
     for point in experiment.points(config):
         resolved = experiment.resolve(config, point)

@@ -29,7 +29,7 @@ def covered(seed: int) -> dict[tuple[str, str], np.ndarray]:
     """Per (quantity, test function): ``(2, n)`` booleans, row 0 True where the interval
     covers the exact value, row 1 True where it lies wholly below it (a low-side miss)."""
     experiment = get(NAME)
-    config = experiment.configure({"bound_designs": False}, quick=True)
+    config = experiment.configure({"designs": False}, quick=True)
     dataset = run_experiment(experiment, config, seed)
     exact = {"bias": dataset["exact_bias"], "mse": dataset["exact_mse"],
              "variance": dataset["exact_variance"]}

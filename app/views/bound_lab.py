@@ -59,7 +59,7 @@ if not results:
 result = st.selectbox("result", results, format_func=lambda r: r.label, key="result")
 dataset = ui.load(str(result.path), result.modified)
 if not bound_lab.fittable(dataset):
-    st.info("This result has no envelope grid (it was run with bound_designs = false).")
+    st.info("This result has no envelope grid (it was run with designs = false).")
     st.stop()
 config = config_of(dataset)
 functions = dataset["test_function"].values.tolist()

@@ -355,7 +355,9 @@ def test_study_editor_runs_the_quick_study_and_shows_its_verdicts_and_figures(
     shown = metrics(at)
     assert shown["study"] == "my-stale-gaussian" and shown["sweep dims"] == "staleness"
     quick = StudyExperiment(study).configure(quick=True)
-    assert shown["quick sweep points"] == str(len(quick["staleness"])) == "6"
+    # its sweep's points, and its [[design]] tables' (rate: 2 τ × 3 L; envelope: 3 τ × 3 c)
+    assert shown["quick sweep points"] == str(len(StudyExperiment(study).points(quick))) == "21"
+    assert len(quick["staleness"]) == 6
     assert shown["checks"] == "3"
     assert not at.error and "Run the quick version" in at.info[0].value
 
@@ -428,8 +430,9 @@ def test_study_editor_refuses_a_hostile_bound_and_runs_nothing(expression, tmp_p
     at.text_area(key="study").set_value(text).run()
     no_exception(at)
     line = _line_of(text, "expression = ")
+    index = text.count("[[bound]]")  # after the shipped study's own bounds
     assert at.error[0].value.startswith(f"Invalid study at line {line}, "
-                                        f"{ui_literal('[[bound]] #1 expression')} — ")
+                                        f"{ui_literal(f'[[bound]] #{index} expression')} — ")
     assert not (tmp_path / "SENTINEL").exists()
     assert not at.button and not list(tmp_path.iterdir())
 

@@ -25,7 +25,7 @@ from workbench.cli import main as cli
 from workbench.store.netcdf import read_netcdf
 
 QUICK = ["--quick", "--quiet", "--seed", "5", "--set", "staleness=[1,2,3]",
-         "--set", "bound_designs=false", "--set", "base_iterations=50",
+         "--set", "designs=false", "--set", "base_iterations=50",
          "--set", "n_replicates=20"]
 N_POINTS = 3
 _numbers = itertools.count()

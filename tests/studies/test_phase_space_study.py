@@ -108,8 +108,8 @@ def test_largest_step_means_nothing_without_the_optimal_step():
 
 def test_a_phase_space_function_is_refused_in_another_gaussian_study():
     text = library.path("stale-gaussian").read_text().replace(
-        'plugin = "stale_gaussian:BoundDesigns"', "").replace(
-        'kind = "invariance"', 'kind = "invariance"\ntest_function = "momentum_squared"')
+        'figure = "stale_gaussian.figures:figures"', "").replace(
+        'kind = "invariance"', 'kind = "invariance"\ntest_function = "momentum_squared"', 1)
     refused_when_read(text, 'test_function = "momentum_squared"',
                       "[[check]] #2 test_function", "non-phase_space")
 

@@ -27,16 +27,17 @@ from simulators.latency import LatencyModel, WorkerTiming
 from simulators.seeding import derive, generator
 from workbench import experiments
 from workbench.engine.replay import replay
-from workbench.experiments.stale_gaussian.bound_checks import (
-    calibration_mask,
-    envelope_data,
-    fit_theorem_3,
-    grid_values,
-    squared_errors,
-)
 from workbench.run.runner import run_experiment
 from workbench.samplers import SGLD
 from workbench.stats.estimators import summarize
+from workbench.studies.design_judgements import (
+    envelope_data,
+    envelope_fit,
+    grid_values,
+    held_out,
+    view,
+)
+from workbench.studies.gaussian_judgements import squared_errors
 
 FAMILY_RATE = 1e-3  # probability that a correct claim fails one of these checks
 # Chains start at θ₀ = 0, next to the posterior mean, so the MSE is the sampler's own error
@@ -51,6 +52,11 @@ DESIGNS = {"staleness": [1], "base_iterations": 100, "n_replicates": 100, "initi
 @pytest.fixture(scope="module")
 def experiment():
     return experiments.get("stale-gaussian")
+
+
+def design(experiment, name: str):
+    """The study's [[design]] of that name."""
+    return next(d for d in experiment.study.designs if d.name == name)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +94,7 @@ def test_bound_checks_are_reported_and_hold_on_the_correct_sampler(experiment, d
     assert all(v.evidence["exact_relative_spread"] < 0.01 for v in theta)
 
 
-def test_mse_bound_with_a_wrong_exponent_is_violated(designs):
+def test_mse_bound_with_a_wrong_exponent_is_violated(experiment, designs):
     """Theorem 3 with 1/(L²h) in place of 1/(Lh): its optimal rate is derived symbolically
     (−4/3) and the runs at the true optimal step cannot decay that fast."""
     theorem = registry.get("seed001-theorem-3-mse")
@@ -98,11 +104,10 @@ def test_mse_bound_with_a_wrong_exponent_is_violated(designs):
     exponent = symbolic.minimise(wrong.substitute(integrator_order=1), step_size).exponent(
         n_iterations)
     assert exponent == sp.Rational(-4, 3)
-    at = designs.sel(rate_staleness=2)
-    samples = squared_errors(at, "rate", "theta_squared").transpose("rate_iterations",
-                                                                    "replicate").values
+    at = view(designs, design(experiment, "rate")).sel(staleness=2)
+    samples = squared_errors(at, "theta_squared").transpose("iterations", "replicate").values
     z = one_sided_z_for_family(FAMILY_RATE, 1)
-    lengths = designs["rate_iterations"].values
+    lengths = at["iterations"].values
 
     def check(expected):
         return rate_check("rate", lengths, samples, float(expected), z,
@@ -138,20 +143,26 @@ def test_variance_bound_claimed_to_fall_like_one_over_l_squared_at_fixed_h_is_vi
     assert wrong.verdict == VIOLATED and wrong.expected == -2
 
 
-def test_envelope_fitted_on_a_different_model_is_violated(designs, sharper_designs):
-    config = {**experiments.get("stale-gaussian").configure(DESIGNS)}
-    observed, errors = envelope_data(designs, "theta")
-    values = grid_values(designs)
-    held_out = ~calibration_mask(designs, config["envelope_split"])
-    z = one_sided_z_for_family(FAMILY_RATE, 2 * int(held_out.sum()) * 4)
-    own = fit_theorem_3(designs, "theta", config)
+def test_envelope_fitted_on_a_different_model_is_violated(experiment, designs,
+                                                          sharper_designs):
+    grid = design(experiment, "envelope")
+    check = next(c for c in grid.checks if c.kind == "envelope")
+    ctx = experiment.context(designs)
+    split = ctx.config["envelope_split"]
+    data, sharper_data = view(designs, grid), view(sharper_designs, grid)
+    observed, errors = envelope_data(data, "theta")
+    values = grid_values(data, grid, ctx.bounds[check.bound].bound)
+    mask = held_out(data, grid, split)
+    z = one_sided_z_for_family(FAMILY_RATE, 2 * int(mask.sum()) * 4)
+    own = envelope_fit(data, grid, ctx, check, "theta", split)
     assert envelope_check("own model", own, values, observed, errors, z,
-                          held_out, margin=0.25).verdict == HOLDS
-    other = fit_theorem_3(sharper_designs, "theta", config)
-    sharper, _ = envelope_data(sharper_designs, "theta")
+                          mask, margin=0.25).verdict == HOLDS
+    other = envelope_fit(sharper_data, grid, experiment.context(sharper_designs), check,
+                         "theta", split)
+    sharper, _ = envelope_data(sharper_data, "theta")
     assert float((observed / sharper).median()) > 5
     verdict = envelope_check("fitted on the sharper model", other, values, observed, errors,
-                             z, held_out, margin=0.25)
+                             z, mask, margin=0.25)
     assert verdict.verdict == VIOLATED
     assert verdict.observed > 2  # a measured MSE is more than twice the envelope
 

@@ -298,7 +298,7 @@ def test_a_sampler_that_diverges_everywhere_is_a_violated_finding(tmp_path, caps
     with violated oracle checks naming the divergence — never an inconclusive exit 0."""
     status = main(["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path),
                    "--set", "step_size_constant=0.02", "--set", "staleness=[1,5]",
-                   "--set", "bound_designs=false", "--verbose"])
+                   "--set", "designs=false", "--verbose"])
     out = capsys.readouterr().out
     assert status == 1
     findings = [line for line in out.splitlines()
@@ -350,7 +350,7 @@ def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, caps
     look 1; --until-decided runs it again at a later look, says so per round, judges with the
     look's share of the rates, and ends with the table of what is still undecided."""
     argv = ["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path),
-            "--set", "staleness=[1,15]", "--set", "bound_designs=false", "--until-decided",
+            "--set", "staleness=[1,15]", "--set", "designs=false", "--until-decided",
             "--budget", "5m", "--processes", "1"]
     status = main([*argv, "--json"])
     captured = capsys.readouterr()
@@ -365,7 +365,7 @@ def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, caps
     assert late["evidence"]["sequential"]["replicates"]["n_replicates"] > 100
     last = max(v["evidence"]["sequential"]["replicates"]["n_replicates"] for v in verdicts)
     plain = ["check", "stale-gaussian", "--quick", "--quiet", "--out", str(tmp_path / "plain"),
-             "--set", "staleness=[1,15]", "--set", "bound_designs=false", "--processes", "1",
+             "--set", "staleness=[1,15]", "--set", "designs=false", "--processes", "1",
              "--set", f"n_replicates={last}"]
     assert main(plain) == 1
     capsys.readouterr()

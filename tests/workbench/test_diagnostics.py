@@ -312,7 +312,7 @@ def test_spaced_keeps_the_last_draw():
 
 
 STORED = {"staleness": [1, 2], "base_iterations": 2000, "n_replicates": 40,
-          "replicate_block": 20, "n_checkpoints": 5, "bound_designs": False,
+          "replicate_block": 20, "n_checkpoints": 5, "designs": False,
           "initial_position": 0.0, "step_size_constant": 0.0005}
 
 

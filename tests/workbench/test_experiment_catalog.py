@@ -63,8 +63,8 @@ def test_the_registry_loads_an_experiment_once_and_only_when_asked():
 @pytest.mark.parametrize("key", library.CODE_KEYS)
 def test_only_a_shipped_file_names_the_workbenchs_code(key):
     text = library.path("stale-gaussian").read_text(encoding="utf-8")
-    text = text.replace('plugin = "stale_gaussian:BoundDesigns"',
-                        f'{key} = "stale_gaussian:BoundDesigns"')
+    text = text.replace('figure = "stale_gaussian.figures:figures"',
+                        f'{key} = "stale_gaussian.figures:figures"')
     refusal = rf"my-study.toml:\d+: \[study\] {key}: .*only its shipped"
     with pytest.raises(StudyError, match=refusal):
         loads(text, "my-study.toml")

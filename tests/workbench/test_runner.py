@@ -13,7 +13,6 @@ import pytest
 import xarray as xr
 
 from workbench import experiments
-from workbench.experiments.stale_gaussian import BoundDesigns
 from workbench.run import progress
 from workbench.run.executors import SerialExecutor, open_workers
 from workbench.run.runner import run_sweep
@@ -23,7 +22,7 @@ from workbench.studies.experiment import StudyExperiment
 from workbench.studies.files import built_in
 
 SMALL = {"staleness": [1, 5, 10], "base_iterations": 100, "n_replicates": 40,
-         "replicate_block": 10, "n_checkpoints": 5, "bound_designs": False}
+         "replicate_block": 10, "n_checkpoints": 5, "designs": False}
 SEED = 11
 
 
@@ -140,7 +139,7 @@ class StaleGaussian(StudyExperiment):
     """The built-in stale-gaussian, as a class the tests below can change."""
 
     def __init__(self):
-        super().__init__(built_in("stale-gaussian"), BoundDesigns())
+        super().__init__(built_in("stale-gaussian"))
 
 
 class FailsAt(StaleGaussian):

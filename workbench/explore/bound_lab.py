@@ -11,8 +11,8 @@ every (staleness τ, step size h) pair read at several sample counts L, the MSE 
 Monte Carlo error at each point. The bound's terms get non-negative constants fitted on the
 calibration part of that grid and are checked on the held-out part
 (:func:`bounds.envelope.fit_envelope`, :func:`bounds.envelope.envelope_check`; the split, the
-measured MSE and the grid come from the experiment's own Theorem 3 envelope check,
-:mod:`workbench.experiments.stale_gaussian.bound_checks`), with the one-sided Bonferroni z
+measured MSE and the grid come from the envelope check of the study's envelope design,
+:mod:`workbench.studies.design_judgements`), with the one-sided Bonferroni z
 over the held-out points at the result's ``false_failure_rate``. The bound may use the grid's
 symbols (τ, h, L), hidden constants (C1, C_2, ...) and the integrator order K, which is fixed
 by the result's sampler; any other symbol is refused by name. :func:`fit_chart` draws the fit
@@ -35,21 +35,25 @@ from bounds.record import Bound
 from bounds.symbols import info
 from bounds.verdict import Verdict, one_sided_z_for_family
 from simulators.validation import InvalidParameter
-from workbench.experiments.stale_gaussian.bound_checks import (
-    SPLITS,
-    calibration_mask,
+from workbench import experiments
+from workbench.explore import charts
+from workbench.store.netcdf import config_of
+from workbench.studies.check_kinds import SPLITS
+from workbench.studies.design_judgements import (
     count_held_out,
     envelope_data,
     grid_values,
+    held_out,
+    on_dataset_dims,
+    view,
 )
-from workbench.experiments.stale_gaussian.bound_design import INTEGRATOR_ORDER
-from workbench.explore import charts
-from workbench.store.netcdf import config_of
+from workbench.studies.schema import integrator_order
 
 EXAMPLE = "C1/(L*h) + C2*tau**2*h**2 + C3*h**2"
 """The bound the page opens with: seed 001's Theorem 3 MSE form for K = 1, typed by hand."""
 FITTABLE = "stale-gaussian"
-"""The experiment whose stored results carry an envelope grid."""
+"""The experiment whose stored results carry an envelope grid (its design ``envelope``)."""
+DESIGN = "envelope"
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ def fit(bound: Bound, dataset: xr.Dataset, test_function: str, split: str) -> Fi
     if not fittable(dataset):
         raise InvalidParameter("result", dataset.attrs.get("experiment"),
                                f"must be a {FITTABLE} result with its envelope grid "
-                               "(bound_designs = true)")
+                               "(designs = true)")
     functions = dataset["test_function"].values.tolist()
     if test_function not in functions:
         raise InvalidParameter("test_function", test_function, f"must be one of {functions}")
@@ -132,19 +136,24 @@ def fit(bound: Bound, dataset: xr.Dataset, test_function: str, split: str) -> Fi
     if bound.relation != "upper bound":
         raise InvalidParameter("bound", bound.name, "an envelope needs an upper bound")
     config = config_of(dataset)
-    grid = grid_values(dataset)
-    fixed = {"integrator_order": INTEGRATOR_ORDER[config["sampler"]]}
-    _grid_symbols(bound, grid, fixed)
-    calibration = calibration_mask(dataset, split)
-    measured, errors = envelope_data(dataset, test_function)
+    design = next(d for d in experiments.for_dataset(dataset).study.designs if d.name == DESIGN)
+    data = view(dataset, design)
+    fixed = {"integrator_order": integrator_order(config)}
+    values = grid_values(data, design, bound)
+    _grid_symbols(bound, values, fixed)
+    mask = held_out(data, design, split)
+    arrays = on_dataset_dims(design, *values.values(), *envelope_data(data, test_function),
+                             mask)
+    grid = dict(zip(values, arrays[:len(values)], strict=True))
+    measured, errors, held = arrays[len(values):]
+    calibration = ~held
     envelope = fit_envelope(bound, grid, measured, calibration, fixed=fixed,
                             label=f"{FITTABLE} {split} calibration, φ = {test_function}")
-    held_out = ~calibration
     z = one_sided_z_for_family(config["false_failure_rate"],
-                               max(1, count_held_out(dataset, held_out)))
+                               max(1, count_held_out(data, mask)))
     verdict = envelope_check(
         f"envelope/{bound.name}/{test_function}", envelope, grid, measured, errors, z,
-        held_out, n_replicates=config["n_replicates"],
+        held, n_replicates=config["n_replicates"],
         detail=f"{bound.text()}: constants fitted on the {split} calibration runs must keep "
                f"the bound above the MSE of φ̂({test_function}) on the held-out runs.",
         evidence={"test_function": test_function, "split": split})

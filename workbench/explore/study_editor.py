@@ -42,14 +42,14 @@ EXAMPLE_NAME = "my-stale-gaussian"
 
 def example() -> str:
     """The text of the shipped :data:`EXAMPLE_STUDY`, with ``[study] name`` set to
-    :data:`EXAMPLE_NAME`, without the ``plugin`` line (the workbench's own code, which only a
-    shipped file names) and everything else as shipped (comments included)."""
+    :data:`EXAMPLE_NAME`, without the line naming the workbench's own code (its ``figure``,
+    which only a shipped file names) and everything else as shipped (comments included)."""
     text = library.path(EXAMPLE_STUDY).read_text(encoding="utf-8")
     shipped = f'name = "{EXAMPLE_STUDY}"'
     if shipped not in text:
         raise ValueError(f"the shipped study {library.path(EXAMPLE_STUDY)} has no line {shipped}")
     lines = [line for line in text.replace(shipped, f'name = "{EXAMPLE_NAME}"', 1).splitlines()
-             if not line.startswith("plugin = ")]
+             if not line.startswith(tuple(f"{key} = " for key in library.CODE_KEYS))]
     return "\n".join(lines) + "\n"
 
 

@@ -139,18 +139,28 @@ def _check_depth(source: str, data: dict) -> None:
 def _locate(text: str) -> dict[KeyPath, int]:
     lines: dict[KeyPath, int] = {}
     table: KeyPath = ()
-    counts: dict[KeyPath, int] = {}
+    counts: dict[KeyPath, int] = {}  # arrays of tables ([[check]], [[design.check]]) so far
+
+    def resolved(names) -> KeyPath:
+        """The path of a header's names, each array of tables at its latest table."""
+        path: KeyPath = ()
+        for name in names:
+            path = (*path, name)
+            if path in counts:
+                path = (*path, counts[path] - 1)
+        return path
+
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
             continue
         if header := _HEADER.match(line):
             names = tuple(_parts(header.group(2)))
-            if header.group(1) == "[[":  # an array of tables: its entries by index
-                index = counts.get(names, 0)
-                counts[names] = index + 1
-                table = (*names, index)
+            if header.group(1) == "[[":
+                array = (*resolved(names[:-1]), names[-1])
+                counts[array] = counts.get(array, 0) + 1
+                table = (*array, counts[array] - 1)
             else:
-                table = names
+                table = resolved(names)
             lines.setdefault(table, number)
             continue
         if key := _KEY.match(line):

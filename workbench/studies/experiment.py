@@ -14,7 +14,9 @@ or the point of a model without an oracle (:mod:`workbench.studies.held_out_poin
 regression or the researcher's own model, against a reference posterior),
 the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
 (:mod:`workbench.studies.gaussian_judgements`) and each check kind its default figure
-(:mod:`workbench.studies.figures`).
+(:mod:`workbench.studies.figures`). A Gaussian study's ``[[design]]`` tables add points of
+their own beside the sweep's (:mod:`workbench.studies.designs`), run and combined by
+:mod:`workbench.studies.design_point` and judged by :mod:`workbench.studies.design_judgements`.
 
 A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
 file cannot say: extra points with their own design, their checks and a bespoke figure.
@@ -32,7 +34,7 @@ from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
-from workbench.studies import grid, protocol_point, realtime_point
+from workbench.studies import designs, grid, protocol_point, realtime_point
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
 from workbench.studies.schema import (
@@ -221,7 +223,22 @@ class StudyExperiment(Experiment):
         if _real(config):
             return [{}]  # the whole grid, run in one point (realtime_point)
         own = grid.points(config, self.study.product, self.study.zipped)
-        return own + self.plugin.points(config)
+        return own + self.design_points(config) + self.plugin.points(config)
+
+    def design_points(self, config) -> list[dict]:
+        """The points of the study's designs, in the order written (none if ``designs`` is
+        false)."""
+        if not config.get(designs.DESIGNS.name):
+            return []
+        return [point for design in self.study.designs for point in design.points(config)]
+
+    def design_of(self, point: dict) -> designs.Design | None:
+        name = designs.of(point)
+        return next((d for d in self.study.designs if d.name == name), None)
+
+    def _elsewhere(self, point: dict) -> bool:
+        """Whether a point is a design's or the plug-in's, not the sweep's."""
+        return self.design_of(point) is not None or self.plugin.owns(point)
 
     def resolve(self, config: dict, point: dict) -> dict:
         """The point's configuration (swept values in place, expressions evaluated)."""
@@ -235,6 +252,9 @@ class StudyExperiment(Experiment):
             identity["with_reference"] = self.with_reference()
         if config["system"] == TRAVELING:
             identity["with_references"] = self.with_references()
+        design = self.design_of(point)
+        if design is not None and design.paired:
+            identity[design.parameter("streams")] = f"common across {', '.join(design.paired)}"
         return self.plugin.point_identity(identity, point)
 
     def with_reference(self) -> bool:
@@ -253,19 +273,19 @@ class StudyExperiment(Experiment):
         return POOLED in self.study.point_kinds
 
     def work(self, config, point):
-        if self.plugin.owns(point) or _real(config):
+        if self._elsewhere(point) or _real(config):
             return 0
         return _work(self.resolve(config, point))
 
     def memory(self, config, point):
-        if self.plugin.owns(point) or _real(config):
+        if self._elsewhere(point) or _real(config):
             return 0
         return _memory(self.resolve(config, point))
 
     def replicate_blocks(self, config, point):
         from workbench.engine.replay_setup import replicate_blocks
 
-        if self.plugin.owns(point) or config["model"] in (SHARDED, *HELD_OUT) or \
+        if self._elsewhere(point) or config["model"] in (SHARDED, *HELD_OUT) or \
                 _protocols(config) or config.get("phase_space") or self.pooled() or \
                 _real(config):
             return 1
@@ -273,6 +293,14 @@ class StudyExperiment(Experiment):
         return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
 
     def run_point(self, config, point, seed):
+        design = self.design_of(point)
+        if design is not None:
+            from workbench.studies import design_point
+
+            # the design's own values (its L among them) in place of the sweep's
+            resolved = grid.resolve(config, {k: v for k, v in point.items()
+                                             if k != designs.DESIGN}, self.study.swept)
+            return design_point.run(self.name, design, resolved, point, seed)
         if self.plugin.owns(point):
             return self.plugin.run(self.name, self.resolve(config, point), point, seed)
         if config["model"] == SHARDED:
@@ -330,10 +358,19 @@ class StudyExperiment(Experiment):
     def combine(self, config, datasets):
         """The sweep points along the sweep dims (the plug-in's own merged in); the result
         carries the study's text, so a stored result can always be judged again."""
+        import xarray as xr
+
+        from workbench.studies import design_point
+
         n_own = 1 if _real(config) else grid.count(config, self.study.product,
                                                     self.study.zipped)
-        return self.plugin.combine(self._combine_sweep(config, datasets[:n_own]),
-                                   datasets[n_own:]).assign_attrs(study_toml=self.study.text)
+        n_designs = n_own + len(self.design_points(config))
+        combined = self._combine_sweep(config, datasets[:n_own])
+        if n_designs > n_own:
+            combined = xr.merge([combined, design_point.combine(
+                self.study.designs, datasets[n_own:n_designs])], combine_attrs="override")
+        return self.plugin.combine(combined, datasets[n_designs:]).assign_attrs(
+            study_toml=self.study.text)
 
     def _combine_sweep(self, config, own):
         if not self.sweep_dims or _real(config):
@@ -373,6 +410,10 @@ class StudyExperiment(Experiment):
         verdicts = []
         for spec in self.study.checks:
             verdicts.extend(KINDS[spec.kind].run(dataset, context, spec.options))
+        if self.study.designs:
+            from workbench.studies import design_judgements
+
+            verdicts.extend(design_judgements.checks(dataset, self.study.designs, context))
         return verdicts + self.plugin.checks(dataset)
 
     def figures(self, dataset, out_dir):

@@ -56,6 +56,7 @@ from bounds.record import Bound
 from bounds.symbols import SYMBOLS, n_iterations, step_size
 from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
 from simulators.seeding import generator
+from workbench.studies.schema import integrator_order
 
 #: (test function, oracle moment, measured value, its standard error, judged relative)
 COMPARISONS = (("theta", "mean", "mean", "bias_se", False),
@@ -296,11 +297,15 @@ def variance_slope_check(data: xr.Dataset, function: str, over: str, expected: f
 # ----------------------------------------------------------------------------------- bounds
 
 def fixed_symbols(bound: Bound, config: Mapping) -> dict:
-    """Values of the bound's symbols the study holds fixed (config scalars), by name."""
+    """Values of the bound's symbols the study holds fixed (config scalars), by name, and the
+    integrator order K of a Gaussian study's sampler (:func:`.schema.integrator_order`)."""
     names = {s.name for s in bound.expression.free_symbols if not SYMBOLS[s].hidden_constant}
-    return {name: config[name] for name in names
-            if name in config and isinstance(config[name], int | float)
-            and not isinstance(config[name], bool)}
+    fixed = {name: config[name] for name in names
+             if name in config and isinstance(config[name], int | float)
+             and not isinstance(config[name], bool)}
+    if "integrator_order" in names and "integrator_order" not in fixed:
+        fixed["integrator_order"] = integrator_order(config)
+    return fixed
 
 
 def bound_rate(bound: Bound, fixed: Mapping | None = None) -> tuple[float, str]:

@@ -681,6 +681,20 @@ def sampler_name(config: dict) -> str:
     return f"sghmc-{config['integrator']}" if config["sampler"] == SGHMC else config["sampler"]
 
 
+#: the integrator order K of each sampler a Gaussian study runs (seed 001 §4: Euler K = 1,
+#: symmetric splitting K = 2), the value of a bound's ``integrator_order``
+INTEGRATOR_ORDER = {"sgld": 1, "sghmc-euler": 1, "sghmc-splitting": 2}
+
+
+def integrator_order(config: dict) -> int:
+    """K of the sampler a resolved point runs (:data:`INTEGRATOR_ORDER`)."""
+    name = sampler_name(config)
+    if name not in INTEGRATOR_ORDER:
+        raise validation.InvalidParameter("sampler", name, "has no integrator order K; one of "
+                                          + ", ".join(INTEGRATOR_ORDER))
+    return INTEGRATOR_ORDER[name]
+
+
 def validate_phase_space_point(config: dict) -> None:
     """What a resolved phase-space point needs beyond each field's own range: full gradients
     (the whole data set, drawn without replacement), so that V_ζ = 0 as its oracle assumes."""
@@ -715,7 +729,8 @@ def validate_sharded_point(config: dict) -> None:
 #: sections holding fields; the others are free-form (constants, sweep, quick, check, bound,
 #: paper)
 FIELD_SECTIONS = tuple(SECTIONS)
-OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound", "paper")
+OTHER_SECTIONS = ("study", "constants", "sweep", "quick", "check", "bound", "paper",
+                  "design")
 
 
 def fields() -> dict[str, Field]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bounds.expressions import BoundSyntaxError, free_names
@@ -33,7 +33,7 @@ from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
 from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
-from workbench.studies import check_kinds, library
+from workbench.studies import check_kinds, designs, library
 from workbench.studies.document import Document, KeyPath, StudyError
 from workbench.studies.schema import (
     COUPLED_SGLD,
@@ -124,6 +124,7 @@ class Study:
     paired: tuple[str, ...] = ()  # sweep dims whose points share every random number
     family: str = FAMILIES[0]  # [study] family (FAMILIES)
     point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (schema.point_kinds)
+    designs: tuple[designs.Design, ...] = ()  # [[design]]: grids of their own, with checks
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -297,19 +298,23 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         raise doc.error(("sweep", "zip"), "zipped lists must have the same length")
 
     parameters = _parameters(values, constants, sweep_values, kinds, unused)
-    quick = coerce_quick(doc, parameters)
-
     names = {p.name for p in parameters} | {"iterations"}
+    dims = product + tuple(g[0] for g in zipped)
     for parameter in parameters:
         _check_names(doc, parameter, names)
+    # a Gaussian study's bounds may use the integrator order K of its sampler
+    bound_names = names | ({"integrator_order"} if GAUSSIAN in kinds else set())
     tables = data.get("bound", [])
     if defer_bounds and isinstance(tables, list):
         bounds = DeferredBounds([t.get("name") for t in tables if isinstance(t, dict)],
-                                lambda: _bounds(doc, tables, names))
+                                lambda: _bounds(doc, tables, bound_names))
     else:
-        bounds = _bounds(doc, tables, names)
+        bounds = _bounds(doc, tables, bound_names)
+    extra, design_parameters = _designs(doc, data, kinds, values, names, dims, bounds,
+                                        parameters)
+    parameters += design_parameters
+    quick = coerce_quick(doc, parameters)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
-    dims = product + tuple(g[0] for g in zipped)
     family = head.get("family", FAMILIES[0])
     if family not in FAMILIES:
         raise doc.error(("study", "family"), f"must be one of {', '.join(FAMILIES)}, got "
@@ -334,7 +339,7 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
                  parameters, doc.text, dict(symbols), headline, paper, paired, family,
-                 tuple(sorted(kinds)))
+                 tuple(sorted(kinds)), extra)
 
 
 def heading(doc: Document, sections: tuple[str, ...]) -> tuple[str, dict]:
@@ -374,6 +379,37 @@ def presentation(doc: Document, head: dict) -> tuple[Headline | None, tuple[Pape
         return headline, entries(doc.data.get("paper", []))
     except PaperError as error:
         raise doc.error(("paper", *error.path), error.reason) from None
+
+
+def _designs(doc: Document, data: dict, kinds: set[str], values: dict, names: set[str],
+             dims: tuple[str, ...], bounds, parameters: tuple[Parameter, ...]
+             ) -> tuple[tuple[designs.Design, ...], tuple[Parameter, ...]]:
+    """The study's ``[[design]]`` tables (:mod:`.designs`) and their parameters, each list
+    validated as the parameter it becomes; a Gaussian study's own points only."""
+    entries = data.get("design", [])
+    if not entries:
+        return (), ()
+    if GAUSSIAN not in kinds or kinds & set(PROTOCOL_SYSTEMS) or values.get("phase_space"):
+        raise doc.error(("design",), "a design runs the points of a Gaussian-mean study (not "
+                                     "a phase_space or protocol one)")
+    try:
+        parsed = designs.parse(entries, names, dims, bounds, SHAPE_FIELDS)
+    except designs.DesignError as error:
+        raise doc.error(error.path, error.reason) from None
+    known = {p.name: getattr(p, "element", p) for p in parameters}
+
+    def grid(key: str, name: str, values: list) -> Parameter:
+        return _SweepParameter(replace(designs.element(key, known), name=name), values)
+
+    for i, design in enumerate(parsed):
+        for key, values in design.values.items():
+            name = design.parameter(key)
+            if name in known:
+                raise doc.error(("design", i, "name"), f"makes the parameter {name}, which the "
+                                                       "study has already")
+            path = ("design", i, "sweep", key) if key in design.sweep else ("design", i, key)
+            _coerce(doc, path, grid(key, name, values), values)
+    return parsed, designs.parameters(parsed, grid)
 
 
 def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str]

@@ -82,7 +82,7 @@ def test_paper_must_be_an_array_of_tables():
 
 # ----------------------------------------------------------------------- a whole study file
 STUDY = library.path("stale-gaussian").read_text(encoding="utf-8").replace(
-    'plugin = "stale_gaussian:BoundDesigns"', "")
+    'figure = "stale_gaussian.figures:figures"', "")
 
 
 def _study(paper: str):

@@ -5,14 +5,11 @@ import numpy as np
 import pytest
 
 from bounds import registry
-from workbench.experiments.stale_gaussian.bound_checks import (
-    envelope_data,
-    fit_theorem_3,
-    grid_values,
-)
+from workbench import experiments
 from workbench.explore.charts import Z_INTERVAL
 from workbench.explore.overlays import overlay_chart, overlays_of
-from workbench.store.netcdf import config_of, read_netcdf
+from workbench.store.netcdf import read_netcdf
+from workbench.studies.design_judgements import envelope_data, envelope_fit, view
 
 from .test_charts import layer_of, legend_fields, spec_and_rows, tooltip_fields
 
@@ -27,10 +24,15 @@ def test_theorem_3_envelope_overlay_is_what_the_check_judges(stored):
     dataset, verdicts = stored
     overlay = next(o for o in overlays_of("stale-gaussian", dataset, "seed001-theorem-3-mse")
                    if "envelope grid" in o.title and "(θ)" in o.title)
-    measured, error = envelope_data(dataset, "theta")
+    experiment = experiments.get("stale-gaussian")
+    [envelope] = [d for d in experiment.study.designs if d.name == "envelope"]
+    ctx = experiment.context(dataset)
+    data = view(dataset, envelope)
+    measured, error = envelope_data(data, "theta")
     np.testing.assert_array_equal(overlay.measured.values, measured.values)
     np.testing.assert_array_equal(overlay.error.values, error.values)
-    fitted = fit_theorem_3(dataset, "theta", config_of(dataset))
+    fitted = envelope_fit(data, envelope, ctx, envelope.checks[0], "theta",
+                          ctx.config["envelope_split"])
     np.testing.assert_array_equal(overlay.envelope.coefficients, fitted.coefficients)
     judged = overlay.judged_by(verdicts)
     assert [v.check for v in judged] == ["envelope/theorem-3/theta"]  # not theta_squared
@@ -42,8 +44,8 @@ def test_along_evaluates_the_bound_at_the_grid_points(stored):
                    if "envelope grid" in o.title and "(θ)" in o.title)
     constants = {"C_1": 2.0, "C_2": 0.5, "C_3": 3.0, "M": 1.5}
     line = overlay.along({"envelope_staleness": 4, "envelope_relative_step": 0.1}, constants)
-    grid = grid_values(dataset)
-    step = float(grid["step_size"].sel(envelope_staleness=4, envelope_relative_step=0.1))
+    step = float(dataset["envelope_step_size"].sel(envelope_staleness=4,
+                                                   envelope_relative_step=0.1))
     lengths = dataset["envelope_iterations"].values
     expected = registry.get("seed001-theorem-3-mse").evaluate(
         staleness=4, step_size=step, n_iterations=lengths, integrator_order=1, **constants)

@@ -1,4 +1,6 @@
-"""Figure of ``stale-gaussian``'s bound designs: Theorem 3's rate and envelope, Theorem 4."""
+"""Figure of ``stale-gaussian``'s bound designs (seed 001 §4): Theorem 3's rate and envelope,
+Theorem 4's variance across τ, each from its design's view and checks
+(:mod:`workbench.studies.design_judgements`)."""
 
 from __future__ import annotations
 
@@ -11,57 +13,56 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
-from workbench.experiments.stale_gaussian.bound_checks import (  # noqa: E402
-    calibration_mask,
-    envelope_data,
-    exact_error,
-    fit_theorem_3,
-    grid_values,
-    squared_errors,
-)
-from workbench.experiments.stale_gaussian.bound_design import (  # noqa: E402
-    INTEGRATOR_ORDER,
-    optimal_design,
-)
+from workbench import experiments  # noqa: E402
 from workbench.stats.estimators import summarize  # noqa: E402
 from workbench.store.atomic import save_figure  # noqa: E402
-from workbench.store.netcdf import config_of  # noqa: E402
+from workbench.studies.design_judgements import (  # noqa: E402
+    bound_of,
+    envelope_data,
+    envelope_fit,
+    exact_error,
+    grid_values,
+    held_out,
+    view,
+)
+from workbench.studies.gaussian_judgements import Context, bound_rate, squared_errors  # noqa: E402
 
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}
 Z95 = 1.959964
 
 
-def _rate_panel(ax, dataset: xr.Dataset, function: str, config: dict) -> None:
-    design = optimal_design(INTEGRATOR_ORDER[config["sampler"]])
-    lengths = dataset["rate_iterations"].values
-    colours = plt.cm.viridis(np.linspace(0, 0.85, dataset.sizes["rate_staleness"]))
-    for tau, colour in zip(dataset["rate_staleness"].values, colours, strict=True):
-        at = dataset.sel(rate_staleness=tau)
-        squared = squared_errors(at, "rate", function)
+def _rate_panel(ax, data: xr.Dataset, function: str, ctx: Context, design) -> None:
+    rate, _ = bound_rate(*bound_of(ctx, design.checks[0]))
+    lengths = data["iterations"].values
+    colours = plt.cm.viridis(np.linspace(0, 0.85, data.sizes["staleness"]))
+    for tau, colour in zip(data["staleness"].values, colours, strict=True):
+        at = data.sel(staleness=tau)
+        squared = squared_errors(at, function)
         mse = squared.mean("replicate").values
         error = (squared.std("replicate", ddof=1) / np.sqrt(squared.count("replicate"))).values
         ax.errorbar(lengths, mse, yerr=Z95 * error, fmt="o-", color=colour, capsize=3,
                     label=f"τ = {tau}")
-        ax.plot(lengths, exact_error(at, "rate", function).values, "--", color=colour,
-                linewidth=1)
-        ax.plot(lengths, mse[0] * (lengths / lengths[0]) ** design.rate, ":", color="grey")
+        ax.plot(lengths, exact_error(at, function).values, "--", color=colour, linewidth=1)
+        ax.plot(lengths, mse[0] * (lengths / lengths[0]) ** rate, ":", color="grey")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("# iterations L (h at Theorem 3's optimum)")
     ax.set_ylabel(f"MSE of φ̂ (φ = {_LABELS[function]})")
-    ax.set_title(f"(a) rate: dotted L^({design.rate:.3g}); dashed exact MSE", fontsize=9)
+    ax.set_title(f"(a) rate: dotted L^({rate:.3g}); dashed exact MSE", fontsize=9)
     ax.legend(fontsize=8)
 
 
-def _envelope_panel(ax, dataset: xr.Dataset, function: str, config: dict) -> None:
-    envelope = fit_theorem_3(dataset, function, config)
-    observed, errors = envelope_data(dataset, function)
+def _envelope_panel(ax, data: xr.Dataset, function: str, ctx: Context, design) -> None:
+    check = next(c for c in design.checks if c.kind == "envelope")
+    split = ctx.config[design.parameter("split")]
+    envelope = envelope_fit(data, design, ctx, check, function, split)
+    observed, errors = envelope_data(data, function)
     if not np.all(np.isfinite(envelope.coefficients)):
         ax.set_title("(b) envelope: too few calibration points to fit")
         return
-    upper = envelope(grid_values(dataset))
+    upper = envelope(grid_values(data, design, ctx.bounds[check.bound].bound))
     upper, observed, errors = xr.broadcast(upper, observed, errors)
-    calibration = calibration_mask(dataset, config["envelope_split"]).broadcast_like(observed)
+    calibration = (~held_out(data, design, split)).broadcast_like(observed)
     for mask, style, label in ((calibration, "o", "calibration"), (~calibration, "s",
                                                                     "held out")):
         keep = mask.values
@@ -81,36 +82,37 @@ def _envelope_panel(ax, dataset: xr.Dataset, function: str, config: dict) -> Non
     ax.legend(fontsize=8)
 
 
-def _variance_panel(ax, dataset: xr.Dataset, function: str, config: dict) -> None:
-    final = dataset.isel(envelope_iterations=-1)
-    summary = summarize(final["envelope_estimate"], final["posterior_value"],
-                        confidence=config["confidence"]).sel(test_function=function)
+def _variance_panel(ax, data: xr.Dataset, function: str, ctx: Context) -> None:
+    final = data.isel(iterations=-1)
+    summary = summarize(final["estimate"], final["posterior_value"],
+                        confidence=ctx.config["confidence"]).sel(test_function=function)
     variance = summary["variance"].sum("component")
     error = np.sqrt((summary["variance_se"] ** 2).sum("component"))
-    exact = final["envelope_exact_variance"].sel(test_function=function).sum("component",
-                                                                              min_count=1)
-    taus = dataset["envelope_staleness"].values
-    colours = plt.cm.plasma(np.linspace(0, 0.8, dataset.sizes["envelope_relative_step"]))
-    for c, colour in zip(dataset["envelope_relative_step"].values, colours, strict=True):
-        ax.errorbar(taus, variance.sel(envelope_relative_step=c).values,
-                    yerr=Z95 * error.sel(envelope_relative_step=c).values, fmt="o-",
+    exact = final["exact_variance"].sel(test_function=function).sum("component", min_count=1)
+    taus = data["staleness"].values
+    colours = plt.cm.plasma(np.linspace(0, 0.8, data.sizes["relative_step"]))
+    for c, colour in zip(data["relative_step"].values, colours, strict=True):
+        ax.errorbar(taus, variance.sel(relative_step=c).values,
+                    yerr=Z95 * error.sel(relative_step=c).values, fmt="o-",
                     color=colour, capsize=3, label=f"c = h/s² = {c:g}")
-        ax.plot(taus, exact.sel(envelope_relative_step=c).values, "--", color=colour,
-                linewidth=1)
+        ax.plot(taus, exact.sel(relative_step=c).values, "--", color=colour, linewidth=1)
     ax.set_yscale("log")
     ax.set_xlabel("staleness τ")
-    ax.set_ylabel(f"variance of φ̂ at L = {int(final['envelope_iterations'])}")
+    ax.set_ylabel(f"variance of φ̂ at L = {int(final['iterations'])}")
     ax.set_title("(c) Theorem 4: flat in τ at fixed h, L (dashed: exact)", fontsize=9)
     ax.legend(fontsize=8)
 
 
 def figure_bounds(dataset: xr.Dataset, path: Path) -> Path:
-    config = config_of(dataset)
-    function = config["test_function"]
+    """(a) the rate design, (b) the envelope grid's fit, (c) its variances across τ."""
+    experiment = experiments.for_dataset(dataset)
+    ctx = experiment.context(dataset)
+    rate, envelope = experiment.study.designs
+    function = ctx.config["test_function"]
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.6), constrained_layout=True)
-    _rate_panel(axes[0], dataset, function, config)
-    _envelope_panel(axes[1], dataset, function, config)
-    _variance_panel(axes[2], dataset, function, config)
+    _rate_panel(axes[0], view(dataset, rate), function, ctx, rate)
+    _envelope_panel(axes[1], view(dataset, envelope), function, ctx, envelope)
+    _variance_panel(axes[2], view(dataset, envelope), function, ctx)
     save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path

@@ -1,4 +1,5 @@
-"""Figure of ``stale-gaussian`` in the style of seed 001 Figure 1, with the oracle drawn in."""
+"""Figures of ``stale-gaussian`` (``[study] figure``): seed 001 Figure 1 with the oracle drawn
+in, and beside it the bound designs' figure (:mod:`.bound_figures`, Theorems 3 and 4)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,13 @@ def figure_mse(dataset: xr.Dataset, path: Path) -> Path:
     save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
+
+
+def figures(dataset: xr.Dataset, path: Path) -> list[Path]:
+    """Figure 1 at ``path``, and the bound designs' at ``<stem>-bounds.png`` where they ran."""
+    from workbench.experiments.stale_gaussian.bound_figures import figure_bounds
+
+    drawn = [figure_mse(dataset, path)]
+    if "rate_estimate" in dataset and "envelope_estimate" in dataset:
+        drawn.append(figure_bounds(dataset, path.with_name(f"{path.stem}-bounds.png")))
+    return drawn

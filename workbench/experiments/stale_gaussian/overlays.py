@@ -12,7 +12,9 @@ For each test function φ (θ and θ²):
   Theorem 4 along it (judged by ``slope/variance-vs-staleness/<φ>``).
 
 Where the experiment's checks fit no constants, the overlay's are fitted on all its points
-(non-negative least squares, :func:`bounds.checks.fit_envelope`) and labelled so.
+(non-negative least squares, :func:`bounds.checks.fit_envelope`) and labelled so. The designs'
+measurements are read from their views (:mod:`workbench.studies.design_judgements`); which
+bound goes with which measurement is seed 001's, so this stays with the experiment.
 """
 
 from __future__ import annotations
@@ -23,21 +25,21 @@ import xarray as xr
 from bounds import registry
 from bounds.checks import fit_envelope
 from bounds.envelope import Envelope
+from workbench import experiments
 from workbench.experiments.overlay import Overlay
-from workbench.experiments.stale_gaussian.bound_checks import (
-    envelope_data,
-    fit_theorem_3,
-    grid_values,
-    squared_errors,
-)
-from workbench.experiments.stale_gaussian.bound_design import (
-    INTEGRATOR_ORDER,
-    MSE_BOUND,
-    VARIANCE_BOUND,
-)
 from workbench.stats.estimators import summarize
-from workbench.store.netcdf import config_of
+from workbench.studies.design_judgements import (
+    envelope_data,
+    envelope_fit,
+    grid_values,
+    on_dataset_dims,
+    view,
+)
+from workbench.studies.gaussian_judgements import squared_errors
+from workbench.studies.schema import integrator_order
 
+MSE_BOUND = "seed001-theorem-3-mse"
+VARIANCE_BOUND = "seed001-theorem-4-variance"
 SECTION_4_MSE = "seed001-section-4-mse"
 _LABELS = {"theta": "θ", "theta_squared": "θ²"}
 
@@ -56,35 +58,46 @@ def _summed(summary: xr.Dataset, quantity: str) -> tuple[xr.DataArray, xr.DataAr
 
 
 def stale_gaussian_overlays(dataset: xr.Dataset) -> list[Overlay]:
-    config = config_of(dataset)
-    order = {"integrator_order": INTEGRATOR_ORDER[config["sampler"]]}
+    experiment = experiments.for_dataset(dataset)
+    ctx = experiment.context(dataset)
+    config = ctx.config
+    order = {"integrator_order": integrator_order(config)}
     overlays = []
     functions = dataset["test_function"].values.tolist()
+    designs = {d.name: d for d in experiment.study.designs}
     if "envelope_estimate" in dataset:
-        grid = grid_values(dataset)
-        final = dataset.isel(envelope_iterations=-1)
+        design = designs["envelope"]
+        data = view(dataset, design)
+        check = next(c for c in design.checks if c.kind == "envelope")
+        values = grid_values(data, design, ctx.bounds[check.bound].bound)
+        grid = dict(zip(values, on_dataset_dims(design, *values.values()), strict=True))
+        final = data.isel(iterations=-1)
         for function in functions:
             label = _LABELS[function]
-            measured, error = envelope_data(dataset, function)
+            measured, error = on_dataset_dims(design, *envelope_data(data, function))
             overlays.append(Overlay(
                 MSE_BOUND, f"MSE of φ̂({label}) on the envelope grid (τ, h, L)", measured,
                 error, grid, "envelope_iterations", "n_iterations", order,
-                fit_theorem_3(dataset, function, config), (f"envelope/theorem-3/{function}",)))
-            summary = summarize(dataset["envelope_estimate"], final["posterior_value"],
+                envelope_fit(data, design, ctx, check, function,
+                             config[design.parameter("split")]),
+                (f"envelope/{check.bound}/{function}",)))
+            summary = summarize(data["estimate"], final["posterior_value"],
                                 confidence=config["confidence"]).sel(test_function=function)
-            variance, variance_error = _summed(summary, "variance")
+            variance, variance_error = on_dataset_dims(design, *_summed(summary, "variance"))
             overlays.append(Overlay(
                 VARIANCE_BOUND, f"variance of φ̂({label}) across τ on the envelope grid",
                 variance, variance_error, grid, "envelope_staleness", "staleness", order,
                 _fitted(VARIANCE_BOUND, grid, variance, order, "the envelope grid"),
                 (f"invariance/variance-vs-staleness/{function}/",)))
     if "rate_estimate" in dataset:
-        grid = {"staleness": dataset["rate_staleness"], "step_size": dataset["rate_step_size"],
-                "n_iterations": dataset["rate_iterations"]}
+        design = designs["rate"]
+        data = view(dataset, design)
+        grid = dict(zip(("staleness", "step_size", "n_iterations"), on_dataset_dims(
+            design, data["staleness"], data["step_size"], data["iterations"]), strict=True))
         for function in functions:
-            squared = squared_errors(dataset, "rate", function)
-            measured = squared.mean("replicate")
-            error = squared.std("replicate", ddof=1) / np.sqrt(squared.count("replicate"))
+            squared = squared_errors(data, function)
+            measured, error = on_dataset_dims(design, squared.mean("replicate"), squared.std(
+                "replicate", ddof=1) / np.sqrt(squared.count("replicate")))
             overlays.append(Overlay(
                 MSE_BOUND, f"MSE of φ̂({_LABELS[function]}) along the rate design "
                            "(h at Theorem 3's optimum)", measured, error, grid,
