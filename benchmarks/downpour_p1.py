@@ -1,4 +1,4 @@
-"""What the synchronous (P = 1) runs of ``downpour-period``'s logistic half measure.
+"""What the synchronous (P = 1) runs of ``downpour-period``'s logistic part measure.
 
 With one worker, downpour with period π (seed 003 Algorithm 1) is plain SGLD run for π·L local
 steps whose master versions are every π-th local state (:mod:`workbench.engine.protocols`: local
@@ -47,13 +47,9 @@ from bounds.verdict import z_for_family
 from simulators.seeding import derive
 from workbench import experiments
 from workbench.engine.replay import replay
-from workbench.experiments.downpour_period.logistic import (
-    TEST_FUNCTION,
-    laplace_approximation,
-    logistic_setup,
-)
 from workbench.reference import combined_error, reference_value
 from workbench.samplers.sgld import SGLD
+from workbench.studies.paired_protocol_point import TEST_FUNCTION, laplace_approximation, setup
 from workbench.systems.protocols.run import make_protocol
 
 NAME = "downpour-period"
@@ -68,16 +64,16 @@ def mean_error(values: np.ndarray) -> tuple[float, float]:
                                               / np.sqrt(values.shape[-1]))
 
 
-def run(config, setup, seed, period, pushes, checkpoints=None, thin=0, batch_size=None,
+def run(config, shared, seed, period, pushes, checkpoints=None, thin=0, batch_size=None,
         replacement=True, replicates=None):
     """The P = 1 downpour run of the experiment (its schedule and engine seeds) with
     ``pushes`` master versions, from the first ``replicates`` starts (default all): the
     replay's output."""
-    model, function, _, starts = setup
+    model, function, _, starts = shared
     starts = starts[:replicates]
     schedule = make_protocol(config, "downpour", 1, period).simulate(
         pushes, derive(seed, NAME, "p1-benchmark", period))
-    return replay(schedule, SGLD(config["logistic_step_size"]), model.minibatch_gradient(),
+    return replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
                   n_updates=pushes, n_replicates=starts.shape[0],
                   initial_position=starts[:, None, :],
                   seed=derive(seed, NAME, "logistic-engine"),
@@ -110,7 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=2016)
     parser.add_argument("--replicates", type=int, default=None,
-                        help="replicates R (default: the configuration's logistic_replicates)")
+                        help="replicates R (default: the configuration's logistic_n_replicates)")
     parser.add_argument("--long", type=int, default=40_000, help="steps of the long run (b)")
     parser.add_argument("--burn-in", type=int, default=10_000,
                         help="steps dropped from the long run")
@@ -120,18 +116,22 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="the full configuration, not quick")
     parser.add_argument("--false-failure-rate", type=float, default=0.001)
     args = parser.parse_args()
-    overrides = {} if args.replicates is None else {"logistic_replicates": args.replicates}
-    config = experiments.get(NAME).configure(overrides, quick=not args.full)
+    overrides = {} if args.replicates is None else {"logistic_n_replicates": args.replicates}
+    experiment = experiments.get(NAME)
+    study = experiment.study
+    # the logistic part's own configuration, its keys without the prefix
+    config = study.part_config(experiment.configure(overrides, quick=not args.full),
+                               study.parts[1])
     started = time.perf_counter()
-    setup = logistic_setup(NAME, config, args.seed)
-    model, function, reference, starts = setup
-    name, periods, pushes = function.name, config["period"], config["logistic_iterations"]
-    h, n_replicates = config["logistic_step_size"], starts.shape[0]
+    shared = setup(NAME, config, args.seed, study.streams(study.parts[1]))
+    model, function, reference, starts = shared
+    name, periods, pushes = function.name, config["period"], config["n_iterations"]
+    h, n_replicates = config["step_size"], starts.shape[0]
     m = reference_value(reference, TEST_FUNCTION, 0)
     z_star = z_for_family(args.false_failure_rate, N_COMPARISONS)
     curvatures = np.linalg.eigvalsh(laplace_approximation(model)[1])
     lambda_min, lambda_max = float(curvatures[0]), float(curvatures[-1])
-    print(f"{NAME} logistic half, {'full' if args.full else 'quick'} configuration, seed "
+    print(f"{NAME} logistic part, {'full' if args.full else 'quick'} configuration, seed "
           f"{args.seed}: d = {model.dim}, N = {config['n_train']}, batch {config['batch_size']},"
           f" h = {h:g}, L = {pushes} pushes, R = {n_replicates} replicates")
     print(f"reference posterior (HMC): m = {m[0]:.5f} ± {m[1]:.5f}; z* = {z_star:.2f} "
@@ -146,15 +146,15 @@ def main() -> None:
 
     print(f"\nexperiment's P = 1 runs, L = {pushes} pushes (π·L local steps):")
     for period in periods:
-        values = run(config, setup, args.seed, period, pushes).averages[name][-1, :, 0, 0]
+        values = run(config, shared, args.seed, period, pushes).averages[name][-1, :, 0, 0]
         print(f"  π = {period}: {period * pushes:6d} steps  φ̂_L = "
               "{:.5f} ± {:.5f}".format(*mean_error(values)))
 
     top = max(periods)
     print(f"\n(a) same {top * pushes} local steps: π = 1 with {top * pushes} pushes against "
           f"π = {top} with {pushes}")
-    every = run(config, setup, args.seed, 1, top * pushes, thin=top)
-    thinned = run(config, setup, args.seed, top, pushes, thin=1)
+    every = run(config, shared, args.seed, 1, top * pushes, thin=top)
+    thinned = run(config, shared, args.seed, top, pushes, thin=1)
     gap = float(np.max(np.abs(every.draws - thinned.draws)))
     print(f"  master versions of π = {top} equal every {top}th state of π = 1: max |Δθ| = "
           f"{gap:.3g}")
@@ -165,7 +165,7 @@ def main() -> None:
           + "thinned {:.5f} ± {:.5f}".format(*mean_error(b)))
 
     edges = np.unique(np.append(np.rint(np.geomspace(25, args.long, 16)), args.burn_in))
-    long = run(config, setup, args.seed, 1, args.long, checkpoints=[int(e) for e in edges])
+    long = run(config, shared, args.seed, 1, args.long, checkpoints=[int(e) for e in edges])
     edges, windows = window_means(long, name)
     print(f"\n(c) held-out log-loss along the trajectory from the Laplace start (π = 1, "
           f"minibatch {config['batch_size']}): window means")
@@ -176,7 +176,7 @@ def main() -> None:
     cumulative = long.averages[name][:, :, 0, 0]
     stationary = ((cumulative[-1] * args.long - cumulative[list(long.checkpoints).index(
         args.burn_in)] * args.burn_in) / (args.long - args.burn_in))
-    full = run(config, setup, args.seed, 1, args.long, checkpoints=[args.burn_in, args.long],
+    full = run(config, shared, args.seed, 1, args.long, checkpoints=[args.burn_in, args.long],
                batch_size=config["n_train"], replacement=False,
                replicates=args.exact_replicates)
     tail = full.averages[name][:, :, 0, 0]

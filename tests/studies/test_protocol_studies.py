@@ -178,7 +178,7 @@ difference = "protocol"
     ('protocol = ["downpour", "elastic"]', 'protocol = ["elastic"]\nn_data = [100, 200, 300]',
      "difference", ("two values",)),
     ('kind = "oracle"', 'kind = "invariance"\nover = "period"', 'kind = "invariance"',
-     ("'oracle' checks only",)),
+     ("not a check of seed 003's protocols on the Gaussian mean", "oracle / envelope / rate")),
     ('kind = "protocol"', 'kind = "elastic"\nprotocol = "downpour"', 'protocol = "downpour"',
      ("means nothing", "protocol studies")),
 ])

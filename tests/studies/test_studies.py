@@ -35,6 +35,7 @@ DSGLD = Path(__file__).parent / "fixtures" / "dsgld_studies.json"
 ELASTIC = Path(__file__).parent / "fixtures" / "elastic_studies.json"
 INTEGRATOR = Path(__file__).parent / "fixtures" / "integrator_studies.json"
 MULTI_SERVER = Path(__file__).parent / "fixtures" / "multi_server_studies.json"
+DOWNPOUR = Path(__file__).parent / "fixtures" / "downpour_studies.json"
 REALTIME = Path(__file__).parent / "fixtures" / "realtime_studies.json"
 BOUND_DESIGNS = Path(__file__).parent / "fixtures" / "stale_gaussian_bound_designs.json"
 #: keys renamed since the fixtures were made: the staleness system is [system] kind, the
@@ -260,6 +261,64 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
         [f"{name}-gantt.png"] if name == "dsgld-load-balancing" else [])
 
 
+def written_options(text: str, overrides: dict, counts: dict[str, int]) -> str:
+    """``text`` with every line ``key = ...`` of a check option the removed module configured
+    set to the override's value (each key on as many lines as ``counts`` says)."""
+    for key, expected in counts.items():
+        if key in overrides:
+            text, count = re.subn(rf"^{key} = .*$", f"{key} = {overrides[key]}", text,
+                                  flags=re.MULTILINE)
+            assert count == expected
+    return text
+
+
+DOWNPOUR_CASES = json.loads(DOWNPOUR.read_text())
+#: the removed module's keys that are options of the study's checks now
+DOWNPOUR_OPTIONS = ("envelope_margin", "rate_margin")
+#: the removed module's keys of the Gaussian half, as the study's Gaussian part names them
+DOWNPOUR_GAUSSIAN = {"iterations": "gaussian_n_iterations",
+                     "n_replicates": "gaussian_n_replicates", "step_size": "gaussian_step_size",
+                     "initial_position": "gaussian_initial_position"}
+
+
+def downpour_key(key: str) -> str:
+    """The removed module's configuration key as the study names it: the Gaussian half's
+    renamed, the logistic half's own keys with the part's prefix (``logistic_iterations`` is
+    ``logistic_n_iterations``, ``n_train`` is ``logistic_n_train``), the shared ones as they are."""
+    if key in DOWNPOUR_GAUSSIAN:
+        return DOWNPOUR_GAUSSIAN[key]
+    if key in ("logistic_iterations", "logistic_replicates"):
+        return key.replace("_", "_n_", 1)
+    if key in ("n_train", "n_test", "n_test_points") or key.startswith("reference_"):
+        return f"logistic_{key}"
+    return key
+
+
+@pytest.mark.parametrize("case", sorted(DOWNPOUR_CASES))
+def test_the_shipped_downpour_study_reproduces_the_removed_code_bit_for_bit(case, tmp_path):
+    """``downpour-period`` as a shipped study file of two parts sharing every point (π, P)
+    (``[study] points = "shared"``: the Gaussian mean with its protocol oracle, E₃'s envelope and
+    rate over the baseline P = 1; logistic regression from shared Laplace starts, ``[run] start =
+    "laplace"``, judged by reference, rate and ordering checks; one family) gives the datasets
+    and verdicts its removed module gave: every variable bit for bit, the same verdicts with the
+    same observed values, as a set (fixture made by
+    ``tests/studies/fixtures/make_downpour_fixture.py`` from the module before the port). The
+    module's margins are written into the checks; its figure is drawn alone."""
+    recorded = DOWNPOUR_CASES[case]
+    shipped = experiments.get("downpour-period")
+    text = written_options(shipped.study.text, recorded["overrides"],
+                           {"envelope_margin": 1, "rate_margin": 3})
+    experiment = PartsExperiment(loads(text, shipped.study.origin), shipped.plugin)
+    overrides = {downpour_key(k): v for k, v in recorded["overrides"].items()
+                 if k not in DOWNPOUR_OPTIONS}
+    dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
+    assert digests(dataset) == recorded["digests"]
+    verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
+    # NaN observed values (an undefined slope) compare equal as JSON text
+    assert json.dumps(sorted(verdicts)) == json.dumps(sorted(recorded["verdicts"]))
+    assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["downpour-period.png"]
+
+
 REALTIME_CASES = json.loads(REALTIME.read_text())
 
 
@@ -300,12 +359,8 @@ def test_the_shipped_integrator_study_reproduces_the_removed_code_bit_for_bit(ca
     ``figure`` draws the paper's figure alone."""
     recorded = INTEGRATOR_CASES[case]
     shipped = experiments.get("integrator-order")
-    text = shipped.study.text
-    for key in RATE_OPTIONS:
-        if key in recorded["overrides"]:
-            text, count = re.subn(rf"^{key} = .*$", f"{key} = {recorded['overrides'][key]}",
-                                  text, flags=re.MULTILINE)
-            assert count == 3
+    text = written_options(shipped.study.text, recorded["overrides"],
+                           dict.fromkeys(RATE_OPTIONS, 3))
     experiment = StudyExperiment(loads(text, shipped.study.origin), shipped.plugin)
     overrides = {k: v for k, v in recorded["overrides"].items() if k not in RATE_OPTIONS}
     dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])

@@ -1,5 +1,7 @@
-"""The logistic-regression half of ``downpour-period`` (issue 16): the reduction to stale SGLD
-bit for bit, the reference posterior's error in every comparison, and negative controls."""
+"""The logistic-regression part of ``downpour-period`` (issue 16), a point of seed 003's
+protocols with paired replicates (:mod:`workbench.studies.paired_protocol_point`) judged by
+:mod:`workbench.studies.paired_protocol_judgements`: the reduction to stale SGLD bit for bit,
+the reference posterior's error in every comparison, and negative controls."""
 
 import numpy as np
 import pytest
@@ -12,45 +14,75 @@ from simulators.seeding import derive, generator
 from simulators.validation import InvalidParameter
 from workbench import experiments
 from workbench.engine.replay import replay
-from workbench.experiments.downpour_period.checks import (
-    logistic_checks,
-    logistic_deviation,
-    logistic_excess,
-)
-from workbench.experiments.downpour_period.logistic import (
-    PREFIX,
-    logistic_setup,
-    replay_logistic,
-)
 from workbench.run.runner import run_experiment
 from workbench.samplers.sgld import SGLD
+from workbench.studies.paired_protocol_judgements import deviation, excess
+from workbench.studies.paired_protocol_point import setup
 from workbench.systems.protocols.run import make_protocol
 
 NAME = "downpour-period"
 SEED = 7
-SMALL = {"iterations": 200, "n_replicates": 50, "period": [1, 2, 4], "workers": [1, 2, 4]}
+SMALL = {"gaussian_n_iterations": 200, "gaussian_n_replicates": 50, "period": [1, 2, 4],
+         "workers": [1, 2, 4]}
 
 
 @pytest.fixture(scope="module")
-def config():
-    return experiments.get(NAME).configure(SMALL, quick=True)
+def experiment():
+    return experiments.get(NAME)
 
 
 @pytest.fixture(scope="module")
-def dataset(config):
-    return run_experiment(experiments.get(NAME), config, seed=SEED)
+def config(experiment):
+    """The logistic part's own configuration (its keys without the prefix)."""
+    study = experiment.study
+    return study.part_config(experiment.configure(SMALL, quick=True), study.parts[1])
+
+
+@pytest.fixture(scope="module")
+def combined(experiment):
+    return run_experiment(experiment, experiment.configure(SMALL, quick=True), seed=SEED)
+
+
+@pytest.fixture(scope="module")
+def dataset(experiment, combined):
+    """The logistic part's slice, under its own names."""
+    return experiment.part_dataset(combined, experiment.study.parts[1])
+
+
+def judge(experiment, dataset):
+    """The logistic part's verdicts on ``dataset`` (its slice, perhaps planted)."""
+    return experiment.experiments["logistic"].verdicts(dataset)
+
+
+def excess_option(experiment, dataset, of: str = "excess"):
+    """(context, options) of the logistic part's ``rate`` check of ``of``."""
+    part = experiment.study.parts[1]
+    options = next(c.options for c in part.study.checks
+                   if c.kind == "rate" and c.options["of"] == of)
+    return experiment.experiments[part.name].context(dataset), options
+
+
+def replay_logistic(schedule, model, function, starts, config, seed):
+    """φ̂_L per replicate of SGLD replaying ``schedule`` from ``starts``, as the point does."""
+    n_updates = config["n_iterations"]
+    run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
+                 n_updates=n_updates, n_replicates=starts.shape[0],
+                 initial_position=starts[:, None, :], seed=seed,
+                 batch_size=config["batch_size"], test_functions=(function,),
+                 checkpoints=[n_updates], replicate_block=starts.shape[0])
+    return run.averages[function.name][-1, :, 0, 0]
 
 
 def test_downpour_with_one_worker_and_period_one_is_sgld_with_staleness_zero_bit_for_bit(config):
     """P = 1, π = 1: the master adds the single worker's one SGLD move from the current version
     (staleness 0), which is plain SGLD: the same numbers as the engine's replay of a
     one-worker asynchronous server under the same seeds."""
-    model, function, _, starts = logistic_setup(NAME, config, SEED)
+    model, function, _, starts = setup(NAME, config, SEED)
     downpour = make_protocol(config, "downpour", 1, 1).simulate(
-        config["logistic_iterations"], derive(SEED, "schedule"))
+        config["n_iterations"], derive(SEED, "schedule"))
     plain = AsyncServerSystem(1, make_protocol(config, "downpour", 1, 1).timing).simulate(
-        config["logistic_iterations"], derive(SEED, "schedule"))
-    assert downpour.update_staleness(config["logistic_iterations"]).max() == 0
+        config["n_iterations"], derive(SEED, "schedule"))
+    assert downpour.update_staleness(config["n_iterations"]).max() == 0
     assert plain.attrs.get("protocol") is None  # the plain engine path, not the protocol one
     engine = derive(SEED, "engine")
     a = replay_logistic(downpour, model, function, starts, config, engine)
@@ -59,7 +91,7 @@ def test_downpour_with_one_worker_and_period_one_is_sgld_with_staleness_zero_bit
     np.testing.assert_array_equal(a, b)
     # negative control: a longer period is another chain
     longer = make_protocol(config, "downpour", 1, 2).simulate(
-        config["logistic_iterations"], derive(SEED, "schedule"))
+        config["n_iterations"], derive(SEED, "schedule"))
     assert not np.array_equal(replay_logistic(longer, model, function, starts, config, engine),
                               a)
 
@@ -69,13 +101,13 @@ def test_downpour_with_one_worker_is_sgld_thinned_by_the_period_bit_for_bit(conf
     π = 1 run with π·L pushes under the same engine seed (local step j of push l is gradient
     evaluation lπ + j). So the synchronous φ̂_L(π) of the experiment average one SGLD
     trajectory over π·L steps (benchmarks/downpour_p1.py)."""
-    model, function, _, starts = logistic_setup(NAME, config, SEED)
+    model, function, _, starts = setup(NAME, config, SEED)
     period, pushes = 4, 30
 
     def draws(n_workers, period, n_updates, thin):
         schedule = make_protocol(config, "downpour", n_workers, period).simulate(
             n_updates, derive(SEED, "schedule", n_workers, period))
-        run = replay(schedule, SGLD(config["logistic_step_size"]), model.minibatch_gradient(),
+        run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
                      n_updates=n_updates, n_replicates=starts.shape[0],
                      initial_position=starts[:, None, :], seed=derive(SEED, "engine"),
                      batch_size=config["batch_size"], test_functions=(function,),
@@ -89,15 +121,15 @@ def test_downpour_with_one_worker_is_sgld_thinned_by_the_period_bit_for_bit(conf
     assert not np.array_equal(draws(2, period, pushes, 1), thinned)
 
 
-def test_excess_splits_into_staleness_and_synchronous_parts(dataset):
+def test_excess_splits_into_staleness_and_synchronous_parts(experiment, dataset):
     """mean((φ̂_P − m)² − (φ̂_1 − m)²) = mean δ² + mean 2δ(φ̂_1 − m), δ = φ̂_P − φ̂_1, and the
     deviation samples are δ² of the same replicates."""
-    x, excess, _ = logistic_excess(dataset)
-    x_again, deviations, parts = logistic_deviation(dataset)
-    np.testing.assert_array_equal(x, x_again)
+    ctx, options = excess_option(experiment, dataset)
+    x, samples, _ = excess(dataset, ctx, options)
+    deviations, parts = deviation(dataset, ctx, options)
     np.testing.assert_allclose(np.add(parts["staleness_part"], parts["synchronous_part"]),
-                               excess.mean(axis=1), rtol=1e-9, atol=1e-15)
-    estimate = dataset[f"{PREFIX}estimate"]
+                               samples.mean(axis=1), rtol=1e-9, atol=1e-15)
+    estimate = dataset["estimate"]
     delta = (estimate.sel(period=4, workers=4) - estimate.sel(period=4, workers=1)).values
     [row] = np.flatnonzero(x == 12)
     np.testing.assert_array_equal(deviations[row], delta**2)
@@ -105,40 +137,42 @@ def test_excess_splits_into_staleness_and_synchronous_parts(dataset):
 
 
 @pytest.mark.parametrize(("power", "expected"), [(1.0, HOLDS), (1.5, VIOLATED)])
-def test_deviation_rate_tells_quadratic_from_faster_growth(dataset, power, expected):
+def test_deviation_rate_tells_quadratic_from_faster_growth(experiment, dataset, power,
+                                                           expected):
     """Negative control: a staleness deviation δ = c·x^power·(1 + 0.1ξ) (ξ per replicate) has
     mean δ² ∝ x^(2·power): slope 2 holds, slope 3 is violated, whatever the synchronous
     runs' own error."""
     planted = dataset.copy(deep=True)
-    estimate = planted[f"{PREFIX}estimate"]
-    noise = 1 + 0.1 * np.random.default_rng(5).standard_normal(estimate.sizes[f"{PREFIX}replicate"])
+    estimate = planted["estimate"]
+    noise = 1 + 0.1 * np.random.default_rng(5).standard_normal(estimate.sizes["replicate"])
     for period in planted["period"].values:
         for workers in planted["workers"].values[planted["workers"].values > 1]:
             x = period * (workers - 1)
             estimate.loc[{"period": period, "workers": workers}] = (
                 estimate.sel(period=period, workers=1) + 1e-3 * x**power * noise)
-    verdicts = {v.check: v for v in logistic_checks(planted, 4.0, 4.0)}
+    verdicts = {v.check: v for v in judge(experiment, planted)}
     deviation = verdicts["rate/downpour-e3/log_loss_deviation"]
     np.testing.assert_allclose(deviation.observed, 2 * power, rtol=1e-9)
     assert deviation.verdict == expected
 
 
-def test_reference_error_enters_the_excess_exactly(dataset):
+def test_reference_error_enters_the_excess_exactly(experiment, dataset):
     """The mean excess is linear in the reference mean m: moving m by its standard error moves
     every point's mean excess by exactly the ``target_error`` the rate check is given."""
-    x, samples, target_error = logistic_excess(dataset)
-    error = float(dataset[f"{PREFIX}reference_mc_error"].max())
+    ctx, options = excess_option(experiment, dataset)
+    x, samples, target_error = excess(dataset, ctx, options)
+    error = float(dataset["reference_mc_error"].max())
     assert error > 0 and np.all(target_error != 0)
     shifted = dataset.copy()
-    moved = float(dataset[f"{PREFIX}reference"].max()) + error
-    shifted[f"{PREFIX}squared_error"] = (dataset[f"{PREFIX}estimate"] - moved) ** 2
-    _, again, _ = logistic_excess(shifted)
+    moved = float(dataset["reference"].max()) + error
+    shifted["squared_error"] = (dataset["estimate"] - moved) ** 2
+    _, again, _ = excess(shifted, ctx, options)
     np.testing.assert_allclose(again.mean(axis=1) - samples.mean(axis=1), target_error,
                                rtol=1e-9, atol=1e-15)
 
 
-def test_logistic_verdicts(dataset):
-    verdicts = experiments.get(NAME).checks(dataset)
+def test_logistic_verdicts(experiment, combined):
+    verdicts = experiment.checks(combined)
     by_name = {v.check: v for v in verdicts}
     assert len(verdicts) == 3 * 9 + 2 + 3 + 3
     reference = [v for v in verdicts if v.kind == "reference"]
@@ -155,15 +189,15 @@ def test_logistic_verdicts(dataset):
     assert rate.evidence["target_error"] and rate.verdict in (HOLDS, VIOLATED, INCONCLUSIVE)
 
 
-def test_logistic_negative_controls(dataset, config):
+def test_logistic_negative_controls(experiment, dataset):
     """Wrong claims are caught: a reference moved by ten times the run's spread, and the
     excess claimed to fall with π(P − 1) (the ordering reversed)."""
     wrong = dataset.copy()
-    spread = float(dataset[f"{PREFIX}estimate"].std())
-    wrong[f"{PREFIX}reference"] = dataset[f"{PREFIX}reference"] + 10 * spread
-    reference = [v for v in logistic_checks(wrong, 4.0, 4.0) if v.kind == "reference"]
-    assert all(v.verdict == VIOLATED for v in reference)
-    ordering = {v.check: v for v in logistic_checks(dataset, 4.0, 4.0)}[
+    spread = float(dataset["estimate"].std())
+    wrong["reference"] = dataset["reference"] + 10 * spread
+    reference = [v for v in judge(experiment, wrong) if v.kind == "reference"]
+    assert reference and all(v.verdict == VIOLATED for v in reference)
+    ordering = {v.check: v for v in judge(experiment, dataset)}[
         "ordering/downpour-e3/log_loss"]
     reversed_claim = ordering_check("control/ordering", -ordering.observed,
                                     ordering.evidence["run_error"], 0.0, 4.0)
@@ -192,10 +226,10 @@ def test_target_error_widens_the_rate_and_none_changes_nothing():
 
 @pytest.mark.parametrize(("overrides", "field"), [
     ({"logistic_step_size": 0.0}, "logistic_step_size"),
-    ({"logistic_replicates": 1}, "logistic_replicates"),
-    ({"reference_draws": 50}, "reference_draws"),
-    ({"reference_chains": 1}, "reference_chains"),
-    ({"n_train": 0}, "n_train"),
+    ({"logistic_n_replicates": 1}, "logistic_n_replicates"),
+    ({"logistic_reference_draws": 50}, "logistic_reference_draws"),
+    ({"logistic_reference_chains": 1}, "logistic_reference_chains"),
+    ({"logistic_n_train": 0}, "logistic_n_train"),
 ])
 def test_bad_logistic_configuration_names_the_field(overrides, field):
     with pytest.raises(InvalidParameter) as error:
@@ -203,7 +237,7 @@ def test_bad_logistic_configuration_names_the_field(overrides, field):
     assert error.value.field == field
 
 
-def test_logistic_figure_panel(dataset, tmp_path):
-    [path] = experiments.get(NAME).figures(dataset, tmp_path)
+def test_logistic_figure_panel(experiment, combined, tmp_path):
+    [path] = experiment.figures(combined, tmp_path)
     assert path.stat().st_size > 10_000
-    assert isinstance(dataset[f"{PREFIX}mse"], xr.DataArray)
+    assert isinstance(combined["logistic_mse"], xr.DataArray)

@@ -1,8 +1,9 @@
 """The protocol experiments (issue 16) on small configurations: refusal of bad configurations
 by field, their verdicts, and a negative control for each check kind they add (an E₃ envelope
 without the E₃ term, a rate against a too-shallow exponent, an oracle of the wrong protocol,
-the protocols' MSE difference against its sign turned). ``elastic-vs-downpour`` is a shipped
-study file (its keys are the study's: ``n_iterations``, ``n_workers``)."""
+the protocols' MSE difference against its sign turned). Both are shipped study files (their
+keys are the studies': ``n_iterations``, ``n_workers``; ``downpour-period``'s parts prefix
+theirs: ``gaussian_n_iterations``)."""
 
 import numpy as np
 import pytest
@@ -13,17 +14,17 @@ from bounds.verdict import HOLDS, VIOLATED
 from simulators.seeding import generator
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.experiments.downpour_period.checks import e3_envelope, excess_samples
 from workbench.run.runner import run_experiment
-from workbench.studies.protocol_judgements import mse_difference
+from workbench.studies.protocol_judgements import envelope_fit, excess_samples, mse_difference
 from workbench.systems.protocols.checks import oracle_checks
 
 SMALL = {
-    "downpour-period": {"iterations": 500, "n_replicates": 200, "period": [1, 2, 4, 8],
-                        "workers": [1, 2, 4], **{  # the logistic half at its quick sizes
+    "downpour-period": {"gaussian_n_iterations": 500, "gaussian_n_replicates": 200,
+                        "period": [1, 2, 4, 8], "workers": [1, 2, 4], **{
+                            # the logistic part at its quick sizes
                             key: value for key, value in
                             experiments.get("downpour-period").quick.items()
-                            if key not in ("iterations", "n_replicates", "period", "workers")}},
+                            if key.startswith("logistic_")}},
     "elastic-vs-downpour": {"n_iterations": 600, "n_replicates": 200, "period": [1, 2, 4]},
 }
 
@@ -40,9 +41,9 @@ def datasets():
 @pytest.mark.parametrize(("name", "overrides", "field"), [
     ("downpour-period", {"period": [0, 1]}, "period[0]"),
     ("downpour-period", {"period": [2, 2]}, "period"),
-    ("downpour-period", {"workers": [0, 1, 2]}, "workers[0]"),
+    ("downpour-period", {"workers": [0, 1, 2]}, "n_workers"),  # n_workers = "workers"
     ("downpour-period", {"workers": [2, 3, 4]}, "workers"),
-    ("downpour-period", {"step_size": 0.0}, "step_size"),
+    ("downpour-period", {"gaussian_step_size": 0.0}, "gaussian_step_size"),
     ("downpour-period", {"network_delay": -1.0}, "network_delay"),
     ("elastic-vs-downpour", {"coupling_strength": 1.5}, "coupling_strength"),
     ("elastic-vs-downpour", {"coupling_strength": -0.5}, "coupling_strength"),
@@ -67,19 +68,30 @@ def test_downpour_period_verdicts(datasets):
     assert rate.verdict == HOLDS and 0.5 < rate.observed < 1.6  # excess grows, slower than x²
 
 
+def gaussian_part(dataset, kind: str):
+    """downpour-period's Gaussian part: its slice, its context and its ``kind`` check's
+    options."""
+    experiment = experiments.get("downpour-period")
+    part = experiment.study.parts[0]
+    own = experiment.part_dataset(dataset, part)
+    options = next(c.options for c in part.study.checks if c.kind == kind)
+    return own, experiment.experiments[part.name].context(own), options
+
+
 def test_downpour_negative_controls(datasets):
     dataset = datasets["downpour-period"]
     # the standard bound B₀ has no E₃ term: fitted where π(P − 1) is small, it is constant
     # across the grid and the growing MSE of φ̂(θ²) rises above it
-    envelope, values, observed, errors, held_out = e3_envelope(dataset)
-    standard = fit_envelope(registry.get("seed003-standard-b0").with_fixed_step(), values,
-                            observed, ~held_out)
-    verdict = envelope_check("control/b0", standard, values, observed, errors, 4.0, held_out,
-                             margin=0.1)
+    fit = envelope_fit(*gaussian_part(dataset, "envelope"))
+    standard = fit_envelope(registry.get("seed003-standard-b0").with_fixed_step(), fit.values,
+                            fit.observed, ~fit.held_out)
+    verdict = envelope_check("control/b0", standard, fit.values, fit.observed, fit.errors, 4.0,
+                             fit.held_out, margin=0.1)
     assert verdict.verdict == VIOLATED
     # the excess MSE grows about linearly in π(P − 1): judged against exponent 0.5 it is
     # steeper than claimed
-    x, samples = excess_samples(dataset)
+    own, ctx, options = gaussian_part(dataset, "rate")
+    x, samples = excess_samples(own, ctx.dims, options, ctx.config)
     assert rate_check("control/rate", x, samples, 0.5, 4.0, generator(1, "control"),
                       paired=True, margin=0.1).verdict == VIOLATED
     # a point judged against another point's oracle (P = 4 against P = 1 at π = 8): the
@@ -141,7 +153,8 @@ def test_protocol_runs_store_diagnostics_with_every_chain_a_chain(datasets):
     downpour = datasets["downpour-period"]
     assert downpour["rhat"].dims == ("period", "workers", "test_function")
     assert downpour["ksd"].dims == ("period", "workers", "replicate")
-    assert (downpour["diagnostic_chains"] == SMALL["downpour-period"]["n_replicates"]).all()
+    assert (downpour["diagnostic_chains"]
+            == SMALL["downpour-period"]["gaussian_n_replicates"]).all()
     ess = downpour["ess_bulk"].sel(test_function="theta")
     assert (ess.diff("period") > 0).all()
     assert (downpour["ksd"].median("replicate").diff("period") < 0).all()

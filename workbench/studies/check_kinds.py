@@ -2,8 +2,9 @@
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
 Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements`,
-:mod:`.pooled_judgements`, :mod:`.sharded_judgements`, :mod:`.held_out_judgements` and
-:mod:`.realtime_judgements` (the kinds are described there), which :meth:`Kind.run` imports when
+:mod:`.pooled_judgements`, :mod:`.sharded_judgements`, :mod:`.held_out_judgements`,
+:mod:`.protocol_judgements`, :mod:`.paired_protocol_judgements` and :mod:`.realtime_judgements`
+(the kinds are described there), which :meth:`Kind.run` imports when
 a check runs: they need xarray, scipy.stats and sympy, which loading, showing and configuring a
 study does not (issue 15).
 """
@@ -29,8 +30,10 @@ from workbench.studies.schema import (
     FEDERATED,
     GAUSSIAN,
     HELD_OUT,
+    PAIRED_PROTOCOL,
     PHASE_SPACE_FUNCTIONS,
     POOLED,
+    PROTOCOL_ORACLE,
     PROTOCOL_SYSTEMS,
     REAL_PROCESSES,
     SHARDED,
@@ -63,10 +66,22 @@ DIRECTIONS = ("falls", "rises")
 #: each (replicate, chain) run, for designs with few chains (coupled groups)
 UNITS = ("chain", "run")
 #: the check kinds that can judge their verdicts in the study's one family (``[study] family =
-#: "study"``), by the model or point kind that runs them: the two-sided ones whose critical z
-#: comes from :meth:`.gaussian_judgements.Context.z`
+#: "study"``), by the model or point kind that runs them: those whose critical z comes from
+#: :meth:`.gaussian_judgements.Context.z` (or its one-sided twin)
 STUDY_FAMILY = {POOLED: ("oracle", "slope", "invariance"),
+                PROTOCOL_ORACLE: ("oracle", "envelope", "rate"),
+                PAIRED_PROTOCOL: ("reference", "rate", "ordering"),
                 **dict.fromkeys(HELD_OUT, ("slope", "invariance", "reference", "speed-up"))}
+#: the point kinds judged by their own check kinds alone, as the refusal of another names them
+OWN_KINDS = {POOLED: "the Gaussian mean with n_servers pooled",
+             PROTOCOL_ORACLE: "seed 003's protocols on the Gaussian mean",
+             PAIRED_PROTOCOL: "seed 003's protocols with start = \"laplace\""}
+#: what a paired protocol study's ``rate`` check measures against its ``baseline``
+EXCESSES = ("excess", "deviation")
+#: the margin of an envelope check of seed 003's protocols: the held-out MSE at most this
+#: fraction above the envelope
+ENVELOPE_MARGIN = Parameter("envelope_margin", 0.1, "envelope check: the held-out MSE at most "
+                            "this fraction above the fitted envelope", positive)
 
 
 class CheckOptionError(ValueError):
@@ -181,14 +196,50 @@ def _where(entry: dict, dims: Sequence[str], swept: Mapping[str, list]) -> dict:
     where = entry.get("where", {})
     if not isinstance(where, dict):
         raise CheckOptionError("where", "must be a table of sweep dim = value")
-    for dim, value in where.items():
+    return _swept_values("where", where, dims, swept, "a sweep dim other than over")
+
+
+def _swept_values(key: str, table: dict, dims: Sequence[str], swept: Mapping[str, list],
+                  what: str = "a sweep dim") -> dict:
+    """``table`` of sweep dim = value, each dim among ``dims`` and each value one the study
+    sweeps (``--set`` may drop it later)."""
+    for dim, value in table.items():
         if dim not in dims:
-            raise CheckOptionError("where", f"{dim!r} is not a sweep dim other than over "
-                                            f"({', '.join(dims) or 'none'})")
+            raise CheckOptionError(key, f"{dim!r} is not {what} ({', '.join(dims) or 'none'})")
         if value not in swept.get(dim, [value]):
-            raise CheckOptionError("where", f"{dim} = {value!r} is not among the values the "
-                                            f"study sweeps ({swept[dim]})")
-    return dict(where)
+            raise CheckOptionError(key, f"{dim} = {value!r} is not among the values the study "
+                                        f"sweeps ({swept[dim]})")
+    return dict(table)
+
+
+def _against(entry: dict, dims: Sequence[str]) -> str:
+    """A check's ``against``: the x its rate, ordering or envelope calibration reads, an
+    expression in the sweep dims (``"period * (workers - 1)"``: seed 003's staleness bound
+    π(P − 1)), read through the whitelist of :mod:`bounds.expressions` (never executed)."""
+    from bounds.expressions import BoundSyntaxError, free_names
+
+    text = entry.get("against")
+    if not isinstance(text, str) or not text.strip():
+        raise CheckOptionError("against", "must be an expression in the sweep dims, e.g. "
+                                          "\"period * (workers - 1)\"")
+    try:
+        unknown = free_names(text) - set(dims)
+    except BoundSyntaxError as error:
+        raise CheckOptionError("against", str(error)) from None
+    if unknown:
+        raise CheckOptionError("against", f"names {', '.join(sorted(unknown))}, not a sweep dim "
+                                          f"({', '.join(dims) or 'none'})")
+    return text
+
+
+def _baseline(entry: dict, dims: Sequence[str], swept: Mapping[str, list]) -> dict:
+    """A check's ``baseline``: one sweep dim and the value every other value of it is compared
+    with, replicate by replicate (``{ workers = 1 }``: the synchronous run)."""
+    baseline = entry.get("baseline")
+    if not isinstance(baseline, dict) or len(baseline) != 1:
+        raise CheckOptionError("baseline", "must be a table of one sweep dim = its baseline "
+                                           "value, e.g. { workers = 1 }")
+    return _swept_values("baseline", baseline, dims, swept)
 
 
 def _margins(entry: dict, parameters: Sequence) -> dict:
@@ -235,10 +286,10 @@ class Kind:
                                            f"oracle or a reference posterior; {model} has "
                                            "neither (its posterior is multimodal) — use "
                                            "'speed-up' or 'ordering'")
-        if POOLED in kinds and where != POOLED:
-            raise CheckOptionError("kind", f"{self.name!r} is not a check of the Gaussian mean "
-                                           "with n_servers pooled; it takes "
-                                           f"{' / '.join(STUDY_FAMILY[POOLED])}")
+        own = next((k for k in OWN_KINDS if k in kinds), None)
+        if own is not None and where != own:
+            raise CheckOptionError("kind", f"{self.name!r} is not a check of {OWN_KINDS[own]}; "
+                                           f"it takes {' / '.join(STUDY_FAMILY[own])}")
         if where is None:
             raise CheckOptionError("kind", f"{self.name!r} is a check of "
                                            f"{' / '.join(self.keys)} studies, not of "
@@ -250,10 +301,6 @@ class Kind:
         if where == REAL_PROCESSES:
             _known_keys(entry, self.keys[where])
             return _margins(entry, REAL_MARGINS)
-        if where == GAUSSIAN and self.name != "oracle" and set(kinds) & set(PROTOCOL_SYSTEMS):
-            raise CheckOptionError("kind", f"a point of {' / '.join(sorted(kinds))} is judged "
-                                           "against its exact protocol oracle: 'oracle' "
-                                           "checks only")
         _known_keys(entry, self.keys[where])
         if one_family and self.name not in STUDY_FAMILY.get(where, ()):
             raise CheckOptionError("kind", f"{self.name!r} on {where} judges its verdicts in "
@@ -262,6 +309,8 @@ class Kind:
                                                        or "no check kind") + " there")
         if where == POOLED:
             return self._along(entry, dims)
+        if where in (PROTOCOL_ORACLE, PAIRED_PROTOCOL):
+            return self._protocol(entry, where, dims, bounds, kinds, swept or {})
         if where in HELD_OUT:
             return self._held_out(entry, dims, bounds, swept or {})
         if where != GAUSSIAN:
@@ -351,6 +400,40 @@ class Kind:
                                                                  if d != options["over"]])
         return options
 
+    def _protocol(self, entry: dict, where: str, dims: Sequence[str], bounds: Mapping,
+                  kinds: Sequence[str], swept: Mapping[str, list]) -> dict:
+        """Options of a check of seed 003's protocols: on the Gaussian mean (oracle, envelope,
+        rate; :mod:`.protocol_judgements`) or on logistic regression with paired replicates
+        (reference, rate, ordering; :mod:`.paired_protocol_judgements`)."""
+        if self.name == "oracle":
+            return _difference(entry, dims, kinds, swept)
+        options: dict[str, Any] = {}
+        if where == PROTOCOL_ORACLE:
+            options["test_function"] = _function(entry, default="theta_squared")
+        if self.name == "reference":
+            options["where"] = _where(entry, dims, swept)
+            return options
+        options["against"] = _against(entry, dims)
+        if self.name == "envelope":
+            options["bound"] = _bound(entry, bounds)
+            options.update(_margins(entry, (ENVELOPE_MARGIN,)))
+            return options
+        options["baseline"] = _baseline(entry, dims, swept)
+        if self.name == "rate":
+            if "expected" not in entry:
+                raise CheckOptionError("expected", "give the exponent of x the rate must not "
+                                                   "exceed (E₃ ∝ x²: 2)")
+            options["expected"] = _expected(entry)
+            options.update(_margins(entry, (RATE_MARGIN,)))
+        if where == PAIRED_PROTOCOL and self.name == "rate":
+            of = entry.get("of", EXCESSES[0])
+            if of not in EXCESSES:
+                raise CheckOptionError("of", f"must be one of {', '.join(EXCESSES)}, got {of!r}")
+            options["of"] = of
+        if "name" in entry:
+            options["name"] = _name_template(entry["name"], [])
+        return options
+
     def _along(self, entry: dict, dims: Sequence[str]) -> dict:
         """Options of a slope or invariance check along ``over`` (an oracle check of S
         servers pooled takes none), on the pooled Gaussian mean or a model without an oracle:
@@ -409,6 +492,14 @@ class Kind:
             from workbench.studies import pooled_judgements
 
             return pooled_judgements.judge(self.name, dataset, ctx, options)
+        if PROTOCOL_ORACLE in ctx.point_kinds:
+            from workbench.studies import protocol_judgements
+
+            return protocol_judgements.judge(self.name, dataset, ctx, options)
+        if PAIRED_PROTOCOL in ctx.point_kinds:
+            from workbench.studies import paired_protocol_judgements
+
+            return paired_protocol_judgements.judge(self.name, dataset, ctx, options)
         if ctx.config["model"] in HELD_OUT:
             from workbench.studies import held_out_judgements
 
@@ -426,11 +517,6 @@ class Kind:
             from workbench.studies import phase_space_judgements
 
             return phase_space_judgements.judge(self.name, dataset, ctx, options)
-        if self.name == "oracle" and ctx.config["system"] in PROTOCOL_SYSTEMS:
-            from workbench.studies import protocol_judgements
-
-            return protocol_judgements.oracle_checks(dataset, ctx.dims, rate,
-                                                     options.get("difference"))
         if self.name == "oracle":
             return judgements.oracle_checks(dataset, ctx.dims, rate, options.get("label"))
         if self.name == "invariance":
@@ -477,7 +563,8 @@ class Kind:
 
 
 KINDS = {kind.name: kind for kind in (
-    Kind("oracle", {POOLED: (), GAUSSIAN: ("difference", "label"), SHARDED: ()}),
+    Kind("oracle", {POOLED: (), PROTOCOL_ORACLE: ("difference",),
+                    GAUSSIAN: ("difference", "label"), SHARDED: ()}),
     Kind("invariance", {POOLED: ("over", INVARIANCE_MARGIN.name, "name"),
                         GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over"),
                         **dict.fromkeys(HELD_OUT, ("test_function", "over",
@@ -486,20 +573,28 @@ KINDS = {kind.name: kind for kind in (
                    GAUSSIAN: ("test_function", "over", "expected"),
                    **dict.fromkeys(HELD_OUT, ("test_function", "over", "expected",
                                               SLOPE_MARGIN.name, "name"))}),
-    Kind("rate", {GAUSSIAN: ("test_function", "over", "bound", "expected",
+    Kind("rate", {PROTOCOL_ORACLE: ("test_function", "against", "baseline", "expected",
+                                    RATE_MARGIN.name, "name"),
+                  PAIRED_PROTOCOL: ("of", "against", "baseline", "expected", RATE_MARGIN.name,
+                                    "name"),
+                  GAUSSIAN: ("test_function", "over", "bound", "expected",
                              "bootstrap_resamples", RATE_MARGIN.name, "paired", "where",
                              "name")}),
-    Kind("envelope", {GAUSSIAN: ("test_function", "bound", "split", "fixed"),
+    Kind("envelope", {PROTOCOL_ORACLE: ("test_function", "bound", "against",
+                                        ENVELOPE_MARGIN.name),
+                      GAUSSIAN: ("test_function", "bound", "split", "fixed"),
                       **dict.fromkeys(WITH_REFERENCE,
                                       ("test_function", "bound", "split", "fixed"))},
          reference=True),
-    Kind("reference", dict.fromkeys(WITH_REFERENCE, ("test_function", "margin")),
+    Kind("reference", {PAIRED_PROTOCOL: ("where",),
+                       **dict.fromkeys(WITH_REFERENCE, ("test_function", "margin"))},
          reference=True),
     Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function", "over",
                                               *(p.name for p in SPEEDUP_MARGINS), "name",
                                               "invariance_name"))),
-    Kind("ordering", dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
-                                              ORDERING_MARGIN.name, "name"))),
+    Kind("ordering", {PAIRED_PROTOCOL: ("against", "baseline", "name"),
+                      **dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
+                                                 ORDERING_MARGIN.name, "name"))}),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("posterior", {SHARDED: ("unit",)}),
     Kind("gradient-noise", {TRAVELING: ()}, fields=(GRADIENT_DRAWS.name,)),

@@ -10,12 +10,14 @@ point of seed 003's protocols on the Gaussian mean (:mod:`workbench.studies.prot
 downpour or elastic), the Gaussian mean with S asynchronous servers pooled
 (:mod:`workbench.studies.pooled_point`), the one point of a real-processes study
 (:mod:`workbench.studies.realtime_point`, its worker counts one after the other, alone),
-or the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
-regression or the researcher's own model, against a reference posterior),
-the points combine along the sweep dims, the ``[[check]]`` entries give the verdicts
-(:mod:`workbench.studies.gaussian_judgements`) and each check kind its default figure
-(:mod:`workbench.studies.figures`). A Gaussian study's ``[[design]]`` tables add points of
-their own beside the sweep's (:mod:`workbench.studies.designs`), run and combined by
+the point of a model without an oracle (:mod:`workbench.studies.held_out_point`, logistic
+regression or the researcher's own model, against a reference posterior), or seed 003's
+protocols on logistic regression with replicates paired across the sweep
+(:mod:`workbench.studies.paired_protocol_point`); the points combine along the sweep dims, the
+``[[check]]`` entries give the verdicts (:mod:`workbench.studies.gaussian_judgements`) and each
+check kind its default figure (:mod:`workbench.studies.figures`). A Gaussian study's
+``[[design]]`` tables add points of their own beside the sweep's
+(:mod:`workbench.studies.designs`), run and combined by
 :mod:`workbench.studies.design_point` and judged by :mod:`workbench.studies.design_judgements`.
 
 A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
@@ -44,6 +46,7 @@ from workbench.studies.schema import (
     PROTOCOL_SYSTEMS,
     REAL_PROCESSES,
     SHARDED,
+    STARTS,
     TRAVELING,
     fields,
     kind_fields,
@@ -115,9 +118,12 @@ class PaperFigure(Plugin):
 
 
 class StudyExperiment(Experiment):
-    def __init__(self, study: Study, plugin: Plugin | None = None):
+    def __init__(self, study: Study, plugin: Plugin | None = None, streams: str = ""):
         self.study = study
         self.plugin = plugin or Plugin()
+        #: the prefix of its points' random streams (a later part of shared points,
+        #: :meth:`~.parts.PartsStudy.streams`); the protocol points read it
+        self.streams = streams
         self.name = study.name
         self.summary = study.summary
         self.source = study.source
@@ -131,7 +137,7 @@ class StudyExperiment(Experiment):
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
-        return (rebuild_study, (self.study.text, self.study.origin, self.plugin))
+        return (rebuild_study, (self.study.text, self.study.origin, self.plugin, self.streams))
 
     def configure(self, overrides=None, quick=False):
         """The run's configuration; every sweep point is resolved once so that a derived
@@ -151,6 +157,11 @@ class StudyExperiment(Experiment):
                 raise InvalidParameter(over, config[over], "must include 1: the study's "
                                        "speed-up check compares every worker count with one "
                                        "worker")
+            for dim, value in check.options.get("baseline", {}).items():
+                if value not in config[dim] or len(config[dim]) < 2:
+                    raise InvalidParameter(dim, config[dim], f"must include {value} and another "
+                                           f"value: the study's {check.kind} check compares "
+                                           f"the others with {dim} = {value}")
         check_point_count(grid.count(config, self.study.product, self.study.zipped),
                           f"{self.name} sweep")
         total, real = 0, []
@@ -164,7 +175,7 @@ class StudyExperiment(Experiment):
                     validate_sharded_point(resolved)
                 if resolved.get("phase_space"):
                     validate_phase_space_point(resolved)
-                if resolved["model"] in HELD_OUT:
+                if resolved["model"] in HELD_OUT and not _paired(resolved):
                     from workbench.systems.asynchronous.run import check_sizes
 
                     check_sizes(resolved, resolved["n_iterations"], "n_iterations")
@@ -204,7 +215,7 @@ class StudyExperiment(Experiment):
         fails, or breaks the protocol is a :class:`~workbench.studies.document.StudyError`
         naming the key and line. Call it only once running the code is allowed: it runs the
         code."""
-        if config["model"] not in HELD_OUT:
+        if config["model"] not in HELD_OUT or _paired(config):
             return
         from workbench.studies import held_out_point
 
@@ -316,7 +327,8 @@ class StudyExperiment(Experiment):
                 seed, self.sweep_dims[0])
         if _protocols(config):
             return self._zipped_coords(protocol_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
+                self.streams), point)
         if config.get("phase_space"):
             from workbench.studies import phase_space_point
 
@@ -327,6 +339,12 @@ class StudyExperiment(Experiment):
 
             return self._zipped_coords(pooled_point.run_point(
                 self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
+        if _paired(config):
+            from workbench.studies import paired_protocol_point
+
+            return self._zipped_coords(paired_protocol_point.run_point(
+                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
+                self.streams), point)
         if config["model"] in HELD_OUT:
             from workbench.studies import held_out_point
 
@@ -394,13 +412,13 @@ class StudyExperiment(Experiment):
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
                        int(dataset.attrs.get("seed", 0)), self.study.symbols,
-                       self.study.checks, family, self.study.point_kinds)
+                       self.study.checks, family, self.study.point_kinds, self.streams)
 
     def checks(self, dataset):
         """The verdicts of the study's checks; with ``[study] family = "study"`` one
         Bonferroni family over all of them (their count known from a first judgement)."""
         verdicts = self.verdicts(dataset)
-        return self.verdicts(dataset, len(verdicts)) if self.study.family == "study" \
+        return self.verdicts(dataset, family_size(verdicts)) if self.study.family == "study" \
             else verdicts
 
     def verdicts(self, dataset: xr.Dataset, family: int = 0) -> list[Verdict]:
@@ -425,16 +443,29 @@ class StudyExperiment(Experiment):
         return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
 
 
-def rebuild_study(text: str, origin: str, plugin) -> StudyExperiment:
+def family_size(verdicts: Sequence[Verdict]) -> int:
+    """The comparisons of a study's one family (``[study] family = "study"``): one per
+    verdict, and one per held-out point of an envelope's."""
+    return sum(int(v.evidence.get("n_held_out", 1)) if v.kind == "envelope" else 1
+               for v in verdicts)
+
+
+def rebuild_study(text: str, origin: str, plugin, streams: str = "") -> StudyExperiment:
     """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
-    parsed again from its text, with its plug-in."""
-    return StudyExperiment(from_document(Document.parse(text, origin)), plugin)
+    parsed again from its text, with its plug-in and streams."""
+    return StudyExperiment(from_document(Document.parse(text, origin)), plugin, streams)
 
 
 def _protocols(config: dict) -> bool:
     """Whether the study's points are seed 003's protocols on the Gaussian mean
     (:mod:`.protocol_point`)."""
     return config["model"] == GAUSSIAN and config["system"] in PROTOCOL_SYSTEMS
+
+
+def _paired(config: dict) -> bool:
+    """Whether the study's points are seed 003's protocols on logistic regression with paired
+    replicates (:mod:`.paired_protocol_point`)."""
+    return config.get("start") == STARTS[1]
 
 
 def _real(config: dict) -> bool:
@@ -444,7 +475,7 @@ def _real(config: dict) -> bool:
 
 def _updates(resolved: dict) -> int:
     """Updates of one replicate's chain at a resolved point (its burn-in included)."""
-    with_burn_in = resolved["model"] in (SHARDED, *HELD_OUT)
+    with_burn_in = resolved["model"] in (SHARDED, *HELD_OUT) and not _paired(resolved)
     return resolved["n_iterations"] + (resolved["burn_in"] if with_burn_in else 0)
 
 

@@ -15,11 +15,11 @@ from workbench.studies.study import Study
 
 
 def from_document(doc: Document, defer_bounds: bool = False) -> Study | PartsStudy:
-    """The study ``doc`` declares; ``defer_bounds``: a study of one model reads its
-    ``[[bound]]`` tables when a check first judges (:class:`.study.DeferredBounds`)."""
+    """The study ``doc`` declares; ``defer_bounds``: its ``[[bound]]`` tables (its parts') read
+    when a check first judges (:class:`.study.DeferredBounds`)."""
     head = doc.data.get("study", {})
     if isinstance(head, dict) and "parts" in head:
-        return parts.from_document(doc)
+        return parts.from_document(doc, defer_bounds)
     return study.from_document(doc, defer_bounds)
 
 

@@ -80,6 +80,7 @@ class Context:
     checks: tuple = ()  # the study's [[check]] entries (a phase-space study judges them as one)
     family: int = 0  # comparisons of the study's one family (``[study] family``); 0: per check
     point_kinds: tuple[str, ...] = ()  # the study's model, system and point kinds
+    streams: str = ""  # the prefix of its random streams (a later part of shared points)
 
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the study's checks."""
@@ -89,6 +90,12 @@ class Context:
         """The two-sided critical z of a check of ``n_comparisons``: Bonferroni over its own
         family, or over the study's when the study judges all its verdicts as one."""
         return z_for_family(self.config["false_failure_rate"], self.family or n_comparisons)
+
+    def one_sided_z(self, n_comparisons: int) -> float:
+        """The one-sided critical z of a check of ``n_comparisons`` (rates, envelopes,
+        orderings), in the same family as :meth:`z`."""
+        return one_sided_z_for_family(self.config["false_failure_rate"],
+                                      self.family or n_comparisons)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -364,17 +371,19 @@ def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
     return verdicts
 
 
-def grid_values(dataset: xr.Dataset, bound: Bound, config: Mapping) -> dict:
+def grid_values(dataset: xr.Dataset, bound: Bound, symbols: Mapping[str, str]) -> dict:
     """The bound's symbols on the grid, by name: ``n_iterations`` is each checkpoint's sample
-    count, a sweep dim its coordinate, a per-point value its variable (step sizes)."""
+    count, a sweep dim its coordinate (under its own name, or the name ``symbols`` gives it:
+    its ``[[bound]] symbols``), a per-point value its variable (step sizes)."""
     values = {}
     for symbol in bound.expression.free_symbols:
+        name = symbols.get(symbol.name, symbol.name)
         if SYMBOLS[symbol].hidden_constant:
             continue
-        if symbol.name == "n_iterations":
+        if name == "n_iterations":
             values[symbol.name] = dataset["iterations"]
-        elif symbol.name in dataset.variables:
-            values[symbol.name] = dataset[symbol.name]
+        elif name in dataset.variables:
+            values[symbol.name] = dataset[name]
     return values
 
 
@@ -400,14 +409,15 @@ class EnvelopeFit:
 
 def envelope_fit(dataset: xr.Dataset, ctx: Context, options: dict) -> EnvelopeFit:
     """The bound's envelope fitted on the calibration part of the grid (module docstring)."""
-    bound, function = ctx.bounds[options["bound"]].bound, options["test_function"]
+    spec, function = ctx.bounds[options["bound"]], options["test_function"]
+    bound = spec.bound
     squared = squared_errors(dataset, function)
     count = squared.count("replicate")
     observed = squared.mean("replicate")
     with np.errstate(over="ignore", invalid="ignore"):
         errors = squared.std("replicate", ddof=1) / np.sqrt(count)
-    values = grid_values(dataset, bound, ctx.config)
-    declared = ctx.bounds[options["bound"]].fixed
+    values = grid_values(dataset, bound, spec.symbols)
+    declared = spec.fixed
     fixed = {k: v for k, v in {**fixed_symbols(bound, ctx.config), **declared,
                                **options["fixed"]}.items() if k not in values}
     calibration = calibration_mask(dataset, ctx.dims, options["split"]).broadcast_like(observed)

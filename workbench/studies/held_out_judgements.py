@@ -142,7 +142,7 @@ def envelope_fit(dataset: xr.Dataset, ctx: Context, options: dict,
     part of the grid (module docstring)."""
     spec = ctx.bounds[options["bound"]]
     observed, errors = excess_errors(dataset, function)
-    values = grid_values(dataset, spec.bound, ctx.config)
+    values = grid_values(dataset, spec.bound, spec.symbols)
     fixed = {k: v for k, v in {**fixed_symbols(spec.bound, ctx.config), **spec.fixed,
                                **options["fixed"]}.items() if k not in values}
     calibration = calibration_mask(dataset, ctx.dims, options["split"]).broadcast_like(observed)

@@ -23,6 +23,14 @@ judge its own slice of the dataset under its own names, their verdicts named
 ``<part>/<name>``; with ``[study] family = "study"`` all parts' verdicts form one Bonferroni
 family. :class:`workbench.studies.parts_experiment.PartsExperiment` runs it.
 
+``[study] points = "shared"`` makes the parts the halves of one sweep point rather than points
+of their own: a part's seeds are keyed by the sweep point alone (no ``part``), each later
+part's random streams named ``<part>-<stream>`` (the first part's as a study of one model names
+them), so that a sweep point's halves share its schedule's key as one experiment would; the
+sweep dims are the dataset's once (only a later part's own dims and variables are prefixed);
+and the verdicts keep the names each part gives them. Every later part is then a point of seed
+003's protocols (downpour or elastic), whose runs name their streams so.
+
 Chen, Ding, Carin et al. 2016 ("Stochastic gradient MCMC with stale gradients", §3.3, Figure 4,
 Theorems 6-7) pool S servers on the Gaussian mean and on Bayesian logistic regression:
 ``multi-server`` is such a study.
@@ -39,13 +47,22 @@ from workbench.core.paper import PaperEntry
 from workbench.core.parameters import Parameter
 from workbench.studies import study
 from workbench.studies.document import Document
-from workbench.studies.schema import FIELD_SECTIONS, OTHER_SECTIONS, SECTIONS
+from workbench.studies.schema import (
+    FIELD_SECTIONS,
+    OTHER_SECTIONS,
+    PAIRED_PROTOCOL,
+    PROTOCOL_ORACLE,
+    SECTIONS,
+)
 from workbench.studies.study import Study, coerce_quick, heading, presentation, table_at
 
 #: what a part's name may be: it prefixes configuration keys, dims and variables
 PART_NAME = re.compile(r"[a-z][a-z0-9]*")
 #: the tables of one part: a whole study's, less what the parts share
 PART_SECTIONS = (*FIELD_SECTIONS, "check", "bound")
+#: ``[study] points``: a part's points are its own (keyed by ``part``), or the parts are the
+#: halves of the sweep's points (module docstring)
+POINTS = ("per-part", "shared")
 #: the study's own tables beside its parts (its checks and bounds are the parts')
 SECTIONS_OF_PARTS = (*FIELD_SECTIONS, *(s for s in OTHER_SECTIONS if s not in PART_SECTIONS),
                      "part")
@@ -77,19 +94,31 @@ class PartsStudy:
     headline: Headline | None = None
     paper: tuple[PaperEntry, ...] = ()
     family: str = "check"
+    points: str = POINTS[0]
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
         return self.parts[0].study.sweep_dims
+
+    @property
+    def shared(self) -> bool:
+        """Whether the parts are the halves of the sweep's points (``points = "shared"``)."""
+        return self.points == POINTS[1]
+
+    def streams(self, part: Part) -> str:
+        """The prefix of the part's random streams: ``<part>-`` for a later part of shared
+        points, else none (module docstring)."""
+        return f"{part.name}-" if self.shared and part is not self.parts[0] else ""
 
     def part_config(self, config: dict, part: Part) -> dict:
         """The part's own configuration out of the study's (module docstring)."""
         return {p.name: config[part.key(p.name)] for p in part.study.parameters}
 
 
-def from_document(doc: Document) -> PartsStudy:
+def from_document(doc: Document, defer_bounds: bool = False) -> PartsStudy:
     """The study of parts ``doc`` declares, refused naming the key and line (module
-    docstring)."""
+    docstring); ``defer_bounds``: the parts' ``[[bound]]`` tables read when a check first
+    judges (a shipped file's, :class:`.study.DeferredBounds`)."""
     name, head = heading(doc, SECTIONS_OF_PARTS)
     names = head["parts"]
     if not isinstance(names, list) or len(names) < 2 or len(set(map(str, names))) != len(names) \
@@ -104,7 +133,18 @@ def from_document(doc: Document) -> PartsStudy:
             raise doc.error(("part", written, *first), f"{written!r} is not a part of the "
                                                        f"study; [study] parts lists "
                                                        f"{', '.join(names)}")
-    parts = tuple(_part(doc, head, part, tables.get(part, {})) for part in names)
+    parts = tuple(_part(doc, head, part, tables.get(part, {}), defer_bounds) for part in names)
+    points = head.get("points", POINTS[0])
+    if points not in POINTS:
+        raise doc.error(("study", "points"), f"must be one of {', '.join(POINTS)}, got "
+                                             f"{points!r}")
+    for part in parts[1:] if points == POINTS[1] else ():
+        if not set(part.study.point_kinds) & {PROTOCOL_ORACLE, PAIRED_PROTOCOL}:
+            raise doc.error(("study", "points"), f"shares the sweep's points between parts "
+                            "whose later ones are points of seed 003's protocols (downpour or "
+                            "elastic on the Gaussian mean, or with start = \"laplace\": their "
+                            f"runs name their streams by the part); part {part.name!r} runs "
+                            f"{' / '.join(part.study.point_kinds)}")
     parameters: dict[str, Parameter] = {}
     for part in parts:
         for parameter in part.study.parameters:
@@ -117,10 +157,11 @@ def from_document(doc: Document) -> PartsStudy:
     headline, paper = presentation(doc, head)
     return PartsStudy(name, str(head.get("summary", "")), str(head.get("source", "")), parts,
                       tuple(parameters.values()), coerce_quick(doc, tuple(parameters.values())),
-                      doc.source, doc.text, headline, paper, head.get("family", "check"))
+                      doc.source, doc.text, headline, paper, head.get("family", "check"),
+                      points)
 
 
-def _part(doc: Document, head: dict, name: str, table) -> Part:
+def _part(doc: Document, head: dict, name: str, table, defer_bounds: bool) -> Part:
     """One part read as a whole study: its own tables over the shared ones, every key path
     renamed to where the file writes it."""
     if not table:
@@ -154,5 +195,6 @@ def _part(doc: Document, head: dict, name: str, table) -> Part:
         if section in table:
             data[section] = table[section]
             renamed[(section,)] = ("part", name, section)
-    read = study.from_document(Document(doc.source, data, doc.lines, doc.text, renamed))
+    read = study.from_document(Document(doc.source, data, doc.lines, doc.text, renamed),
+                               defer_bounds)
     return Part(name, read, frozenset(shared | set(read.swept)))

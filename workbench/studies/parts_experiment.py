@@ -5,7 +5,10 @@ all parts in one sweep, one combined dataset, each part judged on its own slice.
 A part's points, blocks, work, memory and store identity are its study's, with ``part`` in the
 point (its seeds' key); the parts' datasets are merged with every part but the first under the
 prefix ``<part>_``, and a result is sliced back into a part's own names, with the part's
-configuration, before its checks judge it (:meth:`PartsExperiment.part_dataset`).
+configuration, before its checks judge it (:meth:`PartsExperiment.part_dataset`). With
+``[study] points = "shared"`` a part runs the sweep point without ``part``, its streams named
+by :meth:`~.parts.PartsStudy.streams`, the sweep dims stay unprefixed and the verdicts keep
+their parts' names.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 from simulators.validation import InvalidParameter
 from workbench.run.experiment import Experiment
 from workbench.studies.document import Document
-from workbench.studies.experiment import Plugin, StudyExperiment
+from workbench.studies.experiment import Plugin, StudyExperiment, family_size
 from workbench.studies.parts import Part, PartsStudy, from_document
 from workbench.studies.study import Study
 
@@ -34,7 +37,8 @@ class PartsExperiment(Experiment):
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
-        self.experiments = {part.name: StudyExperiment(part.study) for part in study.parts}
+        self.experiments = {part.name: StudyExperiment(part.study, streams=study.streams(part))
+                            for part in study.parts}
 
     def __reduce__(self):
         # as a StudyExperiment: a worker process rebuilds it from the study's text
@@ -63,6 +67,8 @@ class PartsExperiment(Experiment):
         """The part's experiment's ``method`` at ``point``, on the part's configuration."""
         part = next(p for p in self.study.parts if p.name == point["part"])
         own = self.study.part_config(config, part)
+        if self.study.shared:  # the sweep point alone keys the part's seeds
+            point = {k: v for k, v in point.items() if k != "part"}
         return getattr(self.experiments[part.name], method)(own, point, *args)
 
     def points(self, config):
@@ -105,10 +111,15 @@ class PartsExperiment(Experiment):
             start += count
             if combined:
                 dataset = dataset.rename({name: f"{part.name}_{name}"
-                                          for name in (*dataset.dims, *dataset.data_vars)})
+                                          for name in (*dataset.dims, *dataset.data_vars)
+                                          if name not in self.shared_dims()})
             combined.append(dataset)
         return xr.merge(combined, combine_attrs="override").assign_attrs(
             study_toml=self.study.text)
+
+    def shared_dims(self) -> tuple[str, ...]:
+        """The dims every part's variables keep unprefixed: the sweep dims of shared points."""
+        return self.sweep_dims if self.study.shared else ()
 
     # ------------------------------------------------------------------------ judgements
     def part_dataset(self, dataset: xr.Dataset, part: Part) -> xr.Dataset:
@@ -124,25 +135,28 @@ class PartsExperiment(Experiment):
         else:
             prefix = f"{part.name}_"
             own = dataset.drop_vars([n for n in dataset.variables
-                                     if not str(n).startswith(prefix)])
+                                     if not str(n).startswith(prefix)
+                                     and n not in self.shared_dims()])
             own = own.rename({n: str(n).removeprefix(prefix)
                               for n in (*own.dims, *own.data_vars)})
         config = self.study.part_config(config_of(dataset), part)
         return own.assign_attrs(config_toml=to_toml(config))
 
     def checks(self, dataset):
-        """Every part's verdicts on its slice, named ``<part>/<check>``; with ``[study]
-        family = "study"`` one Bonferroni family over all parts' verdicts."""
+        """Every part's verdicts on its slice, named ``<part>/<check>`` (as the part names
+        them for shared points); with ``[study] family = "study"`` one Bonferroni family over
+        all parts' verdicts."""
         slices = {part.name: self.part_dataset(dataset, part) for part in self.study.parts}
 
         def verdicts(family: int = 0):
-            return [replace(verdict, check=f"{name}/{verdict.check}")
+            return [verdict if self.study.shared else
+                    replace(verdict, check=f"{name}/{verdict.check}")
                     for name, experiment in self.experiments.items()
                     for verdict in experiment.verdicts(slices[name], family)]
 
         found = verdicts()
         if self.study.family == "study":
-            found = verdicts(len(found))
+            found = verdicts(family_size(found))
         return found + self.plugin.checks(dataset)
 
     def figures(self, dataset, out_dir):

@@ -48,13 +48,14 @@ def resolve(resolved: dict) -> dict:
 
 
 def run_point(experiment: str, resolved: dict, point: dict, seed,
-              dims: tuple[str, ...]) -> xr.Dataset:
+              dims: tuple[str, ...], streams: str = "") -> xr.Dataset:
     """The point's Dataset (module docstring), with the sweep ``dims`` as leading size-1 dims
-    (:func:`workbench.systems.asynchronous.run.at_point`)."""
+    (:func:`workbench.systems.asynchronous.run.at_point`); ``streams``: the prefix of its
+    random streams' names (a later part of a study of shared points)."""
     from workbench.systems.asynchronous.run import at_point
     from workbench.systems.protocols.run import run_protocol
 
     run = run_protocol(experiment, {**resolved, "iterations": resolved["n_iterations"]}, point,
                        seed, resolved["system"], resolved["n_workers"], resolved["period"],
-                       resolved.get("coupling_strength", COUPLING_STRENGTH.default))
+                       resolved.get("coupling_strength", COUPLING_STRENGTH.default), streams)
     return at_point(run, point, dims)

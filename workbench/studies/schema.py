@@ -32,6 +32,11 @@ that field compares seed 003's two protocols on common random numbers, along the
 ``protocol``. Its ``budget`` field says what ``n_iterations`` counts for elastic: every chain's
 local steps, or downpour's pushes at the same period (:func:`.protocol_point.local_steps`).
 
+Logistic regression on downpour or elastic with ``[run] start = "laplace"`` is a point of its
+own (:mod:`.paired_protocol_point`): its replicates start from the Laplace approximation and
+share their random numbers across the sweep, so a check reads P's excess over P = 1 replicate by
+replicate (seed 003).
+
 The system kind ``real-processes`` runs seed 001's asynchronous server (Appendix A) for real on
 the Gaussian mean: worker processes on this machine with injected compute times (``latency``,
 ``latency_mean``, ``latency_shape``, stragglers) and an injected ``server_update_time``, each
@@ -228,6 +233,21 @@ POOLED = "pooled-servers"
 #: the Gaussian fields a pooled point does not read: its servers run the asynchronous system,
 #: it judges θ alone in d = 1, runs its replicates as one block and keeps no draws
 POOLED_UNUSED = ("staleness", "dim", "test_function", "n_draws", "replicate_block")
+#: not a model or system kind but a point kind: seed 003's protocols on the Gaussian mean,
+#: judged against their exact protocol oracle (:mod:`.protocol_point`)
+PROTOCOL_ORACLE = "protocol-oracle"
+#: not a model or system kind but a point kind: seed 003's protocols on logistic regression
+#: from Laplace starts shared by every point, its replicates paired across the sweep
+#: (``[run] start = "laplace"``, :mod:`.paired_protocol_point`)
+PAIRED_PROTOCOL = "paired-protocol"
+#: where a logistic regression's replicates start: θ₀ ~ N(0, initial_scale² I), or draws of
+#: the Laplace approximation shared by every point (:data:`PAIRED_PROTOCOL`)
+STARTS = ("scaled", "laplace")
+#: the fields a paired protocol point does not read: it keeps φ̂_L of the held-out log-loss at
+#: L alone, from its own starts, with SGLD, its replicates in one block
+PAIRED_UNUSED = ("burn_in", "n_checkpoints", "n_evaluations", "initial_position",
+                 "initial_scale", "divergence_threshold", "friction", "replicate_block",
+                 "test_functions", "python_test_functions", "test_function_entry_points")
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
 HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
 #: those whose reference posterior HMC can give (a network's posterior is multimodal: its
@@ -555,6 +575,11 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             f"entry point of group {ENTRY_POINT_GROUPS['test_function']}", entry_point_names),
               only=_H, fixed_in=_H),
         Field("n_evaluations", _SHARED["n_evaluations"], only=_H),
+        Field("start", Parameter("start", STARTS[0], "logistic regression: where replicates "
+                                 "start: scaled (θ₀ ~ N(0, initial_scale² I)) or laplace "
+                                 "(draws of N(θ_MAP, H⁻¹) shared by every point of downpour or "
+                                 "elastic, with its noise and minibatches)", choices=STARTS),
+              only=(LOGISTIC,), fixed_in=_H),
         Field("confidence", CONFIDENCE),
         Field("false_failure_rate", FALSE_FAILURE_RATE),
         Field("divergence_threshold", DIVERGENCE_THRESHOLD, only=_GH),
@@ -594,12 +619,18 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
 
 def point_kinds(values: dict, swept: dict) -> set[str]:
     """The study's model and system kinds (``values``: field name → value as written, defaults
-    where absent), and :data:`POOLED` where the Gaussian mean's asynchronous system names
-    ``n_servers`` (among ``values`` or the names ``swept``)."""
+    where absent), and its point kind where its model and system do not say it alone:
+    :data:`POOLED` where the Gaussian mean's asynchronous system names ``n_servers`` (among
+    ``values`` or the names ``swept``), :data:`PROTOCOL_ORACLE` for seed 003's protocols on the
+    Gaussian mean, :data:`PAIRED_PROTOCOL` for ``start = "laplace"``."""
     catalogue = fields()
     kinds = {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
     if kinds == {GAUSSIAN, ASYNCHRONOUS} and ("n_servers" in values or "n_servers" in swept):
         kinds.add(POOLED)
+    if GAUSSIAN in kinds and kinds & set(PROTOCOL_SYSTEMS):
+        kinds.add(PROTOCOL_ORACLE)
+    if values.get("start") == STARTS[1]:
+        kinds.add(PAIRED_PROTOCOL)
     return kinds
 
 
@@ -640,6 +671,12 @@ def validate_kinds(values: dict) -> None:
         raise validation.InvalidParameter("sampler", value("sampler"), f"{system} on the "
                                           f"{model} runs sgld (its exact protocol oracle, "
                                           "seed 003)")
+    if value("start") == STARTS[1] and (system not in PROTOCOL_SYSTEMS
+                                        or value("sampler") != "sgld"):
+        name = "system" if system not in PROTOCOL_SYSTEMS else "sampler"
+        raise validation.InvalidParameter(name, value(name), "start = \"laplace\" pairs the "
+                                          "replicates of downpour or elastic points running "
+                                          "sgld (seed 003)")
     if system in PROTOCOL_SYSTEMS and value("n_servers") != 1:
         raise validation.InvalidParameter("n_servers", value("n_servers"),
                                           f"{system} has one master or centre: only the "

@@ -42,6 +42,7 @@ from workbench.studies.schema import (
     GAUSSIAN,
     OPTIMAL_STEP,
     OTHER_SECTIONS,
+    PAIRED_UNUSED,
     PHASE_SPACE_FUNCTIONS,
     POOLED,
     POOLED_UNUSED,
@@ -52,6 +53,7 @@ from workbench.studies.schema import (
     REAL_UNUSED,
     SECTIONS,
     SGHMC,
+    STARTS,
     TRAVELING,
     Field,
     fields,
@@ -78,6 +80,10 @@ SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_functio
 #: judges all of them as one (Bonferroni over every verdict at ``false_failure_rate``)
 FAMILIES = ("check", "study")
 
+#: ``[[bound]] step``: a registered bound as registered, or in its fixed-step form (each
+#: per-step aggregate a constant step h: seed 003's Σε² = L·h², say)
+BOUND_STEPS = ("as-registered", "fixed")
+
 #: names every expression and bound may use besides the study's own: the sample count of a
 #: checkpoint (``iterations``), alongside ``n_iterations``
 BOUND_QUANTITIES = ("mse", "variance", "bias_squared")
@@ -94,13 +100,16 @@ class CheckSpec:
 
 @dataclass(frozen=True)
 class BoundSpec:
-    """One ``[[bound]]``: a typed expression or a registered bound by name, and the values of
-    its symbols that are not values of the study (``fixed``, e.g. ``integrator_order = 1``)."""
+    """One ``[[bound]]``: a typed expression or a registered bound by name (``step = "fixed"``:
+    its fixed-step form), the values of its symbols that are not values of the study
+    (``fixed``, e.g. ``integrator_order = 1``), and the sweep dims its other symbols are
+    (``symbols``, e.g. ``{ communication_period = "period" }``)."""
 
     name: str
     bound: Bound
     test_function: str | None
     fixed: dict = field(default_factory=dict)
+    symbols: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -307,14 +316,17 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     tables = data.get("bound", [])
     if defer_bounds and isinstance(tables, list):
         bounds = DeferredBounds([t.get("name") for t in tables if isinstance(t, dict)],
-                                lambda: _bounds(doc, tables, bound_names))
+                                lambda: _bounds(doc, tables, bound_names, dims))
     else:
-        bounds = _bounds(doc, tables, bound_names)
+        bounds = _bounds(doc, tables, bound_names, dims)
     extra, design_parameters = _designs(doc, data, kinds, values, names, dims, bounds,
                                         parameters)
     parameters += design_parameters
     quick = coerce_quick(doc, parameters)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
+    if "points" in head:
+        raise doc.error(("study", "points"), "says how the parts of a study of parts share the "
+                                             "sweep's points; this study has no parts")
     family = head.get("family", FAMILIES[0])
     if family not in FAMILIES:
         raise doc.error(("study", "family"), f"must be one of {', '.join(FAMILIES)}, got "
@@ -527,6 +539,10 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
             f"means nothing on a {system} point of the Gaussian mean: seed 003's exact "
             "protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior N(0, 1)) and runs "
             "SGLD with minibatches drawn with replacement")))
+    if values.get("start") == STARTS[1]:
+        unused.update(dict.fromkeys(PAIRED_UNUSED, (
+            'means nothing with start = "laplace": its points keep φ̂_L of the held-out '
+            "log-loss at L alone, from shared Laplace starts, with SGLD, in one block")))
     if system == REAL_PROCESSES:
         unused.update(dict.fromkeys(REAL_UNUSED, (
             "means nothing on a real-processes point: one real run per worker count, "
@@ -534,7 +550,7 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
     if model != GAUSSIAN:
         unused["budget"] = ("means nothing on a model without an oracle: its elastic chains "
                             "run n_iterations local steps each")
-    if not _judges_against_a_reference(data):
+    if not _judges_against_a_reference(data) and values.get("start") != STARTS[1]:
         unused.update(dict.fromkeys(REFERENCE_KEYS, (
             "means nothing without a check judged against the reference posterior "
             "(reference, envelope): only such a check makes the points compute one")))
@@ -616,11 +632,12 @@ def _path_of(name: str) -> KeyPath:
     return (section, spec.key)
 
 
-def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
+def _bounds(doc: Document, entries, names: set[str],
+            dims: tuple[str, ...]) -> dict[str, BoundSpec]:
     if not isinstance(entries, list):
         raise doc.error(("bound",), "write bounds as [[bound]] tables")
-    allowed = ("name", "expression", "registered", "quantity", "assumptions", "fixed",
-               "test_function")
+    allowed = ("name", "expression", "registered", "step", "quantity", "assumptions", "fixed",
+               "symbols", "test_function")
     bounds = {}
     for i, entry in enumerate(entries):
         from bounds.symbols import SYMBOLS
@@ -641,21 +658,32 @@ def _bounds(doc: Document, entries, names: set[str]) -> dict[str, BoundSpec]:
         fixed = table_at(doc, ("bound", i, "fixed"), entry.get("fixed", {}))
         for key, value in fixed.items():
             _coerce(doc, ("bound", i, "fixed", key), _constant_parameter(key, value), value)
+        symbols = table_at(doc, ("bound", i, "symbols"), entry.get("symbols", {}))
+        for key, value in symbols.items():
+            if not any(s.name == key for s in bound.expression.free_symbols):
+                raise doc.error(("bound", i, "symbols", key), "is not a symbol of the bound")
+            if value not in dims:
+                raise doc.error(("bound", i, "symbols", key),
+                                f"must name a sweep dim ({', '.join(dims) or 'none'}), got "
+                                f"{value!r}")
         where = "registered" if "registered" in entry else "expression"
         for symbol in bound.expression.free_symbols:
-            if SYMBOLS[symbol].hidden_constant or symbol.name in names | set(fixed):
+            if SYMBOLS[symbol].hidden_constant or symbol.name in names | set(fixed) | set(symbols):
                 continue
             raise doc.error(("bound", i, where),
                             f"symbol {symbol.name!r} is neither a constant to fit (C, C1, ...) "
                             "nor a value of the study (a sweep dim, field or constant) nor "
                             "given in the bound's fixed table")
         function = entry.get("test_function")
-        bounds[name] = BoundSpec(name, bound, function, dict(fixed))
+        bounds[name] = BoundSpec(name, bound, function, dict(fixed), dict(symbols))
     return bounds
 
 
 def _typed(doc: Document, i: int, entry: dict, name: str) -> Bound:
     """A bound typed in the study: parsed through the whitelist of :mod:`bounds.parse`."""
+    if "step" in entry:
+        raise doc.error(("bound", i, "step"), "takes a registered bound's fixed-step form; a "
+                                              "typed expression is written in the form wanted")
     quantity = entry.get("quantity", "mse")
     if quantity not in BOUND_QUANTITIES:
         raise doc.error(("bound", i, "quantity"),
@@ -682,7 +710,14 @@ def _registered(doc: Document, i: int, entry: dict) -> Bound:
     if not isinstance(name, str) or name not in registry.BOUNDS:
         raise doc.error(("bound", i, "registered"),
                         f"no registered bound {name!r}; see `workbench bounds list`")
-    return registry.get(name)
+    bound = registry.get(name)
+    step = entry.get("step", BOUND_STEPS[0])
+    if step not in BOUND_STEPS:
+        raise doc.error(("bound", i, "step"), f"must be one of {', '.join(BOUND_STEPS)}, got "
+                                              f"{step!r}")
+    if step == BOUND_STEPS[1] and not bound.fixed_step:
+        raise doc.error(("bound", i, "step"), f"{name!r} has no fixed-step form")
+    return bound.with_fixed_step() if step == BOUND_STEPS[1] else bound
 
 
 def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,

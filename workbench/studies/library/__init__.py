@@ -34,9 +34,10 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
 #: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
 #: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``; ``paired``: sweep
 #: dims whose points share every random number; ``family``: one Bonferroni family per check or
-#: for the whole study; ``parts``: the names of a study of parts, :mod:`workbench.studies.parts`)
+#: for the whole study; ``parts``: the names of a study of parts, :mod:`workbench.studies.parts`,
+#: and ``points``: whether its parts share the sweep's points)
 STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "family", "parts",
-              "figure", "plugin", "bespoke")
+              "points", "figure", "plugin", "bespoke")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
 CODE_KEYS = ("figure", "plugin", "bespoke")
 #: the only tables of a bespoke file: its class runs the rest of the experiment

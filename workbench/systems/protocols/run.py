@@ -116,8 +116,11 @@ def message_count(schedule: Schedule, n_updates: int) -> int:
 
 
 def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str,
-                 n_workers: int, period: int, coupling_strength: float = 1.0) -> xr.Dataset:
-    """φ̂_L per replicate, its summaries and the exact oracle at one sweep point.
+                 n_workers: int, period: int, coupling_strength: float = 1.0,
+                 streams: str = "") -> xr.Dataset:
+    """φ̂_L per replicate, its summaries and the exact oracle at one sweep point; ``streams``
+    prefixes the names of the schedule's and the engine's random streams (the data's are the
+    experiment's alone).
 
     Dims: ``test_function`` (theta, theta_squared), ``checkpoint``, ``replicate``.
     """
@@ -134,12 +137,12 @@ def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str
     model = gaussian_model(experiment, config, seed)
     system = make_protocol(config, protocol, n_workers, period, coupling_strength)
     schedule = system.simulate(n_updates, derive(seed, experiment, point_key(point),
-                                                 "schedule"))
+                                                 f"{streams}schedule"))
     checkpoints = log_checkpoints(n_updates, config["n_checkpoints"])
     h, batch_size, start = config["step_size"], config["batch_size"], config["initial_position"]
     run = replay(schedule, SGLD(h), model.minibatch_gradient(), n_updates=n_updates,
                  n_replicates=n_replicates, initial_position=start,
-                 seed=derive(seed, experiment, "engine"), batch_size=batch_size,
+                 seed=derive(seed, experiment, f"{streams}engine"), batch_size=batch_size,
                  test_functions=TEST_FUNCTIONS, checkpoints=checkpoints,
                  thin=n_updates // draws_kept(n_updates, 0), replicate_block=n_replicates)
     diverged = (run.diverged_at >= 0).any(axis=1)
