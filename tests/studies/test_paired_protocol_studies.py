@@ -141,7 +141,9 @@ start = "laplace"
     (_with('start = "laplace"', 'start = "mode"'), "start =", ("scaled", "laplace")),
     (_with('n_replicates = 100', 'n_replicates = 100\nburn_in = 10'), "burn_in =",
      ('start = "laplace"',)),
-    (PAIRED, 'kind = "asynchronous"', ("laplace", "downpour or elastic")),
+    (PAIRED, 'kind = "asynchronous"', ("laplace", "downpour points")),
+    (PAIRED.replace("asynchronous", "elastic"), 'kind = "elastic"', ("laplace",
+                                                                     "downpour points")),
     (PAIRED.replace('kind = "sgld"', 'kind = "psgld"').replace("asynchronous", "downpour"),
      'kind = "psgld"', ("laplace", "sgld")),
 ])

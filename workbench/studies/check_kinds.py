@@ -75,7 +75,7 @@ STUDY_FAMILY = {POOLED: ("oracle", "slope", "invariance"),
 #: the point kinds judged by their own check kinds alone, as the refusal of another names them
 OWN_KINDS = {POOLED: "the Gaussian mean with n_servers pooled",
              PROTOCOL_ORACLE: "seed 003's protocols on the Gaussian mean",
-             PAIRED_PROTOCOL: "seed 003's protocols with start = \"laplace\""}
+             PAIRED_PROTOCOL: "seed 003's downpour with start = \"laplace\""}
 #: what a paired protocol study's ``rate`` check measures against its ``baseline``
 EXCESSES = ("excess", "deviation")
 #: the margin of an envelope check of seed 003's protocols: the held-out MSE at most this

@@ -1,6 +1,6 @@
-"""One sweep point of seed 003's protocols on Bayesian logistic regression with paired
-replicates: ``[model] kind = "logistic-regression"``, ``[system] kind`` downpour, elastic or
-protocol, and ``[run] start = "laplace"``.
+"""One sweep point of seed 003's downpour on Bayesian logistic regression with paired
+replicates: ``[model] kind = "logistic-regression"``, ``[system] kind = "downpour"`` and
+``[run] start = "laplace"``.
 
 Li, Chen, Pu, Henao & Carin (AAAI 2019), Algorithm 1 and its MSE bound C₁(E₁ + E₂ + E₃):
 the staleness term E₃ = π²(P − 1)²(Σε²)²/S_L² is what the worker count P adds to the
@@ -32,7 +32,6 @@ import numpy as np
 from simulators.seeding import derive, generator
 from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.experiment import point_key
-from workbench.studies.protocol_point import resolve
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -110,9 +109,10 @@ def setup(experiment: str, config: dict, seed, streams: str = ""):
     return _setup(experiment, int(seed), streams, key)
 
 
-def run_point(experiment: str, resolved: dict, point: dict, seed, dims: tuple[str, ...],
+def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
               streams: str = "") -> xr.Dataset:
-    """The point's Dataset (module docstring) with the sweep ``dims`` as leading size-1 dims;
+    """The point's Dataset (module docstring) at its resolved ``config``, with the sweep ``dims``
+    as leading size-1 dims;
     ``streams``: the prefix of its random streams' names (a later part of a study of shared
     points: ``logistic-`` names the schedule's ``logistic-schedule``)."""
     import xarray as xr
@@ -124,11 +124,10 @@ def run_point(experiment: str, resolved: dict, point: dict, seed, dims: tuple[st
     from workbench.systems.asynchronous.run import at_point
     from workbench.systems.protocols.run import make_protocol
 
-    config = resolve(resolved)
     model, function, reference, starts = setup(experiment, config, seed, streams)
     n_updates, n_replicates = config["n_iterations"], starts.shape[0]
-    schedule = make_protocol(config, config["system"], config["n_workers"], config["period"],
-                             config.get("coupling_strength", 1.0)).simulate(
+    schedule = make_protocol(config, config["system"], config["n_workers"],
+                             config["period"]).simulate(
         n_updates, derive(seed, experiment, point_key(point), f"{streams}schedule"))
     run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
                  n_updates=n_updates, n_replicates=n_replicates,

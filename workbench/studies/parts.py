@@ -29,7 +29,8 @@ part's random streams named ``<part>-<stream>`` (the first part's as a study of 
 them), so that a sweep point's halves share its schedule's key as one experiment would; the
 sweep dims are the dataset's once (only a later part's own dims and variables are prefixed);
 and the verdicts keep the names each part gives them. Every later part is then a point of seed
-003's protocols (downpour or elastic), whose runs name their streams so.
+003's protocols (downpour or elastic on the Gaussian mean, downpour on logistic regression with
+``start = "laplace"``), whose runs name their streams so.
 
 Chen, Ding, Carin et al. 2016 ("Stochastic gradient MCMC with stale gradients", §3.3, Figure 4,
 Theorems 6-7) pool S servers on the Gaussian mean and on Bayesian logistic regression:

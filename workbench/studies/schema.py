@@ -32,7 +32,7 @@ that field compares seed 003's two protocols on common random numbers, along the
 ``protocol``. Its ``budget`` field says what ``n_iterations`` counts for elastic: every chain's
 local steps, or downpour's pushes at the same period (:func:`.protocol_point.local_steps`).
 
-Logistic regression on downpour or elastic with ``[run] start = "laplace"`` is a point of its
+Logistic regression on downpour with ``[run] start = "laplace"`` is a point of its
 own (:mod:`.paired_protocol_point`): its replicates start from the Laplace approximation and
 share their random numbers across the sweep, so a check reads P's excess over P = 1 replicate by
 replicate (seed 003).
@@ -236,7 +236,7 @@ POOLED_UNUSED = ("staleness", "dim", "test_function", "n_draws", "replicate_bloc
 #: not a model or system kind but a point kind: seed 003's protocols on the Gaussian mean,
 #: judged against their exact protocol oracle (:mod:`.protocol_point`)
 PROTOCOL_ORACLE = "protocol-oracle"
-#: not a model or system kind but a point kind: seed 003's protocols on logistic regression
+#: not a model or system kind but a point kind: seed 003's downpour on logistic regression
 #: from Laplace starts shared by every point, its replicates paired across the sweep
 #: (``[run] start = "laplace"``, :mod:`.paired_protocol_point`)
 PAIRED_PROTOCOL = "paired-protocol"
@@ -577,8 +577,8 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("n_evaluations", _SHARED["n_evaluations"], only=_H),
         Field("start", Parameter("start", STARTS[0], "logistic regression: where replicates "
                                  "start: scaled (θ₀ ~ N(0, initial_scale² I)) or laplace "
-                                 "(draws of N(θ_MAP, H⁻¹) shared by every point of downpour or "
-                                 "elastic, with its noise and minibatches)", choices=STARTS),
+                                 "(draws of N(θ_MAP, H⁻¹) shared by every point of downpour, "
+                                 "with its noise and minibatches)", choices=STARTS),
               only=(LOGISTIC,), fixed_in=_H),
         Field("confidence", CONFIDENCE),
         Field("false_failure_rate", FALSE_FAILURE_RATE),
@@ -671,12 +671,11 @@ def validate_kinds(values: dict) -> None:
         raise validation.InvalidParameter("sampler", value("sampler"), f"{system} on the "
                                           f"{model} runs sgld (its exact protocol oracle, "
                                           "seed 003)")
-    if value("start") == STARTS[1] and (system not in PROTOCOL_SYSTEMS
-                                        or value("sampler") != "sgld"):
-        name = "system" if system not in PROTOCOL_SYSTEMS else "sampler"
+    if value("start") == STARTS[1] and (system != DOWNPOUR or value("sampler") != "sgld"):
+        name = "system" if system != DOWNPOUR else "sampler"
         raise validation.InvalidParameter(name, value(name), "start = \"laplace\" pairs the "
-                                          "replicates of downpour or elastic points running "
-                                          "sgld (seed 003)")
+                                          "replicates of downpour points running sgld (seed "
+                                          "003 Algorithm 1)")
     if system in PROTOCOL_SYSTEMS and value("n_servers") != 1:
         raise validation.InvalidParameter("n_servers", value("n_servers"),
                                           f"{system} has one master or centre: only the "
