@@ -10,7 +10,7 @@ import pytest
 from workbench import experiments
 from workbench.studies import library
 from workbench.studies.document import StudyError
-from workbench.studies.files import built_in, loads
+from workbench.studies.files import loads
 
 
 def test_every_built_in_has_one_shipped_file_named_after_it():
@@ -27,23 +27,21 @@ def test_each_experiment_carries_its_files_declaration():
         assert (experiment.name, experiment.summary, experiment.source, experiment.headline) \
             == (head.name, head.summary, head.source, head.headline)
         assert head.summary and head.source
-        # exactly one of: a whole study (with at most a plug-in), or a bespoke class
-        assert bool(head.bespoke) != hasattr(experiment, "study")
+        assert hasattr(experiment, "study")  # every built-in is a study file
     assert experiments.summaries() == [(n, library.header(n).summary) for n in library.ORDER]
 
 
 @pytest.mark.parametrize("text, words", [
-    ('[study]\nname = "x"\nsumary = "typo"\nbespoke = "a:B"\n', ("[study] sumary",
-                                                                  "unknown key")),
-    ('[study]\nname = "x"\nbespoke = "a:B"\n[run]\nn_replicates = 2\n',
-     ("[run]", "a bespoke file holds only [study] and [[paper]]")),
+    ('[study]\nname = "x"\nsumary = "typo"\n', ("[study] sumary", "unknown key")),
+    ('[study]\nname = "x"\nbespoke = "a:B"\n', ("[study] bespoke", "unknown key")),
     ('[study]\nname = "x"\nfigure = "a.f:draw"\nplugin = "a:B"\n',
-     ("[study]", "at most one of figure, plugin, bespoke")),
+     ("[study]", "at most one of figure, plugin")),
 ])
 def test_a_shipped_header_that_breaks_its_form_is_refused_naming_the_key(tmp_path, monkeypatch,
                                                                         text, words):
-    """An unknown ``[study]`` key (a typo that would silently drop a summary), or a table in a
-    bespoke file that its class would ignore, is refused when ``workbench list`` reads it."""
+    """An unknown ``[study]`` key (a typo that would silently drop a summary; ``bespoke``, which
+    named a Python experiment class before every built-in was a study), or both a figure and a
+    plug-in, is refused when ``workbench list`` reads it."""
     monkeypatch.setattr(library, "DIRECTORY", tmp_path)
     (tmp_path / "x.toml").write_text(text, encoding="utf-8")
     with pytest.raises(library.LibraryError) as caught:
@@ -88,14 +86,6 @@ def test_a_figure_key_draws_the_paper_figure_alone_imported_when_drawn(tmp_path)
          "burn_in": 100, "gradient_draws": 100}), seed=1)
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["dsgld-coupling.png"]
     assert module in sys.modules
-
-
-def test_a_bespoke_file_is_refused_as_a_study():
-    path = library.path("downpour-period")  # a shipped file's place: it may name code
-    with pytest.raises(StudyError, match="still Python code, not a study: run it by its name"):
-        loads('[study]\nname = "downpour-period"\nbespoke = "downpour_period:Old"\n', str(path))
-    # negative control: the shipped study file with a plug-in loads
-    assert built_in("stale-gaussian").name == "stale-gaussian"
 
 
 def test_every_paper_entry_names_verdicts_its_experiment_gives():

@@ -48,13 +48,7 @@ def _code(reference: str):
 
 
 def _instantiate(head: Header) -> Experiment:
-    """The experiment a shipped file declares (imports its code; a study is read whole)."""
-    if head.bespoke:
-        experiment = _code(head.bespoke)()
-        experiment.name, experiment.summary = head.name, head.summary
-        experiment.source, experiment.headline = head.source, head.headline
-        experiment.paper = head.paper
-        return experiment
+    """The experiment a shipped file declares (imports its code; the study is read whole)."""
     from workbench.studies.experiment import PaperFigure
     from workbench.studies.files import built_in
     from workbench.studies.parts_experiment import experiment_of

@@ -21,7 +21,7 @@ check kind its default figure (:mod:`workbench.studies.figures`). A Gaussian stu
 :mod:`workbench.studies.design_point` and judged by :mod:`workbench.studies.design_judgements`.
 
 A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
-file cannot say: extra points with their own design, their checks and a bespoke figure.
+file cannot say: extra points with their own design, their checks and the paper's figure.
 """
 
 from __future__ import annotations

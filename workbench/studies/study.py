@@ -454,8 +454,8 @@ def coerce_quick(doc: Document, parameters: tuple[Parameter, ...]) -> dict[str, 
 
 
 def _refuse_workbench_code(doc: Document, head: dict) -> None:
-    """``figure``, ``plugin`` and ``bespoke`` name the workbench's own code: only its shipped
-    files may use them (:mod:`workbench.studies.library`), and a ``bespoke`` file is not a study."""
+    """``figure`` and ``plugin`` name the workbench's own code: only its shipped files may use
+    them (:mod:`workbench.studies.library`)."""
     for key in library.CODE_KEYS:
         if key not in head:
             continue
@@ -463,9 +463,6 @@ def _refuse_workbench_code(doc: Document, head: dict) -> None:
             raise doc.error(("study", key), "names the workbench's own code, which only its "
                             "shipped study files do; a study names its own model as [model] "
                             "kind = \"python\" (run with --allow-code)")
-        if key == "bespoke":
-            raise doc.error(("study", key), "this built-in experiment is still Python code, "
-                            "not a study: run it by its name")
         form = "package.module:function" if key == "figure" else "package:Class"
         if not isinstance(head[key], str) or ":" not in head[key]:
             raise doc.error(("study", key), f"must be \"{form}\" under "

@@ -1,7 +1,7 @@
 """``[[paper]]``: what a seed paper states, read by one function for both kinds of study file
-(a whole study through :func:`workbench.studies.files.loads`, a bespoke file through
-:func:`workbench.studies.library.header`), refused naming the key; every experiment carries its
-file's entries."""
+(a whole study through :func:`workbench.studies.files.loads`, a shipped file's header through
+:func:`workbench.studies.library.header`, which ``workbench list`` reads alone), refused naming
+the key; every experiment carries its file's entries."""
 
 from __future__ import annotations
 
@@ -112,24 +112,23 @@ def test_a_study_refuses_a_bad_entry_naming_key_and_line(paper, where):
         _study(paper)
 
 
-# ----------------------------------------------------------------------- a bespoke file
-BESPOKE = ('[study]\nname = "stale-blr-speedup"\nsummary = "s"\nsource = "seed 001"\n'
-           'bespoke = "stale_blr_speedup:StaleBlrSpeedup"\n')
+# ------------------------------------------------------------------- a shipped file's header
+HEADER = '[study]\nname = "stale-blr-speedup"\nsummary = "s"\nsource = "seed 001"\n'
 
 
-def test_a_bespoke_file_reads_its_paper_entries_and_refuses_bad_ones(tmp_path, monkeypatch):
+def test_a_header_reads_its_paper_entries_and_refuses_bad_ones(tmp_path, monkeypatch):
     monkeypatch.setattr(library, "DIRECTORY", tmp_path)
     file = tmp_path / "stale-blr-speedup.toml"
-    file.write_text(BESPOKE + '[[paper]]\nsection = "seed 001 §5.1"\nclaim = "c"\n'
+    file.write_text(HEADER + '[[paper]]\nsection = "seed 001 §5.1"\nclaim = "c"\n'
                     'checks = ["speed-up/*"]\n', encoding="utf-8")
     assert library.header("stale-blr-speedup").paper == \
         (PaperEntry("seed 001 §5.1", "c", ("speed-up/*",)),)
-    file.write_text(BESPOKE, encoding="utf-8")
+    file.write_text(HEADER, encoding="utf-8")
     assert library.header("stale-blr-speedup").paper == ()
     for bad, key in (('claim = "c"\nchecks = []\n', "section"),
                      ('section = "s"\nclaim = "c"\nchecks = []\nwhere = 1\n', "where"),
                      ('section = "s"\nclaim = "c"\nchecks = "speed-up/*"\n', "checks")):
-        file.write_text(BESPOKE + "[[paper]]\n" + bad, encoding="utf-8")
+        file.write_text(HEADER + "[[paper]]\n" + bad, encoding="utf-8")
         with pytest.raises(PaperError, match=rf"^\[\[paper\]\] #1 {key}: "):
             library.header("stale-blr-speedup")
 
@@ -144,8 +143,7 @@ def test_every_experiment_carries_its_files_paper_entries():
     for name in library.ORDER:
         head = library.header(name)
         assert experiments.EXPERIMENTS[name].paper == head.paper
-        if not head.bespoke:  # a whole study reads them through the study file too
-            assert built_in(name).paper == head.paper
+        assert built_in(name).paper == head.paper  # the study file reads them too
     for name, section in CITED.items():
         paper = library.header(name).paper
         assert paper and all(e.section.startswith(section) for e in paper), name

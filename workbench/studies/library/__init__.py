@@ -1,12 +1,11 @@
 """The shipped study files: one per built-in experiment, in the order ``workbench list`` shows.
 
 Every built-in experiment is declared by its file here, and its name, summary, source and headline
-view live there alone. A file either is a whole study (its ``[model]``, ``[system]``, ``[sampler]``,
-... tables), with at most a ``figure`` in its ``[study]`` table (the paper's figure,
-``"package.module:function"`` drawn instead of the default figures) or a ``plugin`` for what a study
-cannot say yet (extra designs, their checks, their refusals), or it names the Python class that
-still runs the whole experiment, ``bespoke = "package:Class"`` under :mod:`workbench.experiments`,
-and has no other table: the experiments the study layer cannot yet express (docs/studies.md).
+view live there alone. Every file is a whole study (its ``[model]``, ``[system]``, ``[sampler]``,
+... tables, or its parts'), with at most a ``figure`` in its ``[study]`` table (the paper's
+figure, ``"package.module:function"`` drawn instead of the default figures) or a ``plugin`` for
+what a study cannot say yet (a design of its own with its checks, refusals, figures), both under
+:mod:`workbench.experiments` (docs/studies.md).
 
 :func:`header` reads only the ``[study]`` table with :mod:`tomllib`, so ``workbench list`` and
 ``--help`` stay fast and import no experiment code; :func:`workbench.studies.files.built_in`
@@ -37,11 +36,9 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalanc
 #: for the whole study; ``parts``: the names of a study of parts, :mod:`workbench.studies.parts`,
 #: and ``points``: whether its parts share the sweep's points)
 STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "family", "parts",
-              "points", "figure", "plugin", "bespoke")
+              "points", "figure", "plugin")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
-CODE_KEYS = ("figure", "plugin", "bespoke")
-#: the only tables of a bespoke file: its class runs the rest of the experiment
-BESPOKE_TABLES = ("study", "paper")
+CODE_KEYS = ("figure", "plugin")
 
 
 class LibraryError(ValueError):
@@ -58,7 +55,6 @@ class Header:
     headline: Headline | None
     figure: str = ""   # "package.module:function" drawing the paper's figure
     plugin: str = ""   # "package:Class" of a Plugin under workbench.experiments
-    bespoke: str = ""  # "package:Class" of an Experiment under workbench.experiments
     paper: tuple[PaperEntry, ...] = ()  # its [[paper]] tables (workbench.core.paper)
 
 
@@ -75,7 +71,7 @@ def shipped(source: str) -> bool:
 
 def header(name: str) -> Header:
     """The ``[study]`` and ``[[paper]]`` tables of the shipped file ``name``, without reading
-    the rest; an unknown ``[study]`` key, or another table in a bespoke file, is a
+    the rest; an unknown ``[study]`` key, or both a figure and a plug-in, is a
     :class:`LibraryError`."""
     with path(name).open("rb") as file:
         document = tomllib.load(file)
@@ -85,15 +81,10 @@ def header(name: str) -> Header:
         if key not in STUDY_KEYS:
             raise LibraryError(f"{where}: [study] {key}: unknown key; known: "
                                f"{', '.join(STUDY_KEYS)}")
-    if table.get("bespoke"):
-        for key in document:
-            if key not in BESPOKE_TABLES:
-                raise LibraryError(f"{where}: [{key}]: a bespoke file holds only [study] and "
-                                   "[[paper]] tables (its class runs the experiment)")
     if len([key for key in CODE_KEYS if key in table]) > 1:
         raise LibraryError(f"{where}: [study]: at most one of {', '.join(CODE_KEYS)} (a "
                            "plug-in draws its own figure)")
     headline = Headline.from_table(table["headline"]) if "headline" in table else None
     return Header(table["name"], table.get("summary", ""), table.get("source", ""), headline,
-                  table.get("figure", ""), table.get("plugin", ""), table.get("bespoke", ""),
+                  table.get("figure", ""), table.get("plugin", ""),
                   paper_entries(document.get("paper", [])))
