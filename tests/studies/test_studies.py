@@ -468,6 +468,13 @@ SHARDED_REFUSALS = [
     ('over = "local_updates"', 'over = "n_chains"', "[[check]] #2 over", 'over = "n_chains"'),
     ('symbols = { local_updates = "T" }', 'symbols = { n_chains = "C" }',
      "[study.symbols] n_chains", "symbols = { n_chains"),
+    ("grid_points = 5", "grid_points = 5\nbound_step_factors = [1.0, 2.0]",
+     "[run] bound_step_factors", "bound_step_factors = [1.0, 2.0]"),
+    ('kind = "stationary"', 'kind = "envelope"\nestimator = "dsgld"\nbound = 2',
+     "[[check]] #1 bound", 'bound = 2'),
+    ('kind = "stationary"',
+     'kind = "envelope"\nestimator = "sgld"\nbound = "seed002-theorem-1-dsgld"',
+     "[[check]] #1 estimator", 'estimator = "sgld"'),
 ]
 CASES_REFUSED = ([(BASE, *r) for r in REFUSALS] + [(SHARDED, *r) for r in SHARDED_REFUSALS])
 
@@ -498,6 +505,18 @@ def test_a_federated_window_of_partial_rounds_is_refused_before_anything_runs():
         experiment.configure({"burn_in": 102})
     assert caught.value.field == "burn_in"
     assert "multiple of every local_updates (5)" in str(caught.value)
+
+def test_a_federated_envelope_check_without_a_step_grid_is_refused_before_anything_runs():
+    text = _broken('kind = "stationary"',
+                   'kind = "envelope"\nestimator = "dsgld"\nbound = "seed002-theorem-1-dsgld"',
+                   SHARDED)
+    experiment = StudyExperiment(loads(text, "tiny-federated.toml"))
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure()
+    assert caught.value.field == "bound_step_factors"
+    assert experiment.step_points(experiment.configure({"bound_step_factors": [2.0]})) == [
+        {"design": "theorem-bounds", "local_updates": t, "step_factor": 2.0} for t in (1, 5)]
+
 
 SENTINEL = "STUDY_SENTINEL_WAS_CREATED"
 

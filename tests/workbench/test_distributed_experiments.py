@@ -291,8 +291,8 @@ def test_seed002_theorem_envelopes_are_judged_and_a_borrowed_envelope_is_caught(
     from bounds import registry
     from bounds.checks import envelope_check, fit_envelope
     from bounds.verdict import one_sided_z_for_family
-    from workbench.experiments.fsgld_gaussian import bound_grid
     from workbench.store.netcdf import config_of
+    from workbench.studies.step_envelope_judgements import grid_values
 
     experiment, dataset = results["fsgld-gaussian"]
     config = config_of(dataset)
@@ -305,7 +305,7 @@ def test_seed002_theorem_envelopes_are_judged_and_a_borrowed_envelope_is_caught(
         assert len(verdict.evidence["envelope"]["coefficients"]) == 3
         assert verdict.evidence["n_held_out"] > 0
     theorem = registry.get("seed002-theorem-2-fsgld")
-    values = bound_grid.grid_values(dataset, config, "fsgld")
+    values = grid_values(dataset, config, "fsgld")
     fsgld = dataset["bound_mse"].sel(estimator="fsgld")
     dsgld = dataset["bound_mse"].sel(estimator="dsgld")
     envelope = fit_envelope(theorem, values, fsgld, label="FSGLD, every grid point")

@@ -116,6 +116,16 @@ def _bound(entry: dict, bounds: Mapping) -> str:
     return name
 
 
+def _registered(entry: dict) -> str:
+    """A registered bound's name (``workbench bounds list``): looked up when judged, since the
+    registry imports sympy and reading a study stays light."""
+    name = entry.get("bound")
+    if not isinstance(name, str) or not name.partition("-")[2]:
+        raise CheckOptionError("bound", f"must name a registered bound, <source>-<name> "
+                                        f"(workbench bounds list), got {name!r}")
+    return name
+
+
 def _known_keys(entry: dict, allowed: Sequence[str]) -> None:
     for key in entry:
         if key not in allowed:
@@ -467,8 +477,10 @@ class Kind:
         options: dict[str, Any] = {}
         if "over" in keys:
             options["over"] = _over(entry, dims)
-        if self.name in ("invariance", "growth"):
+        if self.name in ("invariance", "growth", "envelope"):
             options["estimator"] = _estimator(entry, estimators)
+        if self.name == "envelope":
+            options["bound"] = _registered(entry)
         if self.name == "time-to-target" and len(swept.get(options["over"], [])) != 2:
             raise CheckOptionError("over", f"{options['over']} must be swept over two values "
                                            "(the baseline, then the arm expected sooner)")
@@ -554,6 +566,10 @@ class Kind:
             from workbench.studies.time_to_target import time_to_target_checks
 
             return time_to_target_checks(*args, options, rate, ctx.config)
+        if self.name == "envelope":
+            from workbench.studies.step_envelope_judgements import envelope_checks
+
+            return envelope_checks(dataset, ctx.name, ctx.config, options)
         if self.name == "posterior":
             return sharded_judgements.posterior_checks(*args, options, rate, ctx.kinds())
         judge = {"distance": sharded_judgements.distance_checks,
@@ -583,6 +599,7 @@ KINDS = {kind.name: kind for kind in (
     Kind("envelope", {PROTOCOL_ORACLE: ("test_function", "bound", "against",
                                         ENVELOPE_MARGIN.name),
                       GAUSSIAN: ("test_function", "bound", "split", "fixed"),
+                      FEDERATED: ("estimator", "bound"),
                       **dict.fromkeys(WITH_REFERENCE,
                                       ("test_function", "bound", "split", "fixed"))},
          reference=True),

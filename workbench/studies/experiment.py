@@ -19,6 +19,9 @@ check kind its default figure (:mod:`workbench.studies.figures`). A Gaussian stu
 ``[[design]]`` tables add points of their own beside the sweep's
 (:mod:`workbench.studies.designs`), run and combined by
 :mod:`workbench.studies.design_point` and judged by :mod:`workbench.studies.design_judgements`.
+A federated study's ``[run] bound_step_factors`` adds its step grid's points
+(:mod:`workbench.studies.step_grid_point`), which its ``envelope`` checks judge
+(:mod:`workbench.studies.step_envelope_judgements`; seed 002 Theorems 1-2).
 
 A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
 file cannot say: extra points with their own design, their checks and the paper's figure.
@@ -40,6 +43,7 @@ from workbench.studies import designs, grid, protocol_point, realtime_point
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
 from workbench.studies.schema import (
+    FEDERATED,
     GAUSSIAN,
     HELD_OUT,
     POOLED,
@@ -47,6 +51,8 @@ from workbench.studies.schema import (
     REAL_PROCESSES,
     SHARDED,
     STARTS,
+    STEP_DESIGN,
+    STEP_FACTORS,
     TRAVELING,
     fields,
     kind_fields,
@@ -162,6 +168,7 @@ class StudyExperiment(Experiment):
                     raise InvalidParameter(dim, config[dim], f"must include {value} and another "
                                            f"value: the study's {check.kind} check compares "
                                            f"the others with {dim} = {value}")
+        _validate_step_grid(config, self.study.checks)
         check_point_count(grid.count(config, self.study.product, self.study.zipped),
                           f"{self.name} sweep")
         total, real = 0, []
@@ -234,7 +241,17 @@ class StudyExperiment(Experiment):
         if _real(config):
             return [{}]  # the whole grid, run in one point (realtime_point)
         own = grid.points(config, self.study.product, self.study.zipped)
-        return own + self.design_points(config) + self.plugin.points(config)
+        return own + self.design_points(config) + self.step_points(config) + \
+            self.plugin.points(config)
+
+    @staticmethod
+    def step_points(config) -> list[dict]:
+        """The step grid's points (:mod:`.step_grid_point`; none without step factors)."""
+        if not config.get(STEP_FACTORS):
+            return []
+        from workbench.studies import step_grid_point
+
+        return step_grid_point.points(config)
 
     def design_points(self, config) -> list[dict]:
         """The points of the study's designs, in the order written (none if ``designs`` is
@@ -248,8 +265,9 @@ class StudyExperiment(Experiment):
         return next((d for d in self.study.designs if d.name == name), None)
 
     def _elsewhere(self, point: dict) -> bool:
-        """Whether a point is a design's or the plug-in's, not the sweep's."""
-        return self.design_of(point) is not None or self.plugin.owns(point)
+        """Whether a point is a design's, the step grid's or the plug-in's, not the sweep's."""
+        return self.design_of(point) is not None or _on_step_grid(point) or \
+            self.plugin.owns(point)
 
     def resolve(self, config: dict, point: dict) -> dict:
         """The point's configuration (swept values in place, expressions evaluated)."""
@@ -312,6 +330,10 @@ class StudyExperiment(Experiment):
             resolved = grid.resolve(config, {k: v for k, v in point.items()
                                              if k != designs.DESIGN}, self.study.swept)
             return design_point.run(self.name, design, resolved, point, seed)
+        if _on_step_grid(point):
+            from workbench.studies import step_grid_point
+
+            return step_grid_point.run(self.name, self.resolve(config, point), point, seed)
         if self.plugin.owns(point):
             return self.plugin.run(self.name, self.resolve(config, point), point, seed)
         if config["model"] == SHARDED:
@@ -387,7 +409,12 @@ class StudyExperiment(Experiment):
         if n_designs > n_own:
             combined = xr.merge([combined, design_point.combine(
                 self.study.designs, datasets[n_own:n_designs])], combine_attrs="override")
-        return self.plugin.combine(combined, datasets[n_designs:]).assign_attrs(
+        n_steps = n_designs + len(self.step_points(config))
+        if n_steps > n_designs:
+            from workbench.studies import step_grid_point
+
+            combined = step_grid_point.combine(combined, datasets[n_designs:n_steps])
+        return self.plugin.combine(combined, datasets[n_steps:]).assign_attrs(
             study_toml=self.study.text)
 
     def _combine_sweep(self, config, own):
@@ -448,6 +475,33 @@ def family_size(verdicts: Sequence[Verdict]) -> int:
     verdict, and one per held-out point of an envelope's."""
     return sum(int(v.evidence.get("n_held_out", 1)) if v.kind == "envelope" else 1
                for v in verdicts)
+
+
+def _on_step_grid(point: dict) -> bool:
+    """Whether a point is the step grid's (its design named as :mod:`.step_grid_point`'s)."""
+    return point.get("design") == STEP_DESIGN
+
+
+def _validate_step_grid(config: dict, checks) -> None:
+    """A federated study's step grid runs along increasing local-update counts; its envelope
+    checks judge their bound at the grid's steps, so they need some, on estimators it runs."""
+    envelopes = [c for c in checks if c.kind == "envelope"] if config["system"] == FEDERATED \
+        else []
+    for check in envelopes:
+        if check.options["estimator"] not in config["estimator"]:
+            raise InvalidParameter("estimator", config["estimator"],
+                                   f"must include {check.options['estimator']!r}: the "
+                                   f"study's envelope check of {check.options['bound']} "
+                                   "judges it")
+    if config.get(STEP_FACTORS):
+        local = config["local_updates"]
+        if not isinstance(local, list) or local != sorted(local):
+            raise InvalidParameter("local_updates", local, "must be swept in increasing order "
+                                   "(the step grid's order)")
+    elif envelopes:
+        raise InvalidParameter(STEP_FACTORS, config.get(STEP_FACTORS, []),
+                               "must name a step factor other than 1: the study's envelope "
+                               "check judges its bound at those steps")
 
 
 def rebuild_study(text: str, origin: str, plugin, streams: str = "") -> StudyExperiment:

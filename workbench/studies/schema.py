@@ -175,6 +175,20 @@ def _step_divisors(name, value):
     return divisors
 
 
+#: a federated study's step grid (:mod:`.step_grid_point`): its key, and its points' design
+#: (as the removed fsgld-gaussian plug-in named it: the points' seeds derive from it)
+STEP_FACTORS = "bound_step_factors"
+STEP_DESIGN = "theorem-bounds"
+
+
+def _step_factors(name, value):
+    factors = [validation.positive(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    if len(set(factors)) != len(factors) or 1.0 in factors:
+        raise validation.InvalidParameter(
+            name, value, "must be distinct and exclude 1 (the study's own step)")
+    return sorted(factors)
+
+
 def _estimators(name, value):
     """Distinct gradient estimators, compared on the same schedule."""
     for i, entry in enumerate(value):
@@ -614,6 +628,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("grid_points", Parameter("grid_points", 101, "grid points per axis for γ_s², "
                                                            "ε_s²", at_least_two),
               only=_F, fixed_in=_S),
+        Field(STEP_FACTORS, ValidatedParameter(
+            STEP_FACTORS, [], "steps h·factor run beside the sweep on its client "
+            "draws, kept as bound_mse over step_factor (an envelope check)", _step_factors),
+              only=_F),
     ),
 }
 

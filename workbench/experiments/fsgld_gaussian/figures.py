@@ -1,6 +1,9 @@
-"""Figures of ``fsgld-gaussian`` in the style of seed 002 Figures 2, 3 and 4."""
+"""Figures of ``fsgld-gaussian`` in the style of seed 002 (el Mekkaoui et al. 2021) Figures 2,
+3 and 4, and its Theorems 1-2 over the study's step grid (``[study] figure``: :func:`paper`)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -9,6 +12,17 @@ from workbench.store.netcdf import config_of
 from workbench.systems.distributed import plots
 
 _TITLES = {"dsgld": "DSGLD", "fsgld": "FSGLD"}
+#: the theorem each estimator's envelope check judges (the study file's [[check]] entries)
+_THEOREMS = {"dsgld": (1, "seed002-theorem-1-dsgld"), "fsgld": (2, "seed002-theorem-2-fsgld")}
+
+
+def paper(dataset: xr.Dataset, path: Path) -> list[Path]:
+    """Seed 002 Figures 2, 3b and 4, and the theorems' envelopes, beside ``path``."""
+    stem = path.with_suffix("")
+    return [figure_samples(dataset, path),
+            figure_error(dataset, Path(f"{stem}-error.png")),
+            figure_constants(dataset, Path(f"{stem}-constants.png")),
+            figure_theorems(dataset, Path(f"{stem}-theorems.png"))]
 
 
 def figure_samples(dataset: xr.Dataset, path):
@@ -91,4 +105,42 @@ def figure_constants(dataset: xr.Dataset, path):
     ax.set_ylabel("grid maximum")
     ax.set_title("Bound constants on a grid over the parameter square", fontsize=9)
     ax.legend(fontsize=8)
+    return plots.finish(fig, path)
+
+
+def figure_theorems(dataset: xr.Dataset, path):
+    """Measured MSE of φ̂_T(θ) against T per step factor (points with ±2 SE) and the envelope
+    of Theorem 1 (DSGLD) or 2 (FSGLD) fitted at the study's step (lines)."""
+    from workbench.studies.step_envelope_judgements import fitted
+
+    config = config_of(dataset)
+    locals_ = dataset["local_updates"].values.tolist()
+    fig, axes = plots.new(len(_THEOREMS), len(locals_), 3.4 * len(locals_),
+                          3.0 * len(_THEOREMS))
+    iterations = dataset["iterations"].values
+    factors = dataset["step_factor"].values.tolist()
+    colours = dict(zip(factors, ("tab:blue", "k", "tab:red", "tab:green", "tab:purple"),
+                       strict=False))
+    for row, (method, (number, bound)) in enumerate(_THEOREMS.items()):
+        envelope, values = fitted(dataset, config, method, bound)
+        observed = dataset["bound_mse"].sel(estimator=method)
+        upper = (envelope(values).broadcast_like(observed)
+                 if np.all(np.isfinite(envelope.coefficients)) else None)
+        for column, local in enumerate(locals_):
+            ax = axes[row, column]
+            for factor in factors:
+                at = {"step_factor": factor, "local_updates": local}
+                error = dataset["bound_mse_se"].sel(estimator=method, **at).values
+                ax.errorbar(iterations, observed.sel(at).values, yerr=2 * error, fmt="o",
+                            markersize=3, color=colours.get(factor, "grey"),
+                            label=f"h × {factor:g}")
+                if upper is not None:
+                    ax.plot(iterations, upper.sel(at).values, color=colours.get(factor, "grey"))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{_TITLES[method]}, T_local = {local}", fontsize=9)
+            ax.set_xlabel("window length T")
+            if column == 0:
+                ax.set_ylabel(f"MSE of φ̂_T(θ); lines: Theorem {number}")
+    axes[0, 0].legend(fontsize=7)
     return plots.finish(fig, path)
