@@ -313,6 +313,29 @@ def test_paired_arms_share_their_random_numbers_and_balancing_is_judged_in_time(
                               error.sel(balancing="adaptive").values)
 
 
+def test_a_balanced_arm_made_slow_or_biased_is_caught_by_the_time_to_target_check():
+    """Negative controls: the adaptive arm's measured error curve dilated four times in updates
+    (its chains converging four times slower than the exact oracle says) makes it later, not
+    sooner: speed-up and sooner violated. Its error floor raised by 100 s² breaks the accuracy
+    invariance. The untouched run: speed-up and sooner hold, accuracy is not violated."""
+    experiment, dataset = _run(BALANCED, n_replicates=8)
+    verdicts = {v.check: v.verdict for v in experiment.checks(dataset)}
+    assert [verdicts[k] for k in ("speed-up/D=4", "sooner/D=4")] == [HOLDS, HOLDS]
+    assert verdicts["accuracy/D=4"] != VIOLATED
+    slow = dataset.copy(deep=True)
+    error = dataset["squared_error"].sel(balancing="adaptive").values
+    slow["squared_error"].loc[{"balancing": "adaptive"}] = \
+        error[..., np.arange(error.shape[-1]) // 4]
+    verdicts = {v.check: v.verdict for v in experiment.checks(slow)}
+    assert verdicts["speed-up/D=4"] == VIOLATED and verdicts["sooner/D=4"] == VIOLATED
+    biased = dataset.copy(deep=True)
+    extra = 100.0 * float(dataset["posterior_variance"]) * np.eye(dataset.sizes["component"])
+    biased["window_second"].loc[{"balancing": "adaptive"}] = \
+        dataset["window_second"].sel(balancing="adaptive") + extra
+    verdicts = {v.check: v.verdict for v in experiment.checks(biased)}
+    assert verdicts["accuracy/D=4"] == VIOLATED
+
+
 CASES_REFUSED = ([(COUPLED, *r) for r in REFUSALS] + [(ARMS, *r) for r in ARMS_REFUSALS]
                  + [(BALANCED, *r) for r in BALANCED_REFUSALS])
 
