@@ -109,8 +109,8 @@ def _traveling(experiment, config, point, seed, dims, with_references, paired) -
         lengths = [fixed_length] * n_shards
     else:
         lengths = config["trajectory_lengths"] or [int(config["trajectory_length"])] * n_shards
-    groups = (group_sizes(n_shards, int(config["group_size"]))
-              if config["sampler"] == COUPLED_SGLD else None)
+    group_size = int(config.get("group_size", 1))  # a key of coupled studies only
+    groups = group_sizes(n_shards, group_size) if config["sampler"] == COUPLED_SGLD else None
     options = ({} if groups is None else
                {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
     if config["balancing"] == "adaptive":
@@ -177,11 +177,11 @@ def _traveling(experiment, config, point, seed, dims, with_references, paired) -
         coords["chain"] = np.arange(n_shards)
     if "gradient_draws" in config:
         total, minibatch = gradient_errors(
-            estimator, sharded, int(config.get("group_size", 1)), config["batch_size"],
+            estimator, sharded, group_size, config["batch_size"],
             config["replacement"], config["gradient_draws"], derive(seed_point, "gradient-draws"))
         scores = [sharded.point_scores(model.posterior_mean, s) for s in range(n_shards)]
         exact = coupled_gradient_noise(scores, config["batch_size"],
-                                       int(config.get("group_size", 1)),
+                                       group_size,
                                        replacement=config["replacement"])
         data.update({
             "gradient_error": per_point(total, ("gradient_draw",)),
