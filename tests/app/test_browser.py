@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench.explore import study_editor
+
 sync_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -216,7 +218,11 @@ def test_every_page_loads_in_chromium_without_errors(chromium, server, tmp_path,
             _load(page, f"{server}/study_editor", "Study editor",
                   "Run the quick version from the sidebar")
             editor = page.get_by_label("study (TOML)")
-            shipped = editor.input_value()
+            # the shipped text comes from the module the page calls, and the box must hold it
+            # before it is edited: on the loaded CI machine the box once read empty although the
+            # page had finished drawing (the edit then committed an empty study)
+            shipped = study_editor.example()
+            sync_api.expect(editor).to_have_value(shipped, timeout=PAGE_SECONDS * 1000)
             _commit_until(page, editor, shipped.replace("batch_size = 10", "batch_sise = 10"),
                           "Invalid study at line", shots / "study-editor-edit-lost.png")
             assert any("batch_sise" in text and "unknown key" in text for text in _errors(page))
