@@ -19,6 +19,7 @@ from workbench.studies import library
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.files import loads
 from workbench.studies.parts_experiment import PartsExperiment, experiment_of
+from workbench.studies.point_kinds import point_kind
 
 #: a small study of two parts on the shared dim servers (multi-server's form, in seconds)
 PARTS = """\
@@ -186,7 +187,8 @@ expected = -1.0
 """
     study = loads(alone, "pooled.toml")
     experiment = experiment_of(study)
-    assert isinstance(experiment, StudyExperiment) and experiment.pooled()
+    assert isinstance(experiment, StudyExperiment)
+    assert point_kind(experiment.configure()).name == "pooled-servers"
     dataset = run_experiment(experiment, experiment.configure({"n_replicates": 30}), seed=3)
     own = experiment.checks(dataset)
     assert own[-1].check == "slope/variance-vs-n_servers"

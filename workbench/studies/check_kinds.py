@@ -1,12 +1,10 @@
 """What a study's ``[[check]]`` entries may say: the check kinds, the keys each takes for each
 model or system kind, and the validation of their options (:class:`Kind`, :data:`KINDS`).
 
-Reading a study validates its checks; judging a dataset is done by :mod:`.gaussian_judgements`,
-:mod:`.pooled_judgements`, :mod:`.sharded_judgements`, :mod:`.held_out_judgements`,
-:mod:`.protocol_judgements`, :mod:`.paired_protocol_judgements` and :mod:`.realtime_judgements`
-(the kinds are described there), which :meth:`Kind.run` imports when
-a check runs: they need xarray, scipy.stats and sympy, which loading, showing and configuring a
-study does not (issue 15).
+Reading a study validates its checks; judging a dataset is done by the judgements module of
+the study's kind of point (:meth:`.point_kinds.PointKind.judge`; the kinds are described
+there), imported when a check runs: they need xarray, scipy.stats and sympy, which loading,
+showing and configuring a study does not (issue 15).
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from workbench.run.parameters import (
     SLOPE_MARGIN,
     SPEEDUP_MARGIN,
 )
+from workbench.studies.point_kinds import HELD_OUT_KIND, marking, point_kind
 from workbench.studies.schema import (
     FEDERATED,
     GAUSSIAN,
@@ -68,14 +67,10 @@ UNITS = ("chain", "run")
 #: the check kinds that can judge their verdicts in the study's one family (``[study] family =
 #: "study"``), by the model or point kind that runs them: those whose critical z comes from
 #: :meth:`.gaussian_judgements.Context.z` (or its one-sided twin)
-STUDY_FAMILY = {POOLED: ("oracle", "slope", "invariance"),
-                PROTOCOL_ORACLE: ("oracle", "envelope", "rate"),
-                PAIRED_PROTOCOL: ("reference", "rate", "ordering"),
-                **dict.fromkeys(HELD_OUT, ("slope", "invariance", "reference", "speed-up"))}
+STUDY_FAMILY = {**{kind.name: kind.family for kind in marking()},
+                **dict.fromkeys(HELD_OUT, HELD_OUT_KIND.family)}
 #: the point kinds judged by their own check kinds alone, as the refusal of another names them
-OWN_KINDS = {POOLED: "the Gaussian mean with n_servers pooled",
-             PROTOCOL_ORACLE: "seed 003's protocols on the Gaussian mean",
-             PAIRED_PROTOCOL: "seed 003's downpour with start = \"laplace\""}
+OWN_KINDS = {kind.name: kind.describes for kind in marking()}
 #: what a paired protocol study's ``rate`` check measures against its ``baseline``
 EXCESSES = ("excess", "deviation")
 #: the margin of an envelope check of seed 003's protocols: the held-out MSE at most this
@@ -497,85 +492,9 @@ class Kind:
         return options
 
     def run(self, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-        from workbench.studies import gaussian_judgements as judgements
-
-        rate = ctx.config["false_failure_rate"]
-        if POOLED in ctx.point_kinds:
-            from workbench.studies import pooled_judgements
-
-            return pooled_judgements.judge(self.name, dataset, ctx, options)
-        if PROTOCOL_ORACLE in ctx.point_kinds:
-            from workbench.studies import protocol_judgements
-
-            return protocol_judgements.judge(self.name, dataset, ctx, options)
-        if PAIRED_PROTOCOL in ctx.point_kinds:
-            from workbench.studies import paired_protocol_judgements
-
-            return paired_protocol_judgements.judge(self.name, dataset, ctx, options)
-        if ctx.config["model"] in HELD_OUT:
-            from workbench.studies import held_out_judgements
-
-            return held_out_judgements.judge(self.name, dataset, ctx, options)
-        if ctx.config["model"] == SHARDED:
-            return self._run_sharded(dataset, ctx, options, rate)
-        if ctx.config["system"] == REAL_PROCESSES:
-            from workbench.studies.realtime_judgements import real_vs_simulated_checks
-
-            return real_vs_simulated_checks(dataset, ctx.dims[0], ctx.symbols, options, rate)
-        given = options.get("test_function")
-        function = given or ctx.config["test_function"]
-        options = {**options, "test_function": function}
-        if ctx.config.get("phase_space"):
-            from workbench.studies import phase_space_judgements
-
-            return phase_space_judgements.judge(self.name, dataset, ctx, options)
-        if self.name == "oracle":
-            return judgements.oracle_checks(dataset, ctx.dims, rate, options.get("label"))
-        if self.name == "invariance":
-            over = options["over"]
-            slices = judgements.point_slices(dataset, ctx.dims, over)
-            return [judgements.mse_invariance_check(data, function, over,
-                                                    f"invariance/mse/{function}{suffix}", rate)
-                    for suffix, data in slices]
-        if self.name == "slope":
-            over = options["over"]
-            functions = [given] if given else dataset["test_function"].values.tolist()
-            slices = list(judgements.point_slices(dataset, ctx.dims, over))
-            return [judgements.variance_slope_check(data, f, over, options["expected"],
-                                                    f"slope/variance-vs-{over}/{f}{suffix}", rate)
-                    for f in functions for suffix, data in slices]
-        if self.name == "rate":
-            return judgements.rate_checks(dataset, ctx, options)
-        return judgements.envelope_checks(dataset, ctx, options)
-
-    def _run_sharded(self, dataset, ctx: Context, options: dict, rate: float) -> list[Verdict]:
-        from workbench.studies import sharded_judgements as sharded_judgements
-
-        args = (dataset, ctx.dims, ctx.symbols)
-        if self.name == "oracle":
-            return sharded_judgements.oracle_checks(*args, rate)
-        if self.name == "stationary":
-            return sharded_judgements.stationary_checks(*args, rate)
-        if self.name == "gradient-noise":
-            return sharded_judgements.gradient_checks(*args, rate)
-        if self.name == "limit":
-            from workbench.studies.limit_judgements import limit_family
-
-            return limit_family(*args, rate, ctx.kinds())
-        if self.name == "time-to-target":
-            from workbench.studies.time_to_target import time_to_target_checks
-
-            return time_to_target_checks(*args, options, rate, ctx.config)
-        if self.name == "envelope":
-            from workbench.studies.step_envelope_judgements import envelope_checks
-
-            return envelope_checks(dataset, ctx.name, ctx.config, options)
-        if self.name == "posterior":
-            return sharded_judgements.posterior_checks(*args, options, rate, ctx.kinds())
-        judge = {"distance": sharded_judgements.distance_checks,
-                 "invariance": sharded_judgements.invariance_checks,
-                 "growth": sharded_judgements.growth_checks}[self.name]
-        return judge(*args, options, rate)
+        """The verdicts of one ``[[check]]`` of this kind, judged by the study's kind of point
+        (:meth:`.point_kinds.PointKind.judge`)."""
+        return point_kind(ctx.config).judge(self.name, dataset, ctx, options)
 
 
 KINDS = {kind.name: kind for kind in (

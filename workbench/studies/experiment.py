@@ -39,26 +39,19 @@ from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
-from workbench.studies import designs, grid, protocol_point, realtime_point
+from workbench.studies import designs, grid
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
+from workbench.studies.point_kinds import point_kind
 from workbench.studies.schema import (
     FEDERATED,
-    GAUSSIAN,
     HELD_OUT,
-    POOLED,
-    PROTOCOL_SYSTEMS,
-    REAL_PROCESSES,
-    SHARDED,
-    STARTS,
     STEP_DESIGN,
     STEP_FACTORS,
     TRAVELING,
     fields,
     kind_fields,
     validate_kinds,
-    validate_phase_space_point,
-    validate_sharded_point,
 )
 from workbench.studies.study import Study, from_document
 from workbench.studies.user_code import UserCodeError
@@ -138,7 +131,7 @@ class StudyExperiment(Experiment):
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
         # real runs time themselves: no other sweep's tasks beside them
-        self.runs_alone = study.values.get("system") == REAL_PROCESSES
+        self.runs_alone = point_kind(study.values).whole_grid
 
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
@@ -169,23 +162,18 @@ class StudyExperiment(Experiment):
                                            f"value: the study's {check.kind} check compares "
                                            f"the others with {dim} = {value}")
         _validate_step_grid(config, self.study.checks)
+        kind = point_kind(config)
         check_point_count(grid.count(config, self.study.product, self.study.zipped),
                           f"{self.name} sweep")
         total, real = 0, []
         for point in grid.points(config, self.study.product, self.study.zipped):
             try:
                 resolved = self.resolve(config, point)
-                if _real(config):  # one run per worker count: no replicates, checkpoints
+                if kind.whole_grid:  # one run per worker count: no replicates, checkpoints
                     real.append(resolved)
                     continue
-                if resolved["model"] == SHARDED:
-                    validate_sharded_point(resolved)
-                if resolved.get("phase_space"):
-                    validate_phase_space_point(resolved)
-                if resolved["model"] in HELD_OUT and not _paired(resolved):
-                    from workbench.systems.asynchronous.run import check_sizes
-
-                    check_sizes(resolved, resolved["n_iterations"], "n_iterations")
+                if kind.validate is not None:
+                    kind.validate(resolved)
                 if resolved.get("n_checkpoints", 0) > resolved["n_iterations"] and \
                         not resolved.get("phase_space"):  # that keeps φ̂ at L alone
                     # checkpoints are distinct sample counts: a shorter run would have fewer,
@@ -207,6 +195,8 @@ class StudyExperiment(Experiment):
                                        f"evaluates to {error.value!r} at "
                                        f"{at or 'the only point'}, but {error.allowed}") from None
         if real:
+            from workbench.studies import realtime_point
+
             realtime_point.worker_counts(real, self.sweep_dims[0])
         self.plugin.validate(config)
         return config
@@ -222,7 +212,7 @@ class StudyExperiment(Experiment):
         fails, or breaks the protocol is a :class:`~workbench.studies.document.StudyError`
         naming the key and line. Call it only once running the code is allowed: it runs the
         code."""
-        if config["model"] not in HELD_OUT or _paired(config):
+        if not point_kind(config).user_code:
             return
         from workbench.studies import held_out_point
 
@@ -238,8 +228,8 @@ class StudyExperiment(Experiment):
 
     # ------------------------------------------------------------------------- the sweep
     def points(self, config):
-        if _real(config):
-            return [{}]  # the whole grid, run in one point (realtime_point)
+        if point_kind(config).whole_grid:
+            return [{}]  # the whole grid, run in one point
         own = grid.points(config, self.study.product, self.study.zipped)
         return own + self.design_points(config) + self.step_points(config) + \
             self.plugin.points(config)
@@ -273,7 +263,8 @@ class StudyExperiment(Experiment):
         """The point's configuration (swept values in place, expressions evaluated)."""
         swept = {k: point[k] for k in self.study.swept if k in point}
         resolved = grid.resolve(config, swept, self.study.swept)
-        return protocol_point.resolve(resolved) if _protocols(config) else resolved
+        kind = point_kind(config)
+        return resolved if kind.resolve is None else kind.resolve(resolved)
 
     def point_identity(self, config, point):
         identity = super().point_identity(config, point)
@@ -296,27 +287,20 @@ class StudyExperiment(Experiment):
         so that a traveling-chains point computes and keeps them."""
         return any(spec.kind == "distance" for spec in self.study.checks)
 
-    def pooled(self) -> bool:
-        """Whether the study's points pool S servers of the Gaussian mean
-        (:mod:`.pooled_point`)."""
-        return POOLED in self.study.point_kinds
-
     def work(self, config, point):
-        if self._elsewhere(point) or _real(config):
+        if self._elsewhere(point) or point_kind(config).whole_grid:
             return 0
         return _work(self.resolve(config, point))
 
     def memory(self, config, point):
-        if self._elsewhere(point) or _real(config):
+        if self._elsewhere(point) or point_kind(config).whole_grid:
             return 0
         return _memory(self.resolve(config, point))
 
     def replicate_blocks(self, config, point):
         from workbench.engine.replay_setup import replicate_blocks
 
-        if self._elsewhere(point) or config["model"] in (SHARDED, *HELD_OUT) or \
-                _protocols(config) or config.get("phase_space") or self.pooled() or \
-                _real(config):
+        if self._elsewhere(point) or not point_kind(config).blocks:
             return 1
         resolved = self.resolve(config, point)
         return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
@@ -336,44 +320,7 @@ class StudyExperiment(Experiment):
             return step_grid_point.run(self.name, self.resolve(config, point), point, seed)
         if self.plugin.owns(point):
             return self.plugin.run(self.name, self.resolve(config, point), point, seed)
-        if config["model"] == SHARDED:
-            from workbench.studies import sharded_point
-
-            return self._zipped_coords(sharded_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
-                self.with_references(), self.study.paired), point)
-        if _real(config):
-            return realtime_point.run_point(
-                self.name, [self.resolve(config, p) for p in
-                            grid.points(config, self.study.product, self.study.zipped)],
-                seed, self.sweep_dims[0])
-        if _protocols(config):
-            return self._zipped_coords(protocol_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
-                self.streams), point)
-        if config.get("phase_space"):
-            from workbench.studies import phase_space_point
-
-            return phase_space_point.run_point(self.name, self.resolve(config, point), point,
-                                               seed, self.sweep_dims)
-        if self.pooled():
-            from workbench.studies import pooled_point
-
-            return self._zipped_coords(pooled_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims), point)
-        if _paired(config):
-            from workbench.studies import paired_protocol_point
-
-            return self._zipped_coords(paired_protocol_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
-                self.streams), point)
-        if config["model"] in HELD_OUT:
-            from workbench.studies import held_out_point
-
-            return self._zipped_coords(held_out_point.run_point(
-                self.name, self.resolve(config, point), point, seed, self.sweep_dims,
-                self.code_directory(), self.with_reference()), point)
-        return super().run_point(config, point, seed)
+        return point_kind(config).run(self, config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
         from workbench.studies import gaussian_point
@@ -384,11 +331,11 @@ class StudyExperiment(Experiment):
     def finish_point(self, config, point, seed, raw):
         from workbench.studies import gaussian_point
 
-        return self._zipped_coords(gaussian_point.finish_point(
+        return self.zipped_coords(gaussian_point.finish_point(
             self.name, self.resolve(config, point), point, seed, raw, dims=self.sweep_dims),
             point)
 
-    def _zipped_coords(self, dataset, point):
+    def zipped_coords(self, dataset, point):
         """The values zipped with a sweep dim, as coordinates along it."""
         for group in self.study.zipped:
             dataset = dataset.assign_coords({name: (group[0], [point[name]])
@@ -402,8 +349,8 @@ class StudyExperiment(Experiment):
 
         from workbench.studies import design_point
 
-        n_own = 1 if _real(config) else grid.count(config, self.study.product,
-                                                    self.study.zipped)
+        n_own = 1 if point_kind(config).whole_grid else grid.count(config, self.study.product,
+                                                                    self.study.zipped)
         n_designs = n_own + len(self.design_points(config))
         combined = self._combine_sweep(config, datasets[:n_own])
         if n_designs > n_own:
@@ -418,7 +365,7 @@ class StudyExperiment(Experiment):
             study_toml=self.study.text)
 
     def _combine_sweep(self, config, own):
-        if not self.sweep_dims or _real(config):
+        if not self.sweep_dims or point_kind(config).whole_grid:
             return own[0]
         import xarray as xr
 
@@ -510,27 +457,10 @@ def rebuild_study(text: str, origin: str, plugin, streams: str = "") -> StudyExp
     return StudyExperiment(from_document(Document.parse(text, origin)), plugin, streams)
 
 
-def _protocols(config: dict) -> bool:
-    """Whether the study's points are seed 003's protocols on the Gaussian mean
-    (:mod:`.protocol_point`)."""
-    return config["model"] == GAUSSIAN and config["system"] in PROTOCOL_SYSTEMS
-
-
-def _paired(config: dict) -> bool:
-    """Whether the study's points are seed 003's protocols on logistic regression with paired
-    replicates (:mod:`.paired_protocol_point`)."""
-    return config.get("start") == STARTS[1]
-
-
-def _real(config: dict) -> bool:
-    """Whether the study's one point runs real processes (:mod:`.realtime_point`)."""
-    return config["system"] == REAL_PROCESSES
-
-
 def _updates(resolved: dict) -> int:
     """Updates of one replicate's chain at a resolved point (its burn-in included)."""
-    with_burn_in = resolved["model"] in (SHARDED, *HELD_OUT) and not _paired(resolved)
-    return resolved["n_iterations"] + (resolved["burn_in"] if with_burn_in else 0)
+    burn_in = resolved["burn_in"] if point_kind(resolved).burn_in else 0
+    return resolved["n_iterations"] + burn_in
 
 
 def _work(resolved: dict) -> int:

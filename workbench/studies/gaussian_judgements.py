@@ -447,3 +447,36 @@ def envelope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
                            fit.observed, fit.errors, z, fit.held_out,
                            n_replicates=ctx.config["n_replicates"], detail=detail,
                            evidence=evidence)]
+
+
+def with_test_function(options: dict, ctx: Context) -> dict:
+    """A check's options with its test function, the study's ``test_function`` where the check
+    names none."""
+    return {**options, "test_function": options.get("test_function")
+            or ctx.config["test_function"]}
+
+
+def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    """The verdicts of one ``[[check]]`` of a Gaussian-mean study of :mod:`.gaussian_point`:
+    the ``kind`` oracle, invariance, slope, rate or envelope."""
+    rate = ctx.config["false_failure_rate"]
+    given = options.get("test_function")
+    options = with_test_function(options, ctx)
+    function = options["test_function"]
+    if kind == "oracle":
+        return oracle_checks(dataset, ctx.dims, rate, options.get("label"))
+    if kind == "invariance":
+        over = options["over"]
+        return [mse_invariance_check(data, function, over,
+                                     f"invariance/mse/{function}{suffix}", rate)
+                for suffix, data in point_slices(dataset, ctx.dims, over)]
+    if kind == "slope":
+        over = options["over"]
+        functions = [given] if given else dataset["test_function"].values.tolist()
+        slices = list(point_slices(dataset, ctx.dims, over))
+        return [variance_slope_check(data, f, over, options["expected"],
+                                     f"slope/variance-vs-{over}/{f}{suffix}", rate)
+                for f in functions for suffix, data in slices]
+    if kind == "rate":
+        return rate_checks(dataset, ctx, options)
+    return envelope_checks(dataset, ctx, options)

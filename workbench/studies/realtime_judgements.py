@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
@@ -27,6 +28,9 @@ from bounds.equivalence import decide, verdict_from
 from bounds.verdict import Verdict, z_for_family
 from workbench.systems.asynchronous.speedup import fitted_bend
 from workbench.systems.asynchronous.system import saturation_workers
+
+if TYPE_CHECKING:
+    from workbench.studies.gaussian_judgements import Context
 
 KIND = "real-vs-simulated"
 
@@ -88,3 +92,10 @@ def real_vs_simulated_checks(dataset: xr.Dataset, dim: str, symbols: Mapping[str
             real, simulated, z, "log-ratio", detail="Time speed-up T_P of the real runs "
             "against the calibrated simulations.", evidence=evidence))
     return verdicts
+
+
+def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    """The verdicts of one ``real-vs-simulated`` check of a real-processes study
+    (:mod:`.realtime_point`), along its one sweep dim."""
+    return real_vs_simulated_checks(dataset, ctx.dims[0], ctx.symbols, options,
+                                    ctx.config["false_failure_rate"])

@@ -262,33 +262,94 @@ STARTS = ("scaled", "laplace")
 PAIRED_UNUSED = ("burn_in", "n_checkpoints", "n_evaluations", "initial_position",
                  "initial_scale", "divergence_threshold", "friction", "replicate_block",
                  "test_functions", "python_test_functions", "test_function_entry_points")
-#: the model kinds scored on test functions against a reference posterior (no exact oracle)
-HELD_OUT = (LOGISTIC, NETWORK, PYTHON)
-#: those whose reference posterior HMC can give (a network's posterior is multimodal: its
-#: checks compare the study's runs with each other)
-WITH_REFERENCE = (LOGISTIC, PYTHON)
 #: seed 001's asynchronous server run for real, worker processes on this machine, against the
 #: simulator calibrated on each run (:mod:`.realtime_point`)
 REAL_PROCESSES = "real-processes"
-#: the systems of each model kind: a fixed or i.i.d. staleness sequence, a simulated server, seed
-#: 003's protocols (one, or both swept) or real processes for the Gaussian mean; seed 004's
-#: traveling chains or seed 002's federated rounds for sharded data; the simulated server, downpour
-#: or elastic averaging (seed 003) for a model without an oracle
-SYSTEMS_OF = {GAUSSIAN: ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL,
-                         REAL_PROCESSES),
-              SHARDED: (TRAVELING, FEDERATED),
-              **dict.fromkeys((LOGISTIC, NETWORK, PYTHON), (ASYNCHRONOUS, DOWNPOUR, ELASTIC))}
-SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS_OF.values() for s in systems))
-MODELS = tuple(SYSTEMS_OF)
-#: the samplers and estimators each model or system runs (the exact oracle of the Gaussian
-#: mean covers the samplers that are linear on it)
-SAMPLERS_OF = {GAUSSIAN: LINEAR_SAMPLER_NAMES + (SGHMC,), TRAVELING: ("sgld", COUPLED_SGLD),
-               FEDERATED: ("sgld",), **dict.fromkeys(HELD_OUT, SAMPLER_NAMES + (PYTHON,))}
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """An entry of the registry of ``[model] kind``: what it is (``describes``, the help), the
+    ``systems`` it runs on, the ``samplers`` it runs (empty: those its system runs), whether
+    it has an exact ``oracle`` (else its checks score test functions against a reference
+    posterior or compare its runs with each other) and whether HMC can give its
+    ``reference`` posterior."""
+
+    name: str
+    describes: str
+    systems: tuple[str, ...]
+    samplers: tuple[str, ...] = ()
+    oracle: bool = True
+    reference: bool = False
+
+
+@dataclass(frozen=True)
+class SystemKind:
+    """An entry of the registry of ``[system] kind``: what it is (``describes``, the help), and
+    the ``samplers`` and gradient ``estimators`` it runs (empty: any its model runs)."""
+
+    name: str
+    describes: str
+    samplers: tuple[str, ...] = ()
+    estimators: tuple[str, ...] = ()
+
+
+_WITHOUT_ORACLE = (ASYNCHRONOUS, DOWNPOUR, ELASTIC)
+#: the model kinds: the Gaussian mean on a fixed or i.i.d. staleness sequence, a simulated
+#: server, seed 003's protocols (one, or both swept) or real processes, with the samplers its
+#: exact oracle covers (those linear on it); the Gaussian mean on sharded data, on seed 004's
+#: traveling chains or seed 002's federated rounds; models without an oracle on the simulated
+#: server, downpour or elastic averaging (seed 003), with any sampler
+MODEL_KINDS = {kind.name: kind for kind in (
+    ModelKind(GAUSSIAN, "the Gaussian mean (exact oracle, docs/math.md §8)",
+              ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL,
+               REAL_PROCESSES), LINEAR_SAMPLER_NAMES + (SGHMC,)),
+    ModelKind(SHARDED, "the Gaussian mean on sharded data (exact sharded oracle; seeds 002, "
+                       "004)", (TRAVELING, FEDERATED)),
+    ModelKind(LOGISTIC, "Bayesian logistic regression (seed 001 §5.1)", _WITHOUT_ORACLE,
+              SAMPLER_NAMES + (PYTHON,), oracle=False, reference=True),
+    # a network's posterior is multimodal: its checks compare the study's runs with each other
+    ModelKind(NETWORK, "a Bayesian network on the bundled digits (seed 001 §5.2)",
+              _WITHOUT_ORACLE, SAMPLER_NAMES + (PYTHON,), oracle=False),
+    ModelKind(PYTHON, "the researcher's own model (python or entry_point)", _WITHOUT_ORACLE,
+              SAMPLER_NAMES + (PYTHON,), oracle=False, reference=True),
+)}
+SYSTEM_KINDS = {kind.name: kind for kind in (
+    SystemKind("constant", "every update has staleness τ"),
+    SystemKind("uniform", "i.i.d. uniform on {0..τ}"),
+    SystemKind(ASYNCHRONOUS, "a simulated parameter server with n_workers workers (seed 001 "
+                             "Appendix A)"),
+    SystemKind(DOWNPOUR, "workers push every period local steps to one master (seed 003 "
+                         "Algorithm 1)"),
+    SystemKind(ELASTIC, "n_workers chains coupled to a centre every period steps (seed 003 "
+                        "Appendix B)"),
+    SystemKind(PROTOCOL, "downpour or elastic as the protocol field says (sweep it to compare "
+                         "them)"),
+    SystemKind(REAL_PROCESSES, "seed 001's server run for real, worker processes with "
+                               "injected compute and server times, against the simulator "
+                               "calibrated on each run"),
+    SystemKind(TRAVELING, "one chain per shard rotating over the workers (seed 004 §3.2)",
+               ("sgld", COUPLED_SGLD), ("dsgld",)),
+    SystemKind(FEDERATED, "a random client per round of local updates (seed 002 Algorithm 1)",
+               ("sgld",), METHODS),
+)}
+#: the model kinds scored on test functions against a reference posterior (no exact oracle)
+HELD_OUT = tuple(name for name, kind in MODEL_KINDS.items() if not kind.oracle)
+#: those whose reference posterior HMC can give
+WITH_REFERENCE = tuple(name for name, kind in MODEL_KINDS.items() if kind.reference)
+#: the systems of each model kind
+SYSTEMS_OF = {name: kind.systems for name, kind in MODEL_KINDS.items()}
+SYSTEMS = tuple(SYSTEM_KINDS)
+MODELS = tuple(MODEL_KINDS)
+#: the samplers and estimators each model or system runs, where it restricts them
+SAMPLERS_OF = {kind.name: kind.samplers for kind in (*MODEL_KINDS.values(),
+                                                     *SYSTEM_KINDS.values()) if kind.samplers}
 #: the test functions of a phase-space study, by the coordinate of (θ, p) each squares
 PHASE_SPACE_FUNCTIONS = {"theta_squared": "theta", "momentum_squared": "momentum"}
 #: the samplers with a momentum the phase-space point records
 MOMENTUM_SAMPLERS = (SGHMC, "sghmc-euler", "sghmc-splitting")
-ESTIMATORS_OF = {TRAVELING: ("dsgld",), FEDERATED: METHODS}
+ESTIMATORS_OF = {name: kind.estimators for name, kind in SYSTEM_KINDS.items()
+                 if kind.estimators}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
 #: the systems of seed 003's protocols; on the Gaussian mean, a point of :mod:`.protocol_point`
 PROTOCOL_SYSTEMS = (DOWNPOUR, ELASTIC, PROTOCOL)
@@ -307,6 +368,11 @@ _P = PROTOCOL_SYSTEMS
 _R = (REAL_PROCESSES,)
 _GH = _G + _H
 _GS = _G + _S
+
+
+def _described(registry: dict) -> str:
+    """The help of a ``kind`` field: each entry of its registry, named and described."""
+    return "; ".join(f"{name}: {kind.describes}" for name, kind in registry.items())
 
 
 def _arguments(name, value):
@@ -361,12 +427,7 @@ _NETWORK = {p.name: p for p in NETWORK_PARAMETERS}
 
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "model": (
-        Field("kind", Parameter("model", GAUSSIAN,
-                                "model: the Gaussian mean (exact oracle, docs/math.md §8), the "
-                                "Gaussian mean on sharded data (seeds 002, 004), Bayesian "
-                                "logistic regression (seed 001 §5.1), a Bayesian network on "
-                                "the bundled digits (seed 001 §5.2), or python: the "
-                                "researcher's own model (python or entry_point)",
+        Field("kind", Parameter("model", GAUSSIAN, "model: " + _described(MODEL_KINDS),
                                 choices=MODELS), fixed_in=_S + _H),
         Field("python", Parameter("python", "module:attribute",
                                   "python model: the factory called as factory(rng, "
@@ -400,20 +461,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("prior_mean", PRIOR_MEAN, only=_GS, fixed_in=_S),
     ),
     "system": (
-        Field("kind", Parameter("system", "constant",
-                                "constant: every update has staleness τ; uniform: i.i.d. "
-                                "uniform on {0..τ}; asynchronous: a simulated parameter server "
-                                "with n_workers workers (seed 001 Appendix A); traveling-chains: "
-                                "one chain per shard rotating over the workers (seed 004 §3.2); "
-                                "federated-rounds: a random client per round of local updates "
-                                "(seed 002 Algorithm 1); downpour: workers push every "
-                                "period local steps to one master (seed 003 Algorithm 1); "
-                                "elastic: n_workers chains coupled to a centre every period "
-                                "steps (seed 003 Appendix B); protocol: downpour or elastic "
-                                "as the protocol field says (sweep it to compare them); "
-                                "real-processes: seed 001's server run for real, worker "
-                                "processes with injected compute and server times, against "
-                                "the simulator calibrated on each run",
+        Field("kind", Parameter("system", "constant", _described(SYSTEM_KINDS),
                                 choices=SYSTEMS),
               fixed_in=_S + _H),
         Field("staleness", Parameter("staleness", 1,
@@ -634,23 +682,6 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
               only=_F),
     ),
 }
-
-def point_kinds(values: dict, swept: dict) -> set[str]:
-    """The study's model and system kinds (``values``: field name → value as written, defaults
-    where absent), and its point kind where its model and system do not say it alone:
-    :data:`POOLED` where the Gaussian mean's asynchronous system names ``n_servers`` (among
-    ``values`` or the names ``swept``), :data:`PROTOCOL_ORACLE` for seed 003's protocols on the
-    Gaussian mean, :data:`PAIRED_PROTOCOL` for ``start = "laplace"``."""
-    catalogue = fields()
-    kinds = {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
-    if kinds == {GAUSSIAN, ASYNCHRONOUS} and ("n_servers" in values or "n_servers" in swept):
-        kinds.add(POOLED)
-    if GAUSSIAN in kinds and kinds & set(PROTOCOL_SYSTEMS):
-        kinds.add(PROTOCOL_ORACLE)
-    if values.get("start") == STARTS[1]:
-        kinds.add(PAIRED_PROTOCOL)
-    return kinds
-
 
 def kind_fields(kinds: set[str]) -> list[Field]:
     """The fields of a study of these model and system kinds (module docstring)."""

@@ -392,3 +392,4 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
             evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf},
             n_replicates=n_chains), n_chains))
     return verdicts
+

@@ -35,6 +35,7 @@ from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, designs, library
 from workbench.studies.document import Document, KeyPath, StudyError
+from workbench.studies.point_kinds import point_kind, study_kinds
 from workbench.studies.schema import (
     COUPLED_SGLD,
     COUPLING_FIELDS,
@@ -42,15 +43,10 @@ from workbench.studies.schema import (
     GAUSSIAN,
     OPTIMAL_STEP,
     OTHER_SECTIONS,
-    PAIRED_UNUSED,
     PHASE_SPACE_FUNCTIONS,
-    POOLED,
-    POOLED_UNUSED,
     PROTOCOL_SYSTEMS,
-    PROTOCOL_UNUSED,
     PYTHON,
     REAL_PROCESSES,
-    REAL_UNUSED,
     SECTIONS,
     SGHMC,
     STARTS,
@@ -58,7 +54,6 @@ from workbench.studies.schema import (
     Field,
     fields,
     kind_fields,
-    point_kinds,
     validate_kinds,
 )
 from workbench.studies.user_code import CONFIG_KEYS
@@ -132,7 +127,7 @@ class Study:
     paper: tuple[PaperEntry, ...] = ()  # [[paper]]: what the paper states, cited
     paired: tuple[str, ...] = ()  # sweep dims whose points share every random number
     family: str = FAMILIES[0]  # [study] family (FAMILIES)
-    point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (schema.point_kinds)
+    point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (point_kinds.study_kinds)
     designs: tuple[designs.Design, ...] = ()  # [[design]]: grids of their own, with checks
 
     @property
@@ -470,8 +465,8 @@ def _refuse_workbench_code(doc: Document, head: dict) -> None:
 
 
 def _kinds(doc: Document, values: dict) -> set[str]:
-    """The study's model, system and point kinds (:func:`~workbench.studies.schema.
-    point_kinds`), refused where they do not go together
+    """The study's model, system and point kinds (:func:`.point_kinds.study_kinds`), refused
+    where they do not go together
     (:func:`~workbench.studies.schema.validate_kinds`)."""
     try:
         validate_kinds(values)
@@ -481,7 +476,7 @@ def _kinds(doc: Document, values: dict) -> set[str]:
                 "n_servers": ("system", "n_servers"), "staleness": ("system", "staleness"),
                 "dim": ("model", "dim"), "step_size": ("sampler", "step_size")}[error.field]
         raise doc.error(path, str(error)) from None
-    return point_kinds(values, _swept_names(doc.data))
+    return study_kinds(values, _swept_names(doc.data))
 
 
 def _swept_names(data: dict) -> set[str]:
@@ -520,30 +515,15 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
     posterior's settings where no check needs one, the keys naming a sampler's factory where
     the sampler is not the researcher's own, the coupling's where it couples no chains, a check
     kind's own fields (:attr:`.check_kinds.Kind.fields`) where no check of that kind reads them,
-    the Gaussian fields a protocol point does not read
-    (:data:`~workbench.studies.schema.PROTOCOL_UNUSED`), and elastic's ``budget`` on a model
+    the fields of its model and system that its kind of point does not read
+    (:attr:`.point_kinds.PointKind.unused`), and elastic's ``budget`` on a model
     without an oracle (its chains run ``n_iterations`` steps each). They are not parameters of
     the study, and writing one is refused."""
     unused = {}
     catalogue = fields()
     model, system = (values.get(k, catalogue[k].parameter.default) for k in ("model", "system"))
-    if POOLED in point_kinds(values, _swept_names(data)):
-        unused.update(dict.fromkeys(POOLED_UNUSED, (
-            "means nothing on the Gaussian mean with n_servers pooled: its exact pooled oracle "
-            "judges θ in d = 1, its replicates run as one block and it keeps no draws")))
-    if model == GAUSSIAN and system in PROTOCOL_SYSTEMS:
-        unused.update(dict.fromkeys(PROTOCOL_UNUSED, (
-            f"means nothing on a {system} point of the Gaussian mean: seed 003's exact "
-            "protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior N(0, 1)) and runs "
-            "SGLD with minibatches drawn with replacement")))
-    if values.get("start") == STARTS[1]:
-        unused.update(dict.fromkeys(PAIRED_UNUSED, (
-            'means nothing with start = "laplace": its points keep φ̂_L of the held-out '
-            "log-loss at L alone, from shared Laplace starts, with SGLD, in one block")))
-    if system == REAL_PROCESSES:
-        unused.update(dict.fromkeys(REAL_UNUSED, (
-            "means nothing on a real-processes point: one real run per worker count, "
-            "compared with the simulator calibrated on it, which measures the network")))
+    kind = point_kind(values, set(values) | _swept_names(data))
+    unused.update(dict.fromkeys(kind.unused, kind.unused_because.format(system=system)))
     if model != GAUSSIAN:
         unused["budget"] = ("means nothing on a model without an oracle: its elastic chains "
                             "run n_iterations local steps each")
@@ -571,10 +551,6 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
     if sampler != SGHMC:
         unused["integrator"] = ('means nothing unless [sampler] kind = "sghmc" (the kinds '
                                 "sghmc-euler and sghmc-splitting name their integrator)")
-    if values.get("phase_space"):
-        unused.update(dict.fromkeys(("n_checkpoints", "initial_position", "n_draws"), (
-            "means nothing in a phase_space study: its chains start at rest at the posterior "
-            "mean, as its oracle assumes, and keep φ̂_L at the last sample count alone")))
     if values.get("step_size") != OPTIMAL_STEP:
         unused["largest_step"] = ('means nothing unless [sampler] step_size = "optimal": it '
                                   "bounds the search for the optimal step")

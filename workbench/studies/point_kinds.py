@@ -1,0 +1,244 @@
+"""The registry of point kinds: what runs one sweep point of a study, what judges its checks,
+and what else its kind changes (:class:`PointKind`, :data:`POINT_KINDS`).
+
+A study's model and system say which kind its points are; a few kinds are told apart by a
+field (``[run] phase_space``, ``[system] n_servers``, ``[run] start``). Every place that
+depends on the kind of point asks this registry (:func:`point_kind`), so a new kind of point
+is one entry here, its point module, its judgements module and the fields it reads
+(:mod:`.schema`, with ``only``) — not a branch in every module of the study layer. The entries
+are exclusive (:func:`.schema.validate_kinds` refuses the combinations that would make two
+apply), but for the last, the Gaussian mean of :mod:`.gaussian_point`, which takes whatever no
+other entry does; the first that applies is the kind.
+
+Each entry names the module that runs its points and the module whose
+``judge(kind, dataset, ctx, options)`` judges one ``[[check]]`` of it; both are imported only
+when a point runs or a check is judged (they need xarray, scipy and sympy, which reading,
+showing and configuring a study does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from workbench.studies.schema import (
+    ASYNCHRONOUS,
+    GAUSSIAN,
+    HELD_OUT,
+    PAIRED_PROTOCOL,
+    PAIRED_UNUSED,
+    POOLED,
+    POOLED_UNUSED,
+    PROTOCOL_ORACLE,
+    PROTOCOL_SYSTEMS,
+    PROTOCOL_UNUSED,
+    REAL_PROCESSES,
+    REAL_UNUSED,
+    SHARDED,
+    STARTS,
+    fields,
+    validate_phase_space_point,
+    validate_sharded_point,
+)
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from bounds.verdict import Verdict
+    from workbench.studies.gaussian_judgements import Context
+
+#: how a point of a kind runs: (the study's :class:`~.experiment.StudyExperiment`, its
+#: configuration, the point, the seed); the experiment is typed loosely, since it imports this
+#: registry
+Runner = Callable[[Any, dict, dict, Any], "xr.Dataset"]
+
+
+@dataclass(frozen=True)
+class PointKind:
+    """One kind of sweep point.
+
+    ``applies(value, named)``: whether a study is of this kind, ``value(name)`` giving a
+    field's value (its default where the study does not write it) and ``named`` the fields
+    the study writes or sweeps. ``run`` runs one point; ``judgements`` names the module judging
+    its checks (relative to this package where it starts with a dot), with the study's
+    ``test_function`` filled in where a check names none if ``fills_test_function``.
+
+    ``marks``: the kind's name joins the study's model and system kinds (:func:`study_kinds`),
+    so that fields and check kinds can name it; ``describes`` then says what it is, and its
+    checks are its own check kinds alone, of which ``family`` may be judged in the study's one
+    family. ``unused``: fields of its model and system kinds that it does not read, refused
+    with ``unused_because`` (which may name the ``{system}``).
+
+    ``validate``: what a resolved point needs beyond each field's range; ``resolve``: the
+    resolved point as it runs. ``burn_in``: ``n_iterations`` counts after a burn-in, which the
+    plan's work counts too; ``blocks``: its replicates split into blocks
+    (``replicate_block``); ``whole_grid``: its one point runs the whole grid, timed alone (so
+    nothing else runs beside it); ``user_code``: it may run the researcher's code, probed
+    before any work."""
+
+    name: str
+    applies: Callable[[Callable[[str], Any], Collection[str]], bool]
+    run: Runner
+    judgements: str
+    fills_test_function: bool = False
+    marks: bool = False
+    describes: str = ""
+    family: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()
+    unused_because: str = ""
+    validate: Callable[[dict], None] | None = None
+    resolve: Callable[[dict], dict] | None = None
+    burn_in: bool = False
+    blocks: bool = False
+    whole_grid: bool = False
+    user_code: bool = False
+
+    def judge(self, kind: str, dataset: xr.Dataset, ctx: Context,
+              options: dict) -> list[Verdict]:
+        """The verdicts of one ``[[check]]`` of the check ``kind``."""
+        if self.fills_test_function:
+            from workbench.studies.gaussian_judgements import with_test_function
+
+            options = with_test_function(options, ctx)
+        return import_module(self.judgements, __package__).judge(kind, dataset, ctx, options)
+
+
+def _zipped(module: str, *arguments: Callable[[Any], Any]) -> Runner:
+    """A runner calling ``module.run_point(name, resolved, point, seed, dims, *arguments)``,
+    each argument read from the experiment, the values zipped with a sweep dim placed as
+    coordinates along it."""
+    def run(experiment, config: dict, point: dict, seed) -> xr.Dataset:
+        dataset = import_module(module, __package__).run_point(
+            experiment.name, experiment.resolve(config, point), point, seed,
+            experiment.sweep_dims, *(argument(experiment) for argument in arguments))
+        return experiment.zipped_coords(dataset, point)
+    return run
+
+
+def _run_phase_space(experiment, config: dict, point: dict, seed):
+    from workbench.studies import phase_space_point
+
+    return phase_space_point.run_point(experiment.name, experiment.resolve(config, point),
+                                       point, seed, experiment.sweep_dims)
+
+
+def _run_real(experiment, config: dict, point: dict, seed):
+    """The study's one point: every point of its grid, run one after the other."""
+    from workbench.studies import grid, realtime_point
+
+    study = experiment.study
+    return realtime_point.run_point(
+        experiment.name, [experiment.resolve(config, p)
+                          for p in grid.points(config, study.product, study.zipped)],
+        seed, experiment.sweep_dims[0])
+
+
+def _run_gaussian(experiment, config: dict, point: dict, seed):
+    """Its replicate blocks, then the point (:meth:`StudyExperiment.run_blocks`)."""
+    from workbench.run.experiment import Experiment
+
+    return Experiment.run_point(experiment, config, point, seed)
+
+
+def _resolve_protocol(resolved: dict) -> dict:
+    from workbench.studies.protocol_point import resolve
+
+    return resolve(resolved)
+
+
+def _check_held_out_sizes(resolved: dict) -> None:
+    from workbench.systems.asynchronous.run import check_sizes
+
+    check_sizes(resolved, resolved["n_iterations"], "n_iterations")
+
+
+POINT_KINDS: tuple[PointKind, ...] = (
+    PointKind(
+        REAL_PROCESSES, lambda value, named: value("system") == REAL_PROCESSES, _run_real,
+        ".realtime_judgements", unused=REAL_UNUSED,
+        unused_because="means nothing on a real-processes point: one real run per worker "
+                       "count, compared with the simulator calibrated on it, which measures "
+                       "the network",
+        whole_grid=True),
+    PointKind(
+        SHARDED, lambda value, named: value("model") == SHARDED,
+        _zipped(".sharded_point", lambda e: e.with_references(), lambda e: e.study.paired),
+        ".sharded_checks", validate=validate_sharded_point, burn_in=True),
+    PointKind(
+        PROTOCOL_ORACLE,
+        lambda value, named: value("model") == GAUSSIAN and value("system") in PROTOCOL_SYSTEMS,
+        _zipped(".protocol_point", lambda e: e.streams), ".protocol_judgements", marks=True,
+        describes="seed 003's protocols on the Gaussian mean",
+        family=("oracle", "envelope", "rate"), unused=PROTOCOL_UNUSED,
+        unused_because="means nothing on a {system} point of the Gaussian mean: seed 003's "
+                       "exact protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior "
+                       "N(0, 1)) and runs SGLD with minibatches drawn with replacement",
+        resolve=_resolve_protocol),
+    PointKind(
+        "phase-space", lambda value, named: bool(value("phase_space")), _run_phase_space,
+        ".phase_space_judgements", fills_test_function=True,
+        unused=("n_checkpoints", "initial_position", "n_draws"),
+        unused_because="means nothing in a phase_space study: its chains start at rest at the "
+                       "posterior mean, as its oracle assumes, and keep φ̂_L at the last sample "
+                       "count alone",
+        validate=validate_phase_space_point),
+    PointKind(
+        POOLED, lambda value, named: value("model") == GAUSSIAN and
+        value("system") == ASYNCHRONOUS and "n_servers" in named,
+        _zipped(".pooled_point"), ".pooled_judgements", marks=True,
+        describes="the Gaussian mean with n_servers pooled",
+        family=("oracle", "slope", "invariance"), unused=POOLED_UNUSED,
+        unused_because="means nothing on the Gaussian mean with n_servers pooled: its exact "
+                       "pooled oracle judges θ in d = 1, its replicates run as one block and "
+                       "it keeps no draws"),
+    PointKind(
+        PAIRED_PROTOCOL, lambda value, named: value("start") == STARTS[1],
+        _zipped(".paired_protocol_point", lambda e: e.streams), ".paired_protocol_judgements",
+        marks=True, describes="seed 003's downpour with start = \"laplace\"",
+        family=("reference", "rate", "ordering"), unused=PAIRED_UNUSED,
+        unused_because="means nothing with start = \"laplace\": its points keep φ̂_L of the "
+                       "held-out log-loss at L alone, from shared Laplace starts, with SGLD, in "
+                       "one block"),
+    PointKind(
+        "held-out",
+        lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1],
+        _zipped(".held_out_point", lambda e: e.code_directory(), lambda e: e.with_reference()),
+        ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
+        validate=_check_held_out_sizes, burn_in=True, user_code=True),
+    PointKind(GAUSSIAN, lambda value, named: True, _run_gaussian, ".gaussian_judgements",
+              blocks=True),  # its slope check reads whether the check names a function
+)
+
+
+def point_kind(values: Mapping[str, Any], named: Collection[str] | None = None) -> PointKind:
+    """The kind of a study's points: ``values`` maps field names to values (a study's as
+    written, or a configuration), defaults where absent; ``named``: the fields the study
+    writes or sweeps (``values``' keys if not given)."""
+    catalogue = fields()
+
+    def value(name: str) -> Any:
+        return values.get(name, catalogue[name].parameter.default)
+
+    named = values.keys() if named is None else named
+    return next(kind for kind in POINT_KINDS if kind.applies(value, named))
+
+
+def study_kinds(values: Mapping[str, Any], swept: Collection[str]) -> set[str]:
+    """A study's model and system kinds (``values``: its fields as written, defaults where
+    absent), and its point kind's name where that kind marks the study (:attr:`PointKind.marks`;
+    ``swept``: the names its sweep lists)."""
+    catalogue = fields()
+    kinds = {values.get(name, catalogue[name].parameter.default) for name in ("model", "system")}
+    kind = point_kind(values, set(values) | set(swept))
+    return kinds | {kind.name} if kind.marks else kinds
+
+
+def marking() -> tuple[PointKind, ...]:
+    """The point kinds whose name joins the study's kinds (:attr:`PointKind.marks`)."""
+    return tuple(kind for kind in POINT_KINDS if kind.marks)
+
+
+#: the held-out models' point kind (their checks' one family, :data:`.check_kinds.STUDY_FAMILY`)
+HELD_OUT_KIND = next(kind for kind in POINT_KINDS if kind.name == "held-out")
