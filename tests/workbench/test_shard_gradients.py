@@ -178,3 +178,14 @@ def test_the_corrected_noise_of_a_group_has_the_variance_of_one_chain():
     correlation = np.corrcoef(correction, averaged)[0, 1]
     assert abs(correlation) <= 4.9 / math.sqrt(n)
     assert abs(correction.var() - 0.75) <= 4.9 * 0.75 * math.sqrt(2 / n)
+
+
+def test_a_diagonal_fit_needs_two_draws_and_a_full_one_more_draws_than_coordinates():
+    draws = np.random.default_rng(1).normal(size=(3, 5))
+    mean, covariance = surrogates.fit_to_samples(draws, "diagonal")
+    np.testing.assert_array_equal(mean, draws.mean(axis=0))
+    np.testing.assert_array_equal(covariance, np.diag(draws.var(axis=0, ddof=1)))
+    with pytest.raises(InvalidParameter, match="n > d"):
+        surrogates.fit_to_samples(draws, "full")
+    with pytest.raises(InvalidParameter, match="n >= 2"):
+        surrogates.fit_to_samples(draws[:1], "diagonal")

@@ -139,12 +139,15 @@ def laplace(negative_log_likelihood, gradient, start, hessian=None,
 
 
 def fit_to_samples(samples, covariance: str = "full") -> tuple[np.ndarray, np.ndarray]:
-    """Sample mean and covariance (ddof 1) of ``samples (n, d)``; diagonal keeps variances."""
+    """Sample mean and covariance (ddof 1) of ``samples (n, d)``; diagonal keeps variances
+    (which two draws give; a full covariance needs n > d to be positive definite)."""
     validation.one_of("surrogate_covariance", covariance, COVARIANCE_KINDS)
     samples = np.asarray(samples, dtype=float)
-    if samples.ndim != 2 or samples.shape[0] < samples.shape[1] + 1:
+    fewest = 2 if covariance == "diagonal" else samples.shape[-1] + 1
+    if samples.ndim != 2 or samples.shape[0] < fewest:
         raise validation.InvalidParameter("samples", samples.shape,
-                                          "needs (n, d) with n > d draws")
+                                          "needs (n, d) draws with n > d (full covariance) "
+                                          "or n >= 2 (diagonal)")
     mean = samples.mean(axis=0)
     fitted = np.atleast_2d(np.cov(samples, rowvar=False, ddof=1))
     if covariance == "diagonal":

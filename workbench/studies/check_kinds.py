@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
-from workbench.core.validators import positive
+from workbench.core.validators import non_negative, positive
 from workbench.run.parameters import (
     INVARIANCE_MARGIN,
     ORDERING_MARGIN,
@@ -26,7 +26,9 @@ from workbench.run.parameters import (
 )
 from workbench.studies.point_kinds import HELD_OUT_KIND, marking, point_kind
 from workbench.studies.schema import (
+    ASYNCHRONOUS,
     FEDERATED,
+    FEDERATED_MODELS,
     GAUSSIAN,
     HELD_OUT,
     PAIRED_PROTOCOL,
@@ -36,6 +38,7 @@ from workbench.studies.schema import (
     PROTOCOL_SYSTEMS,
     REAL_PROCESSES,
     SHARDED,
+    SYSTEMS_OF,
     TRAVELING,
     WITH_REFERENCE,
     WORKERS_DIM,
@@ -59,6 +62,17 @@ STALENESS_MARGIN = Parameter("staleness_margin", 0.5, "real-vs-simulated check: 
 REAL_MARGINS = (STALENESS_MARGIN, SPEEDUP_MARGIN)
 #: the kinds a phase-space study (:mod:`.phase_space_judgements`) judges
 PHASE_SPACE_KINDS = ("oracle", "rate")
+#: the models the held-out point runs (:mod:`.held_out_judgements`: on the simulated server,
+#: downpour or elastic averaging), and those of them with a reference posterior
+SERVED = tuple(m for m in HELD_OUT if ASYNCHRONOUS in SYSTEMS_OF[m])
+SERVED_WITH_REFERENCE = tuple(m for m in WITH_REFERENCE if m in SERVED)
+#: the test functions a point of federated rounds on a model without an oracle keeps
+#: (:mod:`.federated_model_point`)
+FEDERATED_FUNCTIONS = ("log_loss", "accuracy", "train_log_loss")
+#: the margin of a ``spread`` check: the log ratio of the standard deviations shown above
+#: minus this
+SPREAD_MARGIN = Parameter("spread_margin", 0.0, "spread check: log(sd of than / sd of better) "
+                          "shown above minus this", non_negative)
 #: the predicted order of an ``ordering`` check along its dim
 DIRECTIONS = ("falls", "rises")
 #: the independent units of a ``posterior`` check: each chain (its replicates averaged), or
@@ -68,7 +82,7 @@ UNITS = ("chain", "run")
 #: "study"``), by the model or point kind that runs them: those whose critical z comes from
 #: :meth:`.gaussian_judgements.Context.z` (or its one-sided twin)
 STUDY_FAMILY = {**{kind.name: kind.family for kind in marking()},
-                **dict.fromkeys(HELD_OUT, HELD_OUT_KIND.family)}
+                **dict.fromkeys(SERVED, HELD_OUT_KIND.family)}
 #: the point kinds judged by their own check kinds alone, as the refusal of another names them
 OWN_KINDS = {kind.name: kind.describes for kind in marking()}
 #: what a paired protocol study's ``rate`` check measures against its ``baseline``
@@ -316,6 +330,8 @@ class Kind:
             return self._along(entry, dims)
         if where in (PROTOCOL_ORACLE, PAIRED_PROTOCOL):
             return self._protocol(entry, where, dims, bounds, kinds, swept or {})
+        if where == FEDERATED_MODELS:
+            return self._federated_models(entry, dims, estimators, swept or {})
         if where in HELD_OUT:
             return self._held_out(entry, dims, bounds, swept or {})
         if where != GAUSSIAN:
@@ -355,6 +371,42 @@ class Kind:
                 options["name"] = _name_template(entry["name"], others)
         if self.name == "envelope":
             options.update(self._envelope(entry, bounds))
+        return options
+
+    def _federated_models(self, entry: dict, dims: Sequence[str], estimators: Sequence[str],
+                          swept: Mapping[str, list]) -> dict:
+        """Options of a check of federated rounds on a model without an oracle
+        (:mod:`.federated_model_judgements`): its test function (one the point keeps), the
+        estimators it compares (among the study's), the points it judges (``where``)."""
+        function = entry.get("test_function")
+        if function is not None and function not in FEDERATED_FUNCTIONS:
+            raise CheckOptionError("test_function", f"must be one of "
+                                   f"{', '.join(FEDERATED_FUNCTIONS)}, got {function!r}")
+        options: dict[str, Any] = {"test_function": function,
+                                   "where": _where(entry, dims, swept)}
+        if self.name in ("ordering", "spread"):
+            for key, default in (("better", "fsgld"), ("than", "dsgld")):
+                options[key] = entry.get(key, default)
+                if options[key] not in estimators:
+                    raise CheckOptionError(key, f"must be an estimator of the study "
+                                                f"({', '.join(estimators)}), got "
+                                                f"{options[key]!r}")
+            if options["better"] == options["than"]:
+                raise CheckOptionError("than", "must differ from better")
+            options.update(_margins(entry, (ORDERING_MARGIN,) if self.name == "ordering"
+                                    else (SPREAD_MARGIN,)))
+        if self.name == "ordering":
+            by = entry.get("by", 0.0)
+            if isinstance(by, bool) or not isinstance(by, int | float) or not 0 <= by < 1e300:
+                raise CheckOptionError("by", "must be a number >= 0 (φ's units)")
+            options["by"] = float(by)
+        if self.name == "invariance":
+            options.update(_margins(entry, (INVARIANCE_MARGIN,)))
+        if self.name == "reference" and "margin" in entry:
+            options["margin"] = self._held_out({"margin": entry["margin"]}, dims, {},
+                                               swept)["margin"]
+        if "name" in entry:
+            options["name"] = _name_template(entry["name"], list(dims))
         return options
 
     def _held_out(self, entry: dict, dims: Sequence[str], bounds: Mapping,
@@ -497,16 +549,20 @@ class Kind:
         return point_kind(ctx.config).judge(self.name, dataset, ctx, options)
 
 
+#: the keys every check of federated rounds on a model without an oracle takes
+_FEDERATED_KEYS = ("test_function", "where", "name")
+
 KINDS = {kind.name: kind for kind in (
     Kind("oracle", {POOLED: (), PROTOCOL_ORACLE: ("difference",),
                     GAUSSIAN: ("difference", "label"), SHARDED: ()}),
-    Kind("invariance", {POOLED: ("over", INVARIANCE_MARGIN.name, "name"),
+    Kind("invariance", {FEDERATED_MODELS: _FEDERATED_KEYS + (INVARIANCE_MARGIN.name,),
+                        POOLED: ("over", INVARIANCE_MARGIN.name, "name"),
                         GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over"),
-                        **dict.fromkeys(HELD_OUT, ("test_function", "over",
+                        **dict.fromkeys(SERVED, ("test_function", "over",
                                                    INVARIANCE_MARGIN.name, "name"))}),
     Kind("slope", {POOLED: ("over", "expected", SLOPE_MARGIN.name, "name"),
                    GAUSSIAN: ("test_function", "over", "expected"),
-                   **dict.fromkeys(HELD_OUT, ("test_function", "over", "expected",
+                   **dict.fromkeys(SERVED, ("test_function", "over", "expected",
                                               SLOPE_MARGIN.name, "name"))}),
     Kind("rate", {PROTOCOL_ORACLE: ("test_function", "against", "baseline", "expected",
                                     RATE_MARGIN.name, "name"),
@@ -519,18 +575,23 @@ KINDS = {kind.name: kind for kind in (
                                         ENVELOPE_MARGIN.name),
                       GAUSSIAN: ("test_function", "bound", "split", "fixed"),
                       FEDERATED: ("estimator", "bound"),
-                      **dict.fromkeys(WITH_REFERENCE,
+                      **dict.fromkeys(SERVED_WITH_REFERENCE,
                                       ("test_function", "bound", "split", "fixed"))},
          reference=True),
-    Kind("reference", {PAIRED_PROTOCOL: ("where",),
-                       **dict.fromkeys(WITH_REFERENCE, ("test_function", "margin"))},
+    Kind("reference", {FEDERATED_MODELS: _FEDERATED_KEYS + ("margin",),
+                       PAIRED_PROTOCOL: ("where",),
+                       **dict.fromkeys(SERVED_WITH_REFERENCE, ("test_function", "margin"))},
          reference=True),
-    Kind("speed-up", dict.fromkeys(HELD_OUT, ("test_function", "over",
+    Kind("speed-up", dict.fromkeys(SERVED, ("test_function", "over",
                                               *(p.name for p in SPEEDUP_MARGINS), "name",
                                               "invariance_name"))),
-    Kind("ordering", {PAIRED_PROTOCOL: ("against", "baseline", "name"),
-                      **dict.fromkeys(HELD_OUT, ("test_function", "over", "direction",
+    Kind("ordering", {FEDERATED_MODELS: _FEDERATED_KEYS + ("better", "than", "by",
+                                                           ORDERING_MARGIN.name),
+                      PAIRED_PROTOCOL: ("against", "baseline", "name"),
+                      **dict.fromkeys(SERVED, ("test_function", "over", "direction",
                                                  ORDERING_MARGIN.name, "name"))}),
+    Kind("spread", {FEDERATED_MODELS: _FEDERATED_KEYS + ("better", "than",
+                                                         SPREAD_MARGIN.name)}),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
     Kind("posterior", {SHARDED: ("unit",)}),
     Kind("gradient-noise", {TRAVELING: ()}, fields=(GRADIENT_DRAWS.name,)),

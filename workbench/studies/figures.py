@@ -38,6 +38,12 @@ Models without an oracle (:mod:`.held_out_judgements`):
   worker is a linear speed-up), for the first test function judged, at the first value of the
   other sweep dims.
 
+Federated rounds on a model without an oracle (:mod:`.federated_model_judgements`), every
+kind: E φ̂_L of the check's test function (the held-out log-loss if it names none) against L,
+one curve per estimator with ±1 standard deviation over the chains shaded, the reference
+posterior's value dashed where the study keeps one (seed 002 Figure 5), at every point the
+check judges.
+
 The Gaussian mean with S servers pooled (:mod:`.pooled_judgements`): ``oracle``, the variance
 of the pooled φ̂_L(θ) against L at every sweep point; ``slope`` and ``invariance``, its
 variance (log-log) or bias at the last checkpoint against ``over``; the exact values dashed.
@@ -60,7 +66,7 @@ from workbench.studies import gaussian_judgements as kinds  # noqa: E402
 from workbench.studies import held_out_judgements as held_out  # noqa: E402
 from workbench.studies import phase_space_judgements as phase_space  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
-from workbench.studies.schema import HELD_OUT, POOLED, SHARDED  # noqa: E402
+from workbench.studies.schema import FEDERATED_MODELS, HELD_OUT, POOLED, SHARDED  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -329,8 +335,32 @@ def _pooled(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: st
     ax.legend(fontsize=7)
 
 
+def _federated_models(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+    function = options.get("test_function") or "log_loss"
+    where = options.get("where", {})
+    for point in kinds.sweep_points(dataset, ctx.dims):
+        if any(point[k] != v for k, v in where.items()):
+            continue
+        at = dataset.sel(point).sel(test_function=function)
+        for estimator in at["estimator"].values.tolist():
+            chains = at["estimate"].sel(estimator=estimator)
+            mean, spread = chains.mean("replicate"), chains.std("replicate")
+            label = "/".join([estimator, kinds.point_label(point)]).strip("/")
+            line = ax.plot(at["iterations"], mean, label=label)
+            ax.fill_between(at["iterations"], mean - spread, mean + spread, alpha=0.2,
+                            color=line[0].get_color())
+        if "reference_mean" in at:
+            ax.axhline(float(at["reference_mean"]), linestyle="--", color="black",
+                       linewidth=1, label="reference" if not point else None)
+    ax.set(xscale="log", xlabel="updates L after the burn-in",
+           ylabel=f"E φ̂_L of {function}", title=f"{function} (±1 sd over chains)")
+    ax.legend(fontsize=7)
+
+
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
-    if ctx.config.get("phase_space"):
+    if FEDERATED_MODELS in ctx.point_kinds:
+        _federated_models(ax, dataset, ctx, options)
+    elif ctx.config.get("phase_space"):
         _phase_space(ax, kind, dataset, ctx, options)
     elif POOLED in ctx.point_kinds:
         _pooled(ax, dataset, ctx, options, kind)

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.studies.schema import (
     ASYNCHRONOUS,
+    FEDERATED,
+    FEDERATED_MODELS,
     GAUSSIAN,
     HELD_OUT,
     PAIRED_PROTOCOL,
@@ -39,9 +41,18 @@ from workbench.studies.schema import (
     SHARDED,
     STARTS,
     fields,
+    validate_federated_data,
     validate_phase_space_point,
     validate_sharded_point,
 )
+
+#: the fields of a model without an oracle and of federated rounds that a point of federated
+#: rounds on such a model does not read (the simulated server's, the Gaussian federation's)
+FEDERATED_MODELS_UNUSED = (
+    "n_workers", "n_servers", "latency", "latency_mean", "latency_shape", "server_update_time",
+    "network_delay", "straggler_probability", "straggler_slowdown", "n_chains",
+    "grid_half_width", "grid_points", "bound_step_factors", "friction", "replicate_block",
+    "test_functions", "python_test_functions", "test_function_entry_points")
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -202,8 +213,21 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "held-out log-loss at L alone, from shared Laplace starts, with SGLD, in "
                        "one block"),
     PointKind(
+        FEDERATED_MODELS,
+        lambda value, named: value("model") in HELD_OUT and value("system") == FEDERATED,
+        _zipped(".federated_model_point", lambda e: e.with_reference()),
+        ".federated_model_judgements", marks=True,
+        describes="federated rounds on a model without an oracle",
+        family=("ordering", "spread", "invariance", "reference"),
+        unused=FEDERATED_MODELS_UNUSED,
+        unused_because="means nothing in federated rounds on a model without an oracle: its "
+                       "n_replicates chains run SGLD on f_s = 1/S rounds in one block and "
+                       "keep the model's held-out and learning log-loss and accuracy",
+        validate=validate_federated_data, burn_in=True),
+    PointKind(
         "held-out",
-        lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1],
+        lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1]
+        and value("system") != FEDERATED,
         _zipped(".held_out_point", lambda e: e.code_directory(), lambda e: e.with_reference()),
         ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
         validate=_check_held_out_sizes, burn_in=True, user_code=True),

@@ -136,6 +136,22 @@ from workbench.systems.distributed.traveling import (
 )
 from workbench.systems.protocols.run import COUPLING_STRENGTH, PERIOD
 
+#: where a metric-learning study's pairs come from by default (:func:`_data_file`): scikit-learn's
+#: digits, of DIGITS_CLASSES classes and DIGITS_FEATURES pixels (:mod:`workbench.data.digits`)
+DIGITS = "digits"
+#: where a susy-mlp study's rows come from by default: generated (:mod:`workbench.data.susy_like`)
+GENERATED = "generated"
+DIGITS_CLASSES, DIGITS_FEATURES = 10, 64
+
+
+def _data_file(name, value):
+    """A word naming the workbench's own data (``digits``, ``generated``) or the path of a file
+    (read when the study runs)."""
+    if not isinstance(value, str) or not value.strip():
+        raise validation.InvalidParameter(name, value, f"must be {DIGITS} (metric-learning), "
+                                                       f"{GENERATED} (susy-mlp) or a file's path")
+    return value
+
 
 def _probability(name, value):
     return validation.probability(name, value)
@@ -222,12 +238,21 @@ SHARDED = "sharded-gaussian"
 LOGISTIC = "logistic-regression"
 NETWORK = "network"
 PYTHON = "python"
+#: seed 002 §5.2's Bayesian metric learning on similar and dissimilar pairs (Yang et al. 2007),
+#: logistic regression on the pairs' squared projections (:mod:`workbench.data.metric_pairs`)
+METRIC_LEARNING = "metric-learning"
+#: seed 002 §5.3's Bayesian MLP on SUSY-shaped data (:mod:`workbench.data.susy_like`), its
+#: shards' positive proportions drawn from Beta(a, a)
+SUSY_MLP = "susy-mlp"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
 #: SGLD chains coupled in groups on traveling chains (seed 004 §3.2.3, Eq. 6)
 COUPLED_SGLD = CoupledSGLD.name
 #: the fields that mean something only when the sampler couples chains
 COUPLING_FIELDS = (GROUP_SIZE.name, NOISE_CORRECTION.name, COUPLING_TIME.name)
+#: not a model or system kind but a point kind: federated rounds (seed 002 Algorithm 1) on a
+#: model without an exact oracle, its data split into shards (:mod:`.federated_model_point`)
+FEDERATED_MODELS = "federated-models"
 #: downpour or elastic, as the ``protocol`` field says (module docstring)
 PROTOCOL = "protocol"
 #: what ``n_iterations`` counts for elastic averaging: each chain's local steps, or downpour's
@@ -313,6 +338,13 @@ MODEL_KINDS = {kind.name: kind for kind in (
               _WITHOUT_ORACLE, SAMPLER_NAMES + (PYTHON,), oracle=False),
     ModelKind(PYTHON, "the researcher's own model (python or entry_point)", _WITHOUT_ORACLE,
               SAMPLER_NAMES + (PYTHON,), oracle=False, reference=True),
+    # a network's posterior is multimodal: no reference posterior
+    ModelKind(SUSY_MLP, "a Bayesian MLP classifier (ReLU hidden layers, softmax) of SUSY-shaped "
+                        "data in label-skewed shards (seed 002 §5.3)",
+              (FEDERATED,), ("sgld",), oracle=False),
+    ModelKind(METRIC_LEARNING, "Bayesian metric learning on similar and dissimilar pairs in "
+                               "class-disjoint shards (seed 002 §5.2, Yang et al. 2007)",
+              (FEDERATED,), ("sgld",), oracle=False, reference=True),
 )}
 SYSTEM_KINDS = {kind.name: kind for kind in (
     SystemKind("constant", "every update has staleness τ"),
@@ -442,14 +474,22 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                           "of the factory", _arguments),
               only=(PYTHON,), fixed_in=_H),
         *(Field(name, _SHARED[name], only=(LOGISTIC,), fixed_in=_H)
-          for name in ("data_source", "n_train", "n_test", "initial_scale")),
+          for name in ("data_source", "initial_scale")),
+        *(Field(name, _SHARED[name], only=(LOGISTIC, SUSY_MLP), fixed_in=_H)
+          for name in ("n_train", "n_test")),
+        Field("susy_source", Parameter("susy_source", GENERATED, "susy-mlp: generated "
+                                       "(SUSY-shaped rows of a known process, "
+                                       "workbench/data/susy_like.py) or PATH of the UCI "
+                                       "SUSY.csv (or .csv.gz)", _data_file),
+              only=(SUSY_MLP,), fixed_in=_H),
         Field("n_test_points", _SHARED["n_test_points"], only=(LOGISTIC, NETWORK), fixed_in=_H),
         Field("network", Parameter("network", NETWORKS[0], "network: mlp (a feed-forward net) "
                                    "or cnn (a LeNet-style convolutional net), a 10-class "
                                    "classifier of the bundled digits", choices=NETWORKS),
               only=(NETWORK,)),
+        Field("hidden_sizes", _NETWORK["hidden_sizes"], only=(NETWORK, SUSY_MLP), fixed_in=_H),
         *(Field(name, _NETWORK[name], only=(NETWORK,), fixed_in=_H)
-          for name in ("hidden_sizes", "filters", "hidden_size")),
+          for name in ("filters", "hidden_size")),
         Field("n_data", N_DATA, only=_G),
         Field("shard_sizes", SHARD_SIZES, only=_S, fixed_in=_S),
         Field("data", DATA_REGIME, only=_S, fixed_in=_S),
@@ -457,7 +497,26 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("dim", DIM, only=_GS, fixed_in=_S),
         Field("true_mean", TRUE_MEAN, only=_GS, fixed_in=_S),
         Field("noise_scale", NOISE_SCALE, only=_GS, fixed_in=_S),
-        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC, NETWORK), fixed_in=_S + _H),
+        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC, NETWORK, METRIC_LEARNING,
+                                                      SUSY_MLP),
+              fixed_in=_S + _H),
+        Field("pair_source", Parameter("pair_source", DIGITS, "metric-learning: the labelled "
+                                       "points the pairs are drawn from: digits (scikit-learn's "
+                                       "10 classes, standing in for isolet's 26) or PATH of a "
+                                       "labelled CSV file (label first)", _data_file),
+              only=(METRIC_LEARNING,), fixed_in=_H),
+        Field("n_similar", Parameter("n_similar", 5000, "metric-learning: similar pairs |S| "
+                                     "(seed 002 §5.2: 5,000)", at_least_one),
+              only=(METRIC_LEARNING,), fixed_in=_H),
+        Field("n_dissimilar", Parameter("n_dissimilar", 5000, "metric-learning: dissimilar "
+                                        "pairs |D| (seed 002 §5.2: 5,000)", at_least_one),
+              only=(METRIC_LEARNING,), fixed_in=_H),
+        Field("n_test_pairs", Parameter("n_test_pairs", 1000, "metric-learning: held-out "
+                                        "pairs, half similar (seed 002 §5.2: 1,000)",
+                                        at_least_two), only=(METRIC_LEARNING,), fixed_in=_H),
+        Field("n_components", Parameter("n_components", 10, "metric-learning: K, the top "
+                                        "eigenvectors of the data spanning A = Σ γ_k v_k v_kᵀ",
+                                        at_least_one), only=(METRIC_LEARNING,), fixed_in=_H),
         Field("prior_mean", PRIOR_MEAN, only=_GS, fixed_in=_S),
     ),
     "system": (
@@ -528,6 +587,14 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("local_updates", Parameter("local_updates", 10,
                                          "local updates T per round (seed 002 Fig. 2)",
                                          at_least_one), expression=True, only=_F),
+        Field("n_shards", Parameter("n_shards", 10, "federated rounds on a model without an "
+                                    "oracle: the shards S, each a client chosen with f_s = 1/S "
+                                    "(metric-learning: class-disjoint, S <= classes/2)",
+                                    at_least_two), only=(FEDERATED_MODELS,)),
+        Field("label_skew", Parameter("label_skew", 100.0, "susy-mlp: a of Beta(a, a), the "
+                                      "shards' positive proportions (seed 002 §5.3: 100, "
+                                      "nearly balanced shards; 0.5, shards mostly of one "
+                                      "label)", positive), expression=True, only=(SUSY_MLP,)),
         Field("n_chains", Parameter("n_chains", 20, "independent federated chains (each its "
                                                     "own client draws)", at_least_two),
               only=_F),
@@ -585,7 +652,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                      "gradients, seed 002 Eq. 7); federated rounds run each on "
                                      "the same client draws, along the dim estimator",
                                      _estimators),
-              only=_S, fixed_in=_S),
+              only=_S + (FEDERATED_MODELS,), fixed_in=_S),
         Field("surrogate", Parameter("surrogate", "analytic",
                                      "q_s: analytic N(x̄_s, σ_x²/N_s), laplace, or Gaussian "
                                      "fitted to local SGLD samples with full or diagonal "
@@ -809,6 +876,26 @@ def validate_sharded_point(config: dict) -> None:
         if config[name] % local:
             raise validation.InvalidParameter(
                 name, config[name], f"must be a multiple of every local_updates ({local})")
+
+
+def validate_federated_data(config: dict) -> None:
+    """What a resolved point of federated rounds on a model without an oracle needs of its data
+    beyond each field's range: whole rounds (:func:`validate_sharded_point`); on the digits, at
+    most ⌊C/2⌋ class-disjoint shards of pairs (each needs two classes of its own for dissimilar
+    pairs) and K at most the pixel count. A user's labelled file is checked the same way when it
+    is read (:func:`workbench.data.metric_pairs.metric_pairs`)."""
+    validate_sharded_point(config)
+    if config["model"] != METRIC_LEARNING or config["pair_source"] != DIGITS:
+        return
+    if config["n_shards"] > DIGITS_CLASSES // 2:
+        raise validation.InvalidParameter(
+            "n_shards", config["n_shards"], f"must be at most {DIGITS_CLASSES // 2}: each shard "
+            f"needs two classes of its own to form dissimilar pairs, and the digits have "
+            f"{DIGITS_CLASSES} classes")
+    if config["n_components"] > DIGITS_FEATURES:
+        raise validation.InvalidParameter("n_components", config["n_components"],
+                                          f"must be at most the feature count "
+                                          f"({DIGITS_FEATURES})")
 
 
 #: sections holding fields; the others are free-form (constants, sweep, quick, check, bound,

@@ -25,7 +25,8 @@ from workbench.core.paper import entries as paper_entries
 DIRECTORY = Path(__file__).parent
 
 #: the built-in experiments, in the order ``workbench list`` shows them (each a file here)
-ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "dsgld-imbalance",
+ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "fsgld-metric-learning",
+         "dsgld-imbalance",
          "dsgld-trajectory", "dsgld-load-balancing", "dsgld-coupling", "stale-blr-speedup",
          "stale-nn-workers", "multi-server", "downpour-period", "elastic-vs-downpour",
          "real-vs-simulated")

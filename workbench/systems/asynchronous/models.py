@@ -57,8 +57,9 @@ N_TEST_POINTS = Parameter("n_test_points", 1000, "held-out rows scored per draw 
 LOGISTIC_PARAMETERS = (
     Parameter("data_source", SYNTHETIC,
               f"{SYNTHETIC} (generated) or PATH of a LIBSVM pair PATH, PATH.t", _data_source),
-    Parameter("n_train", 32_561, "a9a-like: training rows (a9a: 32,561)", at_least_one),
-    Parameter("n_test", 16_281, "a9a-like: held-out rows (a9a: 16,281)", at_least_one),
+    Parameter("n_train", 32_561, "generated data: training rows (a9a: 32,561; seed 002 §5.3's "
+              "SUSY shards: 90,000 in all)", at_least_one),
+    Parameter("n_test", 16_281, "generated data: held-out rows (a9a: 16,281)", at_least_one),
     PRIOR_SCALE,
     Parameter("initial_scale", 1.0, "θ₀ ~ N(0, initial_scale² I) per replicate", positive),
     N_TEST_POINTS,

@@ -1,0 +1,164 @@
+"""The checks of federated rounds on a model without an exact oracle
+(:mod:`.federated_model_point`), at the last sample count of every sweep point (or those its
+``where`` names):
+
+- ``ordering``: the estimator ``better`` (default fsgld) scores φ better than ``than`` (default
+  dsgld) by at least ``by`` — lower for the log-losses, higher for the accuracy — one-sided,
+  on the chains' paired differences (both estimators replay the same schedule, minibatches and
+  noise), shown beyond −``ordering_margin`` (seed 002 §5.2-5.3: "FSGLD achieves better
+  performance than DSGLD", "significantly outperforms DSGLD on the test set" for non-IID
+  shards). ``violated`` means the advantage is shown to fall short of ``by``.
+- ``spread``: ``better``'s standard deviation of φ̂_L over the chains is smaller than
+  ``than``'s, one-sided on log(sd_than/sd_better) with the large-sample error of a log standard
+  deviation, √(1/(2(R − 1))) each (seed 002: "FSGLD exhibits overall lower standard
+  deviation", Table 1's "smaller standard deviation").
+- ``invariance``: the estimators' E φ̂_L agree within ``invariance_margin`` (relative), on
+  the chains' paired log-ratio (seed 002 §5.3: for IID shards "both methods perform
+  similarly").
+- ``reference``: each estimator's E φ̂_L against the reference posterior's (HMC on the pooled
+  data, its own Monte Carlo error included).
+
+The verdicts are named ``<kind>/<φ>/<estimators>/<point>``; the two-sided kinds use
+:meth:`~.gaussian_judgements.Context.z`, the one-sided :meth:`~.gaussian_judgements.Context.
+one_sided_z`, each over the check's own comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from bounds.checks import invariance_check
+from bounds.equivalence import decide, verdict_from
+from bounds.verdict import Verdict
+from workbench.reference import reference_check
+from workbench.studies.gaussian_judgements import Context, point_label, sweep_points
+from workbench.studies.held_out_judgements import reference_view
+
+#: the test functions of which a lower value is better
+LOWER_IS_BETTER = ("log_loss", "train_log_loss")
+
+
+def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    """The verdicts of one ``[[check]]`` of the ``kind`` (module docstring)."""
+    return {"ordering": ordering_checks, "spread": spread_checks,
+            "invariance": invariance_checks, "reference": reference_checks}[kind](
+        dataset, ctx, options)
+
+
+def _points(dataset: xr.Dataset, ctx: Context, options: dict) -> list[dict]:
+    where = options.get("where", {})
+    return [p for p in sweep_points(dataset, ctx.dims)
+            if all(p[k] == v for k, v in where.items())]
+
+
+def _functions(dataset: xr.Dataset, options: dict) -> list[str]:
+    given = options.get("test_function")
+    return [given] if given else dataset["test_function"].values.tolist()
+
+
+def _final(dataset: xr.Dataset, point: dict, function: str) -> xr.DataArray:
+    """φ̂_L per estimator and chain at the last sample count, diverged chains left out."""
+    return dataset["estimate"].sel(point).sel(test_function=function).isel(checkpoint=-1)
+
+
+def _name(kind: str, function: str, arms: str, point: dict, options: dict) -> str:
+    if "name" in options:
+        return options["name"].format(**point, test_function=function)
+    label = point_label(point)
+    return f"{kind}/{function}/{arms}" + (f"/{label}" if label else "")
+
+
+def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    better, than, by = options["better"], options["than"], options["by"]
+    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
+    z = ctx.one_sided_z(len(points) * len(functions))
+    verdicts = []
+    for point in points:
+        for function in functions:
+            at = _final(dataset, point, function)
+            sign = 1.0 if function in LOWER_IS_BETTER else -1.0
+            gains = sign * (at.sel(estimator=than) - at.sel(estimator=better)).values
+            gains = gains[np.isfinite(gains)]
+            n = gains.size
+            gain = float(gains.mean()) if n else math.nan
+            error = float(gains.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+            decision = decide(by - gain, error, options["ordering_margin"], z, one_sided=True)
+            verdicts.append(verdict_from(
+                _name("ordering", function, f"{better}-over-{than}", point, options),
+                "ordering", decision, gain, by, z, "absolute", n_replicates=n,
+                detail=(f"{better}'s advantage over {than} in E φ̂_L of {function} "
+                        f"({'lower' if sign > 0 else 'higher'} is better) is {gain:.4g} ± "
+                        f"{error:.2g} over {n} paired chains; the claim is at least {by:g}."),
+                evidence={"point": point, "paired_chains": n}))
+    return verdicts
+
+
+def spread_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    better, than = options["better"], options["than"]
+    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
+    z = ctx.one_sided_z(len(points) * len(functions))
+    verdicts = []
+    for point in points:
+        for function in functions:
+            at = _final(dataset, point, function)
+            spreads = {arm: at.sel(estimator=arm).values for arm in (better, than)}
+            counts = {arm: int(np.isfinite(v).sum()) for arm, v in spreads.items()}
+            sd = {arm: float(np.nanstd(v, ddof=1)) for arm, v in spreads.items()}
+            usable = all(c > 1 and sd[a] > 0 for a, c in counts.items())
+            gap = math.log(sd[than] / sd[better]) if usable else math.nan
+            error = (math.sqrt(sum(1 / (2 * (c - 1)) for c in counts.values())) if usable
+                     else math.nan)
+            decision = decide(-gap, error, options["spread_margin"], z, one_sided=True)
+            verdicts.append(verdict_from(
+                _name("spread", function, f"{better}-below-{than}", point, options), "spread",
+                decision, gap, 0.0, z, "log-ratio", n_replicates=min(counts.values()),
+                detail=(f"sd over chains of φ̂_L of {function}: {better} {sd[better]:.3g}, "
+                        f"{than} {sd[than]:.3g}; log({than}/{better}) = {gap:.3g} ± "
+                        f"{error:.2g}, claimed > 0."),
+                evidence={"point": point, "sd": sd, "chains": counts}))
+    return verdicts
+
+
+def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
+    arms = dataset["estimator"].values.tolist()
+    z = ctx.z(len(points) * len(functions))
+    verdicts = []
+    for point in points:
+        for function in functions:
+            at = _final(dataset, point, function)
+            values = at.mean("replicate", skipna=True).values
+            logs = np.log(at.values)
+            covariance = np.ma.cov(np.ma.masked_invalid(logs)).filled(np.nan) / logs.shape[1]
+            verdicts.append(invariance_check(
+                _name("invariance", function, "-".join(arms), point, options), values,
+                at.std("replicate", ddof=1).values / math.sqrt(logs.shape[1]), arms, z,
+                detail=f"E φ̂_L of {function} per estimator, paired over the chains.",
+                evidence={"point": point}, margin=options["invariance_margin"],
+                log_covariance=np.atleast_2d(covariance), n_replicates=logs.shape[1]))
+    return verdicts
+
+
+def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
+    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
+    arms = dataset["estimator"].values.tolist()
+    z = ctx.z(len(points) * len(functions) * len(arms))
+    verdicts = []
+    for point in points:
+        reference = reference_view(dataset.sel(point).isel(checkpoint=-1))
+        for function in functions:
+            at = _final(dataset, point, function)
+            for arm in arms:
+                values = at.sel(estimator=arm).values
+                values = values[np.isfinite(values)]
+                verdicts.append(reference_check(
+                    _name("reference", function, arm, point, options), float(values.mean()),
+                    float(values.std(ddof=1) / math.sqrt(values.size)), reference, function, 0,
+                    z, detail=f"{arm}'s E φ̂_L of {function} over {values.size} chains against "
+                              "the reference posterior's (HMC on the pooled data).",
+                    evidence={"point": point, "estimator": arm}, n_replicates=values.size,
+                    margin=options.get("margin")))
+    return verdicts
