@@ -196,3 +196,85 @@ def test_refusals_name_the_key_and_line(edit, needle, words):
     old, new = edit
     assert old in SMALL
     refused_when_read(SMALL.replace(old, new, 1), needle, *words)
+
+
+#: seed 002 §5.3's MLP in miniature: label-skewed shards of SUSY-shaped rows
+SMALL_MLP = """\
+[study]
+name = "tiny-mlp"
+symbols = { label_skew = "a" }
+[model]
+kind = "susy-mlp"
+n_train = 600
+n_test = 200
+hidden_sizes = [4]
+[system]
+kind = "federated-rounds"
+n_shards = 6
+local_updates = 5
+[sampler]
+kind = "sgld"
+step_size = 1e-4
+estimator = ["dsgld", "fsgld"]
+surrogate = "sgld-diagonal"
+surrogate_samples = 50
+surrogate_burn_in = 10
+surrogate_thin = 1
+[run]
+burn_in = 50
+n_iterations = 100
+n_replicates = 2
+n_checkpoints = 3
+n_evaluations = 20
+batch_size = 20
+[sweep]
+label_skew = [100, 0.5]
+[[check]]
+kind = "invariance"
+test_function = "log_loss"
+where = { label_skew = 100 }
+"""
+
+
+def test_the_mlp_shards_reproduce_their_drawn_beta_proportions_and_its_gradients_are_exact():
+    experiment = experiment_of(loads(SMALL_MLP, "mlp.toml"))
+    config = experiment.configure()
+    for skew in (100.0, 0.5):
+        resolved = experiment.resolve(config, {"label_skew": skew})
+        base, _, _, shards = federated_model_point.setup("tiny-mlp", resolved, 7)
+        drawn = shards["positive_fraction"][1]
+        labels = base.model.labels
+        realised = np.array([labels[base.rows(s)].mean() for s in range(base.n_shards)])
+        # each shard holds round(π_s N_s) positives of its N_s = 100 rows
+        np.testing.assert_allclose(realised, drawn, atol=0.5 / 100 + 1e-12)
+        assert base.model.test_labels.mean() == 0.5  # the balanced held-out shard
+    # non-IID proportions spread towards 0 and 1, IID ones stay near 1/2 (Beta(a, a))
+    assert np.std(drawn) > 0.2
+    theta = base.model.initial_position(np.random.default_rng(2))
+    shard = 1
+    rows = base.rows(shard)
+    local = dataclasses.replace(base.model, features=base.model.features[rows],
+                                labels=labels[rows])
+    prior = base.model.prior_scale**2
+    exact = _finite_differences(lambda t: float(local.potential(t)) - t @ t / (2 * prior),
+                                theta)
+    gradient = base.local_likelihood_gradient(shard)
+    whole = gradient.prepare(np.arange(rows.size)[None, :])
+    np.testing.assert_allclose(gradient(theta[None], whole)[0], exact, rtol=1e-5, atol=1e-6)
+
+
+def test_a_malformed_susy_file_is_refused_naming_its_line(tmp_path):
+    rows = np.random.default_rng(1).normal(size=(4, 18)).round(3)
+    lines = [",".join(["1.0", *map(str, row)]) for row in rows]
+    lines[2] = ",".join(lines[2].split(",")[:-1])  # 18 columns on line 3
+    path = tmp_path / "SUSY.csv"
+    path.write_text("\n".join(lines) + "\n")
+    text = SMALL_MLP.replace("hidden_sizes = [4]", f'hidden_sizes = [4]\nsusy_source = "{path}"')
+    experiment = experiment_of(loads(text, "mlp.toml"))
+    with pytest.raises(InvalidParameter, match="line 3 of SUSY.csv: expected 19 columns"):
+        run_experiment(experiment, experiment.configure(), seed=1)
+
+
+def test_a_beta_parameter_that_is_not_positive_is_refused_naming_its_line():
+    refused_when_read(SMALL_MLP.replace("label_skew = [100, 0.5]", "label_skew = [100, 0]"),
+                      "label_skew = [100, 0]", "label_skew", "0")
