@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
@@ -20,8 +21,9 @@ from workbench.gradients.sharded import Conducive, ShardScaled
 from workbench.models.per_example import over_positions
 from workbench.models.sharded_per_example import ShardedPerExample
 from workbench.run.runner import run_experiment
-from workbench.studies import federated_model_point
+from workbench.studies import federated_model_judgements, federated_model_point
 from workbench.studies.files import built_in, loads
+from workbench.studies.gaussian_judgements import Context
 from workbench.studies.parts_experiment import experiment_of
 
 #: a small metric-learning study in seconds: the shipped file's form
@@ -278,3 +280,33 @@ def test_a_malformed_susy_file_is_refused_naming_its_line(tmp_path):
 def test_a_beta_parameter_that_is_not_positive_is_refused_naming_its_line():
     refused_when_read(SMALL_MLP.replace("label_skew = [100, 0.5]", "label_skew = [100, 0]"),
                       "label_skew = [100, 0]", "label_skew", "0")
+
+
+def _judged(kind: str, fsgld_scale: float, fsgld_shift: float, **options):
+    """The ``kind`` check of a federated-models study on a made-up dataset: 40 chains of
+    DSGLD's log-loss ~ N(0.6, 0.02²), FSGLD's the same draws times ``fsgld_scale`` about their
+    mean plus ``fsgld_shift``."""
+    draws = 0.6 + 0.02 * np.random.default_rng(4).standard_normal(40)
+    fsgld = 0.6 + fsgld_scale * (draws - 0.6) + fsgld_shift
+    estimate = np.stack([draws, fsgld])[:, None, None, :]
+    dataset = xr.Dataset({"estimate": (("estimator", "test_function", "checkpoint", "replicate"),
+                                       estimate)},
+                         coords={"estimator": ["dsgld", "fsgld"], "test_function": ["log_loss"]})
+    ctx = Context("made-up", {"false_failure_rate": 0.01}, (), {}, 0)
+    defaults = {"better": "fsgld", "than": "dsgld", "by": 0.0, "ordering_margin": 0.0,
+                "spread_margin": 0.0, "invariance_margin": 0.05, "where": {},
+                "test_function": "log_loss"}
+    return federated_model_judgements.judge(kind, dataset, ctx, {**defaults, **options})[0]
+
+
+@pytest.mark.parametrize("kind, scale, shift, options, verdict", [
+    ("ordering", 1.0, -0.05, {"by": 0.01}, HOLDS),       # FSGLD lower by 0.05 ≥ 0.01
+    ("ordering", 1.0, -0.005, {"by": 0.01}, VIOLATED),   # shown short of 0.01 (paired: exact)
+    ("spread", 0.1, 0.0, {}, HOLDS),                     # FSGLD's sd a tenth
+    ("spread", 10.0, 0.0, {}, VIOLATED),                 # ten times larger
+    ("invariance", 1.0, 0.0, {}, HOLDS),                 # the same values
+    ("invariance", 1.0, 0.3, {}, VIOLATED),              # 50 % higher
+])
+def test_the_checks_hold_on_the_claim_and_catch_its_negation(kind, scale, shift, options,
+                                                             verdict):
+    assert _judged(kind, scale, shift, **options).verdict == verdict

@@ -59,9 +59,17 @@ def _functions(dataset: xr.Dataset, options: dict) -> list[str]:
     return [given] if given else dataset["test_function"].values.tolist()
 
 
-def _final(dataset: xr.Dataset, point: dict, function: str) -> xr.DataArray:
-    """φ̂_L per estimator and chain at the last sample count, diverged chains left out."""
-    return dataset["estimate"].sel(point).sel(test_function=function).isel(checkpoint=-1)
+def _judged(dataset: xr.Dataset, ctx: Context, options: dict, one_sided: bool,
+            per_point: int = 1) -> tuple[float, list[tuple[dict, str, xr.DataArray]]]:
+    """The check's critical z over its comparisons (``per_point`` per point and function),
+    and every (point, test function, φ̂_L per estimator and chain at the last sample count)
+    it judges."""
+    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
+    size = len(points) * len(functions) * per_point
+    z = ctx.one_sided_z(size) if one_sided else ctx.z(size)
+    estimate = dataset["estimate"].isel(checkpoint=-1)
+    return z, [(point, function, estimate.sel(point).sel(test_function=function))
+               for point in points for function in functions]
 
 
 def _name(kind: str, function: str, arms: str, point: dict, options: dict) -> str:
@@ -73,92 +81,80 @@ def _name(kind: str, function: str, arms: str, point: dict, options: dict) -> st
 
 def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     better, than, by = options["better"], options["than"], options["by"]
-    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
-    z = ctx.one_sided_z(len(points) * len(functions))
+    z, judged = _judged(dataset, ctx, options, one_sided=True)
     verdicts = []
-    for point in points:
-        for function in functions:
-            at = _final(dataset, point, function)
-            sign = 1.0 if function in LOWER_IS_BETTER else -1.0
-            gains = sign * (at.sel(estimator=than) - at.sel(estimator=better)).values
-            gains = gains[np.isfinite(gains)]
-            n = gains.size
-            gain = float(gains.mean()) if n else math.nan
-            error = float(gains.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
-            decision = decide(by - gain, error, options["ordering_margin"], z, one_sided=True)
-            verdicts.append(verdict_from(
-                _name("ordering", function, f"{better}-over-{than}", point, options),
-                "ordering", decision, gain, by, z, "absolute", n_replicates=n,
-                detail=(f"{better}'s advantage over {than} in E φ̂_L of {function} "
-                        f"({'lower' if sign > 0 else 'higher'} is better) is {gain:.4g} ± "
-                        f"{error:.2g} over {n} paired chains; the claim is at least {by:g}."),
-                evidence={"point": point, "paired_chains": n}))
+    for point, function, at in judged:
+        sign = 1.0 if function in LOWER_IS_BETTER else -1.0
+        gains = sign * (at.sel(estimator=than) - at.sel(estimator=better)).values
+        gains = gains[np.isfinite(gains)]
+        n = gains.size
+        gain = float(gains.mean()) if n else math.nan
+        error = float(gains.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        decision = decide(by - gain, error, options["ordering_margin"], z, one_sided=True)
+        verdicts.append(verdict_from(
+            _name("ordering", function, f"{better}-over-{than}", point, options),
+            "ordering", decision, gain, by, z, "absolute", n_replicates=n,
+            detail=(f"{better}'s advantage over {than} in E φ̂_L of {function} "
+                    f"({'lower' if sign > 0 else 'higher'} is better) is {gain:.4g} ± "
+                    f"{error:.2g} over {n} paired chains; the claim is at least {by:g}."),
+            evidence={"point": point, "paired_chains": n}))
     return verdicts
 
 
 def spread_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     better, than = options["better"], options["than"]
-    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
-    z = ctx.one_sided_z(len(points) * len(functions))
+    z, judged = _judged(dataset, ctx, options, one_sided=True)
     verdicts = []
-    for point in points:
-        for function in functions:
-            at = _final(dataset, point, function)
-            spreads = {arm: at.sel(estimator=arm).values for arm in (better, than)}
-            counts = {arm: int(np.isfinite(v).sum()) for arm, v in spreads.items()}
-            sd = {arm: float(np.nanstd(v, ddof=1)) for arm, v in spreads.items()}
-            usable = all(c > 1 and sd[a] > 0 for a, c in counts.items())
-            gap = math.log(sd[than] / sd[better]) if usable else math.nan
-            error = (math.sqrt(sum(1 / (2 * (c - 1)) for c in counts.values())) if usable
-                     else math.nan)
-            decision = decide(-gap, error, options["spread_margin"], z, one_sided=True)
-            verdicts.append(verdict_from(
-                _name("spread", function, f"{better}-below-{than}", point, options), "spread",
-                decision, gap, 0.0, z, "log-ratio", n_replicates=min(counts.values()),
-                detail=(f"sd over chains of φ̂_L of {function}: {better} {sd[better]:.3g}, "
-                        f"{than} {sd[than]:.3g}; log({than}/{better}) = {gap:.3g} ± "
-                        f"{error:.2g}, claimed > 0."),
-                evidence={"point": point, "sd": sd, "chains": counts}))
+    for point, function, at in judged:
+        spreads = {arm: at.sel(estimator=arm).values for arm in (better, than)}
+        counts = {arm: int(np.isfinite(v).sum()) for arm, v in spreads.items()}
+        sd = {arm: float(np.nanstd(v, ddof=1)) for arm, v in spreads.items()}
+        usable = all(c > 1 and sd[a] > 0 for a, c in counts.items())
+        gap = math.log(sd[than] / sd[better]) if usable else math.nan
+        error = (math.sqrt(sum(1 / (2 * (c - 1)) for c in counts.values())) if usable
+                 else math.nan)
+        decision = decide(-gap, error, options["spread_margin"], z, one_sided=True)
+        verdicts.append(verdict_from(
+            _name("spread", function, f"{better}-below-{than}", point, options), "spread",
+            decision, gap, 0.0, z, "log-ratio", n_replicates=min(counts.values()),
+            detail=(f"sd over chains of φ̂_L of {function}: {better} {sd[better]:.3g}, "
+                    f"{than} {sd[than]:.3g}; log({than}/{better}) = {gap:.3g} ± "
+                    f"{error:.2g}, claimed > 0."),
+            evidence={"point": point, "sd": sd, "chains": counts}))
     return verdicts
 
 
 def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
     arms = dataset["estimator"].values.tolist()
-    z = ctx.z(len(points) * len(functions))
+    z, judged = _judged(dataset, ctx, options, one_sided=False)
     verdicts = []
-    for point in points:
-        for function in functions:
-            at = _final(dataset, point, function)
-            values = at.mean("replicate", skipna=True).values
-            logs = np.log(at.values)
-            covariance = np.ma.cov(np.ma.masked_invalid(logs)).filled(np.nan) / logs.shape[1]
-            verdicts.append(invariance_check(
-                _name("invariance", function, "-".join(arms), point, options), values,
-                at.std("replicate", ddof=1).values / math.sqrt(logs.shape[1]), arms, z,
-                detail=f"E φ̂_L of {function} per estimator, paired over the chains.",
-                evidence={"point": point}, margin=options["invariance_margin"],
-                log_covariance=np.atleast_2d(covariance), n_replicates=logs.shape[1]))
+    for point, function, at in judged:
+        values = at.mean("replicate", skipna=True).values
+        logs = np.log(at.values)
+        covariance = np.ma.cov(np.ma.masked_invalid(logs)).filled(np.nan) / logs.shape[1]
+        verdicts.append(invariance_check(
+            _name("invariance", function, "-".join(arms), point, options), values,
+            at.std("replicate", ddof=1).values / math.sqrt(logs.shape[1]), arms, z,
+            detail=f"E φ̂_L of {function} per estimator, paired over the chains.",
+            evidence={"point": point}, margin=options["invariance_margin"],
+            log_covariance=np.atleast_2d(covariance), n_replicates=logs.shape[1]))
     return verdicts
 
 
 def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
     arms = dataset["estimator"].values.tolist()
-    z = ctx.z(len(points) * len(functions) * len(arms))
+    z, judged = _judged(dataset, ctx, options, one_sided=False, per_point=len(arms))
     verdicts = []
-    for point in points:
+    for point, function, at in judged:
         reference = reference_view(dataset.sel(point).isel(checkpoint=-1))
-        for function in functions:
-            at = _final(dataset, point, function)
-            for arm in arms:
-                values = at.sel(estimator=arm).values
-                values = values[np.isfinite(values)]
-                verdicts.append(reference_check(
-                    _name("reference", function, arm, point, options), float(values.mean()),
-                    float(values.std(ddof=1) / math.sqrt(values.size)), reference, function, 0,
-                    z, detail=f"{arm}'s E φ̂_L of {function} over {values.size} chains against "
-                              "the reference posterior's (HMC on the pooled data).",
-                    evidence={"point": point, "estimator": arm}, n_replicates=values.size,
-                    margin=options.get("margin")))
+        for arm in arms:
+            values = at.sel(estimator=arm).values
+            values = values[np.isfinite(values)]
+            verdicts.append(reference_check(
+                _name("reference", function, arm, point, options), float(values.mean()),
+                float(values.std(ddof=1) / math.sqrt(values.size)), reference, function, 0,
+                z, detail=f"{arm}'s E φ̂_L of {function} over {values.size} chains against "
+                          "the reference posterior's (HMC on the pooled data).",
+                evidence={"point": point, "estimator": arm}, n_replicates=values.size,
+                margin=options.get("margin")))
     return verdicts
