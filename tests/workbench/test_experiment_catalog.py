@@ -99,7 +99,12 @@ def test_every_paper_entry_names_verdicts_its_experiment_gives():
     from tests.workbench.test_distributed_experiments import SMALL
     from workbench.run.runner import run_experiment
 
-    small = {"stale-gaussian": STALE_GAUSSIAN, **TINY, **SMALL}
+    small = {"stale-gaussian": STALE_GAUSSIAN, **TINY, **SMALL,
+             "fsgld-metric-learning": {"n_similar": 400, "n_dissimilar": 400,
+                                       "n_test_pairs": 200, "surrogate_samples": 200,
+                                       "burn_in": 100, "n_iterations": 400, "n_replicates": 3,
+                                       "n_evaluations": 50, "n_checkpoints": 4,
+                                       "reference_draws": 200, "reference_warmup": 100}}
     declaring = [name for name in library.ORDER if library.header(name).paper]
     assert {"stale-gaussian", "stale-blr-speedup", "stale-nn-workers", "dsgld-imbalance",
             "dsgld-trajectory"} <= set(declaring)
