@@ -391,8 +391,10 @@ def run_command(args: argparse.Namespace) -> int:
         if args.markdown:
             print(experiments.markdown_table(), end="")
             return 0
-        for name, summary in experiments.summaries():
-            print(f"{name:<20} {summary}")
+        rows = experiments.summaries()
+        width = max(len(name) for name, _ in rows)
+        for name, summary in rows:
+            print(f"{name:<{width}}  {summary}")
         return 0
     if args.command == "show":
         experiment = args.experiment
