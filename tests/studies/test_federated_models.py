@@ -177,6 +177,8 @@ def test_the_shipped_study_is_declared_and_refuses_more_shards_than_the_classes_
         experiment.configure({"n_shards": 6}, quick=True)
     with pytest.raises(InvalidParameter, match=r"at most the feature count \(64\)"):
         experiment.configure({"n_components": 65}, quick=True)
+    with pytest.raises(InvalidParameter, match="surrogate = 'analytic'.*laplace, sgld-full"):
+        experiment.configure({"surrogate": "analytic"}, quick=True)
 
 
 @pytest.mark.parametrize("edit, needle, words", [

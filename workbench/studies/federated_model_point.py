@@ -1,11 +1,13 @@
 """One sweep point of federated rounds on a model without an exact oracle (seed 002 §5.2-5.3).
 
 The model's examples are split into ``n_shards`` shards (metric learning: similar and
-dissimilar pairs whose classes no two shards share, :mod:`workbench.data.metric_pairs`), each a
-client chosen with f_s = 1/S. Before sampling, the surrogates q_s of the shard likelihoods are
-fitted once (seed 002 §3.1): a Gaussian from local SGLD samples of p(X_s | θ) (``sgld-full`` or
-``sgld-diagonal``, the paper's three thousand by default) or the Laplace approximation at the
-shard's maximum-likelihood point. Every estimator (DSGLD, seed 002 Eq. 4; FSGLD, Eq. 7) then
+dissimilar pairs whose classes no two shards share, :mod:`workbench.data.metric_pairs`; the MLP:
+SUSY-shaped rows whose shards' positive proportions are drawn from Beta(a, a),
+:func:`workbench.data.sharding.label_skew`), each a client chosen with f_s = 1/S. Before
+sampling, the surrogates q_s of the shard likelihoods are fitted once (seed 002 §3.1): a
+Gaussian from local SGLD samples of p(X_s | θ) (``sgld-full`` or ``sgld-diagonal``, the paper's
+three thousand by default) or the Laplace approximation at the shard's maximum-likelihood
+point. Every estimator (DSGLD, seed 002 Eq. 4; FSGLD, Eq. 7) then
 replays the same federated schedule — ``n_replicates`` independent chains, each its own client
 draws, T = ``local_updates`` local SGLD updates a round — with the same minibatches and
 injected noise (common random numbers: the estimators differ by their gradient alone), for

@@ -880,11 +880,16 @@ def validate_sharded_point(config: dict) -> None:
 
 def validate_federated_data(config: dict) -> None:
     """What a resolved point of federated rounds on a model without an oracle needs of its data
-    beyond each field's range: whole rounds (:func:`validate_sharded_point`); on the digits, at
+    beyond each field's range: whole rounds (:func:`validate_sharded_point`), surrogates fitted
+    to the data (not the Gaussian mean's analytic ones); on the digits, at
     most ⌊C/2⌋ class-disjoint shards of pairs (each needs two classes of its own for dissimilar
     pairs) and K at most the pixel count. A user's labelled file is checked the same way when it
     is read (:func:`workbench.data.metric_pairs.metric_pairs`)."""
     validate_sharded_point(config)
+    if config["surrogate"] == SURROGATES[0]:
+        raise validation.InvalidParameter(
+            "surrogate", config["surrogate"], "is the Gaussian mean's exact shard likelihood; "
+            f"a model without an oracle takes {', '.join(SURROGATES[1:])}")
     if config["model"] != METRIC_LEARNING or config["pair_source"] != DIGITS:
         return
     if config["n_shards"] > DIGITS_CLASSES // 2:
