@@ -195,6 +195,8 @@ def test_the_shipped_study_is_declared_and_refuses_more_shards_than_the_classes_
      ("'slope' is not a check of federated rounds on a model without an oracle",)),
     (('kind = "sgld"', 'kind = "sghmc-euler"'), 'kind = "sghmc-euler"',
      ("metric-learning runs sgld",)),
+    (('estimator = ["dsgld", "fsgld"]', "estimator = []"), "estimator = []",
+     ("estimator", "non-empty")),
 ])
 def test_refusals_name_the_key_and_line(edit, needle, words):
     old, new = edit

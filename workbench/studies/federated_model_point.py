@@ -229,18 +229,19 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
         diverged.append(run.diverged_at[0] >= 0)
         region.append(draws[:REGION_DRAWS, -1])
         iterations = run.draw_iterations[kept][checkpoints - 1] - burn_in
-    estimate = np.stack(estimates)
-    estimate[np.stack(diverged)[:, None, None, :].repeat(estimate.shape[2], 2)
-             .repeat(estimate.shape[1], 1)] = np.nan
+    estimate = np.where(np.stack(diverged)[:, None, None, :], np.nan, np.stack(estimates))
     positions = np.concatenate(region)
+    positions = positions[np.isfinite(positions).all(axis=1)]  # a diverged chain's are not
     data = {
         "estimate": (("estimator", "test_function", "checkpoint", "replicate"), estimate),
         "diverged": (("estimator", "replicate"), np.stack(diverged)),
         "iterations": (("checkpoint",), iterations),
         "gamma_squared": (("shard",), gamma_squared(base.point_scores, base.n_shards,
-                                                     positions)),
+                                                     positions) if len(positions) else
+                          np.full(base.n_shards, np.nan)),
         "epsilon_squared": (("shard",), epsilon_squared(base.point_scores, base.shard_sizes,
-                                                         positions, fitted)),
+                                                         positions, fitted) if len(positions)
+                            else np.full(base.n_shards, np.nan)),
         "shard_size": (("shard",), np.asarray(base.shard_sizes)),
         "surrogate_mean": (("shard", "component"), fitted.means),
         "surrogate_variance": (("shard", "component"),
