@@ -158,6 +158,8 @@ def test_a_small_study_holds_and_the_conducive_term_off_is_caught():
     assert ordering.verdict == HOLDS and ordering.observed > 0.01
     assert "spread/log_loss/fsgld-below-dsgld" in verdicts
     assert (dataset["epsilon_squared"] < dataset["gamma_squared"]).all()  # seed 002 Figure 4
+    groups = [set(text.split(",")) for text in dataset["shard_classes"].values.tolist()]
+    assert len(groups) == 4 and len(set().union(*groups)) == sum(map(len, groups))  # disjoint
     # negative control: α → 0 leaves DSGLD in both arms (they share schedule, minibatches and
     # noise), so the advantage is shown to fall short of 0.01
     off = experiment_of(loads(SMALL.replace("alpha = 1.0", "alpha = 1e-12"), "off.toml"))
