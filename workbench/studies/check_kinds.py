@@ -261,6 +261,15 @@ def _baseline(entry: dict, dims: Sequence[str], swept: Mapping[str, list]) -> di
     return _swept_values("baseline", baseline, dims, swept)
 
 
+def _margin(entry: dict) -> float:
+    """A ``reference`` check's ``margin``: a positive number in φ's units."""
+    margin = entry["margin"]
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or \
+            not 0 < margin < float("inf"):
+        raise CheckOptionError("margin", "must be a positive number (φ's units)")
+    return float(margin)
+
+
 def _margins(entry: dict, parameters: Sequence) -> dict:
     """The margins an entry gives, each checked by its declaration, else their defaults."""
     out = {}
@@ -403,8 +412,7 @@ class Kind:
         if self.name == "invariance":
             options.update(_margins(entry, (INVARIANCE_MARGIN,)))
         if self.name == "reference" and "margin" in entry:
-            options["margin"] = self._held_out({"margin": entry["margin"]}, dims, {},
-                                               swept)["margin"]
+            options["margin"] = _margin(entry)
         if "name" in entry:
             options["name"] = _name_template(entry["name"], list(dims))
         return options
@@ -419,11 +427,7 @@ class Kind:
             raise CheckOptionError("test_function", "must be the name of a test function")
         options: dict[str, Any] = {"test_function": function}
         if self.name == "reference" and "margin" in entry:
-            margin = entry["margin"]
-            if isinstance(margin, bool) or not isinstance(margin, int | float) or \
-                    not 0 < margin < float("inf"):
-                raise CheckOptionError("margin", "must be a positive number (φ's units)")
-            options["margin"] = float(margin)
+            options["margin"] = _margin(entry)
         if self.name == "envelope":
             options.update(self._envelope(entry, bounds))
         if self.name == "speed-up":
