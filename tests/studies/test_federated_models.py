@@ -283,6 +283,11 @@ def test_a_malformed_susy_file_is_refused_naming_its_line(tmp_path):
         run_experiment(experiment, experiment.configure(), seed=1)
 
 
+def test_a_reference_check_on_the_mlp_is_refused_naming_its_line():
+    text = SMALL_MLP + '[[check]]\nkind = "reference"\n'
+    refused_when_read(text, 'kind = "reference"', "needs a reference posterior", "susy-mlp")
+
+
 def test_a_beta_parameter_that_is_not_positive_is_refused_naming_its_line():
     refused_when_read(SMALL_MLP.replace("label_skew = [100, 0.5]", "label_skew = [100, 0]"),
                       "label_skew = [100, 0]", "label_skew", "0")

@@ -340,6 +340,12 @@ class Kind:
         if where in (PROTOCOL_ORACLE, PAIRED_PROTOCOL):
             return self._protocol(entry, where, dims, bounds, kinds, swept or {})
         if where == FEDERATED_MODELS:
+            model = next(k for k in kinds if k in HELD_OUT)
+            if self.reference and model not in WITH_REFERENCE:
+                raise CheckOptionError("kind", f"a {self.name!r} check needs a reference "
+                                               f"posterior; {model} has none (its posterior is "
+                                               "multimodal) — compare the estimators with "
+                                               "'ordering', 'spread' or 'invariance'")
             return self._federated_models(entry, dims, estimators, swept or {})
         if where in HELD_OUT:
             return self._held_out(entry, dims, bounds, swept or {})
