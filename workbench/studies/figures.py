@@ -52,6 +52,7 @@ variance (log-log) or bias at the last checkpoint against ``over``; the exact va
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 
 import matplotlib
@@ -66,7 +67,8 @@ from workbench.studies import gaussian_judgements as kinds  # noqa: E402
 from workbench.studies import held_out_judgements as held_out  # noqa: E402
 from workbench.studies import phase_space_judgements as phase_space  # noqa: E402
 from workbench.studies import sharded_judgements as sharded  # noqa: E402
-from workbench.studies.schema import FEDERATED_MODELS, HELD_OUT, POOLED, SHARDED  # noqa: E402
+from workbench.studies.point_kinds import point_kind  # noqa: E402
+from workbench.studies.schema import HELD_OUT, SHARDED  # noqa: E402
 
 
 def _positive(values) -> np.ndarray:
@@ -121,8 +123,8 @@ def _measured_and_exact(ax, x, y, error, exact, suffix: str, ctx: kinds.Context,
                 label=f"L^({rate:.3g})")
 
 
-def _phase_space(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
-                 options: dict) -> None:
+def phase_space_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
+                      options: dict) -> None:
     if kind == "oracle":
         for function, quantity, _ in phase_space.COMPARISONS:
             at = dataset.sel(test_function=function)
@@ -311,7 +313,8 @@ def _held_out_against(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict
     ax.legend(fontsize=7)
 
 
-def _pooled(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: str) -> None:
+def pooled_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
+                 options: dict) -> None:
     quantity = "bias" if kind == "invariance" else "variance"
     if kind == "oracle":
         for point in kinds.sweep_points(dataset, ctx.dims):
@@ -335,7 +338,8 @@ def _pooled(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict, kind: st
     ax.legend(fontsize=7)
 
 
-def _federated_models(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
+def federated_models_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
+                           options: dict) -> None:
     function = options.get("test_function") or "log_loss"
     where = options.get("where", {})
     for point in kinds.sweep_points(dataset, ctx.dims):
@@ -358,12 +362,12 @@ def _federated_models(ax, dataset: xr.Dataset, ctx: kinds.Context, options: dict
 
 
 def _panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context, options: dict) -> None:
-    if FEDERATED_MODELS in ctx.point_kinds:
-        _federated_models(ax, dataset, ctx, options)
-    elif ctx.config.get("phase_space"):
-        _phase_space(ax, kind, dataset, ctx, options)
-    elif POOLED in ctx.point_kinds:
-        _pooled(ax, dataset, ctx, options, kind)
+    """The panel of one check: its point kind's own (:attr:`.point_kinds.PointKind.panel`),
+    else the check kind's on the study's model."""
+    own = point_kind(ctx.config).panel
+    if own:
+        module, function = own.split(":")
+        getattr(import_module(module, __package__), function)(ax, kind, dataset, ctx, options)
     elif kind == "reference":
         _reference(ax, dataset, ctx, options)
     elif kind == "speed-up":

@@ -87,7 +87,9 @@ class PointKind:
     plan's work counts too; ``blocks``: its replicates split into blocks
     (``replicate_block``); ``whole_grid``: its one point runs the whole grid, timed alone (so
     nothing else runs beside it); ``user_code``: it may run the researcher's code, probed
-    before any work."""
+    before any work. ``panel``: ``module:function`` (relative to this package where it starts
+    with a dot) drawing every check's default figure panel as ``function(ax, kind, dataset,
+    ctx, options)``; empty: each check kind's own panel (:mod:`.figures`)."""
 
     name: str
     applies: Callable[[Callable[[str], Any], Collection[str]], bool]
@@ -105,6 +107,7 @@ class PointKind:
     blocks: bool = False
     whole_grid: bool = False
     user_code: bool = False
+    panel: str = ""
 
     def judge(self, kind: str, dataset: xr.Dataset, ctx: Context,
               options: dict) -> list[Verdict]:
@@ -194,7 +197,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         unused_because="means nothing in a phase_space study: its chains start at rest at the "
                        "posterior mean, as its oracle assumes, and keep φ̂_L at the last sample "
                        "count alone",
-        validate=validate_phase_space_point),
+        validate=validate_phase_space_point, panel=".figures:phase_space_panel"),
     PointKind(
         POOLED, lambda value, named: value("model") == GAUSSIAN and
         value("system") == ASYNCHRONOUS and "n_servers" in named,
@@ -203,7 +206,8 @@ POINT_KINDS: tuple[PointKind, ...] = (
         family=("oracle", "slope", "invariance"), unused=POOLED_UNUSED,
         unused_because="means nothing on the Gaussian mean with n_servers pooled: its exact "
                        "pooled oracle judges θ in d = 1, its replicates run as one block and "
-                       "it keeps no draws"),
+                       "it keeps no draws",
+        panel=".figures:pooled_panel"),
     PointKind(
         PAIRED_PROTOCOL, lambda value, named: value("start") == STARTS[1],
         _zipped(".paired_protocol_point", lambda e: e.streams), ".paired_protocol_judgements",
@@ -223,7 +227,8 @@ POINT_KINDS: tuple[PointKind, ...] = (
         unused_because="means nothing in federated rounds on a model without an oracle: its "
                        "n_replicates chains run SGLD on f_s = 1/S rounds in one block and "
                        "keep the model's held-out and learning log-loss and accuracy",
-        validate=validate_federated_data, burn_in=True),
+        validate=validate_federated_data, burn_in=True,
+        panel=".figures:federated_models_panel"),
     PointKind(
         "held-out",
         lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1]
