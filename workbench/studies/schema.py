@@ -139,9 +139,9 @@ from workbench.systems.protocols.run import COUPLING_STRENGTH, PERIOD
 #: where a metric-learning study's pairs come from by default (:func:`_data_file`): scikit-learn's
 #: digits, of DIGITS_CLASSES classes and DIGITS_FEATURES pixels (:mod:`workbench.data.digits`)
 DIGITS = "digits"
+DIGITS_CLASSES, DIGITS_FEATURES = 10, 64
 #: where a susy-mlp study's rows come from by default: generated (:mod:`workbench.data.susy_like`)
 GENERATED = "generated"
-DIGITS_CLASSES, DIGITS_FEATURES = 10, 64
 
 
 def _data_file(name, value):
@@ -324,7 +324,8 @@ _WITHOUT_ORACLE = (ASYNCHRONOUS, DOWNPOUR, ELASTIC)
 #: server, seed 003's protocols (one, or both swept) or real processes, with the samplers its
 #: exact oracle covers (those linear on it); the Gaussian mean on sharded data, on seed 004's
 #: traveling chains or seed 002's federated rounds; models without an oracle on the simulated
-#: server, downpour or elastic averaging (seed 003), with any sampler
+#: server, downpour or elastic averaging (seed 003), with any sampler; seed 002's metric learning
+#: and MLP on federated rounds, with SGLD
 MODEL_KINDS = {kind.name: kind for kind in (
     ModelKind(GAUSSIAN, "the Gaussian mean (exact oracle, docs/math.md §8)",
               ("constant", "uniform", ASYNCHRONOUS, DOWNPOUR, ELASTIC, PROTOCOL,
