@@ -35,7 +35,7 @@ from bounds.equivalence import decide, verdict_from
 from bounds.verdict import Verdict
 from workbench.reference import reference_check
 from workbench.studies.gaussian_judgements import Context, point_label, sweep_points
-from workbench.studies.held_out_judgements import reference_view
+from workbench.studies.held_out_judgements import functions_judged, reference_view
 
 #: the test functions of which a lower value is better
 LOWER_IS_BETTER = ("log_loss", "train_log_loss")
@@ -54,17 +54,13 @@ def _points(dataset: xr.Dataset, ctx: Context, options: dict) -> list[dict]:
             if all(p[k] == v for k, v in where.items())]
 
 
-def _functions(dataset: xr.Dataset, options: dict) -> list[str]:
-    given = options.get("test_function")
-    return [given] if given else dataset["test_function"].values.tolist()
-
-
 def _judged(dataset: xr.Dataset, ctx: Context, options: dict, one_sided: bool,
             per_point: int = 1) -> tuple[float, list[tuple[dict, str, xr.DataArray]]]:
     """The check's critical z over its comparisons (``per_point`` per point and function),
     and every (point, test function, φ̂_L per estimator and chain at the last sample count)
     it judges."""
-    points, functions = _points(dataset, ctx, options), _functions(dataset, options)
+    points = _points(dataset, ctx, options)
+    functions = functions_judged(dataset, options.get("test_function"))
     size = len(points) * len(functions) * per_point
     z = ctx.one_sided_z(size) if one_sided else ctx.z(size)
     estimate = dataset["estimate"].isel(checkpoint=-1)
