@@ -219,3 +219,28 @@ def test_libsvm_pair_by_path(tmp_path):
     config = experiment.configure({"data_source": str(tmp_path / "pair"), "n_test_points": 5})
     model = logistic_model(experiment.name, config, seed=1)
     assert (model.n_data, model.dim, model.test_features.shape[0]) == (30, 6, 5)
+
+
+def test_held_out_replicates_run_in_seeding_blocks():
+    """A held-out point runs its replicates in seeding blocks of ``replicate_block``: the
+    first R replicates of a larger run are the bits of a run of R (what ``--until-decided``'s
+    later looks rely on), and a run too large for the memory budget in one block runs block
+    by block, with the same bits."""
+    from workbench.core.memory_budget import replay_memory_budget
+
+    experiment, point = experiments.get("stale-blr-speedup"), {"workers": 2}
+    tiny = TINY["stale-blr-speedup"]
+
+    def estimate(n_replicates, replicate_block):
+        config = experiment.configure({**tiny, "n_replicates": n_replicates,
+                                       "replicate_block": replicate_block})
+        return experiment.run_point(config, point, seed=7)["estimate"].values
+
+    grown = estimate(20, 10)
+    np.testing.assert_array_equal(estimate(10, 10), grown[..., :10])
+    assert not np.array_equal(estimate(20, 20)[..., :10], grown[..., :10])  # other streams
+    # one block of 20 replicates needs about 65 MiB to step, a block of 10 about 33 MiB
+    with replay_memory_budget(40 << 20):
+        np.testing.assert_array_equal(estimate(20, 10), grown)
+        with pytest.raises(InvalidParameter, match="too small for this run"):
+            estimate(20, 20)

@@ -20,7 +20,10 @@ and its L counts each chain's own local steps, so its iterations per worker are 
 
 Seeds: the schedule and the engine's streams are keyed by the point; the data, the held-out
 subset and the initial positions by the experiment, so every point starts from the same
-dispersed positions (common random numbers across the sweep).
+dispersed positions (common random numbers across the sweep). The replicates run in seeding
+blocks of ``replicate_block`` (the engine's *Randomness*): the first R replicates of a larger run
+are the same bits as a run of R when R is a multiple of the block, and the engine steps as many blocks at once as its memory
+budget allows, so more replicates cost time, never a memory refusal.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from workbench.run.parameters import (
     FRICTION,
     N_CHECKPOINTS,
     N_REPLICATES,
+    REPLICATE_BLOCK,
     SAMPLER,
     STEP_SIZE,
 )
@@ -63,6 +67,7 @@ RUN_PARAMETERS = (
     FRICTION,
     replace(BATCH_SIZE, default=50, help="minibatch size n (seed 001's code: 50)"),
     replace(N_REPLICATES, default=10),
+    REPLICATE_BLOCK,
     Parameter("n_evaluations", 400, "draws per chain scored on the held-out set",
               at_least_one),
     N_CHECKPOINTS,
@@ -154,7 +159,7 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
                  initial_position=start, seed=derive(seed, experiment, point_key(point),
                                                      "engine"),
                  batch_size=config["batch_size"], test_functions=(), thin=thin,
-                 replicate_block=n_replicates,
+                 replicate_block=config["replicate_block"],
                  divergence_threshold=config["divergence_threshold"])
     diverged = (run.diverged_at >= 0).any(axis=1)
     kept = run.draw_iterations > burn_in
