@@ -436,6 +436,12 @@ REFUSALS = [
     ('kind = "oracle"', 'kind = "telepathy"', "[[check]] #1 kind", 'kind = "telepathy"'),
     ('name = "mine"', 'name = "mine"\nregistered = "seed001-theorem-99"',
      "[[bound]] #1 expression", 'expression = "C1'),
+    ('name = "tiny"', 'name = "tiny"\nuntil_decided = "soon"', "[study] until_decided",
+     'until_decided = "soon"'),
+    ('name = "tiny"', 'name = "tiny"\nuntil_decided = true', "[study] until_decided",
+     "until_decided = true"),
+    ('name = "tiny"', 'name = "tiny"\nuntil_decided = 0', "[study] until_decided",
+     "until_decided = 0"),
 ]
 
 
@@ -495,6 +501,9 @@ def test_a_malformed_study_is_refused_naming_the_key_and_its_line(base, old, new
 def test_the_base_study_itself_is_valid():
     study = loads(BASE, "tiny.toml")
     assert study.swept == ("staleness",) and list(study.bounds) == ["mine"]
+    assert study.until_decided is None  # one look unless the study asks for more
+    assert loads(_broken('name = "tiny"', 'name = "tiny"\nuntil_decided = "1.5m"'),
+                 "tiny.toml").until_decided == 90.0
     sharded = loads(SHARDED, "tiny-federated.toml")
     assert sharded.swept == ("local_updates",) and sharded.symbols == {"local_updates": "T"}
 

@@ -203,6 +203,8 @@ def test_check_prints_a_summary_first_and_every_verdict_with_verbose(tmp_path, c
     (["check", "--all", "--budget", "10m"], "--budget"),  # without --until-decided
     (["check", "--all", "--until-decided", "--budget", "10 weeks"], "--budget"),
     (["check", "--all", "--until-decided", "--budget", "0"], "--budget"),
+    (["check", "stale-gaussian", "--until-decided", "--once"], "--once"),
+    (["check", "stale-gaussian", "--once", "--budget", "1m"], "--budget"),
     (["run", "stale-gaussian", "--set", "true_mean=nan"], "true_mean"),
     (["run", "stale-gaussian", "--set", "n_replicates=1e30"], "n_replicates"),
     (["dashboard", "--port", "70000"], "--port"),
@@ -376,3 +378,28 @@ def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, caps
     out = capsys.readouterr().out
     assert "Undecided when the looks stopped, and why:" in out
     assert "Inconclusive (the data cannot tell yet" not in out  # the table says it instead
+
+
+def test_a_study_asking_for_looks_runs_them_unless_once(tmp_path, capsys):
+    """``[study] until_decided = "2m"``: ``workbench check STUDY`` runs its looks by default
+    within that budget (the user's staleness bound leaves checks inconclusive at look 1 of its
+    quick run); ``--once`` judges the one look, and names itself in the verbose command."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "my-staleness-bound.toml"
+    text = example.read_text().replace('name = "my-staleness-bound"\n',
+                                       'name = "my-staleness-bound"\nuntil_decided = "2m"\n', 1)
+    study = tmp_path / "looks.toml"
+    study.write_text(text)
+    argv = ["check", str(study), "--quick", "--processes", "1"]
+    assert main([*argv, "--out", str(tmp_path / "looks")]) == 0
+    captured = capsys.readouterr()
+    rounds = [line for line in captured.err.splitlines() if line.startswith("round ")]
+    assert rounds[0].startswith("round 1: ") and "s of the budget left; next: " in rounds[0]
+    assert float(rounds[0].split("s, ")[1].split(" s of")[0]) > 60  # of the study's 120 s
+    assert "Undecided when the looks stopped, and why:" in captured.out
+    assert main([*argv, "--once", "--quiet", "--out", str(tmp_path / "once")]) == 0
+    captured = capsys.readouterr()
+    assert not [line for line in captured.err.splitlines() if line.startswith("round ")]
+    assert " inconclusive; exit status 0" in captured.out
+    assert f"--out {tmp_path / 'once'} --once --verbose" in captured.out

@@ -146,8 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "look, until every check is decided or the --budget is spent; the "
                             "error rates are spent across the looks (docs/verdicts.md)")
     check.add_argument("--budget", metavar="DURATION",
-                       help="wall-clock limit of --until-decided for the whole command, "
-                            "e.g. 600, 90s, 10m or 1.5h (default 10m)")
+                       help="wall-clock limit of the looks for the whole command, e.g. 600, "
+                            "90s, 10m or 1.5h (default: the study's until_decided, else 10m)")
+    check.add_argument("--once", action="store_true",
+                       help="judge one look at the configured replicates, also for a study "
+                            "whose until_decided asks for looks")
     check.add_argument("--figures", action="store_true",
                        help="also draw the figures, as run and report do (by default check "
                             "writes the results and judges them without drawing)")
@@ -172,11 +175,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         cli_store.check_arguments(args)
     if args.command not in ("show", "run", "check", "report"):
         return
-    if args.command == "check":
-        if args.budget is not None and not args.until_decided:
-            raise InvalidParameter("--budget", args.budget, "applies to --until-decided only")
-        args.budget = duration("--budget", DEFAULT_BUDGET if args.budget is None
-                               else args.budget)
+    if args.command == "check" and args.once and args.until_decided:
+        raise InvalidParameter("--once", True, "judges one look; leave out --until-decided")
     if args.command == "check" and args.all:
         if args.name:
             raise InvalidParameter("name", args.name, "must be left out with --all")
@@ -191,6 +191,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         args.experiment = experiments.get(args.name)
         args.overrides = dict(parse_assignment(text) for text in args.assignments)
         args.config = args.experiment.configure(args.overrides, quick=args.quick)
+    if args.command == "check":
+        _looks(args)
     if args.command == "show":
         return
     from workbench.run.runner import MAX_SEED
@@ -205,6 +207,21 @@ def check_arguments(args: argparse.Namespace) -> None:
                                   args.connect_timeout, args.memory_budget)
     args.out = require_writable("--out", args.out)
     _size_plans(args)
+
+
+def _looks(args: argparse.Namespace) -> None:
+    """Whether ``check`` judges look after look, and within what budget: with
+    ``--until-decided``, or where the one experiment it checks asks for looks (a study's
+    ``[study] until_decided``, its budget the default) unless ``--once``; ``--budget`` applies
+    to looks only."""
+    asked = None if args.all or args.once else args.experiment.until_decided
+    args.until_decided = args.until_decided or asked is not None
+    if args.budget is not None and not args.until_decided:
+        raise InvalidParameter("--budget", args.budget, "applies to looks only: pass "
+                               "--until-decided, or check a study with until_decided")
+    if args.until_decided:
+        args.budget = duration("--budget", args.budget if args.budget is not None
+                               else asked if asked is not None else DEFAULT_BUDGET)
 
 
 def _size_plans(args: argparse.Namespace) -> None:
@@ -342,7 +359,8 @@ def _verbose_command(args: argparse.Namespace, target: str) -> str:
         f" --out {args.out}" if Path(args.out) != Path(DEFAULT_OUT) else "") + (
         f" --seed {args.seed}" if args.seed != DEFAULT_SEED else "") + "".join(
         f" --set {assignment}" for assignment in getattr(args, "assignments", [])) + (
-        " --allow-code" if getattr(args, "allow_code", False) else "")
+        " --allow-code" if getattr(args, "allow_code", False) else "") + (
+        " --once" if getattr(args, "once", False) else "")
     return f"workbench check {target}{options} --verbose"
 
 

@@ -77,6 +77,10 @@ class Experiment:
     paper: tuple[PaperEntry, ...] = ()
     """What its seed paper states, each citing its section, and the verdicts that compare it
     (:mod:`workbench.core.paper`): the Experiment browser's Paper tab."""
+    until_decided: float | None = None
+    """Seconds of looks ``workbench check`` spends on it by default, judging again with more
+    replicates until every check is decided (:mod:`workbench.run.until_decided`; a study's
+    ``[study] until_decided``); None: one look unless ``--until-decided`` asks for more."""
     runs_alone: bool = False
     """Its points time themselves on this machine: no other experiment's sweep may run
     beside it (:func:`workbench.run.runner.run_sweeps` otherwise starts the next sweep while the

@@ -130,6 +130,7 @@ class StudyExperiment(Experiment):
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
+        self.until_decided = study.until_decided
         # real runs time themselves: no other sweep's tasks beside them
         self.runs_alone = point_kind(study.values).whole_grid
 

@@ -55,7 +55,14 @@ from workbench.studies.schema import (
     PROTOCOL_ORACLE,
     SECTIONS,
 )
-from workbench.studies.study import Study, coerce_quick, heading, presentation, table_at
+from workbench.studies.study import (
+    Study,
+    coerce_quick,
+    heading,
+    looks_budget,
+    presentation,
+    table_at,
+)
 
 #: what a part's name may be: it prefixes configuration keys, dims and variables
 PART_NAME = re.compile(r"[a-z][a-z0-9]*")
@@ -96,6 +103,7 @@ class PartsStudy:
     paper: tuple[PaperEntry, ...] = ()
     family: str = "check"
     points: str = POINTS[0]
+    until_decided: float | None = None  # [study] until_decided, seconds (.study.looks_budget)
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -159,7 +167,7 @@ def from_document(doc: Document, defer_bounds: bool = False) -> PartsStudy:
     return PartsStudy(name, str(head.get("summary", "")), str(head.get("source", "")), parts,
                       tuple(parameters.values()), coerce_quick(doc, tuple(parameters.values())),
                       doc.source, doc.text, headline, paper, head.get("family", "check"),
-                      points)
+                      points, looks_budget(doc, head))
 
 
 def _part(doc: Document, head: dict, name: str, table, defer_bounds: bool) -> Part:

@@ -37,6 +37,7 @@ class PartsExperiment(Experiment):
         self.quick = {**study.quick, **self.plugin.quick}
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
+        self.until_decided = study.until_decided
         self.experiments = {part.name: StudyExperiment(part.study, streams=study.streams(part))
                             for part in study.parts}
 

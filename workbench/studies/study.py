@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bounds.expressions import BoundSyntaxError, free_names
-from simulators.validation import InvalidParameter
+from simulators.validation import InvalidParameter, duration
 from workbench.core.headline import Headline, HeadlineError
 from workbench.core.paper import PaperEntry, PaperError, entries
 from workbench.core.parameters import Parameter
@@ -129,6 +129,7 @@ class Study:
     family: str = FAMILIES[0]  # [study] family (FAMILIES)
     point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (point_kinds.study_kinds)
     designs: tuple[designs.Design, ...] = ()  # [[design]]: grids of their own, with checks
+    until_decided: float | None = None  # [study] until_decided, seconds (looks_budget)
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -346,7 +347,26 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
                  parameters, doc.text, dict(symbols), headline, paper, paired, family,
-                 tuple(sorted(kinds)), extra)
+                 tuple(sorted(kinds)), extra, looks_budget(doc, head))
+
+
+def looks_budget(doc: Document, head: dict) -> float | None:
+    """``[study] until_decided``: the wall-clock budget, in seconds, of the looks that
+    ``workbench check STUDY`` runs by default (as ``--until-decided --budget``; docs/verdicts.md,
+    *Sequential checks*), or None where the study does not ask for them (one look)."""
+    if "until_decided" not in head:
+        return None
+    value, seconds = head["until_decided"], None
+    if not isinstance(value, bool):  # true would leave the budget unsaid
+        try:
+            seconds = duration("until_decided", value)
+        except InvalidParameter:
+            pass
+    if seconds is None:
+        raise doc.error(("study", "until_decided"), "must be the budget of the looks, a "
+                        "duration such as \"10m\", 600 or \"1.5h\"; leave it out for one "
+                        "look")
+    return seconds
 
 
 def heading(doc: Document, sections: tuple[str, ...]) -> tuple[str, dict]:

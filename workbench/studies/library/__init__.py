@@ -35,9 +35,10 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "fsgld-metric-l
 #: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``; ``paired``: sweep
 #: dims whose points share every random number; ``family``: one Bonferroni family per check or
 #: for the whole study; ``parts``: the names of a study of parts, :mod:`workbench.studies.parts`,
-#: and ``points``: whether its parts share the sweep's points)
+#: and ``points``: whether its parts share the sweep's points; ``until_decided``: the budget
+#: of the looks ``workbench check`` runs by default, :func:`.study.looks_budget`)
 STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "family", "parts",
-              "points", "figure", "plugin")
+              "points", "until_decided", "figure", "plugin")
 #: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
 CODE_KEYS = ("figure", "plugin")
 

@@ -21,9 +21,10 @@ and its L counts each chain's own local steps, so its iterations per worker are 
 Seeds: the schedule and the engine's streams are keyed by the point; the data, the held-out
 subset and the initial positions by the experiment, so every point starts from the same
 dispersed positions (common random numbers across the sweep). The replicates run in seeding
-blocks of ``replicate_block`` (the engine's *Randomness*): the first R replicates of a larger run
-are the same bits as a run of R when R is a multiple of the block, and the engine steps as many blocks at once as its memory
-budget allows, so more replicates cost time, never a memory refusal.
+blocks of ``replicate_block`` (the engine's *Randomness*): the first R replicates of a larger
+run are the same bits as a run of R when R is a multiple of the block, and the engine steps as
+many blocks at once as its memory budget allows, so more replicates cost time, never a memory
+refusal.
 """
 
 from __future__ import annotations
