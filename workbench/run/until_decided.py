@@ -1,5 +1,6 @@
 """Sequential checks: more replicates until every check is decided or the budget is spent
-(``workbench check ... --until-decided [--budget 10m]``; docs/verdicts.md, *Sequential
+(``workbench check ... --until-decided [--budget 10m]``, or ``workbench check STUDY`` for a
+study whose ``[study] until_decided`` names the budget; docs/verdicts.md, *Sequential
 checks*).
 
 Look k of an experiment runs it with 2^(k−1) times its configured replicates, in every
