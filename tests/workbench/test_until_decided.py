@@ -87,6 +87,36 @@ class Fragile(Coin):
         return super().run_point(config, point, seed)
 
 
+class Referenced(Coin):
+    """The mean of R replicates of N(0, 1) against a reference of ``reference_draws`` N(0, 1)
+    draws within 0.25: with 25 draws the reference's own error (0.2) alone is too large for
+    more replicates to decide it."""
+
+    name = "referenced"
+    parameters = (*Coin.parameters, Parameter("reference_draws", 25, "reference draws"))
+
+    def run_point(self, config, point, seed):
+        draws = np.random.default_rng([seed, 10**6]).standard_normal(config["reference_draws"])
+        return super().run_point(config, point, seed).assign(
+            reference=((), draws.mean()), reference_error=((), draws.std(ddof=1)
+                                                           / math.sqrt(draws.size)))
+
+    def checks(self, dataset):
+        from workbench.reference.compare import reference_check
+
+        def grid(value):
+            return ("test_function", "component"), [[float(value)]]
+
+        reference = xr.Dataset({"mean": grid(dataset["reference"]),
+                                "mean_mc_error": grid(dataset["reference_error"]),
+                                "rhat": grid(1.0)},
+                               coords={"test_function": ["theta"], "component": [0]})
+        x = dataset["x"].values[0]
+        return [reference_check("mean", x.mean(), x.std(ddof=1) / math.sqrt(x.size), reference,
+                                "theta", 0, z_for_family(0.05, 1), margin=0.25,
+                                n_replicates=x.size)]
+
+
 def _run(tmp_path, experiments, budget=600.0, log=None, figures=False):
     with open_workers(processes=1) as workers:
         return until_decided(experiments, [{} for _ in experiments], 7, tmp_path, workers,
@@ -193,3 +223,37 @@ def test_checks_that_raise_make_an_error_row_and_the_others_go_on(tmp_path):
     (broken, coin), undecided = _run(tmp_path, [Unjudged(), Coin()])
     assert "ZeroDivisionError: no verdict today" in broken.error and broken.verdicts == []
     assert [v.verdict for v in coin.verdicts] == [HOLDS, HOLDS] and undecided == []
+
+
+def test_a_reference_too_short_for_replicates_alone_grows_with_them(tmp_path):
+    """At look 1 the reference's error (25 draws) alone stands in the way: more replicates
+    cannot decide the check, both together can; the later looks multiply the reference's
+    draws with the replicates until it holds. Without a reference size to grow, the check says
+    why it stays undecided."""
+    log = io.StringIO()
+    (outcome,), undecided = _run(tmp_path, [Referenced()], log=log)
+    assert undecided == []
+    (mean,) = outcome.verdicts
+    first = mean.evidence["sequential"]["looks"][0]
+    assert first["verdict"] == INCONCLUSIVE and first["replicates"] == {"n_replicates": 10}
+    look = mean.evidence["sequential"]
+    grown = 2 ** (look["look"] - 1)
+    assert mean.verdict == HOLDS and look["look"] > 1
+    assert look["replicates"] == {"n_replicates": 10 * grown, "reference_draws": 25 * grown}
+    assert outcome.config["reference_draws"] == 25 * grown
+
+    class Fixed(Referenced):
+        """The same check, its reference fixed (no reference size to grow)."""
+
+        name = "fixed"
+        parameters = Coin.parameters
+
+        def run_point(self, config, point, seed):
+            return super().run_point({**config, "reference_draws": 25}, point, seed)
+
+    (fixed,), undecided = _run(tmp_path / "fixed", [Fixed()])
+    assert fixed.config["n_replicates"] == 10  # nothing to grow that could decide it
+    (_, verdict, why), = undecided
+    assert math.isinf(verdict.replicate_factor) and "reference_factor" in verdict.evidence
+    assert why.startswith("the reference's own error is too large: a longer reference run "
+                          "would decide it")

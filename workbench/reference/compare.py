@@ -42,10 +42,26 @@ def replicate_factor(decision: Decision, run_error: float, reference_error: floa
     |d| < margin, else z); infinite when σ_ref ≥ s. Other verdicts keep their factor."""
     if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
         return decision.replicate_factor
-    gap = decision.margin - abs(decision.difference)
-    deciding = abs(gap) / (resolve_z_holds(z_holds) if gap > 0 else z)
-    room = deciding**2 - reference_error**2
+    room = _deciding_error(decision, z, z_holds)**2 - reference_error**2
     return run_error**2 / room if room > 0 else math.inf
+
+
+def joint_factor(decision: Decision, run_error: float, reference_error: float, z: float,
+                 z_holds: float | None = None) -> float:
+    """The factor on both the run's replicates and the reference's draws that would decide an
+    inconclusive decision, both errors shrinking as 1/√(their size): (σ_run² + σ_ref²) / s²,
+    s as in :func:`replicate_factor`; finite where the difference is (``--until-decided`` grows
+    both where the reference's error alone is too large for replicates to decide)."""
+    if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
+        return decision.replicate_factor
+    return (run_error**2 + reference_error**2) / _deciding_error(decision, z, z_holds)**2
+
+
+def _deciding_error(decision: Decision, z: float, z_holds: float | None) -> float:
+    """s = |margin − |d|| / z_crit: the combined error at which the difference is decided
+    (z_holds when |d| < margin, else z)."""
+    gap = decision.margin - abs(decision.difference)
+    return abs(gap) / (resolve_z_holds(z_holds) if gap > 0 else z)
 
 
 def reference_value(reference: xr.Dataset, test_function: str, component: int,
@@ -112,8 +128,12 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
         detail = (f"{detail} More replicates cannot decide it: the reference's own error "
                   f"{reference_part:.3g} on the {scale} scale is too large; a longer reference "
                   "run is needed.").strip()
+        joint = joint_factor(decision, run_part, reference_part, z, z_holds)
+        evidence["reference_factor"] = joint
         evidence["cannot_decide"] = ("the reference's own error is too large: a longer "
-                                     "reference run would decide it, not more replicates")
+                                     "reference run would decide it, not more replicates "
+                                     f"alone (about {joint:.3g} times both the replicates and "
+                                     "the reference's draws)")
     decision = replace(decision, replicate_factor=factor)
     return verdict_from(check, "reference", decision, observed, expected, z, scale,
                         n_replicates=n_replicates, detail=detail, evidence=evidence)

@@ -30,6 +30,12 @@ with larger replicate parameters: its points go through the result store like an
 a sequential run that stops at R replicates stores exactly what a plain run with R
 replicates stores, and a rerun of the same command reads every look's points from the store.
 
+A check against a reference posterior whose own Monte Carlo error is too large for more
+replicates alone to decide it says how many times both the replicates and the reference's
+draws would (``reference_factor``, :func:`workbench.reference.compare.joint_factor`); from then
+on the experiment's later looks multiply its reference draws (``reference_draws`` and every
+``*_reference_draws``) as they multiply its replicates.
+
 Every experiment with an undecided check grows as a whole; growing only the sweep points the
 undecided checks read is not done yet.
 """
@@ -63,8 +69,18 @@ MOST_LOOKS_AHEAD = 3
 def replicate_keys(config: dict) -> tuple[str, ...]:
     """The configuration's replicate parameters: ``n_replicates`` and every ``*_replicates``
     holding a positive integer."""
+    return _counts(config, "n_replicates", "_replicates")
+
+
+def reference_keys(config: dict) -> tuple[str, ...]:
+    """The configuration's reference sizes: ``reference_draws`` and every
+    ``*_reference_draws`` (a part's) holding a positive integer."""
+    return _counts(config, "reference_draws", "_reference_draws")
+
+
+def _counts(config: dict, name: str, suffix: str) -> tuple[str, ...]:
     return tuple(key for key, value in config.items()
-                 if (key == "n_replicates" or key.endswith("_replicates"))
+                 if (key == name or key.endswith(suffix))
                  and isinstance(value, int) and not isinstance(value, bool) and value > 0)
 
 
@@ -86,18 +102,34 @@ class Track:
     total_seconds: float = 0.0
     stopped: str = ""
     ceiling: int | None = None
+    references_grow: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:
         return replicate_keys(self.first)
 
+    @property
+    def grown_keys(self) -> tuple[str, ...]:
+        """What a later look multiplies: the replicate parameters, and the reference's draws
+        once a check's reference error alone stands in the way (:meth:`absorb`)."""
+        return self.keys + (reference_keys(self.first) if self.references_grow else ())
+
     def config_at(self, look: int) -> dict:
-        """The configuration of look ``look`` (``first``, look 1's): every replicate
-        parameter times 2^(k−1)."""
+        """The configuration of look ``look`` (``first``, look 1's): every grown parameter
+        times 2^(k−1)."""
         if look == 1:
             return self.first
-        grown = {key: self.first[key] * Look(look).replicate_multiple for key in self.keys}
+        grown = {key: self.first[key] * Look(look).replicate_multiple
+                 for key in self.grown_keys}
         return self.experiment.configure({**self.overrides, **grown}, quick=self.quick)
+
+    def factor(self, verdict: Verdict) -> float:
+        """What ``verdict`` asks for, as a multiple of this look's grown parameters: its
+        replicate factor, or, where only the reference's error stands in the way, the
+        factor on both the replicates and the reference's draws (once they grow)."""
+        if math.isfinite(verdict.replicate_factor) or not self.references_grow:
+            return verdict.replicate_factor
+        return float(verdict.evidence.get("reference_factor", math.inf))
 
     def absorb(self, outcome: Outcome, look: Look) -> None:
         """Judge ``outcome`` at ``look``: keep the checks it decides, the others stay
@@ -115,7 +147,7 @@ class Track:
             with at_look(look):
                 verdicts = self.experiment.checks(outcome.dataset)
                 evidence = {**look.describe(), "z_holds": resolve_z_holds(None),
-                            "replicates": {k: outcome.config[k] for k in self.keys}}
+                            "replicates": {k: outcome.config[k] for k in self.grown_keys}}
         except Exception as error:  # noqa: BLE001 - an error row, as run_all makes of it
             self.outcome = replace(outcome, error="".join(
                 traceback.format_exception(type(error), error, error.__traceback__)))
@@ -137,6 +169,9 @@ class Track:
                 self.undecided[verdict.check] = stamped
             else:
                 self.decided[verdict.check] = stamped
+        self.references_grow = self.references_grow or (bool(reference_keys(self.first)) and any(
+            math.isfinite(v.evidence.get("reference_factor", math.inf))
+            for v in self.undecided.values()))
 
     def wanted(self) -> float:
         """The replicates, as a multiple of this look's, that the undecided checks ask for
@@ -144,8 +179,8 @@ class Track:
         if not self.keys or self.outcome.error or (self.stopped and (
                 self.ceiling is None or self.ceiling <= self.look)):
             return 0.0
-        factors = [v.replicate_factor for v in self.undecided.values()
-                   if math.isfinite(v.replicate_factor)]
+        factors = [self.factor(v) for v in self.undecided.values()
+                   if math.isfinite(self.factor(v))]
         if not factors:
             return 0.0
         useful = [f for f in factors if f <= ON_THE_MARGIN] or [GROWTH**2]
@@ -164,18 +199,20 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
     """Why more replicates did not decide ``verdict`` (for the final table)."""
     if not track.keys:
         return "the experiment has no replicate parameter to grow"
-    factor = verdict.replicate_factor
+    factor = track.factor(verdict)
     if not math.isfinite(factor):
         return verdict.evidence.get("cannot_decide", "more replicates cannot decide it: no "
                                     "finite difference or Monte Carlo error")
     near = "; the difference sits near the margin" if factor > ON_THE_MARGIN else ""
     stop = track.stopped or "the budget ran out"
+    what = ("the replicates" if math.isfinite(verdict.replicate_factor)
+            else "both the replicates and the reference's draws")
     return (f"{stop} at look {track.look} ({_replicates(track)}): about {factor:.3g} times "
-            f"the replicates would decide it{near}")
+            f"{what} would decide it{near}")
 
 
 def _replicates(track: Track) -> str:
-    return ", ".join(f"{k} = {track.outcome.config[k]}" for k in track.keys)
+    return ", ".join(f"{k} = {track.outcome.config[k]}" for k in track.grown_keys)
 
 
 def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, out: Path,

@@ -134,7 +134,7 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
                  initial_position=starts[:, None, :],
                  seed=derive(seed, experiment, f"{streams}engine"),
                  batch_size=config["batch_size"], test_functions=(function,),
-                 checkpoints=[n_updates], replicate_block=n_replicates)
+                 checkpoints=[n_updates], replicate_block=config["replicate_block"])
     values = run.averages[function.name][-1, :, 0, 0]
     mean, error = reference_value(reference, TEST_FUNCTION, 0)
     estimate = xr.DataArray(values, dims="replicate", coords={"replicate": np.arange(values.size)})

@@ -283,9 +283,9 @@ PAIRED_PROTOCOL = "paired-protocol"
 #: the Laplace approximation shared by every point (:data:`PAIRED_PROTOCOL`)
 STARTS = ("scaled", "laplace")
 #: the fields a paired protocol point does not read: it keeps φ̂_L of the held-out log-loss at
-#: L alone, from its own starts, with SGLD, its replicates in one block
+#: L alone, from its own starts, with SGLD
 PAIRED_UNUSED = ("burn_in", "n_checkpoints", "n_evaluations", "initial_position",
-                 "initial_scale", "divergence_threshold", "friction", "replicate_block",
+                 "initial_scale", "divergence_threshold", "friction",
                  "test_functions", "python_test_functions", "test_function_entry_points")
 #: seed 001's asynchronous server run for real, worker processes on this machine, against the
 #: simulator calibrated on each run (:mod:`.realtime_point`)

@@ -66,7 +66,8 @@ def test_a_reference_whose_chains_disagree_decides_nothing():
 def test_replicates_needed_account_for_the_fixed_reference_error():
     """|d| = 1.3, margin 0, z = 4: deciding needs a combined σ ≤ 1.3/4 = 0.325. The reference
     alone has 0.3, so the run's σ must reach √(0.325² - 0.3²) = 0.125, from 0.4: (0.4/0.125)²
-    = 10.24 times the replicates. With σ_ref = 0.33 no number of replicates decides it."""
+    = 10.24 times the replicates. With σ_ref = 0.33 no number of replicates decides it, but
+    growing the reference's draws alike does: (0.4² + 0.33²)/0.325² = 2.5457 times both."""
     verdict = reference_check("c", 2.3, 0.4, reference(), "theta", 0, Z, margin=0.0,
                               n_replicates=10)
     assert verdict.verdict == INCONCLUSIVE
@@ -77,6 +78,8 @@ def test_replicates_needed_account_for_the_fixed_reference_error():
     assert "longer reference run" in hopeless.detail
     assert hopeless.replicate_factor == math.inf and verdict.replicate_factor > 10
     assert "longer reference run would decide it" in hopeless.evidence["cannot_decide"]
+    assert hopeless.evidence["reference_factor"] == pytest.approx(2.5457, abs=1e-4)
+    assert "about 2.55 times both" in hopeless.evidence["cannot_decide"]
     assert "cannot_decide" not in verdict.evidence
     assert replicate_factor(decide(0.0, 0.01, 1.0, Z), 0.01, 0.0, Z) == 1.0  # decided: as is
 
