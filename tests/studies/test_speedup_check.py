@@ -113,8 +113,8 @@ def test_a_speed_up_check_on_the_gaussian_mean_is_refused_naming_both_kinds():
     with pytest.raises(StudyError) as caught:
         loads(text, "<test>")
     message = str(caught.value)
-    assert "'speed-up' is a check of logistic-regression / network / python studies, not of " \
-           "asynchronous / gaussian-mean" in message, message
+    assert ("'speed-up' is a check of logistic-regression / network / language-model / python "
+            "studies, not of asynchronous / gaussian-mean") in message, message
 
 
 def test_a_worker_grid_without_one_worker_is_refused_when_read():

@@ -223,7 +223,7 @@ def test_a_sampler_of_the_users_on_the_gaussian_mean_is_refused_naming_both():
     text = """[study]\nname = "g"\n[model]\nkind = "gaussian-mean"\n[sampler]\n""" + MY_SAMPLER
     _refused(text, 'kind = "python"', "[sampler] kind", "gaussian-mean runs sgld",
              "exact oracle covers",
-             "model without an oracle: logistic-regression / network / python")
+             "model without an oracle: logistic-regression / network / language-model / python")
 
 
 @pytest.mark.parametrize("factory, what", [

@@ -102,26 +102,27 @@ class TextCorpus:
             encode(field, getattr(self, field), self.alphabet)
 
 
-def read_text_corpus(path, alphabet: str, test_fraction: float = 0.1) -> TextCorpus:
+def read_text_corpus(path, alphabet: str, test_fraction: float = 0.1,
+                     field: str = "path") -> TextCorpus:
     """Read a UTF-8 plain-text file (a leading byte-order mark dropped, line endings read as
     ``\\n``) over the declared ``alphabet`` and split it (:func:`split_text`).
 
     A missing, empty or non-UTF-8 file, or one with a character outside ``alphabet`` (named
-    with its position, line and column), is refused as ``path``.
+    with its position, line and column), is refused as ``field`` (a study's ``text_source``).
     """
     path = Path(path)
     alphabet = checked_alphabet(alphabet)
     if not path.is_file():
-        raise validation.InvalidParameter("path", str(path), "no such file")
+        raise validation.InvalidParameter(field, str(path), "no such file")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
-        raise validation.InvalidParameter("path", str(path),
+        raise validation.InvalidParameter(field, str(path),
                                           f"is not UTF-8 text: {error}") from error
     if len(text) < 2:
-        raise validation.InvalidParameter("path", str(path),
+        raise validation.InvalidParameter(field, str(path),
                                           "must hold at least two characters")
-    encode("path", text, alphabet, value=str(path))
+    encode(field, text, alphabet, value=str(path))
     train, held_out = split_text(text, test_fraction)
     return TextCorpus(alphabet, train, held_out,
                       source=f"text file {path}, test fraction {test_fraction}")

@@ -32,7 +32,7 @@ from simulators.seeding import generator
 from workbench.core.phi_expressions import expression_test_function
 from workbench.reference import array_digest, reference_posterior
 from workbench.reference.parameters import REFERENCE_KEYS, reference_settings
-from workbench.studies.schema import LOGISTIC, NETWORK, PYTHON, SECTIONS
+from workbench.studies.schema import LANGUAGE_MODEL, LOGISTIC, NETWORK, PYTHON, SECTIONS
 from workbench.studies.user_code import (
     UserCodeError,
     check_model,
@@ -41,7 +41,11 @@ from workbench.studies.user_code import (
     user_sampler,
     user_test_functions,
 )
-from workbench.systems.asynchronous.models import logistic_model, network_model
+from workbench.systems.asynchronous.models import (
+    language_model,
+    logistic_model,
+    network_model,
+)
 from workbench.systems.asynchronous.run import at_point, held_out_run
 from workbench.systems.asynchronous.summaries import held_out_summary
 from workbench.systems.asynchronous.system import ELASTIC
@@ -53,13 +57,15 @@ MODEL_KEYS = (tuple(f.name for f in SECTIONS["model"])
 
 
 def make_model(experiment: str, config: dict, seed, search: Path | None):
-    """The study's model: logistic regression, a digits network, or the researcher's factory
-    called as ``factory(rng, **arguments)`` and probed for the protocol
+    """The study's model: logistic regression, a digits network, a language model, or the
+    researcher's factory called as ``factory(rng, **arguments)`` and probed for the protocol
     (:func:`.user_code.check_model`)."""
     if config["model"] == LOGISTIC:
         return logistic_model(experiment, config, seed)
     if config["model"] == NETWORK:
         return network_model(experiment, config, seed, config["network"])
+    if config["model"] == LANGUAGE_MODEL:
+        return language_model(experiment, config, seed)
     factory, label = load_factory(config, search)
     try:
         model = factory(generator(seed, experiment, "data"), **config["arguments"])

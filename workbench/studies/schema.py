@@ -102,6 +102,7 @@ from workbench.studies.user_code import (
     object_paths,
 )
 from workbench.systems.asynchronous.models import (
+    LANGUAGE_MODEL_PARAMETERS,
     LOGISTIC_PARAMETERS,
     NETWORK_PARAMETERS,
     NETWORKS,
@@ -237,6 +238,8 @@ GAUSSIAN = "gaussian-mean"
 SHARDED = "sharded-gaussian"
 LOGISTIC = "logistic-regression"
 NETWORK = "network"
+#: seed 003's character-level GRU or LSTM language model (Appendix C, Table 1)
+LANGUAGE_MODEL = "language-model"
 PYTHON = "python"
 #: seed 002 §5.2's Bayesian metric learning on similar and dissimilar pairs (Yang et al. 2007),
 #: logistic regression on the pairs' squared projections (:mod:`workbench.data.metric_pairs`)
@@ -336,6 +339,9 @@ MODEL_KINDS = {kind.name: kind for kind in (
               SAMPLER_NAMES + (PYTHON,), oracle=False, reference=True),
     # a network's posterior is multimodal: its checks compare the study's runs with each other
     ModelKind(NETWORK, "a Bayesian network on the bundled digits (seed 001 §5.2)",
+              _WITHOUT_ORACLE, SAMPLER_NAMES + (PYTHON,), oracle=False),
+    ModelKind(LANGUAGE_MODEL, "a Bayesian character-level GRU or LSTM language model on the "
+                              "text of a Markov source or a file (seed 003 Appendix C)",
               _WITHOUT_ORACLE, SAMPLER_NAMES + (PYTHON,), oracle=False),
     ModelKind(PYTHON, "the researcher's own model (python or entry_point)", _WITHOUT_ORACLE,
               SAMPLER_NAMES + (PYTHON,), oracle=False, reference=True),
@@ -489,8 +495,14 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                    "classifier of the bundled digits", choices=NETWORKS),
               only=(NETWORK,)),
         Field("hidden_sizes", _NETWORK["hidden_sizes"], only=(NETWORK, SUSY_MLP), fixed_in=_H),
-        *(Field(name, _NETWORK[name], only=(NETWORK,), fixed_in=_H)
-          for name in ("filters", "hidden_size")),
+        Field("filters", _NETWORK["filters"], only=(NETWORK,), fixed_in=_H),
+        Field("hidden_size", replace(_NETWORK["hidden_size"], help="hidden units: the CNN's "
+                                     "dense layer, or each recurrent layer of a language model"),
+              only=(NETWORK, LANGUAGE_MODEL), fixed_in=_H),
+        # the cell and the layers may be swept, as a network's kind is (Table 1's rows)
+        *(Field(parameter.name, parameter, only=(LANGUAGE_MODEL,),
+                fixed_in=() if parameter.name in ("cell", "n_layers") else _H)
+          for parameter in LANGUAGE_MODEL_PARAMETERS),
         Field("n_data", N_DATA, only=_G),
         Field("shard_sizes", SHARD_SIZES, only=_S, fixed_in=_S),
         Field("data", DATA_REGIME, only=_S, fixed_in=_S),
@@ -498,8 +510,8 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("dim", DIM, only=_GS, fixed_in=_S),
         Field("true_mean", TRUE_MEAN, only=_GS, fixed_in=_S),
         Field("noise_scale", NOISE_SCALE, only=_GS, fixed_in=_S),
-        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC, NETWORK, METRIC_LEARNING,
-                                                      SUSY_MLP),
+        Field("prior_scale", PRIOR_SCALE, only=_GS + (LOGISTIC, NETWORK, LANGUAGE_MODEL,
+                                                      METRIC_LEARNING, SUSY_MLP),
               fixed_in=_S + _H),
         Field("pair_source", Parameter("pair_source", DIGITS, "metric-learning: the labelled "
                                        "points the pairs are drawn from: digits (scikit-learn's "

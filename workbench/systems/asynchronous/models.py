@@ -5,7 +5,11 @@
   (``--set data_source=PATH`` reads PATH and PATH.t,
   :func:`workbench.data.libsvm.load_libsvm_pair`);
 - the digits networks (§5.2, LeNet on MNIST in the paper): the MLP and the CNN of
-  :mod:`workbench.models` on scikit-learn's 8×8 digits.
+  :mod:`workbench.models` on scikit-learn's 8×8 digits;
+- seed 003's character language models (Appendix C, GRU and LSTM on War and Peace):
+  :class:`workbench.models.recurrent.RecurrentLanguageModel` on the text of a k-th order Markov
+  source whose entropy rate is known (:mod:`workbench.data.markov_text`, the default) or of a
+  plain-text file the user names (``text_source = PATH``, its characters within ``alphabet``).
 
 Held-out test functions are evaluated on every kept draw of every replicate, so the held-out
 set is subsampled to ``n_test_points`` rows (a fixed random subset per experiment and seed; 0
@@ -25,7 +29,7 @@ import numpy as np
 from simulators import validation
 from simulators.seeding import generator
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one, non_negative_int, positive
+from workbench.core.validators import at_least_one, non_negative_int, positive, rate
 from workbench.data.dataset import ClassificationData
 from workbench.run.parameters import PRIOR_SCALE
 
@@ -49,6 +53,50 @@ def _data_source(name, value):
 
 def _sizes(name, value):
     return [validation.integer(f"{name}[{i}]", v, minimum=1) for i, v in enumerate(value)]
+
+
+#: where a language model's text comes from by default: a generated Markov source
+MARKOV = "markov"
+#: the recurrent cells of :mod:`workbench.models.recurrent_cells`
+CELL_NAMES = ("lstm", "gru")
+
+
+def _text_source(name, value):
+    if value != MARKOV and not Path(value).is_file():
+        raise validation.InvalidParameter(name, value, f"must be {MARKOV!r} or the path of a "
+                                                       "plain-text (UTF-8) file")
+    return value
+
+
+def _alphabet(name, value):
+    from workbench.data.text import checked_alphabet
+
+    try:
+        return checked_alphabet(value)
+    except validation.InvalidParameter as error:
+        raise validation.InvalidParameter(name, value, error.allowed) from None
+
+
+def _layers(name, value):
+    return validation.integer(name, value, minimum=1, maximum=2)
+
+
+LANGUAGE_MODEL_PARAMETERS = (
+    Parameter("text_source", MARKOV, f"{MARKOV} (text of an order-k Markov chain over the "
+              "alphabet with random transitions, its entropy rate known) or PATH of a "
+              "plain-text file (seed 003: War and Peace)", _text_source),
+    Parameter("alphabet", "abcd", "the text's characters (a file with any other is refused)",
+              _alphabet),
+    Parameter("markov_order", 2, "markov: the chain's order k", at_least_one),
+    Parameter("n_characters", 20000, "markov: characters generated, training and held-out",
+              lambda name, value: validation.integer(name, value, minimum=4)),
+    Parameter("test_fraction", 0.1, "the share of the text held out, at its end",
+              rate),
+    Parameter("cell", CELL_NAMES[0], "recurrent cell: lstm or gru", choices=CELL_NAMES),
+    Parameter("n_layers", 1, "recurrent layers: 1 or 2", _layers),
+    Parameter("sequence_length", 50, "characters per training window (truncated "
+              "back-propagation through time)", at_least_one),
+)
 
 
 N_TEST_POINTS = Parameter("n_test_points", 1000, "held-out rows scored per draw (0: all)",
@@ -138,3 +186,24 @@ def initial_positions(model, config: dict, rng: np.random.Generator,
     if not hasattr(model, "initial_position"):
         return np.full(shape + (model.dim,), float(config["initial_position"]))
     return np.asarray(model.initial_position(rng, shape), dtype=float)
+
+
+def language_model(experiment: str, config: dict, seed):
+    """The character-level GRU or LSTM on the configured text (module docstring): the Markov
+    source's (its transitions and text keyed by the experiment) or a file's, the same for every
+    sweep point."""
+    from workbench.data.markov_text import MarkovTextSource
+    from workbench.data.text import read_text_corpus
+    from workbench.models.recurrent import RecurrentLanguageModel
+
+    if config["text_source"] == MARKOV:
+        source = MarkovTextSource.random(generator(seed, experiment, "markov-source"),
+                                         config["alphabet"], config["markov_order"])
+        corpus = source.corpus(generator(seed, experiment, "text"), config["n_characters"],
+                               config["test_fraction"])
+    else:
+        corpus = read_text_corpus(config["text_source"], config["alphabet"],
+                                  config["test_fraction"], field="text_source")
+    return RecurrentLanguageModel(corpus.train_text, corpus.alphabet, config["prior_scale"],
+                                  corpus.test_text, config["cell"], config["n_layers"],
+                                  config["hidden_size"], config["sequence_length"])
