@@ -22,6 +22,7 @@ from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
 from workbench.core import memory_budget
+from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.engine import compiled as engine_kernel
 from workbench.engine import replay as engine
 from workbench.engine.protocols import ProtocolReplayer
@@ -174,3 +175,57 @@ def test_downpour_counts_the_worker_states_it_holds(wide_model):
                                 True).layout for sampler in (SGLD(1e-4), SGHMC(1e-4, 10.0))]
     assert [layout.held_states for layout in layouts] == [4, 8]
     assert all(layout.steps_per_update == 4 and not layout.cache_sized for layout in layouts)
+
+
+@pytest.fixture(scope="module")
+def digits_mlp():
+    from workbench.data.digits import digits
+    from workbench.models.mlp import MultilayerPerceptron
+
+    data = digits()
+    return MultilayerPerceptron(data.train_features, data.train_labels, hidden_sizes=(50,))
+
+
+@pytest.mark.parametrize("protocol", ["elastic", "stale"])
+def test_a_network_replay_stays_under_its_estimate(digits_mlp, protocol):
+    """A per-example estimator's prepared minibatch is its indices, not d·(n + 1) floats: the
+    digits MLP (d = 3,760) with minibatches of 100, 4 replicates × 4 chains of elastic SGHMC
+    (or 4 replicates of stale SGLD, whose windows evaluate up to 64 updates in one call), runs
+    under a budget of its estimate (a quarter of a GiB) with its traced peak below it, where the
+    estimate of an estimator that says nothing of its minibatches, d·(n + 2) floats an
+    evaluation, is five times larger or more (3 GiB for the elastic run). The run under that
+    budget gives the numbers of an unbounded one."""
+    from simulators.async_server import AsyncServerSystem
+    from workbench.engine.replay_setup import GroupLayout, memory_need
+
+    gradient = digits_mlp.minibatch_gradient()
+    if protocol == "elastic":
+        schedule = ElasticSystem(4, period=1, coupling_strength=1.0,
+                                 timing=WorkerTiming(LatencyModel("exponential", 1.0))
+                                 ).simulate(128, seed=1)
+        sampler, chains, layout = SGHMC(1e-3, 10.0, "euler"), 4, GroupLayout(4, 0)
+    else:
+        schedule = AsyncServerSystem(4, WorkerTiming(LatencyModel("exponential", 1.0))
+                                     ).simulate(128, seed=1)
+        tau = int(schedule.update_staleness(128).max())
+        sampler, chains, layout = SGLD(1e-4), 1, GroupLayout(1, tau)
+    start = 0.1 * np.random.default_rng(0).standard_normal((4, chains, digits_mlp.dim))
+
+    def replay(n_replicates, progress, **options):
+        return engine.replay(schedule, sampler, gradient, n_updates=128,
+                             n_replicates=n_replicates, initial_position=start[:n_replicates],
+                             seed=3, batch_size=100, checkpoints=[128], replicate_block=4,
+                             progress=progress, **options)
+
+    def estimate(**options):
+        return sum(memory_need(4, 4, layout, dim=digits_mlp.dim, n_updates=128,
+                               batch_size=100, test_functions=(THETA, THETA_SQUARED),
+                               checkpoints=[128], thin=0, chunk_size=None, **options))
+
+    assert estimate(gradient=gradient) < 240 * MIB
+    assert estimate() > 5 * estimate(gradient=gradient)
+    budget = 256 * MIB
+    run, peak, _ = _traced(replay, 4, memory_budget=budget)
+    assert peak <= estimate(gradient=gradient), (peak / MIB, estimate(gradient=gradient) / MIB)
+    unbounded, _, _ = _traced(replay, 4, memory_budget=1 << 40)
+    np.testing.assert_array_equal(run.final_position, unbounded.final_position)

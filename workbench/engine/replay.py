@@ -44,9 +44,11 @@ Memory: ``memory_budget`` (bytes, default 1 GiB, or what the enclosing
 results (kept for every replicate: averages at each checkpoint, thinned draws, final
 positions; counted twice, as joining the groups copies them) plus one group's working arrays
 (the chunk's noise, minibatches and positions, the ring buffer, and the worker states a
-downpour replay keeps between pushes). Groups are made smaller
-until that fits; a run whose results alone, or with a single block, cannot fit is refused
-before it starts, saying how much it needs (:func:`memory_need`).
+downpour replay keeps between pushes; a prepared minibatch counts as d·(n + 1) floats unless
+the estimator counts its own, as a per-example likelihood's indices and the intermediates of
+one of its calls do, :func:`~workbench.engine.replay_setup.evaluation_elements`). Groups are
+made smaller until that fits; a run whose results alone, or with a single block, cannot fit is
+refused before it starts, saying how much it needs (:func:`memory_need`).
 
 Output: test-function averages φ̂_L at the requested checkpoints L, per replicate and server;
 thinned draws on request (ArviZ-style dims ``chain``, ``draw``); and, per replicate, the update
@@ -67,6 +69,7 @@ from simulators.seeding import SeedLike
 from workbench.core.memory_budget import memory_budget_in_force
 from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
 from workbench.engine.replay_setup import (
+    WINDOW_MAX,
     GroupLayout,
     Replay,
     ReplaySetup,
@@ -75,9 +78,6 @@ from workbench.engine.replay_setup import (
     replicate_blocks,
 )
 from workbench.samplers.base import Sampler
-
-WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once
-
 
 # Replicate blocks are stepped in groups of about this many float64 state elements
 # (replicate × server × d: 256 KiB, the size of a core's L2 cache), each group through the
@@ -149,7 +149,7 @@ def replay(
         selected_rows=sum(len(all_blocks[b]) for b in selected if 0 <= b < n_blocks),
         block_rows=len(all_blocks[0]), dim=gradient.dim, n_updates=n_updates,
         batch_size=batch_size, test_functions=test_functions, checkpoints=checkpoints,
-        thin=thin, chunk_size=chunk_size)
+        thin=thin, chunk_size=chunk_size, gradient=gradient)
     groups = [selected[i:i + per_group] for i in range(0, len(selected), per_group)]
     options = dict(n_replicates=n_replicates, seed=seed, batch_size=batch_size,
                    test_functions=test_functions, checkpoints=checkpoints, thin=thin,

@@ -26,6 +26,7 @@ _CHUNK_BUDGET = 1 << 22  # float64 elements per chunk array (32 MiB)
 
 
 DRAW_STEPS = 64  # every random-number call covers this many updates of one replicate block
+WINDOW_MAX = 64  # updates a sampler's ``advance`` may take at once (one gradient call)
 
 
 @dataclass(frozen=True)
@@ -76,24 +77,46 @@ class GroupLayout:
     cache_sized: bool = True
 
 
+def evaluation_elements(gradient, dim: int, batch_size: int) -> float:
+    """Float64 elements one gradient evaluation's noise and prepared minibatch hold per
+    replicate and server: the noise's d, and the estimator's own count of a prepared minibatch
+    where it gives one (``prepared_elements(batch_size)``: a per-example likelihood keeps its
+    indices, :class:`workbench.models.per_example.PerExampleGradient`, which then also gives
+    ``call_elements``), else d·(n + 1)."""
+    own = getattr(gradient, "prepared_elements", None)
+    return dim + (dim * (batch_size + 1) if own is None else own(batch_size))
+
+
 def memory_need(rows: int, group_rows: int, layout: GroupLayout, *, dim: int, n_updates: int,
                 batch_size: int, test_functions: Sequence[TestFunction],
                 checkpoints: Sequence[int] | None, thin: int,
-                chunk_size: int | None) -> tuple[int, int]:
+                chunk_size: int | None, gradient=None) -> tuple[int, int]:
     """(results, working) bytes of a replay of ``rows`` replicates stepped ``group_rows`` at
     a time (module docstring, *Memory*): results for all rows; for one group, a chunk's noise,
-    minibatches and positions, the ring buffer and the states held beside it."""
+    minibatches and positions, the ring buffer and the states held beside it. A minibatch
+    counts d·(n + 1) floats an evaluation, which covers the chunk's other temporaries (the
+    test functions' values and running sums; tests/workbench/test_engine_memory.py) unless the
+    estimator counts its own (:func:`evaluation_elements`); then those temporaries count
+    apart, and so does what a call of the estimator holds beyond its arguments
+    (``call_elements(positions, batch_size)``, for the most positions a call takes: a window
+    of the group's updates, at most ``WINDOW_MAX`` and τ_max + 1)."""
     n_servers, steps = layout.n_servers, layout.steps_per_update
     widths = sum(int(np.shape(f(np.zeros((1, 1, dim))))[-1]) for f in test_functions)
     n_checkpoints = 1 if checkpoints is None else len(np.unique(np.asarray(checkpoints)))
     n_draws = n_updates // thin if thin else 0
     per_row = n_servers * (n_checkpoints * widths + n_draws * dim + dim + 1)
     results = 2 * 8 * rows * per_row
-    elements = group_rows * n_servers * dim
-    chunk = chunk_size or default_chunk(group_rows, n_servers, dim, batch_size, steps)
-    evaluations = chunk * steps * (batch_size + 2)  # noise and minibatch of each evaluation
-    working = 8 * elements * (evaluations + chunk + layout.tau_max + 2 + layout.held_states)
-    return results, working
+    chains = group_rows * n_servers
+    per_evaluation = evaluation_elements(gradient, dim, batch_size)
+    chunk = chunk_size or default_chunk(group_rows, n_servers, dim, batch_size, steps,
+                                        per_evaluation)
+    held = dim * (chunk + layout.tau_max + 2 + layout.held_states)  # positions, ring, states
+    if getattr(gradient, "prepared_elements", None) is None:
+        return results, 8 * chains * (chunk * steps * per_evaluation + held)
+    window = min(WINDOW_MAX, layout.tau_max + 1)  # updates whose reads are all known: τ ≥ i
+    calls = gradient.call_elements(chains * window, batch_size)
+    return results, int(8 * (chains * (chunk * (steps * per_evaluation + 2 * widths) + held)
+                             + calls))
 
 
 @dataclass(frozen=True)
@@ -148,7 +171,8 @@ class ReplaySetup:
                 f"must broadcast to (replicate, server, d) = {(n_rows, n_servers, dim)}"
             ) from error
         if chunk_size is None:
-            chunk_size = default_chunk(n_rows, n_servers, dim, batch_size, steps_per_update)
+            chunk_size = default_chunk(n_rows, n_servers, dim, batch_size, steps_per_update,
+                                       evaluation_elements(gradient, dim, batch_size))
         chunk_size = validation.integer("chunk_size", chunk_size, minimum=1)
         if (chunk_size * steps_per_update) % DRAW_STEPS:
             raise validation.InvalidParameter(
@@ -234,9 +258,13 @@ class Accumulator:
 
 
 def default_chunk(n_rows: int, n_servers: int, dim: int, batch_size: int,
-                   steps_per_update: int = 1) -> int:
-    """Updates per chunk: arrays of about _CHUNK_BUDGET elements, whole DRAW_STEPS calls."""
-    per_step = n_rows * n_servers * dim * (batch_size + 3)
+                   steps_per_update: int = 1, per_evaluation: float | None = None) -> int:
+    """Updates per chunk: arrays of about _CHUNK_BUDGET elements, whole DRAW_STEPS calls;
+    ``per_evaluation``: :func:`evaluation_elements` (by default a minibatch as large as its
+    rows)."""
+    if per_evaluation is None:
+        per_evaluation = dim * (batch_size + 2)
+    per_step = int(n_rows * n_servers * (per_evaluation + dim))
     chunk_size = int(max(1, min(4096, _CHUNK_BUDGET // per_step)))
     chunk_size //= steps_per_update
     return max(DRAW_STEPS, chunk_size - chunk_size % DRAW_STEPS)

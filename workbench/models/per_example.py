@@ -50,6 +50,26 @@ class PerExampleGradient:
                 f"must lie in [0, n_data = {self.n_data})")
         return indices.astype(self._index_type, copy=False)
 
+    def prepared_elements(self, batch_size: int) -> float:
+        """Float64 elements a prepared minibatch holds per replicate and server (the engine's
+        memory estimate, :func:`workbench.engine.replay_setup.memory_need`): its indices."""
+        return batch_size * np.dtype(self._index_type).itemsize / 8
+
+    def call_elements(self, positions: int, batch_size: int) -> int:
+        """Float64 elements a call on ``positions`` positions holds at most beyond its
+        arguments (the engine's memory estimate): four intermediates of a block of positions
+        (``example_cost`` elements an example, at most :data:`BLOCK_BUDGET` each) and four
+        arrays of the positions' size (the blocks' scores, their concatenation, the prior's
+        part and the sum). Measured traced peaks of the digits MLP (one hidden layer of 50,
+        or two of 400) and CNN, 4-256 positions, minibatches of 100 and 1,000: 0.46-0.94 of it
+        (benchmarks/README.md, *Engine memory*)."""
+        block = min(positions, self._block(batch_size))
+        return 4 * block * batch_size * self.model.example_cost + 4 * positions * self.dim
+
+    def _block(self, batch_size: int) -> int:
+        """Positions a call scores at once: their intermediates stay under BLOCK_BUDGET."""
+        return max(1, BLOCK_BUDGET // (batch_size * self.model.example_cost))
+
     def flat(self, position: np.ndarray, minibatch: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``position`` as floats, and it and ``minibatch`` as ``(R, d)`` and ``(R, n)``
@@ -73,7 +93,7 @@ class PerExampleGradient:
         """
         position, theta, rows = self.flat(position, minibatch)
         batch_size = rows.shape[1]
-        block = max(1, BLOCK_BUDGET // (batch_size * self.model.example_cost))
+        block = self._block(batch_size)
         scores = [self.model.log_likelihood_gradient_sum(theta[start:start + block],
                                                          rows[start:start + block])
                   for start in range(0, len(theta), block)]
