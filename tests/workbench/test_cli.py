@@ -403,3 +403,18 @@ def test_a_study_asking_for_looks_runs_them_unless_once(tmp_path, capsys):
     assert not [line for line in captured.err.splitlines() if line.startswith("round ")]
     assert " inconclusive; exit status 0" in captured.out
     assert f"--out {tmp_path / 'once'} --once --verbose" in captured.out
+
+
+def test_a_closed_pipe_stops_the_command_quietly_with_status_141():
+    """``workbench list | head -1``: the reader goes away before the list is written; the
+    command stops with the status a shell gives a command a closed pipe stopped (128 +
+    SIGPIPE), and says nothing (not a failed run with a traceback file)."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "workbench.cli.main", "list"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # long before the interpreter has started and written
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 141
+    assert stderr == b""

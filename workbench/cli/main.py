@@ -6,7 +6,8 @@ store verify``, :mod:`workbench.cli.store`).
 Exit status: 0 when every check holds or is inconclusive, 1 when some check is violated (a
 finding about the theory, not a failure of the run), 2 for invalid input, 3 when a run failed
 (an experiment raised, or a file could not be written: disk full, file-size limit, read-only
-or immutable directory, ``--out`` included), 130 when interrupted (Ctrl-C). Any other
+or immutable directory, ``--out`` included), 130 when interrupted (Ctrl-C), 141, silently,
+when the reader of its output closed the pipe (``workbench list | head -1``). Any other
 exception is a failed run too (:mod:`workbench.cli.failure`): exit status 3 and one line
 naming the error and where its traceback was written (``<out>/workbench-error.log``, or a file
 in the system temp dir), never Python's own status 1, which would read as a finding.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,6 +55,9 @@ DEFAULT_BUDGET = "10m"
 
 
 EXIT_VIOLATED, EXIT_INVALID, EXIT_FAILED, EXIT_INTERRUPTED = 1, 2, 3, 130
+#: the reader of stdout went away (``workbench list | head -1``): 128 + SIGPIPE, the status a
+#: shell reports for a command that a closed pipe stopped
+EXIT_PIPE_CLOSED = 141
 
 
 def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
@@ -484,6 +489,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # nobody reads what is left: point stdout at devnull so that Python's flush at exit
+        # does not raise again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
     except Exception as error:  # the top-level rule: a failed run, never 1 (a finding)
         from workbench.cli import failure
 
