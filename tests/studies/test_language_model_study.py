@@ -99,7 +99,15 @@ def test_a_sweep_of_cells_outside_the_two_is_refused():
                       'cell = ["lstm", "rnn"]', "cell")
 
 
-def test_a_window_longer_than_the_text_is_refused_naming_sequence_length():
+def test_a_text_that_cannot_train_is_refused_before_any_work(tmp_path):
+    """Configuring the study refuses a window longer than the training text (18 of the 20
+    characters) and a file with a character outside the alphabet, each naming its field."""
     with pytest.raises(InvalidParameter) as caught:
-        language_model("recurrent-protocols", _config(n_characters=20, sequence_length=30), 3)
-    assert caught.value.field == "sequence_length"
+        _config(n_characters=20, sequence_length=18)
+    assert caught.value.field == "sequence_length" and "<= 18 characters" in str(caught.value)
+    _config(n_characters=20, sequence_length=17)  # 17 inputs and their next: 18 characters
+    path = tmp_path / "novel.txt"
+    path.write_text("abcd" * 30 + "abcdX\n")
+    with pytest.raises(InvalidParameter) as caught:
+        _config(text_source=str(path))
+    assert caught.value.field == "text_source" and "'X'" in str(caught.value)

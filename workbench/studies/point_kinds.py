@@ -163,9 +163,12 @@ def _resolve_protocol(resolved: dict) -> dict:
 
 
 def _check_held_out_sizes(resolved: dict) -> None:
+    from workbench.systems.asynchronous.models import check_text
     from workbench.systems.asynchronous.run import check_sizes
 
     check_sizes(resolved, resolved["n_iterations"], "n_iterations")
+    if "text_source" in resolved:  # a language model's
+        check_text(resolved)
 
 
 POINT_KINDS: tuple[PointKind, ...] = (

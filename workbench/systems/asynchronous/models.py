@@ -21,6 +21,7 @@ logistic model, He-normal weights for the networks.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -188,12 +189,49 @@ def initial_positions(model, config: dict, rng: np.random.Generator,
     return np.asarray(model.initial_position(rng, shape), dtype=float)
 
 
+def check_text(config: dict) -> None:
+    """Refuse, before any work, a language model's text that cannot train it: a file with a
+    character outside ``alphabet`` (``text_source``, naming it with its line and column), or a
+    training text shorter than one window of ``sequence_length`` characters and its next."""
+    from workbench.data.text import split_text
+
+    if config["text_source"] == MARKOV:
+        length = config["n_characters"]
+        train = length - len(split_text("x" * length, config["test_fraction"])[1])
+    else:
+        train = len(file_corpus(config["text_source"], config["alphabet"],
+                                config["test_fraction"]).train_text)
+    if config["sequence_length"] > train - 1:
+        raise validation.InvalidParameter(
+            "sequence_length", config["sequence_length"],
+            f"is longer than the training text: a window and its next characters need "
+            f"sequence_length + 1 <= {train} characters")
+
+
+def file_corpus(path: str, alphabet: str, test_fraction: float):
+    """A text file read over its alphabet, once per process and version of the file for the
+    points that share it (a file changed since is read again)."""
+    try:
+        version = Path(path).stat().st_mtime_ns
+    except OSError:
+        version = None  # the reader names the missing file
+    return _read_corpus(path, alphabet, test_fraction, version)
+
+
+@lru_cache(maxsize=4)
+def _read_corpus(path: str, alphabet: str, test_fraction: float, version: int | None):
+    """:func:`file_corpus`'s read; ``version`` (the file's modification time) keys the cache
+    alone."""
+    from workbench.data.text import read_text_corpus
+
+    return read_text_corpus(path, alphabet, test_fraction, field="text_source")
+
+
 def language_model(experiment: str, config: dict, seed):
     """The character-level GRU or LSTM on the configured text (module docstring): the Markov
     source's (its transitions and text keyed by the experiment) or a file's, the same for every
     sweep point."""
     from workbench.data.markov_text import MarkovTextSource
-    from workbench.data.text import read_text_corpus
     from workbench.models.recurrent import RecurrentLanguageModel
 
     if config["text_source"] == MARKOV:
@@ -202,8 +240,8 @@ def language_model(experiment: str, config: dict, seed):
         corpus = source.corpus(generator(seed, experiment, "text"), config["n_characters"],
                                config["test_fraction"])
     else:
-        corpus = read_text_corpus(config["text_source"], config["alphabet"],
-                                  config["test_fraction"], field="text_source")
+        corpus = file_corpus(config["text_source"], config["alphabet"],
+                             config["test_fraction"])
     return RecurrentLanguageModel(corpus.train_text, corpus.alphabet, config["prior_scale"],
                                   corpus.test_text, config["cell"], config["n_layers"],
                                   config["hidden_size"], config["sequence_length"])
