@@ -84,8 +84,14 @@ def split_text(text: str, test_fraction: float) -> tuple[str, str]:
     if not isinstance(text, str) or len(text) < 2:
         raise validation.InvalidParameter("text", text,
                                           "must be a string of at least two characters")
-    n_test = max(1, min(len(text) - 1, round(test_fraction * len(text))))
+    n_test = held_out_count(len(text), test_fraction)
     return text[:len(text) - n_test], text[len(text) - n_test:]
+
+
+def held_out_count(length: int, test_fraction: float) -> int:
+    """Characters :func:`split_text` holds out of a text of ``length`` >= 2: round(f·n), at
+    least one and leaving one."""
+    return max(1, min(length - 1, round(test_fraction * length)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -193,11 +193,11 @@ def check_text(config: dict) -> None:
     """Refuse, before any work, a language model's text that cannot train it: a file with a
     character outside ``alphabet`` (``text_source``, naming it with its line and column), or a
     training text shorter than one window of ``sequence_length`` characters and its next."""
-    from workbench.data.text import split_text
+    from workbench.data.text import held_out_count
 
     if config["text_source"] == MARKOV:
         length = config["n_characters"]
-        train = length - len(split_text("x" * length, config["test_fraction"])[1])
+        train = length - held_out_count(length, config["test_fraction"])
     else:
         train = len(file_corpus(config["text_source"], config["alphabet"],
                                 config["test_fraction"]).train_text)
