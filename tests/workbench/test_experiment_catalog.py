@@ -104,7 +104,10 @@ def test_every_paper_entry_names_verdicts_its_experiment_gives():
                                        "n_test_pairs": 200, "surrogate_samples": 200,
                                        "burn_in": 100, "n_iterations": 400, "n_replicates": 3,
                                        "n_evaluations": 50, "n_checkpoints": 4,
-                                       "reference_draws": 200, "reference_warmup": 100}}
+                                       "reference_draws": 200, "reference_warmup": 100},
+             "lda-perplexity": {"n_documents": 400, "n_held_out": 40, "n_workers": 4,
+                                "group_size": 2, "n_replicates": 2, "time_horizon": 5e5,
+                                "tuning_time": 2e5, "perplexity_times": 3}}
     declaring = [name for name in library.ORDER if library.header(name).paper]
     assert {"stale-gaussian", "stale-blr-speedup", "stale-nn-workers", "dsgld-imbalance",
             "dsgld-trajectory"} <= set(declaring)

@@ -114,3 +114,11 @@ def to_toml(config: Mapping[str, Any], parameters: tuple[Parameter, ...] | None 
         lines.append(f"# {p.help}")
         lines.append(tomli_w.dumps({p.name: config[p.name]}).rstrip())
     return "\n".join(lines) + "\n"
+
+
+class ValidatedParameter(Parameter):
+    """A parameter whose value (a table, a list that may be empty) is checked by its
+    validator alone."""
+
+    def coerce(self, value):
+        return self.validate(self.name, value)

@@ -24,7 +24,7 @@ from workbench.run.parameters import (
     SLOPE_MARGIN,
     SPEEDUP_MARGIN,
 )
-from workbench.studies.point_kinds import HELD_OUT_KIND, marking, point_kind
+from workbench.studies.point_kinds import HELD_OUT_KIND, TOPIC_MODEL, marking, point_kind
 from workbench.studies.schema import (
     ASYNCHRONOUS,
     FEDERATED,
@@ -73,6 +73,12 @@ FEDERATED_FUNCTIONS = ("log_loss", "accuracy", "train_log_loss")
 #: minus this
 SPREAD_MARGIN = Parameter("spread_margin", 0.0, "spread check: log(sd of than / sd of better) "
                           "shown above minus this", non_negative)
+#: the margins of a topic-model study's checks (:mod:`.topic_judgements`)
+PERPLEXITY_MARGIN = Parameter("perplexity_margin", 0.05, "perplexity check: the final held-out "
+                              "perplexity at most this fraction above the true topics'",
+                              positive)
+TIME_MARGIN = Parameter("time_margin", 0.0, "time-to-perplexity check: log(t_later/t_sooner) "
+                        "shown above minus this", non_negative)
 #: the predicted order of an ``ordering`` check along its dim
 DIRECTIONS = ("falls", "rises")
 #: the independent units of a ``posterior`` check: each chain (its replicates averaged), or
@@ -339,6 +345,8 @@ class Kind:
             return self._along(entry, dims)
         if where in (PROTOCOL_ORACLE, PAIRED_PROTOCOL):
             return self._protocol(entry, where, dims, bounds, kinds, swept or {})
+        if where == TOPIC_MODEL:
+            return self._topic_model(entry, dims, estimators, swept or {})
         if where == FEDERATED_MODELS:
             model = next(k for k in kinds if k in HELD_OUT)
             if self.reference and model not in WITH_REFERENCE:
@@ -419,6 +427,36 @@ class Kind:
             options.update(_margins(entry, (INVARIANCE_MARGIN,)))
         if self.name == "reference" and "margin" in entry:
             options["margin"] = _margin(entry)
+        if "name" in entry:
+            options["name"] = _name_template(entry["name"], list(dims))
+        return options
+
+    def _topic_model(self, entry: dict, dims: Sequence[str], samplers: Sequence[str],
+                     swept: Mapping[str, list]) -> dict:
+        """Options of a topic-model study's check (:mod:`.topic_judgements`): the samplers it
+        judges, among the study's ``topic_samplers`` (``samplers``), its margin, its points."""
+        options: dict[str, Any] = {"where": _where(entry, dims, swept)}
+
+        def sampler(key: str, value) -> str:
+            if value not in samplers:
+                raise CheckOptionError(key, f"must be a sampler of the study "
+                                            f"({', '.join(samplers)}), got {value!r}")
+            return value
+
+        if self.name == "perplexity":
+            named = entry.get("samplers", list(samplers))
+            if not isinstance(named, list) or not named:
+                raise CheckOptionError("samplers", "must be a non-empty list of samplers")
+            options["samplers"] = [sampler("samplers", v) for v in named]
+            options.update(_margins(entry, (PERPLEXITY_MARGIN,)))
+        else:
+            order = entry.get("order")
+            if not isinstance(order, list) or len(order) < 2 or len(set(order)) != len(order):
+                raise CheckOptionError("order", "give at least two distinct samplers, the one "
+                                                "claimed to reach the target first first")
+            options["order"] = [sampler("order", v) for v in order]
+            options["target"] = sampler("target", entry.get("target", "ad-lda"))
+            options.update(_margins(entry, (TIME_MARGIN,)))
         if "name" in entry:
             options["name"] = _name_template(entry["name"], list(dims))
         return options
@@ -611,4 +649,7 @@ KINDS = {kind.name: kind for kind in (
     Kind("stationary", {FEDERATED: ()}),
     Kind("growth", {FEDERATED: ("estimator", "over")}),
     Kind("real-vs-simulated", {REAL_PROCESSES: tuple(p.name for p in REAL_MARGINS)}),
+    Kind("perplexity", {TOPIC_MODEL: ("samplers", PERPLEXITY_MARGIN.name, "where", "name")}),
+    Kind("time-to-perplexity", {TOPIC_MODEL: ("order", "target", TIME_MARGIN.name, "where",
+                                              "name")}),
 )}

@@ -56,6 +56,7 @@ from workbench.studies.schema import (
 from workbench.studies.study import Study, from_document
 from workbench.studies.user_code import UserCodeError
 from workbench.systems.asynchronous.system import DOWNPOUR, ELASTIC
+from workbench.systems.topics.parameters import GENERATED_CORPUS
 
 # the points, the checks and the figures (engine, xarray, scipy.stats, sympy, matplotlib) are
 # imported by the methods that run, combine, judge and draw: loading, showing and configuring a
@@ -152,6 +153,9 @@ class StudyExperiment(Experiment):
                                                        "fields; write a study file of that kind")
         validate_kinds(config)
         for check in self.study.checks:  # the grid a speed-up check reads, after --set
+            if check.kind == "perplexity" and config["corpus"] != GENERATED_CORPUS:
+                raise InvalidParameter("corpus", config["corpus"], "has no true topics: the "
+                                       "study's perplexity check needs a generated corpus")
             over = check.options.get("over")
             if check.kind == "speed-up" and 1 not in config.get(over, [1]):
                 raise InvalidParameter(over, config[over], "must include 1: the study's "
@@ -175,7 +179,7 @@ class StudyExperiment(Experiment):
                     continue
                 if kind.validate is not None:
                     kind.validate(resolved)
-                if resolved.get("n_checkpoints", 0) > resolved["n_iterations"] and \
+                if resolved.get("n_checkpoints", 0) > resolved.get("n_iterations", 0) and \
                         not resolved.get("phase_space"):  # that keeps φ̂ at L alone
                     # checkpoints are distinct sample counts: a shorter run would have fewer,
                     # and the points could not share the checkpoint dim
@@ -460,7 +464,10 @@ def rebuild_study(text: str, origin: str, plugin, streams: str = "") -> StudyExp
 
 def _updates(resolved: dict) -> int:
     """Updates of one replicate's chain at a resolved point (its burn-in included)."""
-    burn_in = resolved["burn_in"] if point_kind(resolved).burn_in else 0
+    kind = point_kind(resolved)
+    if kind.updates is not None:
+        return kind.updates(resolved)
+    burn_in = resolved["burn_in"] if kind.burn_in else 0
     return resolved["n_iterations"] + burn_in
 
 

@@ -338,6 +338,13 @@ def pooled_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
     ax.legend(fontsize=7)
 
 
+def _band(ax, x, runs: xr.DataArray, label: str) -> None:
+    """The mean over replicates of ``runs`` against ``x``, with a band of ±1 sd."""
+    mean, spread = runs.mean("replicate"), runs.std("replicate")
+    line = ax.plot(x, mean, label=label)
+    ax.fill_between(x, mean - spread, mean + spread, alpha=0.2, color=line[0].get_color())
+
+
 def federated_models_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
                            options: dict) -> None:
     function = options.get("test_function") or "log_loss"
@@ -347,17 +354,47 @@ def federated_models_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Contex
             continue
         at = dataset.sel(point).sel(test_function=function)
         for estimator in at["estimator"].values.tolist():
-            chains = at["estimate"].sel(estimator=estimator)
-            mean, spread = chains.mean("replicate"), chains.std("replicate")
-            label = "/".join([estimator, kinds.point_label(point)]).strip("/")
-            line = ax.plot(at["iterations"], mean, label=label)
-            ax.fill_between(at["iterations"], mean - spread, mean + spread, alpha=0.2,
-                            color=line[0].get_color())
+            _band(ax, at["iterations"], at["estimate"].sel(estimator=estimator),
+                  "/".join([estimator, kinds.point_label(point)]).strip("/"))
         if "reference_mean" in at:
             ax.axhline(float(at["reference_mean"]), linestyle="--", color="black",
                        linewidth=1, label="reference" if not point else None)
     ax.set(xscale="log", xlabel="updates L after the burn-in",
            ylabel=f"E φ̂_L of {function}", title=f"{function} (±1 sd over chains)")
+    ax.legend(fontsize=7)
+
+
+def topic_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
+                options: dict) -> None:
+    """Seed 004 Figure 3's view: held-out perplexity against simulated time per sampler (mean
+    and ±1 sd over replicates), the true topics' perplexity dashed and, for a
+    time-to-perplexity check, the target dotted; the cost model in the axis label."""
+    where = options.get("where", {})
+    for point in kinds.sweep_points(dataset, ctx.dims):
+        if any(point[k] != v for k, v in where.items()):
+            continue
+        at = dataset.sel(point)
+        for sampler in at["topic_sampler"].values.tolist():
+            _band(ax, at["time"], at["perplexity"].sel(topic_sampler=sampler),
+                  "/".join([sampler, kinds.point_label(point)]).strip("/"))
+        truth = float(at["true_perplexity"])
+        if np.isfinite(truth):
+            ax.axhline(truth, linestyle="--", color="black", linewidth=1,
+                       label="true topics" if not point else None)
+        if kind == "time-to-perplexity":
+            target = float(at["perplexity"].sel(topic_sampler=options["target"])
+                           .isel(time=-1).max())
+            ax.axhline(target, linestyle=":", color="grey", linewidth=1,
+                       label=f"target ({options['target']})" if not point else None)
+    attrs = dataset.attrs
+    ax.set(xscale="log", ylabel="held-out perplexity",
+           xlabel=("simulated time (costs: Gibbs token "
+                   f"{attrs.get('cost_gibbs_token', np.nan):g}, SGRLD token "
+                   f"{attrs.get('cost_sgrld_token', np.nan):g}, entry update "
+                   f"{attrs.get('cost_topic_entry', np.nan):g}, message entry "
+                   f"{attrs.get('cost_message_entry', np.nan):g})"),
+           title=f"{kind}: perplexity against simulated time")
+    ax.xaxis.label.set_fontsize(7)
     ax.legend(fontsize=7)
 
 

@@ -29,6 +29,7 @@ from workbench.studies.schema import (
     FEDERATED_MODELS,
     GAUSSIAN,
     HELD_OUT,
+    LDA,
     PAIRED_PROTOCOL,
     PAIRED_UNUSED,
     POOLED,
@@ -89,7 +90,9 @@ class PointKind:
     nothing else runs beside it); ``user_code``: it may run the researcher's code, probed
     before any work. ``panel``: ``module:function`` (relative to this package where it starts
     with a dot) drawing every check's default figure panel as ``function(ax, kind, dataset,
-    ctx, options)``; empty: each check kind's own panel (:mod:`.figures`)."""
+    ctx, options)``; empty: each check kind's own panel (:mod:`.figures`). ``updates``: the
+    updates of one replicate at a resolved point, which the plan's work and memory count, where
+    the kind runs for something other than ``n_iterations`` (a topic model's simulated time)."""
 
     name: str
     applies: Callable[[Callable[[str], Any], Collection[str]], bool]
@@ -108,6 +111,7 @@ class PointKind:
     whole_grid: bool = False
     user_code: bool = False
     panel: str = ""
+    updates: Callable[[dict], int] | None = None
 
     def judge(self, kind: str, dataset: xr.Dataset, ctx: Context,
               options: dict) -> list[Verdict]:
@@ -171,6 +175,21 @@ def _check_held_out_sizes(resolved: dict) -> None:
         check_text(resolved)
 
 
+def _validate_topics(resolved: dict) -> None:
+    from workbench.studies.topic_point import validate_point
+
+    validate_point(resolved)
+
+
+def _topic_updates(resolved: dict) -> int:
+    from workbench.studies.topic_point import chain_steps
+
+    return chain_steps(resolved)
+
+
+#: the point kind of a topic-model study (:mod:`.topic_point`)
+TOPIC_MODEL = "topic-model"
+
 POINT_KINDS: tuple[PointKind, ...] = (
     PointKind(
         REAL_PROCESSES, lambda value, named: value("system") == REAL_PROCESSES, _run_real,
@@ -232,6 +251,17 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "keep the model's held-out and learning log-loss and accuracy",
         validate=validate_federated_data, burn_in=True,
         panel=".figures:federated_models_panel"),
+    PointKind(
+        TOPIC_MODEL, lambda value, named: value("model") == LDA, _zipped(".topic_point"),
+        ".topic_judgements", marks=True, describes="LDA's samplers on topic workers",
+        family=("perplexity", "time-to-perplexity"),
+        unused=("sampler", "n_iterations", "replicate_block", "initial_position",
+                "replacement"),
+        unused_because="means nothing in a topic-model study: its samplers are topic_samplers, "
+                       "each runs for time_horizon of simulated time, its replicates in one "
+                       "block from seeded starts, and its minibatches are batch_size documents "
+                       "drawn without replacement",
+        validate=_validate_topics, panel=".figures:topic_panel", updates=_topic_updates),
     PointKind(
         "held-out",
         lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1]

@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 
 from simulators import validation
 from simulators.traveling_chains import BALANCING
-from workbench.core.parameters import Parameter
+from workbench.core.parameters import Parameter, ValidatedParameter
 from workbench.core.phi import BUILTIN
 from workbench.core.validators import (
     at_least_one,
@@ -136,6 +136,7 @@ from workbench.systems.distributed.traveling import (
     trajectory_lengths,
 )
 from workbench.systems.protocols.run import COUPLING_STRENGTH, PERIOD
+from workbench.systems.topics import parameters as topics
 
 #: where a metric-learning study's pairs come from by default (:func:`_data_file`): scikit-learn's
 #: digits, of DIGITS_CLASSES classes and DIGITS_FEATURES pixels (:mod:`workbench.data.digits`)
@@ -249,6 +250,10 @@ METRIC_LEARNING = "metric-learning"
 SUSY_MLP = "susy-mlp"
 TRAVELING = "traveling-chains"
 FEDERATED = "federated-rounds"
+#: latent Dirichlet allocation, and the workers its samplers run on (seed 004 §4.2): points of
+#: their own (:mod:`.topic_point`)
+LDA = "lda"
+TOPIC_WORKERS = "topic-workers"
 #: SGLD chains coupled in groups on traveling chains (seed 004 §3.2.3, Eq. 6)
 COUPLED_SGLD = CoupledSGLD.name
 #: the fields that mean something only when the sampler couples chains
@@ -301,7 +306,8 @@ class ModelKind:
     ``systems`` it runs on, the ``samplers`` it runs (empty: those its system runs), whether
     it has an exact ``oracle`` (else its checks score test functions against a reference
     posterior or compare its runs with each other) and whether HMC can give its
-    ``reference`` posterior."""
+    ``reference`` posterior; ``own_points``: its points are a kind of their own, whose checks
+    neither an oracle nor a reference posterior judge (the topic model's)."""
 
     name: str
     describes: str
@@ -309,6 +315,7 @@ class ModelKind:
     samplers: tuple[str, ...] = ()
     oracle: bool = True
     reference: bool = False
+    own_points: bool = False
 
 
 @dataclass(frozen=True)
@@ -352,6 +359,9 @@ MODEL_KINDS = {kind.name: kind for kind in (
     ModelKind(METRIC_LEARNING, "Bayesian metric learning on similar and dissimilar pairs in "
                                "class-disjoint shards (seed 002 §5.2, Yang et al. 2007)",
               (FEDERATED,), ("sgld",), oracle=False, reference=True),
+    ModelKind(LDA, "latent Dirichlet allocation on a bag-of-words corpus, generated with known "
+                   "topics or read from UCI docword files (seed 004 §4.2)", (TOPIC_WORKERS,),
+              oracle=False, own_points=True),
 )}
 SYSTEM_KINDS = {kind.name: kind for kind in (
     SystemKind("constant", "every update has staleness τ"),
@@ -371,9 +381,14 @@ SYSTEM_KINDS = {kind.name: kind for kind in (
                ("sgld", COUPLED_SGLD), ("dsgld",)),
     SystemKind(FEDERATED, "a random client per round of local updates (seed 002 Algorithm 1)",
                ("sgld",), METHODS),
+    SystemKind(TOPIC_WORKERS, "n_workers workers each holding a shard of the documents: "
+                              "D-SGLD's chains travel over them, AD-LDA and Async-LDA sweep "
+                              "and merge, SGRLD and collapsed Gibbs run on the first; timed by "
+                              "one cost model (seed 004 §4.2)"),
 )}
 #: the model kinds scored on test functions against a reference posterior (no exact oracle)
-HELD_OUT = tuple(name for name, kind in MODEL_KINDS.items() if not kind.oracle)
+HELD_OUT = tuple(name for name, kind in MODEL_KINDS.items()
+                 if not kind.oracle and not kind.own_points)
 #: those whose reference posterior HMC can give
 WITH_REFERENCE = tuple(name for name, kind in MODEL_KINDS.items() if kind.reference)
 #: the systems of each model kind
@@ -390,6 +405,7 @@ MOMENTUM_SAMPLERS = (SGHMC, "sghmc-euler", "sghmc-splitting")
 ESTIMATORS_OF = {name: kind.estimators for name, kind in SYSTEM_KINDS.items()
                  if kind.estimators}
 _G, _S, _T, _F, _H = (GAUSSIAN,), (SHARDED,), (TRAVELING,), (FEDERATED,), HELD_OUT
+_L, _W = (LDA,), (TOPIC_WORKERS,)
 #: the systems of seed 003's protocols; on the Gaussian mean, a point of :mod:`.protocol_point`
 PROTOCOL_SYSTEMS = (DOWNPOUR, ELASTIC, PROTOCOL)
 #: the Gaussian fields a protocol point does not read: its model is fixed by seed 003's
@@ -427,14 +443,6 @@ def _arguments(name, value):
                                               "must be a number, string, boolean or a list "
                                               "of them, under an identifier")
     return dict(value)
-
-
-class ValidatedParameter(Parameter):
-    """A parameter whose value (a table, a list that may be empty) is checked by its
-    validator alone."""
-
-    def coerce(self, value):
-        return self.validate(self.name, value)
 
 
 class ExpressionListParameter(Parameter):
@@ -531,17 +539,19 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                         "eigenvectors of the data spanning A = Σ γ_k v_k v_kᵀ",
                                         at_least_one), only=(METRIC_LEARNING,), fixed_in=_H),
         Field("prior_mean", PRIOR_MEAN, only=_GS, fixed_in=_S),
+        *(Field(p.name, p, only=_L, fixed_in=_L) for p in topics.MODEL_PARAMETERS),
     ),
     "system": (
         Field("kind", Parameter("system", "constant", _described(SYSTEM_KINDS),
                                 choices=SYSTEMS),
-              fixed_in=_S + _H),
+              fixed_in=_S + _H + _L),
         Field("staleness", Parameter("staleness", 1,
                                      "staleness τ (constant and uniform systems)",
                                      non_negative_int), expression=True, only=_G),
         Field(WORKERS_DIM, Parameter(WORKERS_DIM, 1, "workers P of the asynchronous server "
-                                     "or of downpour; the chains of elastic averaging",
-                                     at_least_one), expression=True, only=_GH),
+                                     "or of downpour; the chains of elastic averaging; the "
+                                     "topic workers S, one shard each",
+                                     at_least_one), expression=True, only=_GH + _W),
         Field("n_servers", Parameter("n_servers", 1, "servers S of the asynchronous system, "
                                      "each with its own n_workers workers and chain, their "
                                      "samples pooled at test time (seed 001 §3.3)",
@@ -572,7 +582,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                   "messages (L·period/n_workers steps each, rounded down; "
                                   "seed 003 Appendix B)", choices=BUDGETS),
               only=(ELASTIC, PROTOCOL)),
-        Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T),
+        Field("trajectory_length", TRAJECTORY_LENGTH, expression=True, only=_T + _W),
         Field("assignment", ASSIGNMENT, only=_T),
         Field("trajectory_lengths", ValidatedParameter(
             "trajectory_lengths", [], "τ_s: updates per visit to each shard's worker, one per "
@@ -580,23 +590,26 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             _per_shard_lengths), only=_T),
         Field("n_slow_workers", Parameter("n_slow_workers", 0, "how many workers are slow "
                                           "(the last ones; seed 004 §3.2.2)", non_negative_int),
-              only=_T),
+              only=_T + _W),
         Field("slowdown", Parameter("slowdown", 1.0, "D: a slow worker takes D times longer "
-                                    "per update", _worker_slowdown), expression=True, only=_T),
+                                    "per update", _worker_slowdown), expression=True,
+              only=_T + _W),
         Field("balancing", Parameter("balancing", BALANCING[0],
                                      "fixed: every worker runs its planned trajectory length "
                                      "(block-by-the-slowest); adaptive: the master measures "
                                      "the response delays and sets τ_s = q_s τ̄ S with q_s ∝ "
-                                     "1/d_s (seed 004 §3.2.2)", choices=BALANCING), only=_T),
+                                     "1/d_s (seed 004 §3.2.2)", choices=BALANCING),
+              only=_T + _W),
         Field("slow_trajectory_length", Parameter(
             "slow_trajectory_length", 0, "τ on a slow worker under adaptive balancing (seed "
             "004: 10): the plan's mean τ̄ = τ·((S − n_slow)·D + n_slow)/S, and the fixed plan "
             "runs round(τ̄) on every worker; 0: the plan is trajectory_length",
             non_negative_int), only=_T),
-        Field("group_size", GROUP_SIZE, expression=True, only=_T),
+        Field("group_size", GROUP_SIZE, expression=True, only=_T + _W),
         Field("coupling_time", COUPLING_TIME, only=_T),
         Field("worker_delay", WORKER_DELAY, only=_T),
         Field("hop_time", HOP_TIME, only=_T),
+        *(Field(p.name, p, only=_W) for p in topics.COST_PARAMETERS),
         Field("local_updates", Parameter("local_updates", 10,
                                          "local updates T per round (seed 002 Fig. 2)",
                                          at_least_one), expression=True, only=_F),
@@ -647,12 +660,14 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
               only=_H, fixed_in=_H),
         Field("step_size", replace(STEP_SIZE, default=0.001, help="step size h, an expression, "
                                    "or (phase_space) \"optimal\": h*(L) minimising the exact "
-                                   "asymptotic MSE of φ̂_L(p²) (docs/math.md §15)"),
-              expression=True, only=_GH, words=(OPTIMAL_STEP,)),
+                                   "asymptotic MSE of φ̂_L(p²) (docs/math.md §15); lda: a of "
+                                   "SGRLD's ε_t = a(1 + t/b)^(−c)"),
+              expression=True, only=_GH + _L, words=(OPTIMAL_STEP,)),
         Field("largest_step", Parameter("largest_step", 1.5, "step_size = \"optimal\": the "
                                         "upper end of the search for h*(L)", positive), only=_G),
         Field("friction", FRICTION, only=_GH),
         Field("welling_teh_step_size", WELLING_TEH_STEP_SIZE, only=_S, fixed_in=_S),
+        *(Field(p.name, p, only=_L) for p in topics.SAMPLER_PARAMETERS),
         Field("noise_correction", NOISE_CORRECTION, only=_T),
         Field("correction", Parameter("correction", CORRECTIONS[0],
                                       "corrected: D-SGLD's N_s/(N q_s)-scaled shard gradient "
@@ -700,7 +715,8 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
                                        "of the error curve)"),
               only=_G + _F + _H, fixed_in=_F),
         Field("initial_position", replace(INITIAL_POSITION, default=1.0)),
-        Field("batch_size", BATCH_SIZE, expression=True, fixed_in=_S),
+        Field("batch_size", replace(BATCH_SIZE, help=BATCH_SIZE.help + " (lda: documents)"),
+              expression=True, fixed_in=_S),
         Field("replacement", REPLACEMENT, fixed_in=_S),
         Field("test_function", Parameter("test_function", "theta_squared",
                                          "φ whose MSE the invariance and figures use",
@@ -760,6 +776,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             STEP_FACTORS, [], "steps h·factor run beside the sweep on its client "
             "draws, kept as bound_mse over step_factor (an envelope check)", _step_factors),
               only=_F),
+        *(Field(p.name, p, only=_L) for p in topics.RUN_PARAMETERS),
     ),
 }
 

@@ -41,6 +41,7 @@ from workbench.studies.schema import (
     COUPLING_FIELDS,
     FIELD_SECTIONS,
     GAUSSIAN,
+    LDA,
     OPTIMAL_STEP,
     OTHER_SECTIONS,
     PHASE_SPACE_FUNCTIONS,
@@ -320,6 +321,8 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     parameters += design_parameters
     quick = coerce_quick(doc, parameters)
     estimator = values.get("estimator", catalogue["estimator"].parameter.default)
+    if LDA in kinds:  # its checks name the samplers it compares
+        estimator = values.get("topic_samplers", catalogue["topic_samplers"].parameter.default)
     if "points" in head:
         raise doc.error(("study", "points"), "says how the parts of a study of parts share the "
                                              "sweep's points; this study has no parts")
@@ -556,7 +559,7 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
         unused.update(dict.fromkeys(CONFIG_KEYS["sampler"][1:], (
             'means nothing unless [sampler] kind = "python": it names the factory of the '
             "researcher's own sampler")))
-    if sampler != COUPLED_SGLD:
+    if sampler != COUPLED_SGLD and model != LDA:
         unused.update(dict.fromkeys(COUPLING_FIELDS, (
             f'means nothing unless [sampler] kind = "{COUPLED_SGLD}": it couples traveling '
             "chains in groups")))
