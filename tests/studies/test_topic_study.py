@@ -192,3 +192,23 @@ def test_the_reuters_example_runs_when_the_lda_package_is_installed():
     assert np.isnan(float(dataset["true_perplexity"]))
     assert np.isfinite(dataset["perplexity"].values).all()
     assert len(experiment.checks(dataset)) == 2
+
+
+@pytest.mark.parametrize(("name", "dims"), [("lda-workers", ("workers",)),
+                                            ("lda-load-balancing", ("slowdown", "balancing"))])
+def test_the_sweeping_examples_run_at_a_small_size(name, dims):
+    """examples/lda-workers.toml and lda-load-balancing.toml (adaptive trajectories on slow
+    workers) on a small corpus: every sweep point runs, every check gives a verdict per point."""
+    from pathlib import Path
+
+    from workbench import experiments
+
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.toml"
+    experiment = experiments.get(str(path))
+    small = {"n_documents": 1200, "n_held_out": 40, "n_replicates": 2, "time_horizon": 4e5,
+             "perplexity_times": 2, "perplexity_sweeps": 4, "gibbs_sweeps": 4}
+    dataset = run_experiment(experiment, experiment.configure(small, quick=True), seed=2)
+    assert set(dims) <= set(dataset["perplexity"].dims)
+    points = int(np.prod([dataset.sizes[d] for d in dims]))
+    samplers = dataset.sizes["topic_sampler"]
+    assert len(experiment.checks(dataset)) == points * (samplers + 1)

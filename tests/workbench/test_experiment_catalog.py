@@ -105,6 +105,9 @@ def test_every_paper_entry_names_verdicts_its_experiment_gives():
                                        "burn_in": 100, "n_iterations": 400, "n_replicates": 3,
                                        "n_evaluations": 50, "n_checkpoints": 4,
                                        "reference_draws": 200, "reference_warmup": 100},
+             "protocols-rnn": {"iterations_per_worker": 30, "n_characters": 800,
+                               "n_replicates": 2, "n_evaluations": 5, "n_checkpoints": 3,
+                               "hidden_size": 4, "sequence_length": 8},
              "lda-perplexity": {"n_documents": 400, "n_held_out": 40, "n_workers": 4,
                                 "group_size": 2, "n_replicates": 2, "time_horizon": 5e5,
                                 "tuning_time": 2e5, "perplexity_times": 3}}
