@@ -212,3 +212,19 @@ def test_the_sweeping_examples_run_at_a_small_size(name, dims):
     points = int(np.prod([dataset.sizes[d] for d in dims]))
     samplers = dataset.sizes["topic_sampler"]
     assert len(experiment.checks(dataset)) == points * (samplers + 1)
+
+
+def test_seed_004s_load_balancing_plan_gives_slow_workers_10_steps_and_fast_ones_d_times_10():
+    from workbench.studies.topic_point import speed_factors, trajectory_length
+    from workbench.systems.topics.dsgld import trajectory_plan
+
+    config = {"n_workers": 20, "n_slow_workers": 10, "slowdown": 10.0, "trajectory_length": 10,
+              "slow_trajectory_length": 10}
+    adaptive = trajectory_length({**config, "balancing": "adaptive"})
+    assert adaptive == 55.0  # τ̄ = 10·(10·10 + 10)/20
+    plan = trajectory_plan(speed_factors(config), adaptive, "adaptive")
+    np.testing.assert_array_equal(plan, [100] * 10 + [10] * 10)
+    fixed = trajectory_length({**config, "balancing": "fixed"})
+    np.testing.assert_array_equal(trajectory_plan(speed_factors(config), fixed, "fixed"),
+                                  [55] * 20)
+    assert trajectory_length({**config, "slow_trajectory_length": 0, "balancing": "fixed"}) == 10

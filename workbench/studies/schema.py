@@ -604,7 +604,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             "slow_trajectory_length", 0, "τ on a slow worker under adaptive balancing (seed "
             "004: 10): the plan's mean τ̄ = τ·((S − n_slow)·D + n_slow)/S, and the fixed plan "
             "runs round(τ̄) on every worker; 0: the plan is trajectory_length",
-            non_negative_int), only=_T),
+            non_negative_int), only=_T + _W),
         Field("group_size", GROUP_SIZE, expression=True, only=_T + _W),
         Field("coupling_time", COUPLING_TIME, only=_T),
         Field("worker_delay", WORKER_DELAY, only=_T),

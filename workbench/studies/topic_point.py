@@ -133,6 +133,19 @@ def groups(name: str, config: dict) -> tuple[int, ...]:
     return (config["group_size"],) * (n_workers // config["group_size"])
 
 
+def trajectory_length(config: dict) -> float:
+    """D-SGLD's trajectory length: ``trajectory_length``, or with ``slow_trajectory_length``
+    seed 004 §4.2's load-balancing plan (10 on a slow worker, D·10 on a fast one: the balanced
+    plan's mean τ̄, and round(τ̄) on every worker of the fixed plan;
+    :func:`workbench.systems.distributed.balancing.plan_lengths`)."""
+    if not config["slow_trajectory_length"]:
+        return config["trajectory_length"]
+    from workbench.systems.distributed.balancing import plan_lengths
+
+    mean, fixed = plan_lengths(config)
+    return mean if config["balancing"] == "adaptive" else fixed
+
+
 def chain_steps(config: dict) -> int:
     """SGRLD steps one chain makes within the time horizon on a full-speed worker, for a
     minibatch of ``batch_size`` documents of ``document_length`` tokens: the plan's count of a
@@ -216,7 +229,7 @@ def _run(name: str, data: TopicData, config: dict, times: np.ndarray, seed):
         return dsgld.run_sgrld(data.training, data.shards, **common, **sgrld)
     if name.startswith("d-"):
         return dsgld.run_dsgld(data.training, data.shards, **common, **sgrld,
-                               trajectory_length=config["trajectory_length"],
+                               trajectory_length=trajectory_length(config),
                                groups=groups(name, config), balancing=config["balancing"])
     runner = {"ad-lda": counts.run_ad_lda, "async-lda": counts.run_async_lda,
               "collapsed-gibbs": gibbs.run_collapsed_gibbs}[name]

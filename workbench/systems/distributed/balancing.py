@@ -29,7 +29,9 @@ def worker_timing(config: dict) -> WorkerTiming:
 def plan_lengths(config: dict) -> tuple[float, int]:
     """τ̄ that gives the slow workers ``slow_trajectory_length`` under balancing, and the
     fixed plan's common length (the same mean, so both make as many updates per round)."""
-    n_workers, n_slow = len(config["shard_sizes"]), config["n_slow_workers"]
+    n_workers = (len(config["shard_sizes"]) if "shard_sizes" in config  # a shard a worker
+                 else config["n_workers"])
+    n_slow = config["n_slow_workers"]
     mean = config["slow_trajectory_length"] * ((n_workers - n_slow) * config["slowdown"]
                                                + n_slow) / n_workers
     return mean, max(1, int(np.floor(mean + 0.5)))

@@ -74,13 +74,15 @@ SGRLD_BLOCK = 10  # SGRLD's steps drawn at a time (any block gives the same numb
 
 
 def trajectory_plan(speed_factors, trajectory_length: int, balancing: str) -> np.ndarray:
-    """τ_s of each worker: ``trajectory_length`` everywhere (``fixed``), or the balanced plan
-    τ_s = round(q_s τ̄ S), q_s ∝ speed factor (``adaptive``, module docstring)."""
+    """τ_s of each worker: ``trajectory_length`` everywhere (``fixed``, an integer), or the
+    balanced plan τ_s = round(q_s τ̄ S), q_s ∝ speed factor, with τ̄ = ``trajectory_length``
+    (``adaptive``, module docstring; τ̄ may be fractional)."""
     factors = _speed_factors(speed_factors)
-    length = validation.integer("trajectory_length", trajectory_length, minimum=1)
     if validation.one_of("balancing", balancing, BALANCING) == "fixed":
+        length = validation.integer("trajectory_length", trajectory_length, minimum=1)
         return np.full(factors.size, length, dtype=np.int64)
-    return balanced_plan(1.0 / factors, length)
+    return balanced_plan(1.0 / factors, validation.positive("trajectory_length",
+                                                            trajectory_length))
 
 
 def run_sgrld(training: Corpus, shards: Sequence[np.ndarray], *, n_topics: int, alpha: float,
