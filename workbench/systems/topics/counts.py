@@ -42,9 +42,9 @@ import numba
 import numpy as np
 
 from workbench.data.corpus import Corpus
+from workbench.systems.topics.arguments import RunArguments
 from workbench.systems.topics.cost import CostModel
 from workbench.systems.topics.gibbs import (
-    CountRun,
     GibbsState,
     Recorder,
     document_tokens,
@@ -86,7 +86,7 @@ def ad_lda_iteration(state: GibbsState, training: Corpus, shards: Sequence[np.nd
            state.n_kw, state.n_k)
 
 
-def _clock(training: Corpus, run: CountRun, cost: CostModel) -> tuple[np.ndarray, float, float]:
+def _clock(training: Corpus, run: RunArguments, cost: CostModel) -> tuple[np.ndarray, float, float]:
     """Each worker's sweep time, a message's time and the master's time to add one delta."""
     sweeps = np.array([cost.gibbs_sweep(document_tokens(training, shard)) / speed
                        for shard, speed in zip(run.shards, run.speed_factors, strict=True)])
@@ -100,7 +100,7 @@ def run_ad_lda(training: Corpus, shards: Sequence[np.ndarray], *, n_topics: int,
                evaluation_times: np.ndarray, n_replicates: int, seed) -> TopicTrace:
     """AD-LDA (module docstring) on ``len(shards)`` workers; ``updates`` counts worker sweeps
     (S per merge). With one worker it is :func:`.gibbs.run_collapsed_gibbs` draw for draw."""
-    run = CountRun.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
+    run = RunArguments.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
                          evaluation_times, n_replicates)
     sweep_times, message, add = _clock(training, run, cost)
     slowest, n_workers = sweep_times.max(), len(run.shards)
@@ -142,7 +142,7 @@ def run_async_lda(training: Corpus, shards: Sequence[np.ndarray], *, n_topics: i
                   evaluation_times: np.ndarray, n_replicates: int, seed) -> TopicTrace:
     """Async-LDA (module docstring) on ``len(shards)`` workers; ``updates`` counts merged
     sweeps. With one worker it is :func:`run_ad_lda` with one worker, to the bit."""
-    run = CountRun.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
+    run = RunArguments.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
                          evaluation_times, n_replicates)
     sweep_times, message, add = _clock(training, run, cost)
     workers, times, finished = async_lda_syncs(sweep_times, message, add,

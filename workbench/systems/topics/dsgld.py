@@ -66,6 +66,7 @@ from simulators.load_balancing import balanced_plan
 from simulators.seeding import SeedLike, generator
 from workbench.data.corpus import Corpus
 from workbench.models import lda
+from workbench.systems.topics.arguments import RunArguments, checked_speed_factors
 from workbench.systems.topics.cost import CostModel
 from workbench.systems.topics.trace import TopicTrace
 
@@ -77,7 +78,7 @@ def trajectory_plan(speed_factors, trajectory_length: int, balancing: str) -> np
     """τ_s of each worker: ``trajectory_length`` everywhere (``fixed``, an integer), or the
     balanced plan τ_s = round(q_s τ̄ S), q_s ∝ speed factor, with τ̄ = ``trajectory_length``
     (``adaptive``, module docstring; τ̄ may be fractional)."""
-    factors = _speed_factors(speed_factors)
+    factors = checked_speed_factors(speed_factors)
     if validation.one_of("balancing", balancing, BALANCING) == "fixed":
         length = validation.integer("trajectory_length", trajectory_length, minimum=1)
         return np.full(factors.size, length, dtype=np.int64)
@@ -93,13 +94,12 @@ def run_sgrld(training: Corpus, shards: Sequence[np.ndarray], *, n_topics: int, 
     """SGRLD (Patterson & Teh 2013) on one machine: worker 0 (its speed factor) holding every
     training document (the shards concatenated, in order), gradient scale N/n (module
     docstring)."""
-    shards = _shards(training, shards)
-    factors = _speed_factors(speed_factors, len(shards))
-    return _simulate(training, [np.concatenate(shards)], factors[:1],
-                     np.array([SGRLD_BLOCK]), (1,), 0, n_topics=n_topics, alpha=alpha,
-                     beta=beta, cost=cost, evaluation_times=evaluation_times,
-                     n_replicates=n_replicates, seed=seed, batch_documents=batch_documents,
-                     n_sweeps=n_sweeps, step_a=step_a, step_b=step_b, step_c=step_c)
+    run = RunArguments.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
+                             evaluation_times, n_replicates)
+    return _simulate(training, [np.concatenate(run.shards)], run.speed_factors[:1],
+                     np.array([SGRLD_BLOCK]), (1,), 0, run, cost=cost, seed=seed,
+                     batch_documents=batch_documents, n_sweeps=n_sweeps, step_a=step_a,
+                     step_b=step_b, step_c=step_c)
 
 
 def run_dsgld(training: Corpus, shards: Sequence[np.ndarray], *, n_topics: int, alpha: float,
@@ -112,69 +112,26 @@ def run_dsgld(training: Corpus, shards: Sequence[np.ndarray], *, n_topics: int, 
     """D-SGLD for LDA (seed 004 §3.2, §4.2): S chains traveling over S workers by cyclic
     rotation, averaged within groups at the end of each trajectory (module docstring).
     ``groups`` defaults to (S,), D-CC."""
-    shards = _shards(training, shards)
-    factors = _speed_factors(speed_factors, len(shards))
-    plan = trajectory_plan(factors, trajectory_length, balancing)
+    run = RunArguments.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
+                             evaluation_times, n_replicates)
+    shards = list(run.shards)
+    plan = trajectory_plan(run.speed_factors, trajectory_length, balancing)
     groups = tuple(validation.sizes("groups", (len(shards),) if groups is None else groups,
                                     total=len(shards)))
     recorded = validation.integer("recorded_chain", recorded_chain, minimum=0,
                                   maximum=len(shards) - 1)
-    return _simulate(training, shards, factors, plan, groups, recorded, n_topics=n_topics,
-                     alpha=alpha, beta=beta, cost=cost, evaluation_times=evaluation_times,
-                     n_replicates=n_replicates, seed=seed, batch_documents=batch_documents,
-                     n_sweeps=n_sweeps, step_a=step_a, step_b=step_b, step_c=step_c)
-
-
-def _speed_factors(speed_factors, n_workers: int | None = None) -> np.ndarray:
-    factors = np.atleast_1d(np.asarray(speed_factors, dtype=np.float64))
-    if factors.ndim != 1 or factors.size == 0 or not np.all(np.isfinite(factors)) \
-            or (factors <= 0).any():
-        raise validation.InvalidParameter("speed_factors", factors.tolist(),
-                                          "must be finite numbers > 0, one a worker")
-    if n_workers is not None and factors.size != n_workers:
-        raise validation.InvalidParameter(
-            "speed_factors", factors.tolist(), f"needs one factor a worker ({n_workers})")
-    return factors
-
-
-def _shards(training: Corpus, shards: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The shards as int64 arrays; they must partition the training documents."""
-    if not isinstance(training, Corpus):
-        raise validation.InvalidParameter("training", type(training).__name__,
-                                          "must be a Corpus")
-    parts = [np.asarray(s, dtype=np.int64).ravel() for s in shards]
-    if not parts or any(p.size == 0 for p in parts):
-        raise validation.InvalidParameter("shards", [p.size for p in parts],
-                                          "needs at least one shard, none empty")
-    everything = np.sort(np.concatenate(parts))
-    if not np.array_equal(everything, np.arange(training.n_documents)):
-        raise validation.InvalidParameter(
-            "shards", "indices",
-            f"must partition the {training.n_documents} training documents")
-    return parts
-
-
-def _evaluation_times(times) -> np.ndarray:
-    times = np.atleast_1d(np.asarray(times, dtype=np.float64))
-    if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)) \
-            or times[0] < 0 or (np.diff(times) <= 0).any():
-        raise validation.InvalidParameter("evaluation_times", times.tolist(),
-                                          "must be finite, >= 0 and increasing")
-    return times
+    return _simulate(training, shards, run.speed_factors, plan, groups, recorded, run,
+                     cost=cost, seed=seed, batch_documents=batch_documents, n_sweeps=n_sweeps,
+                     step_a=step_a, step_b=step_b, step_c=step_c)
 
 
 def _simulate(training: Corpus, shards: list[np.ndarray], factors: np.ndarray, plan: np.ndarray,
-              groups: tuple[int, ...], recorded: int, *, n_topics, alpha, beta, cost,
-              evaluation_times, n_replicates, seed, batch_documents, n_sweeps, step_a, step_b,
-              step_c) -> TopicTrace:
-    """The rounds of the module docstring; ``plan`` gives τ_s a worker."""
-    n_topics = validation.integer("n_topics", n_topics, minimum=2)
-    alpha = validation.positive("alpha", alpha)
-    beta = validation.positive("beta", beta)
-    if not isinstance(cost, CostModel):
-        raise validation.InvalidParameter("cost", type(cost).__name__, "must be a CostModel")
-    times = _evaluation_times(evaluation_times)
-    n_replicates = validation.integer("n_replicates", n_replicates, minimum=1)
+              groups: tuple[int, ...], recorded: int, run: RunArguments, *, cost, seed,
+              batch_documents, n_sweeps, step_a, step_b, step_c) -> TopicTrace:
+    """The rounds of the module docstring; ``plan`` gives τ_s a worker, ``run`` the checked
+    common arguments (:class:`~.arguments.RunArguments`)."""
+    n_topics, alpha, beta = run.n_topics, run.alpha, run.beta
+    times, n_replicates = run.evaluation_times, run.n_replicates
     sizes = np.array([s.size for s in shards])
     batch = validation.integer("batch_documents", batch_documents, minimum=1,
                                maximum=int(sizes.min()))

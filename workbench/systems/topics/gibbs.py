@@ -28,17 +28,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from simulators import validation
 from simulators.seeding import generator
 from workbench.data.corpus import Corpus
+from workbench.systems.topics.arguments import RunArguments
 from workbench.systems.topics.cost import CostModel
 from workbench.systems.topics.trace import TopicTrace
-
-
-def check_model(n_topics, alpha, beta) -> tuple[int, float, float]:
-    """LDA's K >= 2 and its Dirichlet priors α > 0, β > 0."""
-    return (validation.integer("n_topics", n_topics, minimum=2),
-            validation.positive("alpha", alpha), validation.positive("beta", beta))
 
 
 @numba.njit(cache=True)
@@ -147,61 +141,6 @@ def topics_from_counts(n_kw: np.ndarray, beta: float) -> np.ndarray:
     return (n_kw + beta) / (n_kw.sum(axis=-1, keepdims=True) + vocabulary_size * beta)
 
 
-@dataclass(frozen=True)
-class CountRun:
-    """The checked arguments common to the count-based runners (:func:`run_collapsed_gibbs`,
-    :func:`workbench.systems.topics.counts.run_ad_lda`,
-    :func:`~workbench.systems.topics.counts.run_async_lda`)."""
-
-    shards: tuple[np.ndarray, ...]
-    n_topics: int
-    alpha: float
-    beta: float
-    speed_factors: np.ndarray
-    evaluation_times: np.ndarray
-    n_replicates: int
-
-    @classmethod
-    def check(cls, training, shards, n_topics, alpha, beta, cost, speed_factors,
-              evaluation_times, n_replicates) -> CountRun:
-        """Refuse bad input, naming the field: ``shards`` must partition the training
-        documents into non-empty shards, one speed factor > 0 per shard, evaluation times
-        finite, >= 0 and increasing."""
-        if not isinstance(training, Corpus):
-            raise validation.InvalidParameter("training", type(training).__name__,
-                                              "must be a Corpus")
-        if not isinstance(cost, CostModel):
-            raise validation.InvalidParameter("cost", type(cost).__name__,
-                                              "must be a CostModel")
-        n_topics, alpha, beta = check_model(n_topics, alpha, beta)
-        n_replicates = validation.integer("n_replicates", n_replicates, minimum=1)
-        if not isinstance(shards, Sequence) or not shards:
-            raise validation.InvalidParameter("shards", shards,
-                                              "must be a non-empty list of index arrays")
-        shards = tuple(np.asarray(shard) for shard in shards)
-        if (any(shard.ndim != 1 or shard.size == 0 or shard.dtype.kind not in "iu"
-                for shard in shards)
-                or not np.array_equal(np.sort(np.concatenate(shards)),
-                                      np.arange(training.n_documents))):
-            raise validation.InvalidParameter(
-                "shards", [shard.size for shard in shards],
-                f"must hold each of the {training.n_documents} training documents once, "
-                "in non-empty shards")
-        speeds = np.asarray(speed_factors, dtype=float)
-        if speeds.shape != (len(shards),) or not np.all(np.isfinite(speeds) & (speeds > 0)):
-            raise validation.InvalidParameter(
-                "speed_factors", speed_factors,
-                f"must be {len(shards)} finite numbers > 0, one per shard")
-        times = np.asarray(evaluation_times, dtype=float)
-        if (times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times))
-                or times[0] < 0 or np.any(np.diff(times) <= 0)):
-            raise validation.InvalidParameter(
-                "evaluation_times", evaluation_times,
-                "must be a non-empty list of finite times >= 0, increasing")
-        return cls(tuple(shard.astype(np.int64) for shard in shards), n_topics, alpha, beta,
-                   speeds, times, n_replicates)
-
-
 class Recorder:
     """Fills a :class:`TopicTrace` while a run applies its updates in time order: before an
     update finishing at time u is applied, every evaluation time before u gets the state then
@@ -240,7 +179,7 @@ def run_collapsed_gibbs(training: Corpus, shards: Sequence[np.ndarray], *, n_top
     speed_factors[0]`` and updates the counts when it finishes. Runs until the first sweep
     finishing after the last evaluation time (``finished``: its finish time; it is not
     computed); ``updates`` counts sweeps."""
-    run = CountRun.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
+    run = RunArguments.check(training, shards, n_topics, alpha, beta, cost, speed_factors,
                          evaluation_times, n_replicates)
     documents = np.concatenate(run.shards)
     state = GibbsState.initial(training, run.n_topics, run.n_replicates, seed)
