@@ -267,8 +267,9 @@ def run_point(experiment: str, config: dict, point: dict, seed,
     values, updates, finished, distance = [], [], [], []
     for name in names:
         trace = _run(name, data, run_config, times, derive(seed_point, name))
-        values.append(np.stack([perplexity(topics, data.split, **score)
-                                for topics in trace.topics]))
+        # every (time, replicate) row in one call: a row's value does not depend on the others
+        values.append(perplexity(trace.topics.reshape(-1, *trace.topics.shape[2:]),
+                                 data.split, **score).reshape(trace.topics.shape[:2]))
         updates.append(trace.updates)
         finished.append(trace.finished)
         distance.append(topic_distance(trace.topics[-1], data.true_topics)
