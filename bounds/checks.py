@@ -165,13 +165,16 @@ def inconclusive(check: str, kind: str, z: float, detail: str, scale: str = "abs
 def ordering_check(check: str, gap: float, error: float, expected_gap: float, z: float,
                    detail: str = "", evidence: dict | None = None, *,
                    margin: float | None = None, n_replicates: int | None = None,
-                   z_holds: float | None = None) -> Verdict:
+                   z_holds: float | None = None, at_least: float = 0.0) -> Verdict:
     """A predicted order: ``gap`` (positive when the order is as predicted) shown above
-    −margin. One-sided on d = −gap: ``holds`` when gap ≥ z_holds·σ − margin, ``violated``
-    when gap < −margin − z·σ (the reverse order is shown), else ``inconclusive``. The margin
-    (default 0, :data:`~bounds.equivalence.DEFAULT_MARGINS` ``ordering``) is in gap units."""
+    ``at_least`` − margin. One-sided on d = at_least − gap: ``holds`` when gap ≥ at_least +
+    z_holds·σ − margin, ``violated`` when gap < at_least − margin − z·σ (a gap below the claimed
+    one is shown), else ``inconclusive``. The margin (default 0,
+    :data:`~bounds.equivalence.DEFAULT_MARGINS` ``ordering``) is in gap units; ``expected_gap``
+    is reported beside the gap."""
     width = DEFAULT_MARGINS["ordering"].size if margin is None else margin
-    decision = decide(-float(gap), error, width, z, z_holds=z_holds, one_sided=True)
+    decision = decide(float(at_least) - float(gap), error, width, z, z_holds=z_holds,
+                      one_sided=True)
     return verdict_from(check, "ordering", decision, float(gap), float(expected_gap), z,
                         "absolute", n_replicates=n_replicates, detail=detail,
                         evidence=evidence)
@@ -179,16 +182,18 @@ def ordering_check(check: str, gap: float, error: float, expected_gap: float, z:
 
 def ordering_sequence(names: Sequence[str], points: Sequence, values, errors, z: float, *,
                       margin: float, n_replicates: int, evidence: Sequence[dict],
-                      where: Callable[[int | None, list[Verdict]], str]) -> list[Verdict]:
+                      where: Callable[[int | None, list[Verdict]], str],
+                      by: float = 0.0) -> list[Verdict]:
     """The predicted order along a grid: for each consecutive pair of ``points`` an
     :func:`ordering_check` named ``names[k]`` on gap = values[k] − values[k+1] (positive when
-    the values fall, as predicted) with the two measurements' independent ``errors``. Every
+    the values fall, as predicted), claimed at least ``by``, with the two measurements'
+    independent ``errors``. Every
     verdict's detail starts with ``where(stop, verdicts)``, ``stop`` the first pair whose fall
     is not shown (None: every pair holds), and its evidence adds ``turning_point``: the point
     the fall is shown up to (None when it is shown everywhere)."""
     pairs = [ordering_check(names[k], float(values[k] - values[k + 1]),
-                            math.hypot(errors[k], errors[k + 1]), 0.0, z, margin=margin,
-                            n_replicates=n_replicates, evidence=evidence[k])
+                            math.hypot(errors[k], errors[k + 1]), by, z, margin=margin,
+                            n_replicates=n_replicates, evidence=evidence[k], at_least=by)
              for k in range(len(points) - 1)]
     stop = next((k for k, v in enumerate(pairs) if v.verdict != HOLDS), None)
     sentence = where(stop, pairs)

@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from simulators import validation
+
 # xarray is imported by the methods that build DataArrays and Datasets, and numba (the compiled
 # column gather) by update_column: building a schedule needs only numpy, and the command line
 # loads this module without them (issue 15)
@@ -245,10 +247,18 @@ class Schedule:
         The counterfactual "what if the gradients had been fresh": same timing, no delay in
         the numerics. Used by teaching pages and as a negative control in the tests.
         """
+        return self.with_staleness_scaled(0, "without_staleness")
+
+    def with_staleness_scaled(self, factor: int, variant: str | None = None) -> Schedule:
+        """The same events, every gradient read ``factor`` times as stale as it was: version
+        v − factor·τ where it was processed at version v, at least version 0 (0: fresh; 2:
+        "twice as stale as the schedule says", a negative control of seed 003's protocols)."""
+        factor = validation.integer("factor", factor, minimum=0)
         columns = {name: getattr(self, name).copy() for name in _COLUMNS}
-        columns["version_read"] = columns["version_read"] + columns["staleness"]
-        columns["staleness"] = np.zeros_like(columns["staleness"])
-        attrs = dict(self.attrs, variant="without_staleness")
+        current = columns["version_read"] + columns["staleness"]
+        columns["version_read"] = np.maximum(current - factor * columns["staleness"], 0)
+        columns["staleness"] = current - columns["version_read"]
+        attrs = dict(self.attrs, variant=variant or f"staleness_times_{factor}")
         return Schedule(**columns, attrs=attrs)
 
     # ----------------------------------------------------------------- storage

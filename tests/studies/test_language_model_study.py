@@ -112,3 +112,19 @@ def test_a_text_that_cannot_train_is_refused_before_any_work(tmp_path):
     with pytest.raises(InvalidParameter) as caught:
         _config(text_source=str(path))
     assert caught.value.field == "text_source" and "'X'" in str(caught.value)
+
+
+def test_one_draws_averaged_prediction_is_its_own_nll_and_more_draws_score_no_worse():
+    """The averaged prediction of a single draw scores exactly the per-draw ``nll`` (same
+    characters, same order); of several draws, no worse than their mean ``nll`` (Jensen)."""
+    model = make_model("protocols-rnn", _config(), 3, None)
+    theta = 0.3 * np.random.default_rng(2).standard_normal((4, model.dim))
+    [nll] = model.test_functions()
+    per_draw = nll(theta)[:, 0]
+    predictions = model.held_out_predictions(theta)  # (draw, M-1, K)
+    assert predictions.shape == (4, len(model.held_out_targets()), len(model.alphabet))
+    np.testing.assert_allclose(predictions.sum(axis=-1), 1.0, rtol=1e-12)
+    single = model.averaged_prediction_scores(predictions)["averaged_nll"]
+    np.testing.assert_allclose(single, per_draw, rtol=1e-10)
+    averaged = model.averaged_prediction_scores(predictions.mean(axis=0))["averaged_nll"]
+    assert averaged <= per_draw.mean()

@@ -95,3 +95,22 @@ def test_an_ordering_over_a_dim_the_study_does_not_sweep_is_refused():
 def test_a_network_field_in_a_logistic_study_is_refused():
     text = TEXT.replace('kind = "network"', 'kind = "logistic-regression"')
     refused_when_read(text, "network = ", "network")
+
+
+def test_an_ordering_by_at_least_holds_short_of_the_fall_and_is_violated_beyond_it(quick):
+    """The quick run's first fall (P = 1 -> 2) judged against claims of a least fall ``by``:
+    one 2σ below the measured fall holds (z_holds = 1.645), one (z + 1)σ above it is shown
+    short (violated); ``by`` < 0 is refused."""
+    experiment, dataset = quick
+    [first] = [v for v in experiment.checks(dataset) if v.check.endswith("n_workers=1->2")]
+    fall, sigma = first.observed, first.mc_error
+    assert first.verdict == HOLDS and fall > 2 * sigma > 0
+    for by, expected in ((fall - 2 * sigma, HOLDS),
+                         (fall + (first.z_threshold + 1) * sigma, VIOLATED)):
+        text = TEXT.replace('direction = "falls"', f'direction = "falls"\nby = {by!r}')
+        [again] = [v for v in StudyExperiment(loads(text, str(EXAMPLE))).checks(dataset)
+                   if v.check.endswith("n_workers=1->2")]
+        assert again.verdict == expected, (by, fall, sigma, again.detail)
+        assert again.expected == by and again.observed == fall
+    refused_when_read(TEXT.replace('direction = "falls"', 'direction = "falls"\nby = -0.1'),
+                      "by = -0.1", "by", ">= 0")

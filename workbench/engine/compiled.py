@@ -222,8 +222,8 @@ class KernelReplay:
             checkpoints = accumulator.checkpoints
             inside = checkpoints[(checkpoints > first) & (checkpoints <= first + length)]
             average_at[inside - first - 1] = np.arange(inside.size)
-            if accumulator.thin:
-                kept = counts % accumulator.thin == 0
+            if accumulator.kept.size:
+                kept = np.isin(counts, accumulator.kept)
                 draw_at[kept] = np.arange(np.count_nonzero(kept))
             positions = np.empty((0, 0, 0, 0))
         else:
@@ -265,7 +265,7 @@ class KernelReplay:
         for c in range(inside.size):
             for f in accumulator.test_functions:
                 accumulator.averages[f.name].append(averages[c, _BUILTIN.index(f)].copy())
-        if accumulator.thin:
+        if accumulator.kept.size:
             accumulator.draws.append(draws)
             accumulator.draw_iterations.append(counts[kept])
 

@@ -113,7 +113,7 @@ def replay(
     replacement: bool = True,
     test_functions: Sequence[TestFunction] = (THETA, THETA_SQUARED),
     checkpoints: Sequence[int] | None = None,
-    thin: int = 0,
+    thin: int | Sequence[int] = 0,
     replicate_block: int = 50,
     blocks: Sequence[int] | None = None,
     divergence_threshold: float = 1e100,
@@ -127,6 +127,8 @@ def replay(
         ``__call__(position, minibatch) -> ∇Ũ`` (see :mod:`workbench.models`); for sharded
         schedules a shard-aware one (module docstring).
     initial_position: broadcastable to ``(replicate, server, d)``.
+    thin: keep every ``thin``-th update's positions as draws (0: none), or the updates listed
+        (:func:`~workbench.engine.replay_setup.kept_updates`).
     blocks: which replicate blocks to run (default all); see the module docstring.
     memory_budget: bytes the replay may hold (default: :func:`replay_memory_budget`'s, else
         :data:`MEMORY_BUDGET`); a run that cannot fit is refused before it starts.

@@ -89,7 +89,7 @@ def evaluation_elements(gradient, dim: int, batch_size: int) -> float:
 
 def memory_need(rows: int, group_rows: int, layout: GroupLayout, *, dim: int, n_updates: int,
                 batch_size: int, test_functions: Sequence[TestFunction],
-                checkpoints: Sequence[int] | None, thin: int,
+                checkpoints: Sequence[int] | None, thin: int | Sequence[int],
                 chunk_size: int | None, gradient=None) -> tuple[int, int]:
     """(results, working) bytes of a replay of ``rows`` replicates stepped ``group_rows`` at
     a time (module docstring, *Memory*): results for all rows; for one group, a chunk's noise,
@@ -103,7 +103,7 @@ def memory_need(rows: int, group_rows: int, layout: GroupLayout, *, dim: int, n_
     n_servers, steps = layout.n_servers, layout.steps_per_update
     widths = sum(int(np.shape(f(np.zeros((1, 1, dim))))[-1]) for f in test_functions)
     n_checkpoints = 1 if checkpoints is None else len(np.unique(np.asarray(checkpoints)))
-    n_draws = n_updates // thin if thin else 0
+    n_draws = kept_updates(thin, n_updates).size
     per_row = n_servers * (n_checkpoints * widths + n_draws * dim + dim + 1)
     results = 2 * 8 * rows * per_row
     chains = group_rows * n_servers
@@ -117,6 +117,20 @@ def memory_need(rows: int, group_rows: int, layout: GroupLayout, *, dim: int, n_
     calls = gradient.call_elements(chains * window, batch_size)
     return results, int(8 * (chains * (chunk * (steps * per_evaluation + 2 * widths) + held)
                              + calls))
+
+
+def kept_updates(thin: int | Sequence[int], n_updates: int) -> np.ndarray:
+    """The updates (counted from 1) whose positions a replay keeps as draws: every
+    ``thin``-th for an integer (none for 0), or the updates listed (for example the master's
+    versions current every R seconds of simulated wall-clock, seed 003 Appendix C)."""
+    if np.ndim(thin) == 0:
+        thin = validation.integer("thin", thin, minimum=0)
+        return np.arange(thin, n_updates + 1, thin) if thin else np.zeros(0, np.int64)
+    kept = np.unique(np.asarray(thin, dtype=np.int64))
+    if kept.size and (kept[0] < 1 or kept[-1] > n_updates):
+        raise validation.InvalidParameter("thin", [int(kept[0]), int(kept[-1])],
+                                          f"kept updates must lie in [1, {n_updates}]")
+    return kept
 
 
 @dataclass(frozen=True)
@@ -133,7 +147,7 @@ class ReplaySetup:
     batch_size: int
     checkpoints: np.ndarray
     test_functions: Sequence[TestFunction]
-    thin: int
+    kept: np.ndarray  # updates kept as draws (:func:`kept_updates`)
     divergence_threshold: float
     chunk_size: int
 
@@ -141,12 +155,12 @@ class ReplaySetup:
     def build(cls, n_updates: int, n_servers: int, gradient, *, n_replicates: int,
               initial_position, seed: SeedLike, batch_size: int,
               test_functions: Sequence[TestFunction], checkpoints: Sequence[int] | None,
-              thin: int, replicate_block: int, blocks: Sequence[int] | None,
+              thin: int | Sequence[int], replicate_block: int, blocks: Sequence[int] | None,
               divergence_threshold: float, chunk_size: int | None,
               steps_per_update: int = 1) -> ReplaySetup:
         """``steps_per_update``: gradient evaluations per recorded update (π for downpour);
         the chunk size counts gradient evaluations and stays a multiple of DRAW_STEPS."""
-        thin = validation.integer("thin", thin, minimum=0)
+        kept = kept_updates(thin, n_updates)
         validation.positive("divergence_threshold", divergence_threshold)
         all_blocks = replicate_blocks(n_replicates, replicate_block)
         blocks = range(len(all_blocks)) if blocks is None else list(blocks)
@@ -181,7 +195,7 @@ class ReplaySetup:
         return cls(n_updates, start, block_sizes,
                    [generator(seed, "noise", b) for b in blocks],
                    [generator(seed, "minibatch", b) for b in blocks],
-                   batch_size, checkpoints, tuple(test_functions), thin, divergence_threshold,
+                   batch_size, checkpoints, tuple(test_functions), kept, divergence_threshold,
                    chunk_size)
 
     def draw(self, first: int, length: int, gradient, replacement: bool,
@@ -193,7 +207,7 @@ class ReplaySetup:
 
     def accumulator(self) -> Accumulator:
         return Accumulator(self.test_functions, self.checkpoints, self.start.shape[:2],
-                           self.thin, self.divergence_threshold)
+                           self.kept, self.divergence_threshold)
 
 
 class Accumulator:
@@ -201,10 +215,10 @@ class Accumulator:
     fed chunk by chunk with the recorded positions ``(update, replicate, server, d)``."""
 
     def __init__(self, test_functions: Sequence[TestFunction], checkpoints: np.ndarray,
-                 shape: tuple[int, int], thin: int, divergence_threshold: float):
+                 shape: tuple[int, int], kept: np.ndarray, divergence_threshold: float):
         self.test_functions = test_functions
         self.checkpoints = checkpoints
-        self.thin = thin
+        self.kept = kept
         self.threshold = divergence_threshold
         self.sums = {f.name: None for f in test_functions}
         self.averages: dict[str, list[np.ndarray]] = {f.name: [] for f in test_functions}
@@ -235,8 +249,8 @@ class Accumulator:
                 self.sums[f.name] = running[-1]
                 for count in inside:
                     self.averages[f.name].append(running[count - first - 1] / count)
-        if self.thin:
-            keep = sample_counts % self.thin == 0
+        if self.kept.size:
+            keep = np.isin(sample_counts, self.kept)
             self.draws.append(positions[keep])
             self.draw_iterations.append(sample_counts[keep])
 
@@ -246,7 +260,7 @@ class Accumulator:
         for values in result.values():
             too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
             values[too_late] = np.nan
-        thin = self.thin
+        thin = self.kept.size > 0
         return Replay(
             checkpoints=checkpoints,
             averages=result,

@@ -13,7 +13,14 @@ loss of the networks) score one parameter vector θ on the held-out examples (x_
 
 The engine averages them over samples, φ̂_L = (1/L) Σ_l φ(θ_l): the posterior expectation of
 the per-sample loss (the quantity seed 001's Figures 2-4 plot), not the loss of the averaged
-predictive distribution.
+predictive distribution. That one, the Bayesian model average seed 003 scores (Appendix C:
+test error and NLL of the samples' averaged prediction), is :func:`averaged_prediction_scores`
+of p̄(k | x_j) = (1/L) Σ_l p(k | x_j, θ_l):
+
+    averaged_log_loss = -(1/M) Σ_j log p̄(y_j | x_j),
+    averaged_error    = (1/M) Σ_j [argmax_k p̄(k | x_j) ≠ y_j].
+
+By Jensen's inequality averaged_log_loss ≤ E φ̂_L(log_loss) for the same draws.
 """
 
 from __future__ import annotations
@@ -88,6 +95,22 @@ def held_out_test_functions(log_probabilities: Callable[[np.ndarray], np.ndarray
         return over_positions(block, theta, dim, cost_per_position)
 
     return TestFunction("log_loss", log_loss), TestFunction("accuracy", accuracy)
+
+
+def averaged_prediction_scores(mean_probabilities: np.ndarray,
+                               labels: np.ndarray) -> dict[str, np.ndarray]:
+    """``averaged_log_loss`` and ``averaged_error`` (module docstring) of the averaged
+    predictive probabilities ``(..., M, K)`` against the held-out class indices ``(M,)``,
+    each ``(...)``."""
+    labels = np.asarray(labels, dtype=np.int64)
+    true = np.take_along_axis(mean_probabilities,
+                              np.broadcast_to(labels[:, None],
+                                              mean_probabilities.shape[:-1] + (1,)),
+                              axis=-1)[..., 0]
+    with np.errstate(divide="ignore"):
+        log_loss = -np.log(true).mean(axis=-1)
+    error = (mean_probabilities.argmax(axis=-1) != labels).mean(axis=-1)
+    return {"averaged_log_loss": log_loss, "averaged_error": error}
 
 
 def _one_label_each(field: str, labels, examples) -> None:

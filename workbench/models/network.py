@@ -30,6 +30,7 @@ from scipy.special import log_softmax
 from simulators import validation
 from workbench.core.phi import TestFunction
 from workbench.models.classification import (
+    averaged_prediction_scores,
     class_indices,
     held_out_test_functions,
     labelled_examples,
@@ -225,3 +226,18 @@ class NetworkClassifier:
 
         return held_out_test_functions(log_probabilities, self.test_labels, self.dim,
                                        test.shape[0] * self.example_cost)
+
+    def held_out_predictions(self, theta: np.ndarray) -> np.ndarray:
+        """p(k | x_j, θ) on the held-out examples: ``(..., d) -> (..., M, K)``."""
+        test = self.test_features
+
+        def block(rows):
+            logits, _ = self._forward(self.layout.unpack(rows), test)
+            return np.exp(log_softmax(logits, axis=-1))
+
+        return over_positions(block, theta, self.dim, test.shape[0] * self.example_cost)
+
+    def averaged_prediction_scores(self, mean_probabilities: np.ndarray) -> dict:
+        """The averaged prediction's held-out scores
+        (:func:`~workbench.models.classification.averaged_prediction_scores`)."""
+        return averaged_prediction_scores(mean_probabilities, self.test_labels)

@@ -32,7 +32,8 @@ taking the characters left, so that every character after the first is predicted
 
 in nats per character (seed 003's Table 1 quantity). On text from
 :class:`workbench.data.markov_text.MarkovTextSource` its expectation is at least the source's
-entropy rate.
+entropy rate. The samples' averaged prediction scores the same characters with p̄, the mean of
+the draws' p(c_t | ..., θ) (``averaged_nll``, :meth:`averaged_prediction_scores`).
 
 Vectorised like :mod:`workbench.models.network`: θ ``(R, d)`` unpacks to per-replicate weights;
 windows are shared by every replicate ``(n, L+1)`` (full data, held-out text) or a
@@ -56,6 +57,7 @@ from simulators import validation
 from workbench.core.phi import TestFunction
 from workbench.data.text import encode
 from workbench.models import per_example
+from workbench.models.classification import averaged_prediction_scores
 from workbench.models.network import ParameterLayout, dense_backward, dense_forward
 from workbench.models.per_example import PerExampleGradient, over_positions
 from workbench.models.recurrent_cells import CELLS
@@ -262,3 +264,28 @@ class RecurrentLanguageModel:
             return over_positions(block, theta, self.dim, cost)
 
         return (TestFunction("nll", nll),)
+
+    def held_out_predictions(self, theta: np.ndarray) -> np.ndarray:
+        """p(c_t = k | its window's earlier characters, θ) for every predicted held-out
+        character, in :meth:`held_out_targets`' order: ``(..., d) -> (..., M-1, K)``."""
+        def block(rows):
+            weights = self.layout.unpack(rows)
+            return np.concatenate([np.exp(log_softmax(self._forward(weights, windows)[0],
+                                                      axis=-1))
+                                   for windows in self.test_windows], axis=1)
+
+        cost = sum(len(w) for w in self.test_windows) * self.example_cost
+        return over_positions(block, theta, self.dim, cost)
+
+    def held_out_targets(self) -> np.ndarray:
+        """The predicted held-out characters' codes ``(M-1,)``, time-major per window array
+        as :meth:`_forward` orders its logits."""
+        return np.concatenate([np.swapaxes(windows[:, 1:], 0, 1).reshape(-1)
+                               for windows in self.test_windows])
+
+    def averaged_prediction_scores(self, mean_probabilities: np.ndarray) -> dict:
+        """``averaged_nll``: the held-out NLL per character of the samples' averaged
+        prediction p̄ (seed 003 Appendix C, Table 1; :func:`~workbench.models.classification.
+        averaged_prediction_scores`' log-loss), ``(..., M-1, K) -> (...)``."""
+        scores = averaged_prediction_scores(mean_probabilities, self.held_out_targets())
+        return {"averaged_nll": scores["averaged_log_loss"]}

@@ -287,6 +287,14 @@ def _margins(entry: dict, parameters: Sequence) -> dict:
     return out
 
 
+def _by(entry: dict) -> float:
+    """An ordering's ``by``: the least improvement claimed (φ's units; default 0)."""
+    by = entry.get("by", 0.0)
+    if isinstance(by, bool) or not isinstance(by, int | float) or not 0 <= by < 1e300:
+        raise CheckOptionError("by", "must be a number >= 0 (φ's units)")
+    return float(by)
+
+
 @dataclass(frozen=True)
 class Kind:
     """A check kind: the keys it takes in a study of each model or system kind it applies to
@@ -419,10 +427,7 @@ class Kind:
             options.update(_margins(entry, (ORDERING_MARGIN,) if self.name == "ordering"
                                     else (SPREAD_MARGIN,)))
         if self.name == "ordering":
-            by = entry.get("by", 0.0)
-            if isinstance(by, bool) or not isinstance(by, int | float) or not 0 <= by < 1e300:
-                raise CheckOptionError("by", "must be a number >= 0 (φ's units)")
-            options["by"] = float(by)
+            options["by"] = _by(entry)
         if self.name == "invariance":
             options.update(_margins(entry, (INVARIANCE_MARGIN,)))
         if self.name == "reference" and "margin" in entry:
@@ -499,6 +504,7 @@ class Kind:
                 raise CheckOptionError("direction", f"must be one of {', '.join(DIRECTIONS)}, "
                                                     f"got {direction!r}")
             options["direction"] = direction
+            options["by"] = _by(entry)
             options.update(_margins(entry, (ORDERING_MARGIN,)))
             if "name" in entry:
                 options["name"] = _name_template(entry["name"], [d for d in dims
@@ -636,7 +642,7 @@ KINDS = {kind.name: kind for kind in (
     Kind("ordering", {FEDERATED_MODELS: _FEDERATED_KEYS + ("better", "than", "by",
                                                            ORDERING_MARGIN.name),
                       PAIRED_PROTOCOL: ("against", "baseline", "name"),
-                      **dict.fromkeys(SERVED, ("test_function", "over", "direction",
+                      **dict.fromkeys(SERVED, ("test_function", "over", "direction", "by",
                                                  ORDERING_MARGIN.name, "name"))}),
     Kind("spread", {FEDERATED_MODELS: _FEDERATED_KEYS + ("better", "than",
                                                          SPREAD_MARGIN.name)}),

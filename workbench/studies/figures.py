@@ -338,7 +338,7 @@ def pooled_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
     ax.legend(fontsize=7)
 
 
-def _band(ax, x, runs: xr.DataArray, label: str) -> None:
+def mean_band(ax, x, runs: xr.DataArray, label: str) -> None:
     """The mean over replicates of ``runs`` against ``x``, with a band of ±1 sd."""
     mean, spread = runs.mean("replicate"), runs.std("replicate")
     line = ax.plot(x, mean, label=label)
@@ -354,7 +354,7 @@ def federated_models_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Contex
             continue
         at = dataset.sel(point).sel(test_function=function)
         for estimator in at["estimator"].values.tolist():
-            _band(ax, at["iterations"], at["estimate"].sel(estimator=estimator),
+            mean_band(ax, at["iterations"], at["estimate"].sel(estimator=estimator),
                   "/".join([estimator, kinds.point_label(point)]).strip("/"))
         if "reference_mean" in at:
             ax.axhline(float(at["reference_mean"]), linestyle="--", color="black",
@@ -375,7 +375,7 @@ def topic_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Context,
             continue
         at = dataset.sel(point)
         for sampler in at["topic_sampler"].values.tolist():
-            _band(ax, at["time"], at["perplexity"].sel(topic_sampler=sampler),
+            mean_band(ax, at["time"], at["perplexity"].sel(topic_sampler=sampler),
                   "/".join([sampler, kinds.point_label(point)]).strip("/"))
         truth = float(at["true_perplexity"])
         if np.isfinite(truth):

@@ -41,10 +41,11 @@ their critical z from :meth:`.gaussian_judgements.Context.z` (the check's family
 study's).
 - ``ordering``: E φ̂_L at the last checkpoint falls (or, with ``direction = "rises"``, rises)
   between consecutive values of the dim ``over``, for every test function (or the one named)
-  and every value of the other sweep dims, shown beyond −``ordering_margin``
-  (:func:`bounds.checks.ordering_sequence`; seed 001 §5.2: the test loss falls with the number
-  of workers at a common budget per worker until staleness costs more than the extra samples
-  win); every verdict names where the order stops. One family (one-sided) over all pairs.
+  and every value of the other sweep dims, by at least ``by`` (φ's units, default 0), shown
+  beyond −``ordering_margin`` (:func:`bounds.checks.ordering_sequence`; seed 001 §5.2: the
+  test loss falls with the number of workers at a common budget per worker until staleness
+  costs more than the extra samples win); every verdict names where the order stops. One
+  family (one-sided) over all pairs.
   The verdicts are named ``ordering/<φ>/<direction>/<over>=a->b`` with the other dims after,
   or by the check's ``name`` template (``"{network}/loss-falls"``) before the pair; the
   study's ``symbols`` write the dim (``{ workers = "P" }``: ``P=1->2``).
@@ -99,7 +100,16 @@ def reference_view(at: xr.Dataset) -> xr.Dataset:
 
 
 def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
-    functions = functions_judged(dataset, options.get("test_function"))
+    """Every test function with a reference value (an averaged prediction has none)."""
+    given = options.get("test_function")
+    referenced = dataset["reference_mean"].notnull()
+    referenced = referenced.any([d for d in referenced.dims if d != "test_function"])
+    functions = [f for f in functions_judged(dataset, given) if bool(referenced.sel(
+        test_function=f))]
+    if given is not None and not functions:
+        raise ValueError(f"test_function {given!r} has no reference value: the reference "
+                         "posterior scores the mean of a φ over its draws, not an averaged "
+                         "prediction")
     points = sweep_points(dataset, ctx.dims)
     z = ctx.z(len(points) * len(functions))
     verdicts = []
@@ -287,7 +297,8 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
                 points, sign * means, at["mean_se"].values, z,
                 margin=options["ordering_margin"], n_replicates=ctx.config["n_replicates"],
                 evidence=[{"mean": [float(means[k]), float(means[k + 1])],
-                           "test_function": function} for k in range(steps)], where=where)
+                           "test_function": function} for k in range(steps)], where=where,
+                by=options.get("by", 0.0))
     return verdicts
 
 

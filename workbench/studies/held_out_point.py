@@ -45,6 +45,7 @@ from workbench.systems.asynchronous.models import (
     language_model,
     logistic_model,
     network_model,
+    network_test_rows,
 )
 from workbench.systems.asynchronous.run import at_point, held_out_run
 from workbench.systems.asynchronous.summaries import held_out_summary
@@ -160,10 +161,14 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
     if config["model"] == LOGISTIC:
         run.attrs["data_source"] = config["data_source"]
+    if config["model"] == NETWORK and "test_point" in run.dims:  # which digits, which labels
+        run["test_row"] = ("test_point", network_test_rows(experiment, config, seed))
+        run["test_label"] = ("test_point", model.test_labels)
     if not with_reference:
         return at_point(run, point, dims)
-    names = [f.name for f in functions]
-    at = reference.sel(test_function=names, component=0).drop_vars("component")
+    # an averaged prediction has no reference value (NaN): no chain's mean of φ behind it
+    at = reference.sel(component=0).drop_vars("component").reindex(
+        test_function=run["test_function"].values)
     run["reference_mean"] = ("test_function", at["mean"].values)
     run["reference_mean_mc_error"] = ("test_function", at["mean_mc_error"].values)
     run["reference_rhat"] = ("test_function", at["rhat"].values)

@@ -28,6 +28,21 @@ if TYPE_CHECKING:
     import xarray as xr
 
 
+def part_slice(dataset: xr.Dataset, part: str, parts: list[str],
+               shared: tuple[str, ...] = ()) -> xr.Dataset:
+    """Part ``part``'s variables of a result of the study of ``parts``, under the part's own
+    names: the first part's are unprefixed, a later part's carry ``<part>_`` (except the
+    ``shared`` dims of shared points); what checks and figure plug-ins read."""
+    first, *others = parts
+    if part == first:
+        return dataset.drop_vars([n for n in dataset.variables
+                                  if any(str(n).startswith(f"{p}_") for p in others)])
+    prefix = f"{part}_"
+    own = dataset.drop_vars([n for n in dataset.variables
+                             if not str(n).startswith(prefix) and n not in shared])
+    return own.rename({n: str(n).removeprefix(prefix) for n in (*own.dims, *own.data_vars)})
+
+
 class PartsExperiment(Experiment):
     def __init__(self, study: PartsStudy, plugin: Plugin | None = None):
         self.study = study
@@ -129,17 +144,8 @@ class PartsExperiment(Experiment):
         from workbench.core.parameters import to_toml
         from workbench.store.netcdf import config_of
 
-        first, *others = self.study.parts
-        if part is first:
-            own = dataset.drop_vars([n for n in dataset.variables
-                                     if any(str(n).startswith(f"{p.name}_") for p in others)])
-        else:
-            prefix = f"{part.name}_"
-            own = dataset.drop_vars([n for n in dataset.variables
-                                     if not str(n).startswith(prefix)
-                                     and n not in self.shared_dims()])
-            own = own.rename({n: str(n).removeprefix(prefix)
-                              for n in (*own.dims, *own.data_vars)})
+        own = part_slice(dataset, part.name, [p.name for p in self.study.parts],
+                         self.shared_dims())
         config = self.study.part_config(config_of(dataset), part)
         return own.assign_attrs(config_toml=to_toml(config))
 

@@ -733,6 +733,10 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             f"entry point of group {ENTRY_POINT_GROUPS['test_function']}", entry_point_names),
               only=_H, fixed_in=_H),
         Field("n_evaluations", _SHARED["n_evaluations"], only=_H),
+        Field("thinning", _SHARED["thinning"], only=_H),
+        Field("sample_interval", _SHARED["sample_interval"], expression=True, only=_H),
+        Field("averaged_prediction", _SHARED["averaged_prediction"],
+              only=(NETWORK, LANGUAGE_MODEL)),
         Field("start", Parameter("start", STARTS[0], "logistic regression: where replicates "
                                  "start: scaled (θ₀ ~ N(0, initial_scale² I)) or laplace "
                                  "(draws of N(θ_MAP, H⁻¹) shared by every point of downpour, "

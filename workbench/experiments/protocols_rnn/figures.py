@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import xarray as xr
 
+from workbench.studies.parts_experiment import part_slice
 from workbench.systems.distributed.plots import finish, new
 
 #: seed 003 Appendix C, Table 1: NLL per character on War and Peace, by protocol and P, then
@@ -26,13 +27,11 @@ COLUMNS = (("lstm", 1), ("lstm", 2), ("gru", 1), ("gru", 2))
 
 def final_nll(dataset: xr.Dataset, part: str) -> xr.Dataset:
     """A part's E φ̂_L of the NLL at the last checkpoint, its mean and standard error over the
-    replicates, with the part's dims unprefixed (the second part's names carry ``<part>_``)."""
-    prefix = "" if part == "downpour" else f"{part}_"
-    names = {f"{prefix}{d}": d for d in ("cell", "n_layers", "workers", "test_function",
-                                         "checkpoint")}
-    mean = dataset[f"{prefix}mean"].rename(names).sel(test_function="nll").isel(checkpoint=-1)
-    se = dataset[f"{prefix}mean_se"].rename(names).sel(test_function="nll").isel(checkpoint=-1)
-    return xr.Dataset({"mean": mean, "se": se})
+    replicates, under the part's own names (:func:`~workbench.studies.parts_experiment.
+    part_slice`)."""
+    own = part_slice(dataset, part, list(PROTOCOLS)).sel(test_function="nll").isel(
+        checkpoint=-1)
+    return xr.Dataset({"mean": own["mean"], "se": own["mean_se"]})
 
 
 def table_one(dataset: xr.Dataset, path):

@@ -29,7 +29,7 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "fsgld-metric-l
          "dsgld-imbalance",
          "dsgld-trajectory", "dsgld-load-balancing", "dsgld-coupling", "stale-blr-speedup",
          "stale-nn-workers", "multi-server", "downpour-period", "elastic-vs-downpour",
-         "protocols-rnn", "real-vs-simulated", "lda-perplexity")
+         "protocols-rnn", "protocols-networks", "real-vs-simulated", "lda-perplexity")
 
 #: the keys of a study file's ``[study]`` table (``symbols``: how the sweep dims are written in
 #: check names, ``{ local_updates = "T" }`` giving ``stationary/fsgld/T=10``; ``paired``: sweep

@@ -123,13 +123,26 @@ NETWORK_PARAMETERS = (
 )
 
 
+def held_out_rows(n_test: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` of the ``n_test`` held-out rows in a random subset (sorted), or all of them
+    when ``count`` is 0 or at least their number."""
+    if count == 0 or count >= n_test:
+        return np.arange(n_test)
+    return np.sort(rng.permutation(n_test)[:count])
+
+
 def held_out(data: ClassificationData, count: int, rng: np.random.Generator):
-    """``count`` held-out rows in a random subset (sorted), or all of them when ``count`` is 0
-    or at least their number."""
-    if count == 0 or count >= data.n_test:
-        return data.test_features, data.test_labels
-    rows = np.sort(rng.permutation(data.n_test)[:count])
+    """The held-out features and labels of :func:`held_out_rows`."""
+    rows = held_out_rows(data.n_test, count, rng)
     return data.test_features[rows], data.test_labels[rows]
+
+
+def network_test_rows(experiment: str, config: dict, seed) -> np.ndarray:
+    """The rows of the digits' held-out set a network of the study is scored on."""
+    from workbench.data.digits import digits
+
+    return held_out_rows(digits().n_test, config["n_test_points"],
+                         generator(seed, experiment, "held-out"))
 
 
 def logistic_model(experiment: str, config: dict, seed) -> LogisticRegression:
@@ -158,8 +171,8 @@ def network_model(experiment: str, config: dict, seed, network: str):
 
     validation.one_of("network", network, NETWORKS)
     data = digits()
-    test_features, test_labels = held_out(data, config["n_test_points"],
-                                          generator(seed, experiment, "held-out"))
+    rows = network_test_rows(experiment, config, seed)
+    test_features, test_labels = data.test_features[rows], data.test_labels[rows]
     common = {"labels": data.train_labels, "prior_scale": config["prior_scale"],
               "test_labels": test_labels, "n_classes": 10}
     if network == "mlp":

@@ -7,6 +7,15 @@ once with the stale sampler. Held-out test functions φ (predictive log-loss, ac
 over the held-out set per position, so they are evaluated on ``n_evaluations`` equally spaced
 draws of each chain rather than at every update; φ̂_L is the running average over the draws
 kept up to update L (a thinned sample average: same limit, same 1/L decay of its variance).
+With ``thinning = "wall-clock"`` the draws are instead the chain's state every
+``sample_interval`` R units of simulated time, as seed 003 collects its samples "from the master
+every R seconds" (Appendix C): at each time kR after the burn-in, k = 1 .. ``n_evaluations``,
+the last update applied by then (the servers' mean time where a replicate has several chains),
+so runs with different worker counts compare at equal wall-clock and equal sample counts;
+``n_iterations`` then only bounds the updates simulated, and those after the last draw's time
+are not replayed. With
+``averaged_prediction`` the model's averaged prediction is scored too, at every checkpoint, on
+the draws kept so far, pooled over the chains (:func:`averaged_prediction`).
 
 Multiple servers (seed 001 §3.3, Theorems 6-7): the S chains are independent (own workers,
 own noise and minibatches) and their samples are pooled at test time, so the estimate of a
@@ -37,7 +46,7 @@ import numpy as np
 from simulators import validation
 from simulators.seeding import derive, generator
 from workbench.core.parameters import Parameter
-from workbench.core.validators import at_least_one
+from workbench.core.validators import at_least_one, positive
 from workbench.run.experiment import point_key
 from workbench.run.parameters import (
     BATCH_SIZE,
@@ -62,6 +71,9 @@ if TYPE_CHECKING:
 
     from simulators.schedule import Schedule
 
+#: how a held-out run thins its chains (module docstring)
+THINNINGS = ("updates", "wall-clock")
+
 RUN_PARAMETERS = (
     SAMPLER,
     STEP_SIZE,
@@ -72,6 +84,14 @@ RUN_PARAMETERS = (
     Parameter("n_evaluations", 400, "draws per chain scored on the held-out set",
               at_least_one),
     N_CHECKPOINTS,
+    Parameter("thinning", THINNINGS[0], "which draws are scored: updates, n_evaluations "
+              "evenly spaced in updates; wall-clock, the state every sample_interval of "
+              "simulated time (seed 003 Appendix C)", choices=THINNINGS),
+    Parameter("sample_interval", 5.0, "R: simulated time between draws where thinning = "
+              "\"wall-clock\" (seed 003: 5 s for MNIST, 30 s for text)", positive),
+    Parameter("averaged_prediction", False, "also score the draws' averaged prediction at "
+              "every checkpoint (seed 003 Appendix C): averaged_log_loss and averaged_error "
+              "of a classifier, averaged_nll of a language model"),
     CONFIDENCE,
     FALSE_FAILURE_RATE,
     DIVERGENCE_THRESHOLD,
@@ -95,6 +115,8 @@ def check_sizes(config: dict, shortest_run: int, field: str) -> None:
         raise validation.InvalidParameter(
             "n_checkpoints", config["n_checkpoints"],
             f"must be <= n_evaluations = {config['n_evaluations']}")
+    if config.get("thinning") == THINNINGS[1]:
+        return  # the run's length in time is known with its schedule (wall_clock_draws)
     if shortest_run < config["n_evaluations"]:
         raise validation.InvalidParameter(
             field, shortest_run,
@@ -110,17 +132,88 @@ def schedule_for(experiment: str, config: dict, point: dict, seed, n_workers: in
     return system.simulate(n_updates, derive(seed_point, "schedule"))
 
 
-def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
-                     n_workers: int, burn_in: int = 0) -> dict:
-    """Per-checkpoint iterations per worker and simulated time (mean over servers), and the
-    realised staleness: the coordinates of seed 001's Figure 2 axes. ``iterations`` count the
-    updates after the first ``burn_in`` of the ``n_updates`` simulated."""
-    staleness = schedule.update_staleness(n_updates)
+def wall_clock_draws(schedule: Schedule, config: dict, n_updates: int,
+                     burn_in: int) -> tuple[np.ndarray, np.ndarray]:
+    """(updates, times): the update (counted from 1) current at each of the ``n_evaluations``
+    times kR of simulated wall-clock after the burn-in's last update, R = ``sample_interval``,
+    and those times (module docstring); an update repeats when no other was applied between
+    two times. A run whose ``n_updates`` end before the last time is refused, naming
+    ``sample_interval``; so is a first time before any update (no state recorded yet)."""
     times = schedule.update_times(n_updates).mean(axis=1)
+    start = times[burn_in - 1] if burn_in else 0.0
+    interval, count = config["sample_interval"], config["n_evaluations"]
+    sample_times = start + interval * np.arange(1, count + 1)
+    if sample_times[-1] > times[-1]:
+        raise validation.InvalidParameter(
+            "sample_interval", interval,
+            f"n_evaluations = {count} draws every {interval:g} need simulated time "
+            f"{sample_times[-1]:.4g} after the burn-in, and the run's {n_updates} updates end "
+            f"at {times[-1]:.4g}: raise n_iterations or lower sample_interval")
+    updates = np.searchsorted(times, sample_times, side="right")
+    if updates[0] < max(burn_in, 1):
+        raise validation.InvalidParameter(
+            "sample_interval", interval,
+            f"the first draw's time {sample_times[0]:.4g} comes before the first update "
+            f"({times[0]:.4g}): raise sample_interval")
+    return updates, sample_times
+
+
+def averaged_prediction(model, draws: np.ndarray, checkpoints: np.ndarray,
+                        valid: np.ndarray) -> tuple[dict, dict]:
+    """The model's averaged-prediction scores at every checkpoint, ``name -> (checkpoint,
+    replicate)``: p̄ is the mean predictive probability over the first c draws of every chain
+    of a replicate, pooled (``model.held_out_predictions``, ``model.
+    averaged_prediction_scores``; :mod:`workbench.models.classification`); and per held-out
+    example ``(M,)``, over all draws of the ``valid`` replicates pooled (seed 003 Figure 3's
+    uncertainty): ``predicted_class`` argmax_k p̄_k, ``predictive_entropy`` H(p̄) =
+    −Σ_k p̄_k log p̄_k in nats, and ``disagreement``, the fraction of those draws whose most
+    probable class is not p̄'s.
+    draws: ``(replicate, server, draw, d)``, in blocks of draws so that the probabilities held
+    stay small."""
+    from workbench.models.per_example import BLOCK_BUDGET
+
+    n_replicates, n_servers, n_draws, _ = draws.shape
+    one = model.held_out_predictions(draws[:1, :1, :1])[0, 0, 0]
+    step = max(1, BLOCK_BUDGET // max(1, n_replicates * n_servers * one.size))
+    total = np.zeros((n_replicates,) + one.shape)
+    votes = np.zeros((n_replicates,) + one.shape)
+    classes = np.arange(one.shape[-1])
+    scores: dict[str, list] = {}
+    wanted = list(checkpoints)
+    for first in range(0, n_draws, step):
+        probabilities = model.held_out_predictions(draws[:, :, first:first + step])
+        votes += (probabilities.argmax(axis=-1)[..., None] == classes).sum(axis=(1, 2))
+        running = total[:, None] + np.cumsum(probabilities.mean(axis=1), axis=1)
+        while wanted and wanted[0] <= first + running.shape[1]:
+            count = wanted.pop(0)
+            for name, value in model.averaged_prediction_scores(
+                    running[:, count - first - 1] / count).items():
+                scores.setdefault(name, []).append(value)
+        total = running[:, -1]
+    pooled, voted = total[valid].mean(axis=0) / n_draws, votes[valid].sum(axis=0)
+    predicted = pooled.argmax(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(pooled > 0, pooled * np.log(pooled), 0.0).sum(axis=-1)
+        disagreement = 1 - np.take_along_axis(voted, predicted[:, None], -1)[:, 0] / voted.sum(-1)
+    return ({name: np.stack(values) for name, values in scores.items()},
+            {"predicted_class": predicted, "predictive_entropy": entropy,
+             "disagreement": disagreement})
+
+
+def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
+                     n_workers: int, burn_in: int = 0,
+                     times: np.ndarray | None = None) -> dict:
+    """Per-checkpoint iterations per worker and simulated time (mean over servers, unless the
+    draws' own ``times`` are given), and the realised staleness: the coordinates of seed 001's
+    Figure 2 axes. ``iterations`` count the updates after the first ``burn_in`` of the
+    ``n_updates`` simulated."""
+    staleness = schedule.update_staleness(n_updates)
+    if times is None:
+        times = schedule.update_times(n_updates).mean(axis=1)[burn_in + iterations - 1]
     return {
         "iterations": ("checkpoint", iterations),
         "iterations_per_worker": ("checkpoint", iterations / n_workers),
-        "time": ("checkpoint", times[burn_in + iterations - 1]),
+        "time": ("checkpoint", times),
         "mean_staleness": ((), float(staleness.mean())),
         "max_staleness": ((), int(staleness.max())),
     }
@@ -150,7 +243,13 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     n_replicates = config["n_replicates"]
     total = burn_in + n_updates
     schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, total)
-    thin = max(1, n_updates // config["n_evaluations"])
+    sample_times = None
+    if config.get("thinning") == THINNINGS[1]:
+        sampled, sample_times = wall_clock_draws(schedule, config, total, burn_in)
+        thin = np.unique(sampled)
+        total = int(sampled[-1])  # the updates after the last draw's time change nothing
+    else:
+        thin = max(1, n_updates // config["n_evaluations"])
     start = initial_positions(model, config, generator(seed, experiment, "initial"),
                               (n_replicates, n_servers))
     if sampler is None:
@@ -163,7 +262,10 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
                  replicate_block=config["replicate_block"],
                  divergence_threshold=config["divergence_threshold"])
     diverged = (run.diverged_at >= 0).any(axis=1)
-    kept = run.draw_iterations > burn_in
+    if sample_times is None:
+        kept = run.draw_iterations > burn_in
+    else:  # every sample time's update, repeated where no other came between two times
+        kept = np.searchsorted(run.draw_iterations, sampled)
     draws, draw_iterations = run.draws[:, :, kept], run.draw_iterations[kept] - burn_in
     checkpoints = log_checkpoints(draw_iterations.size, config["n_checkpoints"])
     functions = model.test_functions() if test_functions is None else tuple(test_functions)
@@ -174,20 +276,32 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
             running = (np.cumsum(values[function.name][..., 0], axis=-1)[..., checkpoints - 1]
                        / checkpoints)
             estimates.append(running.mean(axis=1).T)  # servers pooled: (checkpoint, replicate)
+    names = [f.name for f in functions]
+    per_example = {}
+    if config.get("averaged_prediction"):
+        scores, per_example = averaged_prediction(model, draws, checkpoints, ~diverged)
+        for name, score in scores.items():
+            names.append(name)
+            estimates.append(score)
     estimate = np.stack(estimates)
     diagnostics = diagnose(draws, values, lambda theta: -model.potential_gradient(theta),
                            valid=~diverged,
                            positionwise=is_positionwise(model.potential_gradient)
                            ).isel(component=0, drop=True)
+    if len(names) > len(functions):  # no per-draw chain behind an averaged prediction
+        diagnostics = diagnostics.reindex(test_function=names)
     estimate[:, :, diverged] = np.nan
     iterations = draw_iterations[checkpoints - 1]
     # elastic: every chain is a worker's, and L counts its own local steps
     per_server = 1 if schedule.attrs.get("protocol") == ELASTIC else n_workers
     data = {"estimate": (("test_function", "checkpoint", "replicate"), estimate),
             "diverged": ("replicate", diverged),
-            **schedule_summary(schedule, total, iterations, per_server, burn_in),
-            **{name: diagnostics[name].variable for name in diagnostics.data_vars}}
-    return xr.Dataset(data, coords={"test_function": [f.name for f in functions],
+            **schedule_summary(schedule, total, iterations, per_server, burn_in,
+                               None if sample_times is None
+                               else sample_times[checkpoints - 1]),
+            **{name: diagnostics[name].variable for name in diagnostics.data_vars},
+            **{name: ("test_point", value) for name, value in per_example.items()}}
+    return xr.Dataset(data, coords={"test_function": names,
                                     "checkpoint": np.arange(checkpoints.size),
                                     "replicate": np.arange(n_replicates)},
                       attrs=diagnostics.attrs)
