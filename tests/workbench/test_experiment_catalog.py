@@ -111,7 +111,7 @@ def test_every_paper_entry_names_verdicts_its_experiment_gives():
              "protocols-networks": {"iterations_per_worker": 30, "n_replicates": 2,
                                     "replicate_block": 2, "n_evaluations": 4,
                                     "n_checkpoints": 2, "n_test_points": 30,
-                                    "sample_interval": 5.0},
+                                    "sample_interval": 2.0},
              "lda-perplexity": {"n_documents": 400, "n_held_out": 40, "n_workers": 4,
                                 "group_size": 2, "n_replicates": 2, "time_horizon": 5e5,
                                 "tuning_time": 2e5, "perplexity_times": 3}}

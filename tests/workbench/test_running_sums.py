@@ -55,6 +55,8 @@ def _cached(positions):
 
 FUNCTIONS = (THETA, THETA_SQUARED, TestFunction("reversed", _view_of_positions),
              TestFunction("cached", _cached))
+#: no thinned draws kept (the updates kept, :func:`workbench.engine.replay_setup.kept_updates`)
+NOTHING_KEPT = np.zeros(0, dtype=np.int64)
 
 
 def _positions(n_updates, seed=3, scale=1e3):
@@ -87,7 +89,7 @@ def test_accumulator_equals_replaced_formulation_bit_for_bit(chunks):
     checkpoints = np.array([1, 2, 7, 33, 34, 41, 45, 46, 89, 90])
     old = _ReplacedAccumulator(FUNCTIONS, checkpoints, (3, 2), 4e3)
     _feed(old, positions, [90])
-    new = Accumulator(FUNCTIONS, checkpoints, (3, 2), 0, 4e3)
+    new = Accumulator(FUNCTIONS, checkpoints, (3, 2), NOTHING_KEPT, 4e3)
     _feed(new, positions, chunks)
     assert _same(positions, original) and _same(_CACHE, cache)
     assert np.array_equal(new.diverged_at, old.diverged_at)
@@ -103,7 +105,7 @@ def test_negative_control_other_summation_orders_change_bits():
     # Bit-for-bit comparison discriminates: the same values summed chunk by chunk and then
     # added (what a per-chunk reduction would do) or pairwise (np.sum) give other bits.
     positions = _positions(90, scale=1.0)
-    accumulator = Accumulator((THETA,), np.array([90]), (3, 2), 0, np.inf)
+    accumulator = Accumulator((THETA,), np.array([90]), (3, 2), NOTHING_KEPT, np.inf)
     _feed(accumulator, positions, [7, 30, 1, 52])
     sums = accumulator.sums["theta"]
     per_chunk = sum(positions[a:b].sum(axis=0) for a, b in ((0, 7), (7, 37), (37, 38), (38, 90)))
