@@ -13,9 +13,9 @@ every R seconds" (Appendix C): at each time kR after the burn-in, k = 1 .. ``n_e
 the last update applied by then (the servers' mean time where a replicate has several chains),
 so runs with different worker counts compare at equal wall-clock and equal sample counts;
 ``n_iterations`` then only bounds the updates simulated, and those after the last draw's time
-are not replayed. With
-``averaged_prediction`` the model's averaged prediction is scored too, at every checkpoint, on
-the draws kept so far, pooled over the chains (:func:`averaged_prediction`).
+are not replayed. With ``averaged_prediction`` the model's averaged prediction is scored too,
+at every checkpoint, on the draws kept so far, pooled over the chains
+(:func:`averaged_prediction`).
 
 Multiple servers (seed 001 §3.3, Theorems 6-7): the S chains are independent (own workers,
 own noise and minibatches) and their samples are pooled at test time, so the estimate of a
