@@ -123,6 +123,13 @@ REFUSALS = [
      'bound = "theirs"', "names no [[bound]]"),
     ('bound = "mine"\n', 'bound = "mine"\nover = "staleness"\n', "[[design]] #1 check.0.over",
      'over = "staleness"', "unknown key"),
+    # values of the wrong type are refused in words, never a TypeError
+    ('kind = "invariance"', "kind = []", "[[design]] #2 check.1.kind", "kind = []",
+     "must be one of"),
+    ('bound = "mine"\n', "bound = [1]\n", "[[design]] #1 check.0.bound", "bound = [1]",
+     "names no [[bound]]"),
+    ('over = "staleness"', "over = [1]", "[[design]] #2 check.1.over", "over = [1]",
+     "sweep keys"),
 ]
 
 

@@ -434,6 +434,7 @@ REFUSALS = [
     ('kind = "oracle"', 'kind = "oracle"\n\n[[check]]\nkind = "invariance"\nover = "n_data"',
      "[[check]] #2 over", 'over = "n_data"'),
     ('kind = "oracle"', 'kind = "telepathy"', "[[check]] #1 kind", 'kind = "telepathy"'),
+    ('kind = "oracle"', "kind = []", "[[check]] #1 kind", "kind = []"),  # not a TypeError
     ('name = "mine"', 'name = "mine"\nregistered = "seed001-theorem-99"',
      "[[bound]] #1 expression", 'expression = "C1'),
     ('name = "tiny"', 'name = "tiny"\nuntil_decided = "soon"', "[study] until_decided",

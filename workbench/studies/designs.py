@@ -252,19 +252,20 @@ def _checks(at: tuple, entries, sweep: dict, bounds) -> tuple[DesignCheck, ...]:
         path = (*at, "check", j)
         entry = _table(path, entry)
         kind = entry.get("kind")
-        if kind not in CHECK_KEYS:
+        if not isinstance(kind, str) or kind not in CHECK_KEYS:
             raise DesignError((*path, "kind"), f"must be one of {', '.join(CHECK_KEYS)}, got "
                                                f"{kind!r}")
         for key in entry:
             if key != "kind" and key not in CHECK_KEYS[kind]:
                 raise DesignError((*path, key), f"unknown key; known: kind, "
                                                 f"{', '.join(CHECK_KEYS[kind])}")
-        if entry.get("bound") not in bounds:
+        if not isinstance(entry.get("bound"), str) or entry["bound"] not in bounds:
             raise DesignError((*path, "bound"), f"names no [[bound]] of the study "
                                                 f"({', '.join(bounds) or 'none'}), got "
                                                 f"{entry.get('bound')!r}")
         over = entry.get("over")
-        if kind == "invariance" and (over not in sweep or over == ITERATIONS):
+        if kind == "invariance" and (not isinstance(over, str) or over not in sweep
+                                     or over == ITERATIONS):
             raise DesignError((*path, "over"), "must be one of the design's sweep keys (but "
                                                f"iterations), got {over!r}")
         if kind == "rate" and ITERATIONS not in sweep:

@@ -725,7 +725,7 @@ def _checks(doc: Document, entries, dims: tuple[str, ...], bounds: dict,
     for i, entry in enumerate(entries):
         entry = dict(table_at(doc, ("check", i), entry))
         kind = entry.pop("kind", None)
-        if kind not in check_kinds.KINDS:
+        if not isinstance(kind, str) or kind not in check_kinds.KINDS:
             raise doc.error(("check", i, "kind"),
                             f"must be one of {', '.join(check_kinds.KINDS)}, got {kind!r}")
         try:
