@@ -260,13 +260,13 @@ class Accumulator:
         for values in result.values():
             too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
             values[too_late] = np.nan
-        thin = self.kept.size > 0
+        keeps_draws = self.kept.size > 0
         return Replay(
             checkpoints=checkpoints,
             averages=result,
             diverged_at=diverged_at,
-            draws=np.concatenate(self.draws).transpose(1, 2, 0, 3) if thin else None,
-            draw_iterations=np.concatenate(self.draw_iterations) if thin else None,
+            draws=np.concatenate(self.draws).transpose(1, 2, 0, 3) if keeps_draws else None,
+            draw_iterations=(np.concatenate(self.draw_iterations) if keeps_draws else None),
             final_position=final_position,
         )
 
