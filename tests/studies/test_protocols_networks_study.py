@@ -214,3 +214,25 @@ def test_the_figure_draws_the_curves_and_the_uncertainty_of_the_held_out_digits(
     paths = [p for p in experiment.figures(dataset, tmp_path)
              if p.name == "protocols-networks.png"]
     assert paths and paths[0].stat().st_size > 30_000
+
+
+def test_twice_as_stale_changes_nothing_without_staleness_and_doubles_it_with_four(quick,
+                                                                                   monkeypatch):
+    """The counterfactual reaches the replay: with every read twice as stale, the one-worker
+    points (staleness 0) are the same bits, and the four-worker points read twice as far back
+    and end elsewhere (the measured full-size effect is in the study file's comment)."""
+    import workbench.systems.asynchronous.run as held_out_run
+
+    experiment, dataset = quick
+    scheduled = held_out_run.schedule_for
+    monkeypatch.setattr(held_out_run, "schedule_for",
+                        lambda *a, **k: scheduled(*a, **k).with_staleness_scaled(2))
+    doubled = run_experiment(experiment, experiment.configure(quick=True), seed=2016)
+    one, four = {"workers": 1}, {"workers": 4}
+    assert float(dataset["mean_staleness"].sel(four).min()) > 2
+    np.testing.assert_allclose(doubled["mean_staleness"].sel(four),
+                               2 * dataset["mean_staleness"].sel(four), rtol=0.01)
+    np.testing.assert_array_equal(doubled["estimate"].sel(one), dataset["estimate"].sel(one))
+    assert not np.allclose(doubled["estimate"].sel(four), dataset["estimate"].sel(four))
+    # elastic chains read no stale parameters: the same bits at every worker count
+    np.testing.assert_array_equal(doubled["elastic_estimate"], dataset["elastic_estimate"])
