@@ -280,6 +280,8 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     per_example = {}
     if config.get("averaged_prediction"):
         scores, per_example = averaged_prediction(model, draws, checkpoints, ~diverged)
+        if getattr(model, "test_labels", None) is None:  # per example: a classifier's digits
+            per_example = {}
         for name, score in scores.items():
             names.append(name)
             estimates.append(score)
