@@ -109,10 +109,7 @@ def plot_view() -> None:
                                  index=dataset.sizes[d] - 1)
                  for d in dims if d not in (x_dim, series_dim)}
     frame = charts.slice_frame(dataset, variable, x_dim, selection, series_dim)
-    numeric_x = np.issubdtype(dataset[x_dim].dtype, np.number)
-    if not numeric_x:  # named coordinates: drawn at their positions, named in the tooltip
-        frame["x"] = np.repeat(np.arange(dataset.sizes[x_dim]),
-                               1 if series_dim is None else dataset.sizes[series_dim])
+    numeric_x = np.issubdtype(dataset[x_dim].dtype, np.number)  # else drawn at positions
     log_x = st.checkbox("log x", key=f"log_x-{x_dim}",
                         value=bool(numeric_x and np.all(dataset[x_dim].values > 0)))
     finite = np.isfinite(frame["value"].values)

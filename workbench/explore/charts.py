@@ -67,7 +67,8 @@ def slice_frame(dataset: xr.Dataset, variable: str, along_dim: str, selection: d
                 reference: str = "") -> pd.DataFrame:
     """One row per plotted point of ``variable`` along ``along_dim`` (one curve per
     coordinate of ``series_dim``), the other dims at ``selection``: columns ``x`` (the dim's
-    coordinate, or ``x_variable`` aligned with it), ``value``, ``lower``, ``upper`` (its
+    coordinate, its position where the coordinates are names, or ``x_variable`` aligned with
+    it), ``value``, ``lower``, ``upper`` (its
     interval where the result has one, else NaN), ``curve``, ``point`` (the grid point, in
     words) and ``reference`` (the ``reference`` variable there, else NaN)."""
     def sliced(name: str) -> xr.DataArray:
@@ -90,8 +91,13 @@ def slice_frame(dataset: xr.Dataset, variable: str, along_dim: str, selection: d
             values + Z_INTERVAL * error
     if reference:
         columns["reference"] = sliced(reference)
-    columns["x"] = sliced(x_variable) if x_variable else values[along_dim].broadcast_like(
-        values)
+    if x_variable:
+        columns["x"] = sliced(x_variable)
+    elif np.issubdtype(values[along_dim].dtype, np.number):
+        columns["x"] = values[along_dim].broadcast_like(values)
+    else:  # named coordinates (network = "mlp", "cnn"): drawn at their positions
+        positions = xr.DataArray(np.arange(values.sizes[along_dim]), dims=along_dim)
+        columns["x"] = positions.broadcast_like(values).transpose(*values.dims)
     frame = pd.DataFrame({name: np.asarray(array, dtype=float).ravel()
                           for name, array in columns.items()})
     for name in ("lower", "upper", "reference"):

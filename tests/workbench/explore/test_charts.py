@@ -65,6 +65,19 @@ def test_unselected_dims_take_their_last_coordinate_and_se_gives_the_interval(re
                                                         test_function=-1).values.tolist()
 
 
+def test_named_coordinates_are_drawn_at_their_positions_and_named_in_the_points(result):
+    """Along a dim of names (``test_function`` here; ``network = "mlp", "cnn"`` in a result)
+    x is the position, and the grid point names the coordinate (was a ValueError: a name is
+    not a float)."""
+    frame = slice_frame(result, "mse", "test_function", {"checkpoint": 3}, "staleness")
+    assert frame["x"].tolist() == [0, 0, 0, 1, 1, 1]
+    assert frame["point"].tolist()[::3] == ["test_function = theta, checkpoint = 3",
+                                            "test_function = theta_squared, checkpoint = 3"]
+    expected = result["mse"].sel(checkpoint=3).transpose("test_function", "staleness")
+    assert frame["value"].tolist() == expected.values.ravel().tolist()
+    line_chart(frame, x_title="test_function", y_title="mse").to_dict()
+
+
 def test_the_chart_has_tooltips_log_axes_and_legend_toggles(result):
     headline = Headline("mse", "checkpoint", x="iterations", series="staleness",
                         reference="exact_mse", log_x=True, log_y=True)
