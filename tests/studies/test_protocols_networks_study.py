@@ -23,6 +23,7 @@ from workbench.run.runner import run_experiment
 from workbench.samplers.psgld import PSGLD
 from workbench.studies import library
 from workbench.studies.files import loads
+from workbench.studies.held_out_point import make_model
 from workbench.studies.parts_experiment import PartsExperiment
 from workbench.systems.asynchronous.run import averaged_prediction, wall_clock_draws
 
@@ -204,8 +205,17 @@ def test_the_figure_draws_the_curves_and_the_uncertainty_of_the_held_out_digits(
                                                                                 tmp_path):
     experiment, dataset = quick
     at = dataset.sel(network="mlp", workers=4)
-    n = int(experiment.configure(quick=True)["n_test_points"])
+    config = experiment.configure(quick=True)
+    n = int(config["n_test_points"])
     assert at["test_row"].size == n and len(set(at["test_row"].values.tolist())) == n
+    # the stored rows and labels are the held-out digits the point's model scored
+    part = experiment.study.parts[0]
+    resolved = experiment.experiments[part.name].resolve(
+        experiment.study.part_config(config, part), {"network": "mlp", "workers": 4})
+    model = make_model("protocols-networks", resolved, 2016, None)
+    np.testing.assert_array_equal(digits().test_features[at["test_row"].values],
+                                  model.test_features)
+    np.testing.assert_array_equal(at["test_label"].values, model.test_labels)
     entropy, disagreement = at["predictive_entropy"].values, at["disagreement"].values
     assert ((0 <= entropy) & (entropy <= np.log(10) + 1e-12)).all()
     assert ((0 <= disagreement) & (disagreement < 1)).all()
