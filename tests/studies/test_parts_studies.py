@@ -257,4 +257,4 @@ def test_the_shipped_multi_server_is_a_study_of_parts():
     study = built_in("multi-server")
     assert [part.name for part in study.parts] == ["gaussian", "logistic"]
     assert study.family == "study" and study.sweep_dims == ("servers",)
-    assert library.header("multi-server").figure == "multi_server.figures:figure_servers"
+    assert library.header("multi-server").figure == "multi_server:figure_servers"

@@ -17,7 +17,7 @@ from workbench.studies.study import DeferredBounds
 
 SHIPPED = library.path("integrator-order").read_text()
 # the figure line names the workbench's own code, which only a shipped file may do
-BASE = SHIPPED.replace('figure = "integrator_order.figures:figure_order"', "")
+BASE = SHIPPED.replace('figure = "integrator_order:figure_order"', "")
 EULER_RATE = 'where = { integrator = "euler" }\nname = "rate/{integrator}/{test_function}"'
 
 

@@ -127,7 +127,24 @@ def test_a_worker_grid_set_without_one_worker_is_refused_when_configured():
     with pytest.raises(InvalidParameter, match="n_workers .* must include 1: the study's "
                                                "speed-up check"):
         experiment.configure({"n_workers": [2, 4]}, quick=True)
-    assert experiment.configure({"n_workers": [1, 4]}, quick=True)["n_workers"] == [1, 4]
+    assert experiment.configure({"n_workers": [1, 2, 4]}, quick=True)["n_workers"] == [1, 2, 4]
+
+
+@pytest.mark.parametrize("overrides, words", [
+    ({"n_workers": [1, 4]}, "n_workers .* needs at least two counts besides 1: the study's "
+                            "speed-up check fits its slope through three or more"),
+    ({"n_replicates": 9}, "n_replicates = 9 .* at least 10: the study's speed-up check divides "
+                          "variances over replicates"),
+])
+def test_a_grid_or_replicates_the_speed_up_check_cannot_use_are_refused_when_configured(
+        overrides, words):
+    """Two worker counts leave the fitted slope undefined (``slope_check`` needs three) and
+    fewer than 10 replicates leave the variance the speed-ups divide too rough: any study with
+    a speed-up check refuses them, naming the field."""
+    experiment = StudyExperiment(loads(TEXT, str(EXAMPLE)))
+    with pytest.raises(InvalidParameter, match=words):
+        experiment.configure(overrides, quick=True)
+    assert experiment.configure({"n_replicates": 10}, quick=True)["n_replicates"] == 10
 
 
 def test_a_worker_grid_without_one_worker_is_refused_when_judged(runs):

@@ -308,7 +308,7 @@ def test_the_shipped_downpour_study_reproduces_the_removed_code_bit_for_bit(case
     shipped = experiments.get("downpour-period")
     text = written_options(shipped.study.text, recorded["overrides"],
                            {"envelope_margin": 1, "rate_margin": 3})
-    experiment = PartsExperiment(loads(text, shipped.study.origin), shipped.plugin)
+    experiment = PartsExperiment(loads(text, shipped.study.origin), shipped.figure)
     overrides = {downpour_key(k): v for k, v in recorded["overrides"].items()
                  if k not in DOWNPOUR_OPTIONS}
     dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
@@ -361,7 +361,7 @@ def test_the_shipped_integrator_study_reproduces_the_removed_code_bit_for_bit(ca
     shipped = experiments.get("integrator-order")
     text = written_options(shipped.study.text, recorded["overrides"],
                            dict.fromkeys(RATE_OPTIONS, 3))
-    experiment = StudyExperiment(loads(text, shipped.study.origin), shipped.plugin)
+    experiment = StudyExperiment(loads(text, shipped.study.origin), shipped.figure)
     overrides = {k: v for k, v in recorded["overrides"].items() if k not in RATE_OPTIONS}
     dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
     assert digests(dataset) == recorded["digests"]

@@ -79,7 +79,7 @@ def test_a_bad_value_is_refused_without_heavy_imports():
 
 @pytest.mark.parametrize("module, expected", [
     ("workbench.studies.limit_judgements", {"sympy", "scipy.stats", "xarray"}),
-    ("workbench.experiments.dsgld_imbalance.figures", {"matplotlib"}),
+    ("workbench.experiments.dsgld_imbalance", {"matplotlib"}),
     ("workbench.studies.phase_space_judgements", {"sympy", "xarray"}),
 ])
 def test_probe_sees_an_eager_import(module, expected):

@@ -41,8 +41,7 @@ class Registry(Mapping):
 
 
 def _code(reference: str):
-    """The object ``package:Attribute`` (or ``package.module:function``) names under
-    :mod:`workbench.experiments`."""
+    """The function ``module:function`` names under :mod:`workbench.experiments`."""
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
 
@@ -53,9 +52,8 @@ def _instantiate(head: Header) -> Experiment:
     from workbench.studies.files import built_in
     from workbench.studies.parts_experiment import experiment_of
 
-    plugin = (_code(head.plugin)() if head.plugin else
-              PaperFigure(head.figure, _code) if head.figure else None)
-    return experiment_of(built_in(head.name), plugin)
+    return experiment_of(built_in(head.name), PaperFigure(head.figure, _code) if head.figure
+                         else None)
 
 
 EXPERIMENTS: Mapping[str, Experiment] = Registry(tuple(map(library.header, library.ORDER)))

@@ -49,7 +49,7 @@ def example() -> str:
     if shipped not in text:
         raise ValueError(f"the shipped study {library.path(EXAMPLE_STUDY)} has no line {shipped}")
     lines = [line for line in text.replace(shipped, f'name = "{EXAMPLE_NAME}"', 1).splitlines()
-             if not line.startswith(tuple(f"{key} = " for key in library.CODE_KEYS))]
+             if not line.startswith(f"{library.CODE_KEY} = ")]
     return "\n".join(lines) + "\n"
 
 

@@ -23,20 +23,19 @@ A federated study's ``[run] bound_step_factors`` adds its step grid's points
 (:mod:`workbench.studies.step_grid_point`), which its ``envelope`` checks judge
 (:mod:`workbench.studies.step_envelope_judgements`; seed 002 Theorems 1-2).
 
-A built-in experiment is a shipped study file plus, at most, a :class:`Plugin` for what a study
-file cannot say: extra points with their own design, their checks and the paper's figure.
+A built-in experiment is a shipped study file plus, at most, the function that draws the
+paper's figure (:class:`PaperFigure`, ``[study] figure``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simulators.validation import InvalidParameter
-from workbench.core.parameters import Parameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
 from workbench.studies import designs, grid
@@ -68,67 +67,33 @@ if TYPE_CHECKING:
     from workbench.studies.gaussian_judgements import Context
 
 
-class Plugin:
-    """What a built-in experiment adds to its study file (all optional)."""
-
-    parameters: tuple[Parameter, ...] = ()
-    quick: dict[str, Any] = {}
-    #: draw the study's default figure per check kind beside the plug-in's own
-    default_figures: bool = True
-
-    def validate(self, config: dict) -> None:
-        """Refuse, naming the field, a configuration the plug-in cannot run."""
-
-    def points(self, config: dict) -> list[dict]:
-        return []
-
-    def owns(self, point: dict) -> bool:
-        return False
-
-    def run(self, experiment: str, config: dict, point: dict, seed) -> xr.Dataset:
-        raise NotImplementedError
-
-    def point_identity(self, identity: dict, point: dict) -> dict:
-        return identity
-
-    def combine(self, combined: xr.Dataset, datasets: list[xr.Dataset]) -> xr.Dataset:
-        return combined
-
-    def checks(self, dataset: xr.Dataset) -> list[Verdict]:
-        return []
-
-    def figures(self, name: str, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
-        return []
-
-
-class PaperFigure(Plugin):
+class PaperFigure:
     """The paper's figure of a built-in study (``[study] figure``), drawn instead of the
     default figures: ``load(reference)`` gives the function ``draw(dataset, path)``, resolved
     when the figure is drawn (describing and configuring the study imports no plotting); it
     returns the path it wrote, or a list of them (a figure in several files)."""
 
-    default_figures = False
-
     def __init__(self, reference: str, load):
         self.reference, self.load = reference, load
 
-    def figures(self, name: str, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
+    def __call__(self, name: str, dataset: xr.Dataset, out_dir: Path) -> list[Path]:
         drawn = self.load(self.reference)(dataset, Path(out_dir) / f"{name}.png")
         return drawn if isinstance(drawn, list) else [drawn]
 
 
 class StudyExperiment(Experiment):
-    def __init__(self, study: Study, plugin: Plugin | None = None, streams: str = ""):
+    def __init__(self, study: Study, figure: PaperFigure | None = None, streams: str = ""):
         self.study = study
-        self.plugin = plugin or Plugin()
+        #: the paper's figure, drawn instead of the check kinds' default figures
+        self.figure = figure
         #: the prefix of its points' random streams (a later part of shared points,
         #: :meth:`~.parts.PartsStudy.streams`); the protocol points read it
         self.streams = streams
         self.name = study.name
         self.summary = study.summary
         self.source = study.source
-        self.parameters = study.parameters + self.plugin.parameters
-        self.quick = {**study.quick, **self.plugin.quick}
+        self.parameters = study.parameters
+        self.quick = study.quick
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
         self.until_decided = study.until_decided
@@ -138,7 +103,7 @@ class StudyExperiment(Experiment):
     def __reduce__(self):
         # Validators built per study (grids, constants) are closures that do not pickle; a
         # worker process rebuilds the experiment from the study's text instead.
-        return (rebuild_study, (self.study.text, self.study.origin, self.plugin, self.streams))
+        return (rebuild_study, (self.study.text, self.study.origin, self.figure, self.streams))
 
     def configure(self, overrides=None, quick=False):
         """The run's configuration; every sweep point is resolved once so that a derived
@@ -156,11 +121,8 @@ class StudyExperiment(Experiment):
             if check.kind == "perplexity" and config["corpus"] != GENERATED_CORPUS:
                 raise InvalidParameter("corpus", config["corpus"], "has no true topics: the "
                                        "study's perplexity check needs a generated corpus")
-            over = check.options.get("over")
-            if check.kind == "speed-up" and 1 not in config.get(over, [1]):
-                raise InvalidParameter(over, config[over], "must include 1: the study's "
-                                       "speed-up check compares every worker count with one "
-                                       "worker")
+            if check.kind == "speed-up":
+                _validate_speedup_grid(config, check.options["over"])
             for dim, value in check.options.get("baseline", {}).items():
                 if value not in config[dim] or len(config[dim]) < 2:
                     raise InvalidParameter(dim, config[dim], f"must include {value} and another "
@@ -203,7 +165,6 @@ class StudyExperiment(Experiment):
             from workbench.studies import realtime_point
 
             realtime_point.worker_counts(real, self.sweep_dims[0])
-        self.plugin.validate(config)
         return config
 
     def code_directory(self) -> Path | None:
@@ -236,8 +197,7 @@ class StudyExperiment(Experiment):
         if point_kind(config).whole_grid:
             return [{}]  # the whole grid, run in one point
         own = grid.points(config, self.study.product, self.study.zipped)
-        return own + self.design_points(config) + self.step_points(config) + \
-            self.plugin.points(config)
+        return own + self.design_points(config) + self.step_points(config)
 
     @staticmethod
     def step_points(config) -> list[dict]:
@@ -260,9 +220,8 @@ class StudyExperiment(Experiment):
         return next((d for d in self.study.designs if d.name == name), None)
 
     def _elsewhere(self, point: dict) -> bool:
-        """Whether a point is a design's, the step grid's or the plug-in's, not the sweep's."""
-        return self.design_of(point) is not None or _on_step_grid(point) or \
-            self.plugin.owns(point)
+        """Whether a point is a design's or the step grid's, not the sweep's."""
+        return self.design_of(point) is not None or _on_step_grid(point)
 
     def resolve(self, config: dict, point: dict) -> dict:
         """The point's configuration (swept values in place, expressions evaluated)."""
@@ -280,7 +239,7 @@ class StudyExperiment(Experiment):
         design = self.design_of(point)
         if design is not None and design.paired:
             identity[design.parameter("streams")] = f"common across {', '.join(design.paired)}"
-        return self.plugin.point_identity(identity, point)
+        return identity
 
     def with_reference(self) -> bool:
         """Whether a check judges against the reference posterior, so that a point of a model
@@ -323,8 +282,6 @@ class StudyExperiment(Experiment):
             from workbench.studies import step_grid_point
 
             return step_grid_point.run(self.name, self.resolve(config, point), point, seed)
-        if self.plugin.owns(point):
-            return self.plugin.run(self.name, self.resolve(config, point), point, seed)
         return point_kind(config).run(self, config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
@@ -361,13 +318,11 @@ class StudyExperiment(Experiment):
         if n_designs > n_own:
             combined = xr.merge([combined, design_point.combine(
                 self.study.designs, datasets[n_own:n_designs])], combine_attrs="override")
-        n_steps = n_designs + len(self.step_points(config))
-        if n_steps > n_designs:
+        if len(datasets) > n_designs:
             from workbench.studies import step_grid_point
 
-            combined = step_grid_point.combine(combined, datasets[n_designs:n_steps])
-        return self.plugin.combine(combined, datasets[n_steps:]).assign_attrs(
-            study_toml=self.study.text)
+            combined = step_grid_point.combine(combined, datasets[n_designs:])
+        return combined.assign_attrs(study_toml=self.study.text)
 
     def _combine_sweep(self, config, own):
         if not self.sweep_dims or point_kind(config).whole_grid:
@@ -411,15 +366,15 @@ class StudyExperiment(Experiment):
             from workbench.studies import design_judgements
 
             verdicts.extend(design_judgements.checks(dataset, self.study.designs, context))
-        return verdicts + self.plugin.checks(dataset)
+        return verdicts
 
     def figures(self, dataset, out_dir):
+        if self.figure is not None:
+            return self.figure(self.name, dataset, Path(out_dir))
         from workbench.studies import figures as default_figures
 
-        paths = (default_figures.draw(self.name, self.study.checks, self.context(dataset),
-                                      dataset, Path(out_dir))
-                 if self.plugin.default_figures else [])
-        return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+        return default_figures.draw(self.name, self.study.checks, self.context(dataset),
+                                    dataset, Path(out_dir))
 
 
 def family_size(verdicts: Sequence[Verdict]) -> int:
@@ -432,6 +387,30 @@ def family_size(verdicts: Sequence[Verdict]) -> int:
 def _on_step_grid(point: dict) -> bool:
     """Whether a point is the step grid's (its design named as :mod:`.step_grid_point`'s)."""
     return point.get("design") == STEP_DESIGN
+
+
+#: replicates below which the variance over replicates, whose ratios a ``speed-up`` check reads,
+#: is too rough to read a speed-up from (its relative error √(2/(R − 1)) is above 47 %)
+SPEEDUP_MIN_REPLICATES = 10
+
+
+def _validate_speedup_grid(config: dict, over: str) -> None:
+    """A ``speed-up`` check (seed 001 Theorem 4, Corollary 5) compares every worker count with
+    one worker and fits the log-log slope of S_P through three or more counts
+    (:func:`bounds.checks.slope_check`), from the variance over replicates."""
+    counts = config.get(over, [1])
+    if not isinstance(counts, list):
+        counts = [counts]
+    if 1 not in counts:
+        raise InvalidParameter(over, config[over], "must include 1: the study's speed-up check "
+                               "compares every worker count with one worker")
+    if len(set(counts)) < 3:
+        raise InvalidParameter(over, config[over], "needs at least two counts besides 1: the "
+                               "study's speed-up check fits its slope through three or more")
+    if config["n_replicates"] < SPEEDUP_MIN_REPLICATES:
+        raise InvalidParameter("n_replicates", config["n_replicates"], f"must be at least "
+                               f"{SPEEDUP_MIN_REPLICATES}: the study's speed-up check divides "
+                               "variances over replicates")
 
 
 def _validate_step_grid(config: dict, checks) -> None:
@@ -456,10 +435,10 @@ def _validate_step_grid(config: dict, checks) -> None:
                                "check judges its bound at those steps")
 
 
-def rebuild_study(text: str, origin: str, plugin, streams: str = "") -> StudyExperiment:
+def rebuild_study(text: str, origin: str, figure, streams: str = "") -> StudyExperiment:
     """A study experiment from its pickled form (:meth:`StudyExperiment.__reduce__`): its study
-    parsed again from its text, with its plug-in and streams."""
-    return StudyExperiment(from_document(Document.parse(text, origin)), plugin, streams)
+    parsed again from its text, with its figure and streams."""
+    return StudyExperiment(from_document(Document.parse(text, origin)), figure, streams)
 
 
 def _updates(resolved: dict) -> int:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from simulators.validation import InvalidParameter
 from workbench.run.experiment import Experiment
 from workbench.studies.document import Document
-from workbench.studies.experiment import Plugin, StudyExperiment, family_size
+from workbench.studies.experiment import PaperFigure, StudyExperiment, family_size
 from workbench.studies.parts import Part, PartsStudy, from_document
 from workbench.studies.study import Study
 
@@ -32,7 +32,7 @@ def part_slice(dataset: xr.Dataset, part: str, parts: list[str],
                shared: tuple[str, ...] = ()) -> xr.Dataset:
     """Part ``part``'s variables of a result of the study of ``parts``, under the part's own
     names: the first part's are unprefixed, a later part's carry ``<part>_`` (except the
-    ``shared`` dims of shared points); what checks and figure plug-ins read."""
+    ``shared`` dims of shared points); what checks and the paper's figures read."""
     first, *others = parts
     if part == first:
         return dataset.drop_vars([n for n in dataset.variables
@@ -44,12 +44,13 @@ def part_slice(dataset: xr.Dataset, part: str, parts: list[str],
 
 
 class PartsExperiment(Experiment):
-    def __init__(self, study: PartsStudy, plugin: Plugin | None = None):
+    def __init__(self, study: PartsStudy, figure: PaperFigure | None = None):
         self.study = study
-        self.plugin = plugin or Plugin()
+        #: the paper's figure, drawn instead of the parts' default figures
+        self.figure = figure
         self.name, self.summary, self.source = study.name, study.summary, study.source
-        self.parameters = study.parameters + self.plugin.parameters
-        self.quick = {**study.quick, **self.plugin.quick}
+        self.parameters = study.parameters
+        self.quick = study.quick
         self.sweep_dims = study.sweep_dims
         self.headline, self.paper = study.headline, study.paper
         self.until_decided = study.until_decided
@@ -58,7 +59,7 @@ class PartsExperiment(Experiment):
 
     def __reduce__(self):
         # as a StudyExperiment: a worker process rebuilds it from the study's text
-        return (rebuild_parts, (self.study.text, self.study.origin, self.plugin))
+        return (rebuild_parts, (self.study.text, self.study.origin, self.figure))
 
     def configure(self, overrides=None, quick=False):
         """The study's configuration, each part's configured and checked as its study's
@@ -71,7 +72,6 @@ class PartsExperiment(Experiment):
                 name, mark, rest = error.field.partition("[")
                 raise InvalidParameter(part.key(name) + mark + rest, error.value,
                                        error.allowed) from None
-        self.plugin.validate(config)
         return config
 
     def check_code(self, config: dict, seed: int) -> None:
@@ -164,32 +164,33 @@ class PartsExperiment(Experiment):
         found = verdicts()
         if self.study.family == "study":
             found = verdicts(family_size(found))
-        return found + self.plugin.checks(dataset)
+        return found
 
     def figures(self, dataset, out_dir):
-        """The plug-in's (the paper's figure), or each part's default figures on its slice,
-        named ``<study>-<part>-<kind>.png``."""
+        """The paper's figure, or each part's default figures on its slice, named
+        ``<study>-<part>-<kind>.png``."""
+        if self.figure is not None:
+            return self.figure(self.name, dataset, Path(out_dir))
+        from workbench.studies import figures as default_figures
+
         paths = []
-        if self.plugin.default_figures:
-            from workbench.studies import figures as default_figures
-
-            for part in self.study.parts:
-                own = self.part_dataset(dataset, part)
-                experiment = self.experiments[part.name]
-                paths += default_figures.draw(f"{self.name}-{part.name}", part.study.checks,
-                                              experiment.context(own), own, Path(out_dir))
-        return paths + self.plugin.figures(self.name, dataset, Path(out_dir))
+        for part in self.study.parts:
+            own = self.part_dataset(dataset, part)
+            experiment = self.experiments[part.name]
+            paths += default_figures.draw(f"{self.name}-{part.name}", part.study.checks,
+                                          experiment.context(own), own, Path(out_dir))
+        return paths
 
 
-def rebuild_parts(text: str, origin: str, plugin) -> PartsExperiment:
+def rebuild_parts(text: str, origin: str, figure) -> PartsExperiment:
     """A study of parts' experiment from its pickled form (:meth:`PartsExperiment.__reduce__`)."""
-    return PartsExperiment(from_document(Document.parse(text, origin)), plugin)
+    return PartsExperiment(from_document(Document.parse(text, origin)), figure)
 
 
-def experiment_of(study: Study | PartsStudy, plugin: Plugin | None = None) -> Experiment:
+def experiment_of(study: Study | PartsStudy, figure: PaperFigure | None = None) -> Experiment:
     """The experiment that runs ``study`` (:func:`workbench.studies.files.load`): a
     :class:`~.experiment.StudyExperiment`, or a :class:`PartsExperiment` for a study of
-    parts."""
+    parts; ``figure``: the paper's, drawn instead of the default figures."""
     if isinstance(study, PartsStudy):
-        return PartsExperiment(study, plugin)
-    return StudyExperiment(study, plugin)
+        return PartsExperiment(study, figure)
+    return StudyExperiment(study, figure)

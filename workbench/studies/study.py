@@ -472,19 +472,18 @@ def coerce_quick(doc: Document, parameters: tuple[Parameter, ...]) -> dict[str, 
 
 
 def _refuse_workbench_code(doc: Document, head: dict) -> None:
-    """``figure`` and ``plugin`` name the workbench's own code: only its shipped files may use
-    them (:mod:`workbench.studies.library`)."""
-    for key in library.CODE_KEYS:
-        if key not in head:
-            continue
-        if not library.shipped(doc.source):
-            raise doc.error(("study", key), "names the workbench's own code, which only its "
-                            "shipped study files do; a study names its own model as [model] "
-                            "kind = \"python\" (run with --allow-code)")
-        form = "package.module:function" if key == "figure" else "package:Class"
-        if not isinstance(head[key], str) or ":" not in head[key]:
-            raise doc.error(("study", key), f"must be \"{form}\" under "
-                            "workbench.experiments")
+    """``figure`` names the workbench's own code: only its shipped files may use it
+    (:mod:`workbench.studies.library`)."""
+    key = library.CODE_KEY
+    if key not in head:
+        return
+    if not library.shipped(doc.source):
+        raise doc.error(("study", key), "names the workbench's own code, which only its "
+                        "shipped study files do; a study names its own model as [model] "
+                        "kind = \"python\" (run with --allow-code)")
+    if not isinstance(head[key], str) or ":" not in head[key]:
+        raise doc.error(("study", key), "must be \"module:function\" under "
+                        "workbench.experiments")
 
 
 def _kinds(doc: Document, values: dict) -> set[str]:

@@ -2,10 +2,9 @@
 
 Every built-in experiment is declared by its file here, and its name, summary, source and headline
 view live there alone. Every file is a whole study (its ``[model]``, ``[system]``, ``[sampler]``,
-... tables, or its parts'), with at most a ``figure`` in its ``[study]`` table (the paper's
-figure, ``"package.module:function"`` drawn instead of the default figures) or a ``plugin`` for
-what a study cannot say yet (a design of its own with its checks, refusals, figures), both under
-:mod:`workbench.experiments` (docs/studies.md).
+... tables, or its parts'), with at most a ``figure`` in its ``[study]`` table: the paper's
+figure, ``"module:function"`` under :mod:`workbench.experiments` drawn instead of the default
+figures (docs/studies.md).
 
 :func:`header` reads only the ``[study]`` table with :mod:`tomllib`, so ``workbench list`` and
 ``--help`` stay fast and import no experiment code; :func:`workbench.studies.files.built_in`
@@ -38,9 +37,9 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "fsgld-metric-l
 #: and ``points``: whether its parts share the sweep's points; ``until_decided``: the budget
 #: of the looks ``workbench check`` runs by default, :func:`.study.looks_budget`)
 STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "family", "parts",
-              "points", "until_decided", "figure", "plugin")
-#: ``[study]`` keys only a shipped file may use: they name Python code of the workbench's own
-CODE_KEYS = ("figure", "plugin")
+              "points", "until_decided", "figure")
+#: the ``[study]`` key only a shipped file may use: it names Python code of the workbench's own
+CODE_KEY = "figure"
 
 
 class LibraryError(ValueError):
@@ -55,8 +54,7 @@ class Header:
     summary: str
     source: str
     headline: Headline | None
-    figure: str = ""   # "package.module:function" drawing the paper's figure
-    plugin: str = ""   # "package:Class" of a Plugin under workbench.experiments
+    figure: str = ""   # "module:function" under workbench.experiments: the paper's figure
     paper: tuple[PaperEntry, ...] = ()  # its [[paper]] tables (workbench.core.paper)
 
 
@@ -73,8 +71,7 @@ def shipped(source: str) -> bool:
 
 def header(name: str) -> Header:
     """The ``[study]`` and ``[[paper]]`` tables of the shipped file ``name``, without reading
-    the rest; an unknown ``[study]`` key, or both a figure and a plug-in, is a
-    :class:`LibraryError`."""
+    the rest; an unknown ``[study]`` key is a :class:`LibraryError`."""
     with path(name).open("rb") as file:
         document = tomllib.load(file)
     table = document.get("study", {})
@@ -83,10 +80,7 @@ def header(name: str) -> Header:
         if key not in STUDY_KEYS:
             raise LibraryError(f"{where}: [study] {key}: unknown key; known: "
                                f"{', '.join(STUDY_KEYS)}")
-    if len([key for key in CODE_KEYS if key in table]) > 1:
-        raise LibraryError(f"{where}: [study]: at most one of {', '.join(CODE_KEYS)} (a "
-                           "plug-in draws its own figure)")
     headline = Headline.from_table(table["headline"]) if "headline" in table else None
     return Header(table["name"], table.get("summary", ""), table.get("source", ""), headline,
-                  table.get("figure", ""), table.get("plugin", ""),
+                  table.get("figure", ""),
                   paper_entries(document.get("paper", [])))

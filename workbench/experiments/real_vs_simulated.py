@@ -1,5 +1,5 @@
-"""Figure of ``real-vs-simulated``: real and calibrated simulated time and iteration speed-ups
-against P beside min(P, P*), and the two staleness histograms for every P."""
+"""Figure of ``real-vs-simulated`` (seed 001 Appendix A): real and calibrated simulated time and
+iteration speed-ups against P beside min(P, P*), and the two staleness histograms for every P."""
 
 from __future__ import annotations
 

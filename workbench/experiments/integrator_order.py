@@ -1,6 +1,6 @@
-"""Figure of ``integrator-order``: MSE of φ̂_L(p²) at the optimal step against L for both
-integrators (measured with 95 % error bars, exact dashed, the bounds' slopes dotted), and the
-optimal steps h*(L)."""
+"""Figure of ``integrator-order`` (Chen, Ding & Carin 2015): MSE of φ̂_L(p²) at the optimal
+step against L for both integrators (measured with 95 % error bars, exact dashed, the bounds'
+slopes dotted), and the optimal steps h*(L)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Figure of ``dsgld-coupling``: gradient error and sample spread against the group size."""
+"""Figure of ``dsgld-coupling`` (seed 004 §3.2.3, Eq. 6): gradient error and sample spread
+against the group size."""
 
 from __future__ import annotations
 
