@@ -17,7 +17,11 @@ shared machine hits numerator and denominator alike; the load average is printed
   only the kernel is timed, so the gap to "engine" is what the engine pays for drawing its
   random numbers with numpy (which keeps its streams) and for the rest of its bookkeeping;
 - numpy loop: the simple reference, vectorised over replicates, one numpy step per update;
-- BlackJAX (only if the optional ``jax`` extra is installed): plain SGLD (BlackJAX has no
+- JAX backend (only if JAX is installed: the ``jax`` extra): the engine's ``[run] backend =
+  "jax"`` (``workbench.engine.jax_replay.replay``: the same stale run as one XLA scan on JAX's
+  default device, printed with the table), compilation excluded; its ratio to the engine is
+  issue 35's GPU target (>= 50 at d = 100, R = 100,000, ``--large``);
+- BlackJAX (only if the optional ``blackjax`` extra is installed): plain SGLD (BlackJAX has no
   stale gradients) as ``jit(vmap(lax.scan(sgld step)))`` in float64, compilation excluded.
 
 Each cell runs about ``--work`` replicate-coordinate-steps (R·d·L; at least 64 updates).
@@ -144,6 +148,25 @@ def engine_run(model, n_updates: int, n_replicates: int):
     return run
 
 
+def jax_backend_run(model, n_updates: int, n_replicates: int):
+    """The engine's JAX backend on the same run, or None where JAX is not installed."""
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        return None
+    from workbench.engine import jax_replay
+
+    schedule = constant_staleness(n_updates, STALENESS)
+    sampler, gradient = SGLD(_step_size(model, STALENESS)), model.minibatch_gradient()
+
+    def run():
+        jax_replay.replay(schedule, sampler, gradient, n_updates=n_updates,
+                          n_replicates=n_replicates, initial_position=np.zeros(model.dim),
+                          seed=1, batch_size=BATCH)
+
+    return run
+
+
 def numpy_run(model, n_updates: int, n_replicates: int):
     """The simple numpy loop: all replicates at once, one vectorised step per update."""
     spec = model.minibatch_gradient().kernel_spec()
@@ -192,6 +215,9 @@ def main() -> None:
         workloads[("compiled", d, r)] = (work, reference.run_inside)
         workloads[("fed", d, r)] = (work, reference.run_fed)
         workloads[("numpy", d, r)] = (work, numpy_run(models[d], n_updates, r))
+        backend = jax_backend_run(models[d], n_updates, r)
+        if backend is not None:
+            workloads[("jax-backend", d, r)] = (work, backend)
         jax_run = blackjax_workload(models[d], n_updates, r)
         if jax_run is not None:
             workloads[("blackjax", d, r)] = jax_run
@@ -202,13 +228,19 @@ def main() -> None:
     rounds = Rounds(workloads, args.rounds, scale=1e6)
     median, ratio = rounds.median, rounds.ratio
     has_jax = any(key[0] == "blackjax" for key in workloads)
+    has_backend = any(key[0] == "jax-backend" for key in workloads)
     print(f"stale SGLD τ = {STALENESS}, Gaussian mean N = {N_DATA}, minibatch {BATCH} with "
           f"replacement; million replicate-steps/s, medians of {args.rounds} interleaved "
           f"rounds; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
           f"{os.cpu_count()} cores; numba {numba.__version__}, numpy {np.__version__}")
+    if has_backend:
+        import jax
+
+        print(f"JAX backend: jax {jax.__version__} on {jax.devices()[0].device_kind} "
+              f"({jax.default_backend()})")
     header = ("| d, R | engine | compiled | compiled, numpy randomness | engine / compiled "
               "| engine / compiled (numpy randomness) | numpy loop | BlackJAX | "
-              "engine / BlackJAX |")
+              "engine / BlackJAX | JAX backend | JAX backend / engine |")
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     for d, r in cells:
@@ -216,14 +248,20 @@ def main() -> None:
         if has_jax:
             jax = (f"{median(('blackjax', d, r)):.3g} | "
                    f"{ratio(('engine', d, r), ('blackjax', d, r)):.2f}")
+        backend = "- | -"
+        if has_backend:
+            backend = (f"{median(('jax-backend', d, r)):.3g} | "
+                       f"{ratio(('jax-backend', d, r), ('engine', d, r)):.2f}")
         print(f"| {d}, {r:,} | {median(('engine', d, r)):.3g} | {median(('compiled', d, r)):.3g} "
               f"| {median(('fed', d, r)):.3g} | {ratio(('engine', d, r), ('compiled', d, r)):.2f} "
               f"| {ratio(('engine', d, r), ('fed', d, r)):.2f} | {median(('numpy', d, r)):.3g} "
-              f"| {jax} |")
+              f"| {jax} | {backend} |")
     print("targets: engine / compiled >= 0.5 everywhere; engine / BlackJAX >= 3 at d <= 10, "
           ">= 1 at d = 100")
     if not has_jax:
-        print("BlackJAX: not installed (pip install '.[jax]' to compare)")
+        print("BlackJAX: not installed (pip install '.[blackjax]' to compare)")
+    if not has_backend:
+        print("JAX backend: JAX not installed (pip install '.[jax]' to measure it)")
 
 
 if __name__ == "__main__":

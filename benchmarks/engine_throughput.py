@@ -201,7 +201,7 @@ def main() -> None:
               f"{ratio(('engine', d), ('naive', d)):12.1f}x")
     print("  targets at d = 1: engine/limit >= 50 %, engine/naive >= 50x")
     if jax_run is None:
-        print("  BlackJAX: not installed (pip install '.[jax]' to compare)")
+        print("  BlackJAX: not installed (pip install '.[blackjax]' to compare)")
     else:
         print(f"  plain SGLD (τ = 0), d = 1: engine {median(('engine-plain', 1)):,.0f}, "
               f"BlackJAX jit/vmap/scan {median(('blackjax', 1)):,.0f} replicate-steps/s; "

@@ -5,6 +5,8 @@
   accumulator of φ̂;
 - :mod:`~workbench.engine.compiled`: the same replay, one chunk at a time in numba, for the
   samplers and gradients that describe themselves (:mod:`workbench.core.specs`);
+- :mod:`~workbench.engine.jax_replay`: the replay of a single-server schedule on the Gaussian
+  mean as one XLA scan on JAX's device (``[run] backend = "jax"``; an optional extra);
 - :mod:`~workbench.engine.protocols`: downpour pushes and elastic couplings;
 - :mod:`~workbench.engine.running_sums`: the accumulator's compiled passes;
 - :mod:`~workbench.engine.local_samples`: plain SGLD on one shard's likelihood (the samples a

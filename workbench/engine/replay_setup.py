@@ -256,10 +256,8 @@ class Accumulator:
 
     def result(self, final_position: np.ndarray) -> Replay:
         checkpoints, diverged_at = self.checkpoints, self.diverged_at
-        result = {name: np.stack(values) for name, values in self.averages.items()}
-        for values in result.values():
-            too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
-            values[too_late] = np.nan
+        result = {name: masked_after_divergence(np.stack(values), checkpoints, diverged_at)
+                  for name, values in self.averages.items()}
         keeps_draws = self.kept.size > 0
         return Replay(
             checkpoints=checkpoints,
@@ -269,6 +267,15 @@ class Accumulator:
             draw_iterations=(np.concatenate(self.draw_iterations) if keeps_draws else None),
             final_position=final_position,
         )
+
+
+def masked_after_divergence(values: np.ndarray, checkpoints: np.ndarray,
+                            diverged_at: np.ndarray) -> np.ndarray:
+    """``values`` ``(checkpoint, replicate, server, m)`` with NaN at every checkpoint at or
+    after the sample count at which its replicate and server diverged (in place)."""
+    too_late = (diverged_at >= 0) & (checkpoints[:, None, None] >= diverged_at)
+    values[too_late] = np.nan
+    return values
 
 
 def default_chunk(n_rows: int, n_servers: int, dim: int, batch_size: int,

@@ -57,6 +57,12 @@ N_CHECKPOINTS = Parameter("n_checkpoints", 20, "log-spaced sample counts at whic
                           at_least_one)
 DIVERGENCE_THRESHOLD = Parameter("divergence_threshold", 1e6, "a replicate whose |θ| exceeds "
                                  "this is marked diverged and left out", positive)
+#: the engines that replay a schedule (workbench.engine.replay; workbench.engine.jax_replay)
+BACKENDS = ("numpy", "jax")
+BACKEND = Parameter("backend", BACKENDS[0], "the engine that replays the schedules: numpy (with "
+                    "its compiled path) or jax (XLA on JAX's device, a GPU where one is "
+                    "installed; the optional extra [jax]; other random numbers)",
+                    choices=BACKENDS)
 
 # the checks: intervals, error rate and margins
 CONFIDENCE = Parameter("confidence", 0.95, "level of the stored confidence intervals", rate)

@@ -25,6 +25,7 @@ import xarray as xr
 from simulators.seeding import derive, generator
 from simulators.static import constant_staleness, iid_staleness
 from workbench.core.phi import THETA, THETA_SQUARED
+from workbench.engine import jax_replay
 from workbench.engine.replay import log_checkpoints, replay
 from workbench.engine.replay_setup import replicate_blocks
 from workbench.models.gaussian import GaussianMeanModel
@@ -125,7 +126,10 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     n_draws = draws_kept(n_iterations, config["n_draws"])
     ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
     replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
-    run = replay(
+    engine = replay
+    if config["backend"] == jax_replay.BACKEND:
+        engine = jax_replay.replay
+    run = engine(
         schedule, sampler, model.minibatch_gradient(),
         n_updates=n_iterations, n_replicates=config["n_replicates"],
         initial_position=np.full(model.dim, config["initial_position"]),

@@ -160,6 +160,14 @@ def _run_gaussian(experiment, config: dict, point: dict, seed):
     return Experiment.run_point(experiment, config, point, seed)
 
 
+def _validate_backend(resolved: dict) -> None:
+    """``backend = "jax"`` needs JAX installed (:mod:`workbench.engine.jax_replay`)."""
+    if resolved["backend"] == "jax":
+        from workbench.engine import jax_replay
+
+        jax_replay.require()
+
+
 def _resolve_protocol(resolved: dict) -> dict:
     from workbench.studies.protocol_point import resolve
 
@@ -270,7 +278,8 @@ POINT_KINDS: tuple[PointKind, ...] = (
         ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
         validate=_check_held_out_sizes, burn_in=True, user_code=True),
     PointKind(GAUSSIAN, lambda value, named: True, _run_gaussian, ".gaussian_judgements",
-              blocks=True),  # its slope check reads whether the check names a function
+              blocks=True,  # its slope check reads whether the check names a function
+              validate=_validate_backend),
 )
 
 

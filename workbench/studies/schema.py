@@ -68,6 +68,7 @@ from workbench.core.validators import (
 )
 from workbench.reference.parameters import REFERENCE_PARAMETERS
 from workbench.run.parameters import (
+    BACKEND,
     BATCH_SIZE,
     BURN_IN,
     CONFIDENCE,
@@ -745,6 +746,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
         Field("confidence", CONFIDENCE),
         Field("false_failure_rate", FALSE_FAILURE_RATE),
         Field("divergence_threshold", DIVERGENCE_THRESHOLD, only=_GH),
+        Field("backend", BACKEND, only=_G),
         Field("gradient_draws", GRADIENT_DRAWS, only=_T),
         Field("initial_offset", Parameter(
             "initial_offset", 20.0, "a time-to-target check starts the chains this many "

@@ -546,6 +546,10 @@ def _unused(data: dict, values: dict) -> dict[str, str]:
     model, system = (values.get(k, catalogue[k].parameter.default) for k in ("model", "system"))
     kind = point_kind(values, set(values) | _swept_names(data))
     unused.update(dict.fromkeys(kind.unused, kind.unused_because.format(system=system)))
+    if model == GAUSSIAN and kind.name != GAUSSIAN:
+        unused["backend"] = ("means nothing here: only the Gaussian mean's own points (a "
+                             "staleness schedule, no phase space, pooled servers or protocol) "
+                             "run on JAX")
     if model != GAUSSIAN:
         unused["budget"] = ("means nothing on a model without an oracle: its elastic chains "
                             "run n_iterations local steps each")
