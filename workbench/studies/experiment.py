@@ -398,9 +398,7 @@ def _validate_speedup_grid(config: dict, over: str) -> None:
     """A ``speed-up`` check (seed 001 Theorem 4, Corollary 5) compares every worker count with
     one worker and fits the log-log slope of S_P through three or more counts
     (:func:`bounds.checks.slope_check`), from the variance over replicates."""
-    counts = config.get(over, [1])
-    if not isinstance(counts, list):
-        counts = [counts]
+    counts = config[over] if isinstance(config[over], list) else [config[over]]
     if 1 not in counts:
         raise InvalidParameter(over, config[over], "must include 1: the study's speed-up check "
                                "compares every worker count with one worker")
