@@ -2,11 +2,17 @@
 engine's update to the last bits with the noise off, a replicate's path fixed by its index
 alone, and stale-gaussian's oracle checks holding as they do on the numpy engine, with a
 mis-stepped sampler as the negative control. JAX is part of the test extra; the tests are
-skipped where it is missing."""
+skipped where it is missing.
+
+Every JAX computation runs in one process of its own, started with ``spawn`` (the functions
+``_…`` below): JAX starts threads when it first computes, and the suite's later tests fork
+process pools, which a multithreaded parent should not do."""
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
@@ -15,12 +21,9 @@ from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.static import iid_staleness
 from simulators.validation import InvalidParameter
 from workbench import experiments
-from workbench.core.specs import SamplerSpec
 from workbench.engine import jax_replay
-from workbench.engine.replay import replay
 from workbench.models.gaussian import GaussianMeanModel
-from workbench.run.runner import run_experiment
-from workbench.samplers import make_sampler
+from workbench.samplers import SGLD, make_sampler
 from workbench.studies.document import StudyError
 from workbench.studies.files import loads
 
@@ -36,22 +39,62 @@ SMALL = {"staleness": [1, 5, 10], "base_iterations": 200, "n_replicates": 60,
          "replicate_block": 20, "n_checkpoints": 8, "designs": False}
 
 
-def _both(sampler, **options):
-    """The numpy engine's replay and JAX's of the same run."""
+@pytest.fixture(scope="module")
+def fresh():
+    """One spawned process for the module's JAX computations."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield lambda function, *args: pool.submit(function, *args).result()
+
+
+def _both(name: str, options: dict):
+    """The numpy engine's replay and JAX's of the same run: SGLD or SGHMC ``name`` with its
+    noise off, at ``options``' ``step_size`` (1e-3 by default)."""
+    from workbench.engine.replay import replay
+
+    options = dict(options)
+    sampler = make_sampler(name, options.pop("step_size", 1e-3), 1.0)
+    sampler._noise_scale = 0.0
     run = {**RUN, **options}
     return (replay(SCHEDULE, sampler, MODEL.minibatch_gradient(), **run),
             jax_replay.replay(SCHEDULE, sampler, MODEL.minibatch_gradient(), **run))
 
 
+def _blocks_and_groups():
+    """With the noise on: all seven replicates, block 1 alone, groups of one replicate, and
+    another seed."""
+    sampler, gradient = make_sampler("sgld", 1e-3), MODEL.minibatch_gradient()
+    options = {**RUN, "batch_size": 10}
+    return (jax_replay.replay(SCHEDULE, sampler, gradient, **options),
+            jax_replay.replay(SCHEDULE, sampler, gradient, **options, blocks=[1]),
+            jax_replay.replay(SCHEDULE, sampler, gradient, **options, memory_budget=1),
+            jax_replay.replay(SCHEDULE, sampler, gradient, **{**options, "seed": 6}))
+
+
+def _stale_gaussian_verdicts(backend: str, step_factor: float = 1.0):
+    """stale-gaussian's small configuration's verdicts as (check, verdict, detail), its JAX
+    scan stepping with ``step_factor`` times the h the exact oracle assumes."""
+    from workbench.run.runner import run_experiment
+
+    described = jax_replay._sampler_spec
+
+    def stepped(sampler):
+        spec = described(sampler)
+        return spec._replace(step_size=step_factor * spec.step_size)
+
+    jax_replay._sampler_spec = stepped
+    experiment = experiments.get("stale-gaussian")
+    config = experiment.configure({**SMALL, "backend": backend})
+    return [(v.check, v.verdict, v.detail)
+            for v in experiment.checks(run_experiment(experiment, config, seed=4))]
+
+
 @pytest.mark.parametrize("name", ["sgld", "sghmc-euler", "sghmc-splitting"])
-def test_with_the_noise_off_jax_replays_the_numpy_engines_updates(name):
+def test_with_the_noise_off_jax_replays_the_numpy_engines_updates(fresh, name):
     """Noise off and the whole data set as the minibatch (without replacement: any order of
     the same rows), so both engines take the same deterministic steps on a schedule whose
     staleness varies from 0 to 5: the averages, draws and final positions agree to the last
     bits (XLA may reorder a sum)."""
-    sampler = make_sampler(name, 1e-3, 1.0)
-    sampler._noise_scale = 0.0
-    numpy_run, jax_run = _both(sampler, batch_size=200, replacement=False)
+    numpy_run, jax_run = fresh(_both, name, {"batch_size": 200, "replacement": False})
     for test_function, values in numpy_run.averages.items():
         np.testing.assert_allclose(jax_run.averages[test_function], values, rtol=1e-12)
     np.testing.assert_allclose(jax_run.draws, numpy_run.draws, rtol=1e-12)
@@ -60,13 +103,12 @@ def test_with_the_noise_off_jax_replays_the_numpy_engines_updates(name):
     assert (jax_run.diverged_at == -1).all() and (numpy_run.diverged_at == -1).all()
 
 
-def test_a_divergence_is_flagged_at_the_numpy_engines_sample_count():
+def test_a_divergence_is_flagged_at_the_numpy_engines_sample_count(fresh):
     """A step far beyond the stability limit: both engines flag the same sample count and
     leave NaN at every checkpoint from there on."""
-    sampler = make_sampler("sgld", 0.05, 1.0)
-    sampler._noise_scale = 0.0
-    numpy_run, jax_run = _both(sampler, batch_size=200, replacement=False,
-                               divergence_threshold=1e3)
+    numpy_run, jax_run = fresh(_both, "sgld", {
+        "step_size": 0.05, "batch_size": 200, "replacement": False,
+        "divergence_threshold": 1e3})
     assert (numpy_run.diverged_at > 0).all()
     np.testing.assert_array_equal(jax_run.diverged_at, numpy_run.diverged_at)
     for test_function, values in numpy_run.averages.items():
@@ -74,72 +116,48 @@ def test_a_divergence_is_flagged_at_the_numpy_engines_sample_count():
                                       np.isnan(values))
 
 
-def test_a_replicates_path_depends_on_its_index_alone():
+def test_a_replicates_path_depends_on_its_index_alone(fresh):
     """With the noise on: replicates 3-5 are the same bits run as block 1 alone, inside all
-    seven, or in groups of one replicate (a memory budget that fits one)."""
-    sampler = make_sampler("sgld", 1e-3)
-    gradient = MODEL.minibatch_gradient()
-    options = {**RUN, "batch_size": 10}
-    whole = jax_replay.replay(SCHEDULE, sampler, gradient, **options)
-    alone = jax_replay.replay(SCHEDULE, sampler, gradient, **options, blocks=[1])
-    single = jax_replay.replay(SCHEDULE, sampler, gradient, **options, memory_budget=1)
+    seven, or in groups of one replicate (a memory budget that fits one); another seed gives
+    other numbers."""
+    whole, alone, single, other_seed = fresh(_blocks_and_groups)
     for name, values in whole.averages.items():
         np.testing.assert_array_equal(alone.averages[name], values[:, 3:6])
         np.testing.assert_array_equal(single.averages[name], values)
     np.testing.assert_array_equal(alone.draws, whole.draws[3:6])
-    other_seed = jax_replay.replay(SCHEDULE, sampler, gradient, **{**options, "seed": 6})
     assert not np.array_equal(other_seed.averages["theta"], whole.averages["theta"])
 
 
-@pytest.fixture(scope="module")
-def runs():
-    """stale-gaussian's small configuration on the numpy engine and on JAX, same seed."""
-    experiment = experiments.get("stale-gaussian")
-    found = {}
-    for backend in ("numpy", "jax"):
-        config = experiment.configure({**SMALL, "backend": backend})
-        found[backend] = {v.check: v for v in
-                          experiment.checks(run_experiment(experiment, config, seed=4))}
-    return found
-
-
-def test_stale_gaussians_oracle_checks_hold_on_jax_as_on_numpy(runs):
+def test_stale_gaussians_oracle_checks_hold_on_jax_as_on_numpy(fresh):
     """Every oracle check that holds on the numpy engine holds on JAX or, for a variance at
     60 replicates, is inconclusive (other random numbers); every mean holds on both; none is
     violated. The claims the exact oracle refutes (the invariance of the MSE across τ) come
     out the same on both engines."""
-    numpy_verdicts, jax_verdicts = runs["numpy"], runs["jax"]
+    numpy_verdicts, jax_verdicts = ({check: (verdict, detail) for check, verdict, detail in
+                                     fresh(_stale_gaussian_verdicts, backend)}
+                                    for backend in ("numpy", "jax"))
     assert set(numpy_verdicts) == set(jax_verdicts)
     oracle = [name for name in numpy_verdicts if name.startswith("oracle/")]
     assert len(oracle) >= 9
     for name in oracle:
-        verdict = jax_verdicts[name]
-        assert verdict.verdict != VIOLATED, (name, verdict.detail)
+        verdict, detail = jax_verdicts[name]
+        assert verdict != VIOLATED, (name, detail)
         if "/mean/" in name:
-            assert verdict.verdict == HOLDS == numpy_verdicts[name].verdict, verdict.detail
-        elif numpy_verdicts[name].verdict == HOLDS:
-            assert verdict.verdict in (HOLDS, INCONCLUSIVE), verdict.detail
-    assert sum(jax_verdicts[name].verdict == HOLDS for name in oracle) >= len(oracle) - 3
-    for name, verdict in numpy_verdicts.items():
-        if verdict.verdict == VIOLATED:
-            assert jax_verdicts[name].verdict == VIOLATED, name
+            assert verdict == HOLDS == numpy_verdicts[name][0], detail
+        elif numpy_verdicts[name][0] == HOLDS:
+            assert verdict in (HOLDS, INCONCLUSIVE), detail
+    assert sum(jax_verdicts[name][0] == HOLDS for name in oracle) >= len(oracle) - 3
+    for name, (verdict, _) in numpy_verdicts.items():
+        if verdict == VIOLATED:
+            assert jax_verdicts[name][0] == VIOLATED, name
 
 
-def test_negative_control_a_mis_stepped_jax_sampler_is_violated(monkeypatch):
+def test_negative_control_a_mis_stepped_jax_sampler_is_violated(fresh):
     """The JAX scan steps with 1.2 h while the exact oracle assumes h: an oracle check of the
     same small configuration comes out violated."""
-    described = jax_replay._spec
-
-    def mis_stepped(obj):
-        spec = described(obj)
-        return spec._replace(step_size=1.2 * spec.step_size) \
-            if isinstance(spec, SamplerSpec) else spec
-
-    monkeypatch.setattr(jax_replay, "_spec", mis_stepped)
-    experiment = experiments.get("stale-gaussian")
-    config = experiment.configure({**SMALL, "backend": "jax"})
-    verdicts = experiment.checks(run_experiment(experiment, config, seed=4))
-    assert [v.check for v in verdicts if v.kind == "oracle" and v.verdict == VIOLATED]
+    verdicts = fresh(_stale_gaussian_verdicts, "jax", 1.2)
+    assert [check for check, verdict, _ in verdicts
+            if check.startswith("oracle/") and verdict == VIOLATED]
 
 
 def test_without_jax_the_backend_is_refused_naming_it(monkeypatch):
@@ -159,6 +177,15 @@ def test_backend_on_a_gaussian_point_jax_does_not_run_is_refused_naming_the_line
 
 
 def test_jax_runs_the_gaussian_means_samplers_alone():
-    sampler = make_sampler("psgld", 1e-3)
-    with pytest.raises(InvalidParameter, match="runs SGLD and SGHMC on the Gaussian mean"):
-        jax_replay.replay(SCHEDULE, sampler, MODEL.minibatch_gradient(), **RUN, batch_size=10)
+    """Refused before anything is computed: pSGLD, and a subclass that changes SGLD's step
+    (it inherits ``kernel_spec``, which still describes SGLD's, so the backend would run the
+    parent's formula)."""
+
+    class HalfNoise(SGLD):
+        def step(self, state, gradient, noise):
+            return super().step(state, gradient, 0.5 * noise)
+
+    for sampler in (make_sampler("psgld", 1e-3), HalfNoise(1e-3)):
+        with pytest.raises(InvalidParameter, match="runs SGLD and SGHMC on the Gaussian mean"):
+            jax_replay.replay(SCHEDULE, sampler, MODEL.minibatch_gradient(), **RUN,
+                              batch_size=10)

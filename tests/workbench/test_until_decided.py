@@ -257,3 +257,35 @@ def test_a_reference_too_short_for_replicates_alone_grows_with_them(tmp_path):
     assert math.isinf(verdict.replicate_factor) and "reference_factor" in verdict.evidence
     assert why.startswith("the reference's own error is too large: a longer reference run "
                           "would decide it")
+
+
+class Slow(Coin):
+    """Half a second a point, whatever its replicates."""
+
+    name = "slow"
+
+    def run_point(self, config, point, seed):
+        import time
+
+        time.sleep(0.5)
+        return super().run_point(config, point, seed)
+
+
+def test_a_look_read_from_the_store_is_predicted_at_the_compute_time_the_store_recorded(
+        tmp_path):
+    """A rerun reads look 1 from the store in a moment, but the next look must compute: it is
+    predicted from the seconds the store recorded for the point (at least the 0.5 s it slept),
+    so three looks on (8 × 0.5 s) do not fit in 3 s. Predicted from the read alone, look 4
+    would have seemed to cost almost nothing."""
+    from bounds.sequential import Look
+    from workbench.run.until_decided import Track, _next_looks
+
+    with open_workers(processes=1) as workers:
+        run_all([Slow()], False, 7, tmp_path, workers, figures=False, log=io.StringIO())
+        (again,) = run_all([Slow()], False, 7, tmp_path, workers, figures=False,
+                           log=io.StringIO())
+    assert again.sweep.computed == [] and again.sweep.stored_seconds >= 0.5
+    track = Track(Slow(), {}, Slow().configure(), False)
+    track.absorb(again, Look(1))
+    assert track.undecided and track.seconds >= again.sweep.stored_seconds
+    assert _next_looks([track], 3.0, None)[track] < 4

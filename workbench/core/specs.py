@@ -13,6 +13,18 @@ from typing import NamedTuple
 import numpy as np
 
 
+def spec_of(obj, owner_method: str | None = None):
+    """``obj.kernel_spec()`` if it opts in, else None; with ``owner_method`` (a sampler's
+    ``"step"``) only where the class defining that method defines ``kernel_spec`` too, so that a
+    subclass changing the step is not run by a backend that writes the parent's formula."""
+    if owner_method is not None:
+        owner = next((c for c in type(obj).__mro__ if owner_method in c.__dict__), None)
+        if owner is None or "kernel_spec" not in owner.__dict__:
+            return None
+    method = getattr(obj, "kernel_spec", None)
+    return None if method is None else method()
+
+
 class SamplerSpec(NamedTuple):
     """A sampler's step for the kernel: ``kind`` (a key of :mod:`workbench.engine.compiled`'s list),
     step size h, noise scale s and, for SGHMC, the momentum factor (1 - Dh for Euler,

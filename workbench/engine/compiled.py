@@ -65,7 +65,13 @@ import numpy as np
 from numba.np.random.random_methods import buffered_bounded_lemire_uint32
 
 from workbench.core.phi import THETA, THETA_SQUARED
-from workbench.core.specs import ConduciveSpec, LinearMeanSpec, SamplerSpec, ShardLinearSpec
+from workbench.core.specs import (
+    ConduciveSpec,
+    LinearMeanSpec,
+    SamplerSpec,
+    ShardLinearSpec,
+    spec_of,
+)
 from workbench.engine.replay_setup import DRAW_STEPS
 from workbench.gradients.gathered_sums import block_total, pairwise_total
 from workbench.gradients.minibatch import draw_indices
@@ -74,16 +80,6 @@ ENABLED = True  # False: every replay takes the generic numpy path
 
 _SAMPLER_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
 _BUILTIN = [THETA, THETA_SQUARED]  # the test functions the kernel sums itself, in this order
-
-
-def _spec(obj, owner_method: str | None = None):
-    """``obj.kernel_spec()`` if it opts in (for samplers: on the class defining ``step``)."""
-    if owner_method is not None:
-        owner = next((c for c in type(obj).__mro__ if owner_method in c.__dict__), None)
-        if owner is None or "kernel_spec" not in owner.__dict__:
-            return None
-    method = getattr(obj, "kernel_spec", None)
-    return None if method is None else method()
 
 
 class KernelReplay:
@@ -144,8 +140,8 @@ class KernelReplay:
         must run it."""
         if not ENABLED:
             return None
-        sampler_spec = _spec(sampler, "step")
-        gradient_spec = _spec(gradient)
+        sampler_spec = spec_of(sampler, "step")
+        gradient_spec = spec_of(gradient)
         if sampler_spec is None or gradient_spec is None:
             return None
         expected = LinearMeanSpec if shards is None else (ShardLinearSpec, ConduciveSpec)

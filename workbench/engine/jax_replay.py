@@ -42,7 +42,7 @@ from simulators.schedule import Schedule
 from simulators.seeding import SeedLike, seed_sequence
 from workbench.core.memory_budget import memory_budget_in_force
 from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
-from workbench.core.specs import LinearMeanSpec
+from workbench.core.specs import LinearMeanSpec, spec_of
 from workbench.engine.replay_setup import (
     Replay,
     kept_updates,
@@ -93,8 +93,8 @@ def replay(
     if schedule.attrs.get("protocol") is not None or schedule.n_servers != 1:
         raise validation.InvalidParameter("backend", BACKEND, "replays a single-server "
                                           "staleness schedule: use backend = \"numpy\"")
-    sampler_spec = _spec(sampler)
-    gradient_spec = _spec(gradient)
+    sampler_spec = _sampler_spec(sampler)
+    gradient_spec = spec_of(gradient)
     if sampler_spec is None or sampler_spec.kind not in _KINDS or \
             not isinstance(gradient_spec, LinearMeanSpec):
         raise validation.InvalidParameter(
@@ -142,9 +142,9 @@ def replay(
     )
 
 
-def _spec(obj):
-    method = getattr(obj, "kernel_spec", None)
-    return None if method is None else method()
+def _sampler_spec(sampler):
+    """The sampler's step as it describes it (:func:`~workbench.core.specs.spec_of`)."""
+    return spec_of(sampler, "step")
 
 
 def _key_words(seed: SeedLike) -> np.ndarray:

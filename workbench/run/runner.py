@@ -76,6 +76,9 @@ class SweepResult:
     split: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     ignored_store: bool = False  # --recompute: every point computed, whatever was stored
+    #: the compute seconds the store's manifest records for the loaded points: what computing
+    #: them would cost (one process each), where ``seconds`` is only the time to read them
+    stored_seconds: float = 0.0
 
     def describe(self) -> str:
         parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
@@ -269,6 +272,11 @@ class _Sweep:
             self.request.on_point(len(self.report.loaded) + len(self.report.computed),
                                   len(self.points))
 
+    def _count_stored(self, i: int, entries: dict) -> None:
+        """Add point ``i``'s recorded compute seconds, if it was loaded, to the report's."""
+        if self.results[i] is not None:
+            self.report.stored_seconds += float(entries[self.keys[i]].get("compute_seconds", 0))
+
     def _load_stored(self, indices: list[int]) -> None:
         """Load the stored points among ``indices``. One found corrupt is judged again under
         its lock, with the manifest as it is then (its writer may have just listed it): a
@@ -279,6 +287,7 @@ class _Sweep:
         for i in indices:
             try:
                 self.results[i] = store.load(self.keys[i], entries.get(self.keys[i]))
+                self._count_stored(i, entries)
                 continue
             except CorruptPoint:
                 pass
@@ -290,7 +299,9 @@ class _Sweep:
                     continue
                 self.claims[i] = lock
             try:
-                self.results[i] = store.load(self.keys[i], store.manifest().get(self.keys[i]))
+                entries = store.manifest()
+                self.results[i] = store.load(self.keys[i], entries.get(self.keys[i]))
+                self._count_stored(i, entries)
             except CorruptPoint as error:
                 self._set_aside(i, error)
             finally:

@@ -23,7 +23,10 @@ experiments' next looks do not fit together in what is left of the budget, the m
 expensive ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by
 its number, whatever looks were taken before, so skipping looks only leaves their shares
 unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last
-look scaled by its replicates; the budget counts the whole command, look 1 included.
+look scaled by its replicates, where the last look's points read from the store count at the
+compute time the store recorded for them, shared among the workers (reading them takes a
+second, computing the next look's would not); the budget counts the whole command, look 1
+included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
@@ -131,16 +134,20 @@ class Track:
             return verdict.replicate_factor
         return float(verdict.evidence.get("reference_factor", math.inf))
 
-    def absorb(self, outcome: Outcome, look: Look) -> None:
+    def absorb(self, outcome: Outcome, look: Look, n_workers: int = 1) -> None:
         """Judge ``outcome`` at ``look``: keep the checks it decides, the others stay
-        undecided. A look after the first that failed to run leaves the last one in place."""
+        undecided. A look after the first that failed to run leaves the last one in place.
+        ``n_workers``: the processes its points could run on, which share the compute time
+        the store recorded for the points it read (module docstring)."""
         self.total_seconds += outcome.seconds
         if outcome.error and self.outcome is not None:
             self.ceiling = look.number - 1  # a smaller look may still run
             self.stopped = (f"look {look.number} failed: "
                             f"{outcome.error.strip().splitlines()[-1]}")
             return
-        self.outcome, self.look, self.seconds = outcome, look.number, outcome.seconds
+        stored = outcome.sweep.stored_seconds if outcome.sweep is not None else 0.0
+        self.outcome, self.look = outcome, look.number
+        self.seconds = outcome.seconds + stored / max(n_workers, 1)
         if outcome.error:
             return
         try:
@@ -240,7 +247,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
                            log=log, judge=False,
                            configs=[t.config_at(plan[t]) for t in running])
         for track, outcome in zip(running, outcomes, strict=True):
-            track.absorb(outcome, Look(plan[track]))
+            track.absorb(outcome, Look(plan[track]), workers.n_workers)
         took = time.perf_counter() - round_started
         left = budget - (time.perf_counter() - started)
         plan = _next_looks(running, left, max_looks)
