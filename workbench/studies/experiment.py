@@ -149,7 +149,7 @@ class StudyExperiment(Experiment):
                     raise InvalidParameter("n_checkpoints", resolved["n_checkpoints"],
                                            f"must be at most n_iterations, which is "
                                            f"{resolved['n_iterations']} at {at}")
-                # the plan's limits, point by point, before any plug-in is imported
+                # the plan's limits, point by point, before any point kind's code is imported
                 total += _work(resolved)
                 check_work(self.name, total)
                 check_memory(self.name, _memory(resolved))
@@ -305,8 +305,8 @@ class StudyExperiment(Experiment):
         return dataset
 
     def combine(self, config, datasets):
-        """The sweep points along the sweep dims (the plug-in's own merged in); the result
-        carries the study's text, so a stored result can always be judged again."""
+        """The sweep points along the sweep dims (the designs' and the step grid's merged in);
+        the result carries the study's text, so a stored result can always be judged again."""
         import xarray as xr
 
         from workbench.studies import design_point
