@@ -189,3 +189,11 @@ def test_jax_runs_the_gaussian_means_samplers_alone():
         with pytest.raises(InvalidParameter, match="runs SGLD and SGHMC on the Gaussian mean"):
             jax_replay.replay(SCHEDULE, sampler, MODEL.minibatch_gradient(), **RUN,
                               batch_size=10)
+
+
+def test_backend_set_where_it_means_nothing_is_refused_saying_why():
+    """``--set backend=jax`` on a phase-space study (integrator-order): not a parameter there,
+    and the refusal says why rather than only listing the parameters that are."""
+    with pytest.raises(InvalidParameter, match=r"backend = 'jax' is invalid: means nothing "
+                                               r"here: only the Gaussian mean's own points"):
+        experiments.get("integrator-order").configure({"backend": "jax"})

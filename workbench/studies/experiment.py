@@ -108,7 +108,11 @@ class StudyExperiment(Experiment):
     def configure(self, overrides=None, quick=False):
         """The run's configuration; every sweep point is resolved once so that a derived
         value out of range (``step_size`` ≤ 0 from a zero constant, say) is refused before
-        anything runs, naming the derived field, the point and the expression."""
+        anything runs, naming the derived field, the point and the expression. A field of
+        the study's kinds that means nothing in it is refused saying why."""
+        for key, value in (overrides or {}).items():
+            if key in self.study.unused:
+                raise InvalidParameter(key, value, self.study.unused[key])
         config = super().configure(overrides, quick)
         written = {k: self.study.values.get(k, fields()[k].parameter.default)
                    for k in ("model", "system")}

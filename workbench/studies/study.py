@@ -131,6 +131,8 @@ class Study:
     point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (point_kinds.study_kinds)
     designs: tuple[designs.Design, ...] = ()  # [[design]]: grids of their own, with checks
     until_decided: float | None = None  # [study] until_decided, seconds (looks_budget)
+    #: fields of its kinds that mean nothing in it (not parameters), with why (:func:`_unused`)
+    unused: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def sweep_dims(self) -> tuple[str, ...]:
@@ -350,7 +352,7 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
                  parameters, doc.text, dict(symbols), headline, paper, paired, family,
-                 tuple(sorted(kinds)), extra, looks_budget(doc, head))
+                 tuple(sorted(kinds)), extra, looks_budget(doc, head), unused)
 
 
 def looks_budget(doc: Document, head: dict) -> float | None:
