@@ -234,10 +234,9 @@ def main() -> None:
           f"rounds; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
           f"{os.cpu_count()} cores; numba {numba.__version__}, numpy {np.__version__}")
     if has_backend:
-        import jax
+        from workbench.engine import jax_replay
 
-        print(f"JAX backend: jax {jax.__version__} on {jax.devices()[0].device_kind} "
-              f"({jax.default_backend()})")
+        print(f"JAX backend: {jax_replay.device()}")
     header = ("| d, R | engine | compiled | compiled, numpy randomness | engine / compiled "
               "| engine / compiled (numpy randomness) | numpy loop | BlackJAX | "
               "engine / BlackJAX | JAX backend | JAX backend / engine |")

@@ -72,7 +72,8 @@ def _blocks_and_groups():
 
 def _stale_gaussian_verdicts(backend: str, step_factor: float = 1.0):
     """stale-gaussian's small configuration's verdicts as (check, verdict, detail), its JAX
-    scan stepping with ``step_factor`` times the h the exact oracle assumes."""
+    scan stepping with ``step_factor`` times the h the exact oracle assumes, and the JAX and
+    device its dataset records (None on the numpy engine)."""
     from workbench.run.runner import run_experiment
 
     described = jax_replay._sampler_spec
@@ -84,8 +85,15 @@ def _stale_gaussian_verdicts(backend: str, step_factor: float = 1.0):
     jax_replay._sampler_spec = stepped
     experiment = experiments.get("stale-gaussian")
     config = experiment.configure({**SMALL, "backend": backend})
-    return [(v.check, v.verdict, v.detail)
-            for v in experiment.checks(run_experiment(experiment, config, seed=4))]
+    dataset = run_experiment(experiment, config, seed=4)
+    return ([(v.check, v.verdict, v.detail) for v in experiment.checks(dataset)],
+            dataset.attrs.get(jax_replay.DEVICE_ATTR))
+
+
+def _jax_version() -> str:
+    import jax
+
+    return jax.__version__
 
 
 @pytest.mark.parametrize("name", ["sgld", "sghmc-euler", "sghmc-splitting"])
@@ -133,9 +141,12 @@ def test_stale_gaussians_oracle_checks_hold_on_jax_as_on_numpy(fresh):
     60 replicates, is inconclusive (other random numbers); every mean holds on both; none is
     violated. The claims the exact oracle refutes (the invariance of the MSE across τ) come
     out the same on both engines."""
-    numpy_verdicts, jax_verdicts = ({check: (verdict, detail) for check, verdict, detail in
-                                     fresh(_stale_gaussian_verdicts, backend)}
-                                    for backend in ("numpy", "jax"))
+    (numpy_run, numpy_device), (jax_run, jax_device) = (
+        fresh(_stale_gaussian_verdicts, backend) for backend in ("numpy", "jax"))
+    assert numpy_device is None and jax_device == fresh(jax_replay.device)
+    assert jax_device.startswith(f"jax {fresh(_jax_version)} on ")
+    numpy_verdicts, jax_verdicts = ({check: (verdict, detail) for check, verdict, detail in run}
+                                    for run in (numpy_run, jax_run))
     assert set(numpy_verdicts) == set(jax_verdicts)
     oracle = [name for name in numpy_verdicts if name.startswith("oracle/")]
     assert len(oracle) >= 9
@@ -155,7 +166,7 @@ def test_stale_gaussians_oracle_checks_hold_on_jax_as_on_numpy(fresh):
 def test_negative_control_a_mis_stepped_jax_sampler_is_violated(fresh):
     """The JAX scan steps with 1.2 h while the exact oracle assumes h: an oracle check of the
     same small configuration comes out violated."""
-    verdicts = fresh(_stale_gaussian_verdicts, "jax", 1.2)
+    verdicts, _ = fresh(_stale_gaussian_verdicts, "jax", 1.2)
     assert [check for check, verdict, _ in verdicts
             if check.startswith("oracle/") and verdict == VIOLATED]
 

@@ -52,6 +52,8 @@ from workbench.engine.replay_setup import (
 
 #: the value of ``[run] backend`` that runs here
 BACKEND = "jax"
+#: the attribute of a point's dataset naming the JAX and the device that computed it
+DEVICE_ATTR = "jax_device"
 _KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
 _INSTALL = "pip install 'sgmcmc-workbench[jax]' (jax[cuda12] for an NVIDIA GPU)"
 
@@ -140,6 +142,14 @@ def replay(
         draw_iterations=kept if kept.size else None,
         final_position=final[:, None],
     )
+
+
+def device() -> str:
+    """JAX's version and the device it computes on, as a point records them: "jax 0.10.2 on
+    cpu (cpu)", "jax 0.10.2 on NVIDIA H200 (gpu)"."""
+    import jax
+
+    return f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})"
 
 
 def _sampler_spec(sampler):

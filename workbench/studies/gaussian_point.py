@@ -148,7 +148,10 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
         "draws": (("replicate", "draw", "component"), run.draws[:, 0, :n_draws]),
         "draw_iterations": ("draw", run.draw_iterations[:n_draws]),
     }
-    return xr.Dataset(data, coords={"test_function": names, "replicate": replicates})
+    raw = xr.Dataset(data, coords={"test_function": names, "replicate": replicates})
+    if engine is jax_replay.replay:  # which JAX and device computed the numbers
+        raw.attrs[jax_replay.DEVICE_ATTR] = jax_replay.device()
+    return raw
 
 
 def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
@@ -248,4 +251,6 @@ def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Datas
     dataset["posterior_value"] = posterior_value
     dataset.attrs.update({f"data_{k}": str(v) for k, v in model.sufficient_statistics().items()})
     dataset.attrs["gradient_noise_variance"] = str(vz.tolist())
+    if jax_replay.DEVICE_ATTR in raw.attrs:
+        dataset.attrs[jax_replay.DEVICE_ATTR] = raw.attrs[jax_replay.DEVICE_ATTR]
     return dataset
