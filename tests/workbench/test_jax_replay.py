@@ -60,14 +60,17 @@ def _both(name: str, options: dict):
 
 
 def _blocks_and_groups():
-    """With the noise on: all seven replicates, block 1 alone, groups of one replicate, and
-    another seed."""
+    """With the noise on: all seven replicates, block 1 alone, groups of one replicate (with
+    the progress they report), and another seed."""
     sampler, gradient = make_sampler("sgld", 1e-3), MODEL.minibatch_gradient()
     options = {**RUN, "batch_size": 10}
+    reported = []
     return (jax_replay.replay(SCHEDULE, sampler, gradient, **options),
             jax_replay.replay(SCHEDULE, sampler, gradient, **options, blocks=[1]),
-            jax_replay.replay(SCHEDULE, sampler, gradient, **options, memory_budget=1),
-            jax_replay.replay(SCHEDULE, sampler, gradient, **{**options, "seed": 6}))
+            jax_replay.replay(SCHEDULE, sampler, gradient, **options, memory_budget=1,
+                              progress=reported.append),
+            jax_replay.replay(SCHEDULE, sampler, gradient, **{**options, "seed": 6}),
+            reported)
 
 
 def _stale_gaussian_verdicts(backend: str, step_factor: float = 1.0):
@@ -126,9 +129,10 @@ def test_a_divergence_is_flagged_at_the_numpy_engines_sample_count(fresh):
 
 def test_a_replicates_path_depends_on_its_index_alone(fresh):
     """With the noise on: replicates 3-5 are the same bits run as block 1 alone, inside all
-    seven, or in groups of one replicate (a memory budget that fits one); another seed gives
-    other numbers."""
-    whole, alone, single, other_seed = fresh(_blocks_and_groups)
+    seven, or in groups of one replicate (a memory budget that fits one; the progress comes
+    group by group and adds up to the run's updates); another seed gives other numbers."""
+    whole, alone, single, other_seed, reported = fresh(_blocks_and_groups)
+    assert len(reported) == 7 and sum(reported) == RUN["n_updates"]
     for name, values in whole.averages.items():
         np.testing.assert_array_equal(alone.averages[name], values[:, 3:6])
         np.testing.assert_array_equal(single.averages[name], values)

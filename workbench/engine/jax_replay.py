@@ -44,6 +44,7 @@ from workbench.core.memory_budget import memory_budget_in_force
 from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
 from workbench.core.specs import LinearMeanSpec, spec_of
 from workbench.engine.replay_setup import (
+    GroupProgress,
     Replay,
     kept_updates,
     masked_after_divergence,
@@ -121,13 +122,17 @@ def replay(
     constants = np.array([sampler_spec.step_size, sampler_spec.noise_scale,
                           sampler_spec.momentum_factor, gradient_spec.precision,
                           gradient_spec.offset, gradient_spec.scale, divergence_threshold])
-    parts = [_run_group(_KINDS[sampler_spec.kind], ring_size, batch_size, bool(replacement),
-                        checkpoints.size, kept.size, _key_words(seed),
-                        replicates[first:first + group], start, data, staleness, events,
-                        constants)
-             for first in range(0, replicates.size, group)]
-    if progress is not None:
-        progress(n_updates)
+    shared = GroupProgress(progress, replicates.size)
+    parts = []
+    for first in range(0, replicates.size, group):
+        rows = replicates[first:first + group]
+        parts.append(_run_group(_KINDS[sampler_spec.kind], ring_size, batch_size,
+                                bool(replacement), checkpoints.size, kept.size,
+                                _key_words(seed), rows, start, data, staleness, events,
+                                constants))
+        report = shared.for_rows(rows.size)
+        if report is not None:
+            report(n_updates)
     averages, draws, diverged, final = (np.concatenate(arrays, axis=axis) for arrays, axis in
                                         zip(zip(*parts, strict=True), (2, 1, 0, 0),
                                             strict=True))

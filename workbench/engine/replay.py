@@ -71,6 +71,7 @@ from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
 from workbench.engine.replay_setup import (
     WINDOW_MAX,
     GroupLayout,
+    GroupProgress,
     Replay,
     ReplaySetup,
     ShardDraws,
@@ -166,7 +167,7 @@ def replay(
     # Blocks draw from their own streams, so a group of blocks run on its own gives its
     # replicates exactly as the whole run would (module docstring, *Randomness*).
     parts, first = [], 0
-    scaled = _GroupProgress(progress, rows[-1])
+    scaled = GroupProgress(progress, rows[-1])
     for group in groups:
         last = first + len(group)
         group_start = start[rows[first]:rows[last]] if per_replicate else start
@@ -311,26 +312,6 @@ def _blocks_per_group(budget: int, layout: GroupLayout, *, selected_blocks: int,
             f"{working / mib:.0f} MiB to step one block); raise memory_budget, or run fewer "
             "replicates, checkpoints or thinned draws")
     return per_group
-
-
-class _GroupProgress:
-    """A replay's progress callback shared by its groups: each group reports its updates,
-    and the caller is told whole updates of the full run (all replicates)."""
-
-    def __init__(self, progress: Callable[[int], None] | None, n_rows: int):
-        self.progress, self.n_rows, self.done = progress, int(n_rows), 0
-
-    def for_rows(self, rows: int) -> Callable[[int], None] | None:
-        if self.progress is None:
-            return None
-
-        def report(updates: int) -> None:
-            before = self.done // self.n_rows
-            self.done += int(updates) * int(rows)
-            if self.done // self.n_rows > before:
-                self.progress(self.done // self.n_rows - before)
-
-        return report
 
 
 def _joined(parts: list[Replay]) -> Replay:

@@ -10,7 +10,7 @@ follow are those of :mod:`workbench.engine.replay`'s module docstring (*Randomne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -267,6 +267,27 @@ class Accumulator:
             draw_iterations=(np.concatenate(self.draw_iterations) if keeps_draws else None),
             final_position=final_position,
         )
+
+
+class GroupProgress:
+    """A replay's progress callback shared by its groups (of :func:`~.replay.replay` and of
+    :func:`~.jax_replay.replay`): each group reports its updates, and the caller is told whole
+    updates of the full run (all replicates)."""
+
+    def __init__(self, progress: Callable[[int], None] | None, n_rows: int):
+        self.progress, self.n_rows, self.done = progress, int(n_rows), 0
+
+    def for_rows(self, rows: int) -> Callable[[int], None] | None:
+        if self.progress is None:
+            return None
+
+        def report(updates: int) -> None:
+            before = self.done // self.n_rows
+            self.done += int(updates) * int(rows)
+            if self.done // self.n_rows > before:
+                self.progress(self.done // self.n_rows - before)
+
+        return report
 
 
 def masked_after_divergence(values: np.ndarray, checkpoints: np.ndarray,
