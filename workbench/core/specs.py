@@ -12,6 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+#: the kernels' code of each :attr:`SamplerSpec.kind` (numba's and JAX's branch on it)
+SAMPLER_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
+
 
 def spec_of(obj, owner_method: str | None = None):
     """``obj.kernel_spec()`` if it opts in, else None; with ``owner_method`` (a sampler's

@@ -66,6 +66,7 @@ from numba.np.random.random_methods import buffered_bounded_lemire_uint32
 
 from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.core.specs import (
+    SAMPLER_KINDS,
     ConduciveSpec,
     LinearMeanSpec,
     SamplerSpec,
@@ -78,7 +79,6 @@ from workbench.gradients.minibatch import draw_indices
 
 ENABLED = True  # False: every replay takes the generic numpy path
 
-_SAMPLER_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
 _BUILTIN = [THETA, THETA_SQUARED]  # the test functions the kernel sums itself, in this order
 
 
@@ -97,7 +97,7 @@ class KernelReplay:
     def __init__(self, sampler_spec: SamplerSpec,
                  gradient_spec: LinearMeanSpec | ShardLinearSpec | ConduciveSpec,
                  state, run, accumulator, replacement: bool, shards=None):
-        self.kind = _SAMPLER_KINDS[sampler_spec.kind]
+        self.kind = SAMPLER_KINDS[sampler_spec.kind]
         self.sampler = sampler_spec
         conducive = gradient_spec if isinstance(gradient_spec, ConduciveSpec) else None
         if conducive is not None:
@@ -145,7 +145,7 @@ class KernelReplay:
         if sampler_spec is None or gradient_spec is None:
             return None
         expected = LinearMeanSpec if shards is None else (ShardLinearSpec, ConduciveSpec)
-        if sampler_spec.kind not in _SAMPLER_KINDS or not isinstance(gradient_spec, expected):
+        if sampler_spec.kind not in SAMPLER_KINDS or not isinstance(gradient_spec, expected):
             return None
         return cls(sampler_spec, gradient_spec, state, run, accumulator, replacement, shards)
 

@@ -42,7 +42,7 @@ from simulators.schedule import Schedule
 from simulators.seeding import SeedLike, seed_sequence
 from workbench.core.memory_budget import memory_budget_in_force
 from workbench.core.phi import THETA, THETA_SQUARED, TestFunction
-from workbench.core.specs import LinearMeanSpec, spec_of
+from workbench.core.specs import SAMPLER_KINDS, LinearMeanSpec, spec_of
 from workbench.engine.replay_setup import (
     GroupProgress,
     Replay,
@@ -55,7 +55,6 @@ from workbench.engine.replay_setup import (
 BACKEND = "jax"
 #: the attribute of a point's dataset naming the JAX and the device that computed it
 DEVICE_ATTR = "jax_device"
-_KINDS = {"sgld": 0, "sghmc-euler": 1, "sghmc-splitting": 2}
 _INSTALL = "pip install 'sgmcmc-workbench[jax]' (jax[cuda12] for an NVIDIA GPU)"
 
 
@@ -98,7 +97,7 @@ def replay(
                                           "staleness schedule: use backend = \"numpy\"")
     sampler_spec = _sampler_spec(sampler)
     gradient_spec = spec_of(gradient)
-    if sampler_spec is None or sampler_spec.kind not in _KINDS or \
+    if sampler_spec is None or sampler_spec.kind not in SAMPLER_KINDS or \
             not isinstance(gradient_spec, LinearMeanSpec):
         raise validation.InvalidParameter(
             "backend", BACKEND, "runs SGLD and SGHMC on the Gaussian mean: use backend = "
@@ -126,7 +125,7 @@ def replay(
     parts = []
     for first in range(0, replicates.size, group):
         rows = replicates[first:first + group]
-        parts.append(_run_group(_KINDS[sampler_spec.kind], ring_size, batch_size,
+        parts.append(_run_group(SAMPLER_KINDS[sampler_spec.kind], ring_size, batch_size,
                                 bool(replacement), checkpoints.size, kept.size,
                                 _key_words(seed), rows, start, data, staleness, events,
                                 constants))

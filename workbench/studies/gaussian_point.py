@@ -126,10 +126,8 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     n_draws = draws_kept(n_iterations, config["n_draws"])
     ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
     replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
-    engine = replay
-    if config["backend"] == jax_replay.BACKEND:
-        engine = jax_replay.replay
-    run = engine(
+    on_jax = config["backend"] == jax_replay.BACKEND
+    run = (jax_replay.replay if on_jax else replay)(
         schedule, sampler, model.minibatch_gradient(),
         n_updates=n_iterations, n_replicates=config["n_replicates"],
         initial_position=np.full(model.dim, config["initial_position"]),
@@ -149,7 +147,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
         "draw_iterations": ("draw", run.draw_iterations[:n_draws]),
     }
     raw = xr.Dataset(data, coords={"test_function": names, "replicate": replicates})
-    if engine is jax_replay.replay:  # which JAX and device computed the numbers
+    if on_jax:  # which JAX and device computed the numbers
         raw.attrs[jax_replay.DEVICE_ATTR] = jax_replay.device()
     return raw
 
