@@ -169,7 +169,7 @@ def test_the_checks_judge_the_seeds_claim_and_its_negation_is_violated(quick):
     verdicts = {v.check: v.verdict for v in experiment.checks(dataset)}
     assert sorted(verdicts) == sorted(
         f"{part}/{network}/{what}-falls/P=1->4" for part in ("downpour", "elastic")
-        for network in ("mlp", "cnn") for what in ("error", "nll"))
+        for network in ("mlp", "cnn") for what in ("error", "nll", "loss"))
     assert HOLDS in verdicts.values()
     # negative control: the opposite claim (the error rises with P) where it holds here
     rises = TEXT.replace('kind = "ordering"', 'kind = "ordering"\ndirection = "rises"')
