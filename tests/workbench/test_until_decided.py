@@ -192,23 +192,45 @@ def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
 
 
 def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_looks_on():
+    from workbench.run.until_decided import _next_looks
+
+    slow, fast = _wanting(10.0, 3.0), _wanting(1.0, 3.0)  # 4.5 times: three looks on
+    assert _next_looks([slow, fast], 1000.0, None) == {slow: 4, fast: 4}
+    assert _next_looks([slow, fast], 40.0, None) == {slow: 2, fast: 4}  # 20 s + 8 s
+    assert _next_looks([slow, fast], 1000.0, 2) == {slow: 2, fast: 2}  # max_looks
+    # the slow one's deciding look (3 times 10 s) does not fit in 15 s: not grown at all
+    assert _next_looks([slow, fast], 15.0, None) == {fast: 4}
+
+
+def _wanting(seconds: float, factor: float):
+    """A track at look 1 whose one undecided check asks for ``factor`` times its replicates,
+    its look having taken ``seconds``."""
     from dataclasses import replace as replaced
 
     from workbench.run.main_job import Outcome
-    from workbench.run.until_decided import Track, _next_looks
+    from workbench.run.until_decided import Track
 
-    def wanting(seconds):
-        track = Track(Coin(), {}, Coin().configure(), False, look=1, seconds=seconds)
-        track.outcome = Outcome(Coin(), Coin().configure(), 7)
-        undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
-        track.undecided = {"mean": replaced(undecided, replicate_factor=50.0)}
-        return track
+    track = Track(Coin(), {}, Coin().configure(), False, look=1, seconds=seconds)
+    track.outcome = Outcome(Coin(), Coin().configure(), 7)
+    undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
+    track.undecided = {"mean": replaced(undecided, replicate_factor=factor)}
+    return track
 
-    slow, fast = wanting(10.0), wanting(1.0)
-    assert _next_looks([slow, fast], 1000.0, None) == {slow: 4, fast: 4}  # 3 looks on at most
-    assert _next_looks([slow, fast], 40.0, None) == {slow: 2, fast: 4}  # 20 s + 8 s
-    assert _next_looks([slow, fast], 15.0, None) == {fast: 4}  # the slow one's 20 s: dropped
-    assert _next_looks([slow, fast], 1000.0, 2) == {slow: 2, fast: 2}  # max_looks
+
+def test_no_look_is_spent_towards_checks_whose_deciding_look_does_not_fit_in_the_budget():
+    """A check asking 50 times the replicates of a 10 s look needs a look of about 500 s: with
+    100 s left, looks towards it would spend the budget and decide nothing, so its experiment
+    is not grown, and the final table says what the look would have cost; the 1 s experiment's
+    50 s look fits, so it goes on (three looks at most)."""
+    from workbench.run.until_decided import _next_looks, why_undecided
+
+    slow, fast = _wanting(10.0, 50.0), _wanting(1.0, 50.0)
+    assert _next_looks([slow, fast], 1000.0, None) == {slow: 4, fast: 4}
+    assert _next_looks([slow, fast], 100.0, None) == {fast: 4}
+    why = why_undecided(slow.undecided["mean"], slow)
+    assert why == ("at look 1 (n_replicates = 10), about 50 times the replicates would decide "
+                   "it: a look of about 500 s, more than the 100 s left of the budget")
+    assert why_undecided(fast.undecided["mean"], fast).startswith("the budget ran out at look 1")
 
 
 def test_figures_are_drawn_from_the_last_look_when_asked(tmp_path):

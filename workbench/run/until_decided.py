@@ -17,16 +17,18 @@ again one look smaller while that is still beyond the last).
 
 Which look comes next: the one whose replicates cover what the undecided checks ask for (the
 largest finite factor up to :data:`bounds.equivalence.ON_THE_MARGIN` (when only larger ones are
-left, two looks on), with :data:`STRICTER` for the stricter
-critical values of later looks), at most :data:`MOST_LOOKS_AHEAD` looks on; when the
-experiments' next looks do not fit together in what is left of the budget, the most
-expensive ones go fewer looks on. Looks may be skipped: the rates a look spends are fixed by
-its number, whatever looks were taken before, so skipping looks only leaves their shares
-unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last
-look scaled by its replicates, where the last look's points read from the store count at the
-compute time the store recorded for them, shared among the workers (reading them takes a
-second, computing the next look's would not); the budget counts the whole command, look 1
-included.
+left, two looks on), with :data:`STRICTER` for the stricter critical values of later looks), at
+most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks do not fit together in
+what is left of the budget, the most expensive ones go fewer looks on. Only checks whose
+deciding look (at their factor) is predicted to fit in what is left of the budget count: a look
+towards checks that no look within the budget could decide would spend it for nothing, so an
+experiment with none left stops, and the final table gives the predicted time of the look its
+checks ask for. Looks may be skipped: the rates a look spends are fixed by its number, whatever
+looks were taken before, so skipping looks only leaves their shares unspent
+(:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look scaled
+by its replicates, where the last look's points read from the store count at the compute time
+the store recorded for them, shared among the workers (reading them takes a second, computing
+the next look's would not); the budget counts the whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
@@ -106,6 +108,7 @@ class Track:
     stopped: str = ""
     ceiling: int | None = None
     references_grow: bool = False
+    budget_left: float = math.inf
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -182,16 +185,25 @@ class Track:
 
     def wanted(self) -> float:
         """The replicates, as a multiple of this look's, that the undecided checks ask for
-        (0: none that more replicates could decide)."""
+        (0: none that more replicates could decide), counting only the checks whose deciding
+        look fits in :attr:`budget_left` (its predicted time at their factor): a look towards
+        a check that no look within the budget could decide would spend the budget for
+        nothing (module docstring)."""
         if not self.keys or self.outcome.error or (self.stopped and (
                 self.ceiling is None or self.ceiling <= self.look)):
             return 0.0
         factors = [self.factor(v) for v in self.undecided.values()
                    if math.isfinite(self.factor(v))]
-        if not factors:
+        useful = [f for f in factors if f <= ON_THE_MARGIN] or ([GROWTH**2] if factors else [])
+        affordable = [f for f in useful if self.fits(f)]
+        if not affordable:
             return 0.0
-        useful = [f for f in factors if f <= ON_THE_MARGIN] or [GROWTH**2]
-        return max(max(useful) * STRICTER, GROWTH)
+        return max(max(affordable) * STRICTER, GROWTH)
+
+    def fits(self, factor: float) -> bool:
+        """Whether a look with ``factor`` times this look's replicates is predicted to fit in
+        :attr:`budget_left`."""
+        return self.seconds * factor <= self.budget_left
 
     def verdicts(self) -> list[Verdict]:
         """Every check in its first look's order: as decided, or as last judged."""
@@ -211,11 +223,15 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
         return verdict.evidence.get("cannot_decide", "more replicates cannot decide it: no "
                                     "finite difference or Monte Carlo error")
     near = "; the difference sits near the margin" if factor > ON_THE_MARGIN else ""
-    stop = track.stopped or "the budget ran out"
     what = ("the replicates" if math.isfinite(verdict.replicate_factor)
             else "both the replicates and the reference's draws")
-    return (f"{stop} at look {track.look} ({_replicates(track)}): about {factor:.3g} times "
-            f"{what} would decide it{near}")
+    wants = f"about {factor:.3g} times {what} would decide it"
+    if not track.stopped and track.budget_left > 0 and not track.fits(factor):
+        return (f"at look {track.look} ({_replicates(track)}), {wants}: a look of about "
+                f"{track.seconds * factor:.0f} s, more than the "
+                f"{max(track.budget_left, 0):.0f} s left of the budget{near}")
+    stop = track.stopped or "the budget ran out"
+    return f"{stop} at look {track.look} ({_replicates(track)}): {wants}{near}"
 
 
 def _replicates(track: Track) -> str:
@@ -277,10 +293,11 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
 
     plan: dict[Track, int] = {}
     for track in ran:
-        if not track.wanted():
+        track.budget_left = left
+        wanted = track.wanted()
+        if not wanted:
             continue
-        aim = track.look + min(math.ceil(math.log(track.wanted(), GROWTH) - 1e-9),
-                               MOST_LOOKS_AHEAD)
+        aim = track.look + min(math.ceil(math.log(wanted, GROWTH) - 1e-9), MOST_LOOKS_AHEAD)
         aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
         if aim > track.look:
             plan[track] = aim
