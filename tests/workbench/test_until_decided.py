@@ -202,9 +202,9 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
     assert _next_looks([slow, fast], 15.0, None) == {fast: 4}
 
 
-def _wanting(seconds: float, factor: float):
-    """A track at look 1 whose one undecided check asks for ``factor`` times its replicates,
-    its look having taken ``seconds``."""
+def _wanting(seconds: float, factor: float, checks: int = 1):
+    """A track at look 1 whose ``checks`` undecided checks each ask for ``factor`` times its
+    replicates, its look having taken ``seconds``."""
     from dataclasses import replace as replaced
 
     from workbench.run.main_job import Outcome
@@ -213,8 +213,23 @@ def _wanting(seconds: float, factor: float):
     track = Track(Coin(), {}, Coin().configure(), False, look=1, seconds=seconds)
     track.outcome = Outcome(Coin(), Coin().configure(), 7)
     undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
-    track.undecided = {"mean": replaced(undecided, replicate_factor=factor)}
+    names = ["mean", *(f"mean{k}" for k in range(1, checks))]
+    track.undecided = {name: replaced(undecided, check=name, replicate_factor=factor)
+                       for name in names}
     return track
+
+
+def test_the_look_promising_fewest_decisions_per_second_goes_fewer_looks_on_first():
+    """Four checks asking 3 times a 10 s look: look 4 (80 s) should decide all four. One check
+    asking 16 times a 5 s look: look 4 (40 s, 8 times) should decide none. With 90 s left the
+    second goes down to look 2 and the first keeps look 4 (the most expensive first would have
+    taken the first down instead)."""
+    from workbench.run.until_decided import _next_looks
+
+    many, none = _wanting(10.0, 3.0, checks=4), _wanting(5.0, 16.0)
+    assert many.promised(4) == 4 and many.promised(2) == 0 and none.promised(4) == 0
+    assert _next_looks([many, none], 1000.0, None) == {many: 4, none: 4}
+    assert _next_looks([many, none], 90.0, None) == {many: 4, none: 2}
 
 
 def test_no_look_is_spent_towards_checks_whose_deciding_look_does_not_fit_in_the_budget():

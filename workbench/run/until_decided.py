@@ -19,16 +19,18 @@ Which look comes next: the one whose replicates cover what the undecided checks 
 largest finite factor up to :data:`bounds.equivalence.ON_THE_MARGIN` (when only larger ones are
 left, two looks on), with :data:`STRICTER` for the stricter critical values of later looks), at
 most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks do not fit together in
-what is left of the budget, the most expensive ones go fewer looks on. Only checks whose
-deciding look (at their factor) is predicted to fit in what is left of the budget count: a look
-towards checks that no look within the budget could decide would spend it for nothing, so an
-experiment with none left stops, and the final table gives the predicted time of the look its
-checks ask for. Looks may be skipped: the rates a look spends are fixed by its number, whatever
-looks were taken before, so skipping looks only leaves their shares unspent
-(:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look scaled
-by its replicates, where the last look's points read from the store count at the compute time
-the store recorded for them, shared among the workers (reading them takes a second, computing
-the next look's would not); the budget counts the whole command, look 1 included.
+what is left of the budget, they go fewer looks on one at a time, first the look that promises
+the fewest decisions per second (the undecided checks whose factor its replicates cover, over
+its predicted time; of equal ones, the most expensive). Only checks whose deciding look (at
+their factor) is predicted to fit in what is left of the budget count: a look towards checks
+that no look within the budget could decide would spend it for nothing, so an experiment with
+none left stops, and the final table gives the predicted time of the look its checks ask for.
+Looks may be skipped: the rates a look spends are fixed by its number, whatever looks were
+taken before, so skipping looks only leaves their shares unspent (:mod:`bounds.sequential`).
+The predicted time of a look is the experiment's last look scaled by its replicates, where the
+last look's points read from the store count at the compute time the store recorded for them,
+shared among the workers (reading them takes a second, computing the next look's would not);
+the budget counts the whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
@@ -200,6 +202,13 @@ class Track:
             return 0.0
         return max(max(affordable) * STRICTER, GROWTH)
 
+    def promised(self, look: int) -> int:
+        """How many undecided checks look ``look`` should decide: those asking for no more
+        than its replicates (their factor at most 2^(look − this look)); the stricter critical
+        values of later looks are left out of this count, as the factors are estimates."""
+        multiple = GROWTH ** (look - self.look)
+        return sum(self.factor(v) <= multiple for v in self.undecided.values())
+
     def fits(self, factor: float) -> bool:
         """Whether a look with ``factor`` times this look's replicates is predicted to fit in
         :attr:`budget_left`."""
@@ -285,9 +294,10 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
 
 def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
     """The next look of every experiment of the last round that wants more (module
-    docstring): at most :data:`MOST_LOOKS_AHEAD` looks on, and fewer, the most expensive first,
-    until their predicted times fit together in ``left`` seconds; an experiment whose next
-    look alone does not fit then waits no more (the most expensive is dropped first)."""
+    docstring): at most :data:`MOST_LOOKS_AHEAD` looks on, and fewer until their predicted
+    times fit together in ``left`` seconds, the look that promises the fewest decisions per
+    second going one look down first (:meth:`Track.promised`; of equal ones, the most
+    expensive); an experiment one look on that still does not fit waits no more."""
     def cost(track: Track, look: int) -> float:
         return track.seconds * GROWTH ** (look - track.look)
 
@@ -302,7 +312,8 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
         if aim > track.look:
             plan[track] = aim
     while plan and sum(cost(t, k) for t, k in plan.items()) > left:
-        track = max(plan, key=lambda t: cost(t, plan[t]))
+        track = min(plan, key=lambda t: (t.promised(plan[t]) / cost(t, plan[t]),
+                                         -cost(t, plan[t])))
         if plan[track] > track.look + 1:
             plan[track] -= 1
         else:
