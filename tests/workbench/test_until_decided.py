@@ -233,10 +233,10 @@ def test_the_look_promising_fewest_decisions_per_second_goes_fewer_looks_on_firs
 
 
 def test_no_look_is_spent_towards_checks_whose_deciding_look_does_not_fit_in_the_budget():
-    """A check asking 50 times the replicates of a 10 s look needs a look of about 500 s: with
-    100 s left, looks towards it would spend the budget and decide nothing, so its experiment
-    is not grown, and the final table says what the look would have cost; the 1 s experiment's
-    50 s look fits, so it goes on (three looks at most)."""
+    """A check asking 50 times the replicates of a 10 s look needs look 7 (64 times, about
+    640 s): with 100 s left, looks towards it would spend the budget and decide nothing, so its
+    experiment is not grown, and the final table says what the look would have cost; the 1 s
+    experiment's 64 s look fits, so it goes on (three looks at most)."""
     from workbench.run.until_decided import _next_looks, why_undecided
 
     slow, fast = _wanting(10.0, 50.0), _wanting(1.0, 50.0)
@@ -244,8 +244,12 @@ def test_no_look_is_spent_towards_checks_whose_deciding_look_does_not_fit_in_the
     assert _next_looks([slow, fast], 100.0, None) == {fast: 4}
     why = why_undecided(slow.undecided["mean"], slow)
     assert why == ("at look 1 (n_replicates = 10), about 50 times the replicates would decide "
-                   "it: a look of about 500 s, more than the 100 s left of the budget")
+                   "it: a look of about 640 s, more than the 100 s left of the budget")
     assert why_undecided(fast.undecided["mean"], fast).startswith("the budget ran out at look 1")
+    # looks double the replicates: 1.18 times a 62 s look is look 2, 124 s, not 73 s
+    near = _wanting(62.0, 1.18)
+    assert near.deciding_seconds(1.18) == 124.0
+    assert _next_looks([near], 103.0, None) == {} and _next_looks([near], 124.0, None) == {near: 2}
 
 
 def test_figures_are_drawn_from_the_last_look_when_asked(tmp_path):

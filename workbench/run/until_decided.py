@@ -209,10 +209,16 @@ class Track:
         multiple = GROWTH ** (look - self.look)
         return sum(self.factor(v) <= multiple for v in self.undecided.values())
 
+    def deciding_seconds(self, factor: float) -> float:
+        """The predicted time of the first later look with at least ``factor`` times this
+        look's replicates (looks multiply them by powers of :data:`GROWTH`)."""
+        looks_on = max(math.ceil(math.log(max(factor, 1.0), GROWTH) - 1e-9), 1)
+        return self.seconds * GROWTH ** looks_on
+
     def fits(self, factor: float) -> bool:
-        """Whether a look with ``factor`` times this look's replicates is predicted to fit in
+        """Whether the look that ``factor`` asks for is predicted to fit in
         :attr:`budget_left`."""
-        return self.seconds * factor <= self.budget_left
+        return self.deciding_seconds(factor) <= self.budget_left
 
     def verdicts(self) -> list[Verdict]:
         """Every check in its first look's order: as decided, or as last judged."""
@@ -237,7 +243,7 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
     wants = f"about {factor:.3g} times {what} would decide it"
     if not track.stopped and track.budget_left > 0 and not track.fits(factor):
         return (f"at look {track.look} ({_replicates(track)}), {wants}: a look of about "
-                f"{track.seconds * factor:.0f} s, more than the "
+                f"{track.deciding_seconds(factor):.0f} s, more than the "
                 f"{max(track.budget_left, 0):.0f} s left of the budget{near}")
     stop = track.stopped or "the budget ran out"
     return f"{stop} at look {track.look} ({_replicates(track)}): {wants}{near}"
@@ -312,7 +318,7 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
         if aim > track.look:
             plan[track] = aim
     while plan and sum(cost(t, k) for t, k in plan.items()) > left:
-        track = min(plan, key=lambda t: (t.promised(plan[t]) / cost(t, plan[t]),
+        track = min(plan, key=lambda t: (t.promised(plan[t]) / max(cost(t, plan[t]), 1e-9),
                                          -cost(t, plan[t])))
         if plan[track] > track.look + 1:
             plan[track] -= 1
