@@ -127,21 +127,31 @@ def test_duplicate_manifest_lines_are_listed_and_compacted(tmp_path, capsys):
 
 def test_ctrl_c_inside_a_netcdf_call_is_delivered_after_it():
     """A KeyboardInterrupt inside xarray's locked netCDF write left its lock held and the run
-    hung in close(); the interrupt now waits for the call to finish, then arrives as usual."""
+    hung in close(); the interrupt now waits for the call to finish, then arrives as usual.
+
+    The signal is raised in this (the main) thread, with SIGINT unblocked and handled as in a
+    fresh process: a signal sent to the process could reach another thread, or wait blocked,
+    whatever earlier tests left in this one (it once did not arrive, in a CI run)."""
     import signal
 
     from workbench.store.atomic import interrupt_deferred, netcdf_bytes, netcdf_loaded
 
     dataset = xr.Dataset({"x": ("i", [1.0, 2.0])})
     finished = []
-    with pytest.raises(KeyboardInterrupt):
-        with interrupt_deferred():
-            os.kill(os.getpid(), signal.SIGINT)
-            content = netcdf_bytes(dataset)  # not interrupted: runs to its end
-            finished.append(True)
-    assert finished == [True]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    xr.testing.assert_identical(netcdf_loaded(content), dataset)  # no lock left held
-    with pytest.raises(KeyboardInterrupt):  # negative control: undeferred, it interrupts
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupt_deferred():
+                signal.raise_signal(signal.SIGINT)
+                content = netcdf_bytes(dataset)  # not interrupted: runs to its end
+                finished.append(True)
+        assert finished == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        xr.testing.assert_identical(netcdf_loaded(content), dataset)  # no lock left held
+        with pytest.raises(KeyboardInterrupt):  # negative control: undeferred, it interrupts
+            signal.raise_signal(signal.SIGINT)
+            time.sleep(1)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
