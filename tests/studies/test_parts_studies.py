@@ -258,3 +258,22 @@ def test_the_shipped_multi_server_is_a_study_of_parts():
     assert [part.name for part in study.parts] == ["gaussian", "logistic"]
     assert study.family == "study" and study.sweep_dims == ("servers",)
     assert library.header("multi-server").figure == "multi_server:figure_servers"
+
+
+def test_a_part_field_that_means_nothing_in_its_part_is_refused_saying_why():
+    """``--set`` of a part's field that its kinds leave unused says why, as in a study of one
+    part; the part's own fields are still accepted (negative control)."""
+    from workbench import experiments
+
+    experiment = experiments.get("protocols-networks")
+    with pytest.raises(InvalidParameter, match=r"downpour_reference_draws = 10 is invalid: "
+                                               r"means nothing without a check judged against "
+                                               r"the reference posterior"):
+        experiment.configure({"downpour_reference_draws": 10}, quick=True)
+    with pytest.raises(InvalidParameter, match=r"elastic_sampler_python = 'x.py' is invalid: "
+                                               r"means nothing unless \[sampler\] kind"):
+        experiment.configure({"elastic_sampler_python": "x.py"}, quick=True)
+    assert experiment.configure({"downpour_step_size": 2e-3},
+                                quick=True)["downpour_step_size"] == 2e-3
+    with pytest.raises(InvalidParameter, match="is not a parameter"):
+        experiment.configure({"downpour_no_such_field": 1}, quick=True)

@@ -63,7 +63,14 @@ class PartsExperiment(Experiment):
 
     def configure(self, overrides=None, quick=False):
         """The study's configuration, each part's configured and checked as its study's
-        (a refusal names the study's key)."""
+        (a refusal names the study's key). A field of a part's kinds that means nothing in
+        that part is refused saying why, as in a study of one part (shared fields are
+        written in the file, so none is unused)."""
+        unused = {part.key(name): reason for part in self.study.parts
+                  for name, reason in part.study.unused.items()}
+        for key, value in (overrides or {}).items():
+            if key in unused:
+                raise InvalidParameter(key, value, unused[key])
         config = super().configure(overrides, quick)
         for part in self.study.parts:
             try:
