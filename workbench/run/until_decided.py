@@ -21,16 +21,16 @@ left, two looks on), with :data:`STRICTER` for the stricter critical values of l
 most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks do not fit together in
 what is left of the budget, they go fewer looks on one at a time, first the look that promises
 the fewest decisions per second (the undecided checks whose factor its replicates cover, over
-its predicted time; of equal ones, the most expensive). Only checks whose deciding look (at
-their factor) is predicted to fit in what is left of the budget count: a look towards checks
-that no look within the budget could decide would spend it for nothing, so an experiment with
-none left stops, and the final table gives the predicted time of the look its checks ask for.
-Looks may be skipped: the rates a look spends are fixed by its number, whatever looks were
-taken before, so skipping looks only leaves their shares unspent (:mod:`bounds.sequential`).
-The predicted time of a look is the experiment's last look scaled by its replicates, where the
-last look's points read from the store count at the compute time the store recorded for them,
-shared among the workers (reading them takes a second, computing the next look's would not);
-the budget counts the whole command, look 1 included.
+its predicted time; of equal ones, the most expensive). Only checks whose deciding look (the
+first with at least their factor times the replicates) is predicted to fit in what is left of
+the budget count: a look towards checks that no look within the budget could decide would spend
+it for nothing, so an experiment with none left stops, and the final table gives the predicted
+time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
+its number, whatever looks were taken before, so skipping looks only leaves their shares
+unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
+scaled by its replicates, where the last look's points read from the store count at the compute
+time the store recorded for them, shared among the workers (reading them takes a second,
+computing the next look's would not); the budget counts the whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
