@@ -16,7 +16,7 @@ from workbench import experiments
 from workbench.studies.excess import x_grid
 from workbench.studies.paired_protocol_judgements import deviation, excess, mse_error
 from workbench.studies.protocol_judgements import envelope_fit
-from workbench.systems.distributed.plots import finish, new
+from workbench.systems.distributed.plots import finish, mse_with_exact, new
 
 
 def _part(experiment, dataset: xr.Dataset, index: int, kind: str):
@@ -35,9 +35,7 @@ def figure_period(dataset: xr.Dataset, path):
     theta = final.sel(test_function="theta")
     for workers in dataset["workers"].values:
         at = theta.sel(workers=workers)
-        line = ax.errorbar(periods, at["mse"], yerr=1.96 * at["mse_se"], marker="o",
-                           label=f"P = {workers}")
-        ax.plot(periods, at["exact_mse"], "--", color=line[0].get_color(), linewidth=0.8)
+        mse_with_exact(ax, periods, at, f"P = {workers}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("communication period π")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from workbench.systems.distributed.plots import finish, new
+from workbench.systems.distributed.plots import finish, mse_with_exact, new
 
 
 def figure_budget(dataset: xr.Dataset, path):
@@ -29,9 +29,7 @@ def figure_budget(dataset: xr.Dataset, path):
     periods = dataset["period"].values
     for protocol in dataset["protocol"].values:
         at = final.sel(protocol=protocol)
-        line = ax.errorbar(periods, at["mse"], yerr=1.96 * at["mse_se"], marker="o",
-                           label=protocol)
-        ax.plot(periods, at["exact_mse"], "--", color=line[0].get_color(), linewidth=0.8)
+        mse_with_exact(ax, periods, at, protocol)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("communication period π (same local steps and messages)")

@@ -47,6 +47,13 @@ def cloud(ax, draws: np.ndarray, colour: str = "k", size: float = 3, alpha: floa
                label=label)
 
 
+def mse_with_exact(ax, x, at, label: str) -> None:
+    """``at["mse"]`` against ``x`` with its 95 % interval (1.96·``mse_se``) as points, and the
+    exact oracle's ``exact_mse`` dashed in the same colour."""
+    line = ax.errorbar(x, at["mse"], yerr=1.96 * at["mse_se"], marker="o", label=label)
+    ax.plot(x, at["exact_mse"], "--", color=line[0].get_color(), linewidth=0.8)
+
+
 def finish(fig, path) -> object:
     save_figure(fig, path, dpi=120)
     plt.close(fig)
