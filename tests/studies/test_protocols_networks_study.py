@@ -180,6 +180,25 @@ def test_the_checks_judge_the_seeds_claim_and_its_negation_is_violated(quick):
     assert VIOLATED in opposite.values()
 
 
+def test_the_samples_own_nll_check_reads_log_loss_and_is_violated_when_four_workers_raise_it(
+        quick):
+    """Negative control of ``loss-falls``: downpour's per-draw held-out NLL (``log_loss``) at
+    P = 4 raised by 10 nats, far beyond its Monte Carlo error, makes both networks'
+    ``loss-falls`` violated and leaves every other check as judged (the full-size control, reads
+    twice as stale as the schedule says, is ``benchmarks/twice_stale_control.py``)."""
+    experiment, dataset = quick
+    judged = {v.check: v for v in experiment.checks(dataset)}
+    raised = dataset.copy(deep=True)
+    at = {"workers": 4, "test_function": "log_loss"}
+    raised["mean"].loc[at] = raised["mean"].loc[at] + 10.0
+    for verdict in experiment.checks(raised):
+        if verdict.check.startswith("downpour/") and "/loss-falls/" in verdict.check:
+            assert judged[verdict.check].verdict != VIOLATED
+            assert verdict.verdict == VIOLATED and verdict.observed < -9
+        else:
+            assert verdict.verdict == judged[verdict.check].verdict, verdict.check
+
+
 @pytest.mark.parametrize(("old", "new", "needle", "words"), [
     ("sample_interval = 5.0", "sample_interval = 0.0", "sample_interval = 0.0",
      ("sample_interval", "> 0")),
