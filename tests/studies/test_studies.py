@@ -204,7 +204,8 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
     study files give the datasets and verdicts their removed Python modules gave: every
     variable and coordinate bit for bit, the same variables, the same verdicts with the same
     observed values (fixture made at commit fa2e0f2 by
-    ``tests/studies/fixtures/make_distributed_fixture.py``)."""
+    ``tests/studies/fixtures/make_distributed_fixture.py``; its sgld-diagonal case re-recorded
+    when the shards' local chains became one replay, as that script says)."""
     recorded = DISTRIBUTED_CASES[case]
     experiment = experiments.get(recorded["experiment"])
     assert isinstance(experiment, StudyExperiment)

@@ -101,18 +101,19 @@ def test_laplace_and_analytic_surrogates_agree_on_the_gaussian_mean(sharded):
 
 @pytest.mark.parametrize("kind", ["full", "diagonal"])
 def test_surrogates_fitted_to_local_sgld_samples_find_the_shard_likelihood(sharded, kind):
-    """Local SGLD on p_s ∝ p(X_s|θ) (flat prior): the fitted mean is within z = 4.4 (Bonferroni
-    over 3 shards × 2 coordinates, family rate 1e-4) of x̄_s, using the draws' spread and an
-    effective sample size from the exact AR(1) autocorrelation of SGLD at this step."""
+    """Local SGLD on p_s ∝ p(X_s|θ) (flat prior), every shard's chain in one replay at one step
+    h: each fitted mean is within z = 4.4 (Bonferroni over 3 shards × 2 coordinates, family rate
+    1e-4) of x̄_s, using the draws' spread and an effective sample size from the exact AR(1)
+    autocorrelation of SGLD at this step."""
+    precisions = np.array([sharded.likelihood_precision(s) for s in range(sharded.n_shards)])
+    h = 0.1 / precisions.max()
+    draws = local_sgld_samples(sharded.shard_gradient(), 0.0, h, n_samples=2000, burn_in=400,
+                               thin=10, batch_size=10, seed=6)
+    assert draws.shape == (sharded.n_shards, 2000, 2)
     fitted = []
-    for s in range(sharded.n_shards):
-        precision = sharded.likelihood_precision(s)
-        h = 0.1 / precision
-        samples = local_sgld_samples(sharded.local_likelihood_gradient(s), 0.0, h,
-                                                n_samples=2000, burn_in=400, thin=10,
-                                                batch_size=10, seed=derive(6, s))
+    for s, samples in enumerate(draws):
         fitted.append(surrogates.fit_to_samples(samples, kind))
-        rho = (1 - h * precision) ** 10
+        rho = (1 - h * precisions[s]) ** 10
         effective = 2000 * (1 - rho) / (1 + rho)
         error = samples.std(axis=0, ddof=1) / math.sqrt(effective)
         assert np.all(np.abs(fitted[-1][0] - sharded.shard_means[s]) <= 4.4 * error)
@@ -189,3 +190,22 @@ def test_a_diagonal_fit_needs_two_draws_and_a_full_one_more_draws_than_coordinat
         surrogates.fit_to_samples(draws, "full")
     with pytest.raises(InvalidParameter, match="n >= 2"):
         surrogates.fit_to_samples(draws[:1], "diagonal")
+
+
+def test_diagonal_surrogates_take_no_dense_algebra_and_give_the_same_bits():
+    """Diagonal covariances skip the Cholesky inverse and ∇log q skips the d × d product; both
+    give exactly the numbers of the dense route (variances over ten decades)."""
+    rng = np.random.default_rng(3)
+    variances = rng.random((5, 40)) * 10.0 ** rng.uniform(-5, 5, (5, 40))
+    means = rng.normal(size=(5, 40))
+    fitted = surrogates.GaussianSurrogates(means, variances[:, :, None] * np.eye(40))
+    assert fitted.diagonal
+    dense = np.stack([surrogates._precision("c", np.diag(v)) for v in variances])
+    assert np.array_equal(fitted.precisions, dense)
+    theta = 10 * rng.normal(size=(3, 4, 40))
+    assert np.array_equal(fitted.total_score(theta),
+                          fitted.total_natural - theta @ fitted.total_precision.T)
+    # control: one off-diagonal term makes the family dense, scored by the product
+    covariances = variances[:, :, None] * np.eye(40)
+    covariances[2, 0, 1] = covariances[2, 1, 0] = 1e-3 * np.sqrt(variances[2, 0] * variances[2, 1])
+    assert not surrogates.GaussianSurrogates(means, covariances).diagonal

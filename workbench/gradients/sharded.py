@@ -16,6 +16,9 @@ into a valid estimator:
 
 - :class:`ShardScaled` (D-SGLD, seed 004 Eq. 2-3; seed 002 Eq. 4): the likelihood term times
   N_s/(N q_s), q_s the shard's selection frequency;
+- :class:`ShardLikelihood`: the likelihood term alone, N_s/(N q_s)·(-N ḡ(θ; B)), no prior: with
+  every server of a schedule kept to its own shard and q_s = 1, each server samples shard s's
+  local likelihood p_s ∝ p(X_s | θ), the target surrogates are fitted to (seed 002 §3.1);
 - :class:`Conducive` (FSGLD, seed 002 Eq. 5 and 7): adds α g_s(θ) to the D-SGLD estimate,
   g_s = ∇log q(θ) - ∇log q_s(θ)/f_s with q = Π_s q_s the product of per-shard surrogates of
   the shard likelihoods (:mod:`workbench.gradients.surrogates`); E_s[g_s] = 0, so it stays unbiased.
@@ -93,6 +96,23 @@ class ShardScaled:
         if not isinstance(spec, ShardLinearSpec) or spec.size_share is not None:
             return None
         return spec._replace(size_share=self._size_share)
+
+
+class ShardLikelihood(ShardScaled):
+    """-N_s/(N q_s)·N ḡ(θ; B_s): D-SGLD's likelihood term without the prior (module docstring).
+
+    On :func:`workbench.engine.local_samples.local_sgld_samples`'s schedule (server s on shard
+    s, q_s = 1) it is -(N_s/n) Σ_{i∈B_s} ∇log p(x_i | θ), the minibatch estimate of
+    -∇log p(X_s | θ).
+    """
+
+    def __call__(self, position: np.ndarray, minibatch: ShardBatch) -> np.ndarray:
+        return (self.weights(minibatch.shard, minibatch.frequency)
+                * self.base.likelihood_gradient(position, minibatch.batch))
+
+    def kernel_spec(self):
+        """None: the compiled path's shard-linear estimator always adds the prior."""
+        return None
 
 
 class Conducive:

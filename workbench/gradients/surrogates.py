@@ -51,18 +51,24 @@ class GaussianSurrogates:
         if not (np.all(np.isfinite(means)) and np.all(np.isfinite(covariances))):
             raise validation.InvalidParameter("surrogate_mean", "non-finite values",
                                               "means and covariances must be finite")
-        precisions = np.empty_like(covariances)
-        for s, covariance in enumerate(covariances):
-            precisions[s] = _precision(f"surrogate_covariance[{s}]", covariance)
+        variances = np.diagonal(covariances, 0, 1, 2)
+        # every C_s diagonal with a positive diagonal: its only non-zeros are its variances
+        if np.all(variances > 0) and np.count_nonzero(covariances) == variances.size:
+            precisions = _diagonal_precisions(variances)
+        else:
+            precisions = np.empty_like(covariances)
+            for s, covariance in enumerate(covariances):
+                precisions[s] = _precision(f"surrogate_covariance[{s}]", covariance)
         for name, value in (("means", means), ("covariances", covariances),
                             ("precisions", precisions)):
             value.setflags(write=False)
             setattr(self, name, value)
-        off_diagonal = precisions - precisions * np.eye(dim)
-        self.diagonal = bool(np.all(off_diagonal == 0))
+        self.diagonal = bool(np.count_nonzero(precisions)
+                             == np.count_nonzero(np.diagonal(precisions, 0, 1, 2)))
         self.total_precision = precisions.sum(axis=0)
         self.total_natural = np.einsum("sij,sj->i", precisions, means)
         self._diagonal_precisions = np.ascontiguousarray(np.diagonal(precisions, 0, 1, 2))
+        self._total_diagonal = np.diagonal(self.total_precision).copy()
 
     @property
     def n_shards(self) -> int:
@@ -80,7 +86,10 @@ class GaussianSurrogates:
         return -np.einsum("...ij,...j->...i", self.precisions[shard], difference)
 
     def total_score(self, theta: np.ndarray) -> np.ndarray:
-        """∇log q(θ) = Σ_s ∇log q_s(θ) = Σ_s P_s m_s - (Σ_s P_s) θ."""
+        """∇log q(θ) = Σ_s ∇log q_s(θ) = Σ_s P_s m_s - (Σ_s P_s) θ (elementwise when every P_s
+        is diagonal: the same numbers as the product, whose other terms are zeros)."""
+        if self.diagonal:
+            return self.total_natural - theta * self._total_diagonal
         return self.total_natural - theta @ self.total_precision.T
 
     def describe(self) -> dict:
@@ -91,15 +100,35 @@ class GaussianSurrogates:
 def _precision(field: str, covariance: np.ndarray) -> np.ndarray:
     """The inverse of a symmetric positive-definite matrix; refused naming ``field`` if not."""
     if not np.allclose(covariance, covariance.T, rtol=1e-10, atol=0.0):
-        raise validation.InvalidParameter(field, covariance.tolist(), "must be symmetric")
+        raise validation.InvalidParameter(field, _shown(covariance), "must be symmetric")
     try:
         factor = np.linalg.cholesky(covariance)
     except np.linalg.LinAlgError:
         raise validation.InvalidParameter(
-            field, covariance.tolist(), "must be positive definite (a Gaussian surrogate)"
+            field, _shown(covariance), "must be positive definite (a Gaussian surrogate)"
         ) from None
     inverse = np.linalg.inv(factor)
     return inverse.T @ inverse
+
+
+def _shown(matrix: np.ndarray):
+    """A refused matrix as its message shows it: whole up to 4 × 4, else its size and its
+    smallest eigenvalue (of its symmetric part), never thousands of numbers on one line."""
+    if matrix.shape[0] <= 4:
+        return matrix.tolist()
+    smallest = float(np.linalg.eigvalsh(0.5 * (matrix + matrix.T))[0])
+    return f"a {matrix.shape[0]} × {matrix.shape[1]} matrix, smallest eigenvalue {smallest:.3g}"
+
+
+def _diagonal_precisions(variances: np.ndarray) -> np.ndarray:
+    """The inverses of diagonal covariances of positive ``variances`` ``(S, d)``, as
+    ``(S, d, d)``: the same numbers as :func:`_precision`'s Cholesky route (1/√v squared),
+    without its d³ work."""
+    root = 1.0 / np.sqrt(variances)
+    precisions = np.zeros(variances.shape + variances.shape[-1:])
+    dim = variances.shape[-1]
+    precisions[:, np.arange(dim), np.arange(dim)] = root * root
+    return precisions
 
 
 def stack(pairs) -> GaussianSurrogates:
@@ -149,7 +178,6 @@ def fit_to_samples(samples, covariance: str = "full") -> tuple[np.ndarray, np.nd
                                           "needs (n, d) draws with n > d (full covariance) "
                                           "or n >= 2 (diagonal)")
     mean = samples.mean(axis=0)
-    fitted = np.atleast_2d(np.cov(samples, rowvar=False, ddof=1))
-    if covariance == "diagonal":
-        fitted = np.diag(np.diag(fitted))
-    return mean, fitted
+    if covariance == "diagonal":  # the variances alone, not the d × d products
+        return mean, np.diag(((samples - mean) ** 2).sum(axis=0) / (len(samples) - 1))
+    return mean, np.atleast_2d(np.cov(samples, rowvar=False, ddof=1))

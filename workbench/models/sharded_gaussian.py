@@ -12,9 +12,9 @@ Estimators (Chen convention, minibatch B from shard s, n points):
 
 - :class:`ShardLocalGradient`: -∇log p(θ) - N ḡ(θ; B) = (θ - m₀)/σ₀² + (N/σ_x²)(θ - x̄_B),
   SGLD's estimator applied to a shard-local minibatch, wrapped by
-  :mod:`workbench.gradients.sharded` for D-SGLD and FSGLD;
-- :class:`LocalLikelihoodGradient`: -∇log p(X_s | θ) estimated from B, (N_s/σ_x²)(θ - x̄_B),
-  the flat-prior local target p_s ∝ p(X_s | θ) that surrogates are fitted to (seed 002 §3.1).
+  :mod:`workbench.gradients.sharded` for D-SGLD and FSGLD, and (its likelihood term alone,
+  :class:`~workbench.gradients.sharded.ShardLikelihood`) for the local SGLD of the flat-prior
+  local targets p_s ∝ p(X_s | θ) that surrogates are fitted to (seed 002 §3.1).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
-from workbench.gradients.minibatch import batch_means
 from workbench.gradients.sharded import ShardBatches
 from workbench.models.gaussian import GaussianMeanModel
 
@@ -112,9 +111,6 @@ class ShardedGaussianMean:
     def shard_gradient(self) -> ShardLocalGradient:
         return ShardLocalGradient(self)
 
-    def local_likelihood_gradient(self, shard: int) -> LocalLikelihoodGradient:
-        return LocalLikelihoodGradient(self, shard)
-
 
 class ShardLocalGradient:
     """(θ - m₀)/σ₀² + (N/σ_x²)(θ - x̄_B) with B drawn from one shard (module docstring)."""
@@ -158,21 +154,3 @@ class ShardLocalGradient:
 
         return ShardLinearSpec(self._data, self._offsets, self._prior_precision,
                                self._prior_term, self._data_precision)
-
-
-class LocalLikelihoodGradient:
-    """-∇log p(X_s | θ) from a minibatch of shard s alone (a single-shard estimator)."""
-
-    def __init__(self, sharded: ShardedGaussianMean, shard: int):
-        self.shard = validation.integer("shard", shard, minimum=0)
-        if shard >= sharded.n_shards:
-            raise validation.InvalidParameter("shard", shard, f"must be < {sharded.n_shards}")
-        self._data = sharded.shard_data(shard)
-        self.n_data, self.dim = self._data.shape
-        self._precision = sharded.likelihood_precision(shard)
-
-    def prepare(self, indices: np.ndarray) -> np.ndarray:
-        return batch_means(self._data, indices)
-
-    def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
-        return self._precision * (position - minibatch)

@@ -10,9 +10,9 @@ shard (:class:`~workbench.models.per_example.PerExampleGradient`'s, on the model
 N_s/(N f_s), the D-SGLD estimate; :class:`~workbench.gradients.sharded.Conducive` adds the
 conducive gradient of the surrogates.
 
-:meth:`ShardedPerExample.local_likelihood_gradient` is the single-shard estimator of
--∇log p(X_s | θ) (no prior: the local likelihood that FSGLD's surrogates q_s approximate, seed 002
-§3.1) that :func:`workbench.engine.local_samples.local_sgld_samples` samples from;
+:class:`~workbench.gradients.sharded.ShardLikelihood` of it estimates -∇log p(X_s | θ) (no
+prior: the local likelihood that FSGLD's surrogates q_s approximate, seed 002 §3.1), which
+:func:`workbench.engine.local_samples.local_sgld_samples` samples from;
 :meth:`ShardedPerExample.point_scores` gives ∇log p(x_i | θ) for every example of a shard, from
 which :mod:`workbench.oracles.gradient_noise` computes γ_s² and ε_s² (seed 002 Theorem 2).
 """
@@ -60,10 +60,6 @@ class ShardedPerExample:
     def __call__(self, position: np.ndarray, minibatch) -> np.ndarray:
         return self.prior_gradient(position) + self.likelihood_gradient(position, minibatch.batch)
 
-    def local_likelihood_gradient(self, shard: int) -> LocalLikelihoodGradient:
-        """-∇log p(X_s | θ) from minibatches of ``shard`` alone."""
-        return LocalLikelihoodGradient(self._inner, self.rows(shard))
-
     def point_scores(self, theta: np.ndarray, shard: int) -> np.ndarray:
         """∇log p(x_i | θ) for every example i of ``shard`` at each of ``theta`` ``(G, d)``:
         ``(G, N_s, d)``."""
@@ -72,18 +68,3 @@ class ShardedPerExample:
         return np.stack([self.model.log_likelihood_gradient_sum(
             np.broadcast_to(position, (rows.size, self.dim)), rows[:, None])
             for position in theta])
-
-
-class LocalLikelihoodGradient:
-    """-(N_s/n) Σ_{i∈B} ∇log p(x_i | θ), B drawn from one shard's ``rows``."""
-
-    def __init__(self, inner: PerExampleGradient, rows: np.ndarray):
-        self._inner, self._rows = inner, rows
-        self.n_data, self.dim = int(rows.size), inner.dim
-        self._share = rows.size / inner.n_data
-
-    def prepare(self, indices: np.ndarray) -> np.ndarray:
-        return self._inner.prepare(self._rows[np.asarray(indices)])
-
-    def __call__(self, position: np.ndarray, minibatch: np.ndarray) -> np.ndarray:
-        return self._share * self._inner.likelihood_gradient(position, minibatch)

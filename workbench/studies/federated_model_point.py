@@ -44,7 +44,8 @@ TRAIN_EVALUATION_ROWS = 2000
 #: the learning data's log-loss, and the data Table 1 of seed 002 splits its numbers by
 TRAIN_LOG_LOSS = "train_log_loss"
 SPLITS = ("train", "test")
-#: chains whose last draws give the sampled region of γ_s² and ε_s²
+#: chains (of those that did not diverge) whose last draws give the sampled region of γ_s² and
+#: ε_s²
 REGION_DRAWS = 4
 #: the fields that determine the data, the shards and the surrogates: the same at every point
 #: that shares them
@@ -133,24 +134,27 @@ def fit_surrogates(experiment: str, config: dict, base, seed):
     from workbench.gradients import surrogates
 
     kind = config["surrogate"]
-    pairs = []
-    for s in range(base.n_shards):
-        if kind == "laplace":
-            local = dataclasses.replace(base.model, features=base.model.features[base.rows(s)],
-                                        labels=base.model.labels[base.rows(s)])
-            pairs.append(surrogates.laplace(
-                lambda theta, m=local: float(m.potential(theta))
-                - theta @ theta / (2 * m.prior_scale**2),
-                lambda theta, m=local: m.potential_gradient(theta) - theta / m.prior_scale**2,
-                np.zeros(base.dim)))
-            continue
-        samples = local_sgld_samples(
-            base.local_likelihood_gradient(s), start(base.model, seed, experiment),
-            chen_step_size(config["surrogate_welling_teh_step_size"]),
-            config["surrogate_samples"], config["surrogate_burn_in"], config["surrogate_thin"],
-            config["surrogate_batch_size"], derive(seed, experiment, "surrogates", s))
-        pairs.append(surrogates.fit_to_samples(samples, kind.removeprefix("sgld-")))
-    return surrogates.stack(pairs)
+    if kind == "laplace":
+        return surrogates.stack(_laplace(base, s) for s in range(base.n_shards))
+    draws = local_sgld_samples(
+        base, start(base.model, seed, experiment),
+        chen_step_size(config["surrogate_welling_teh_step_size"]), config["surrogate_samples"],
+        config["surrogate_burn_in"], config["surrogate_thin"], config["surrogate_batch_size"],
+        derive(seed, experiment, "surrogates"))
+    return surrogates.stack(surrogates.fit_to_samples(samples, kind.removeprefix("sgld-"))
+                            for samples in draws)
+
+
+def _laplace(base, shard: int):
+    """The Laplace approximation of shard ``shard``'s likelihood (seed 002 Appendix F.2)."""
+    from workbench.gradients import surrogates
+
+    local = dataclasses.replace(base.model, features=base.model.features[base.rows(shard)],
+                                labels=base.model.labels[base.rows(shard)])
+    return surrogates.laplace(
+        lambda theta: float(local.potential(theta)) - theta @ theta / (2 * local.prior_scale**2),
+        lambda theta: local.potential_gradient(theta) - theta / local.prior_scale**2,
+        np.zeros(base.dim))
 
 
 def start(model, seed, experiment: str) -> np.ndarray:
@@ -226,15 +230,16 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
             values = [np.cumsum(f(draws)[..., 0], axis=-1)[:, checkpoints - 1] / checkpoints
                       for f in functions]
         estimates.append(np.stack(values).transpose(0, 2, 1))  # (function, checkpoint, chain)
-        diverged.append(run.diverged_at[0] >= 0)
-        region.append(draws[:REGION_DRAWS, -1])
+        diverged.append(run.diverged_at[0])
+        region.append(draws[run.diverged_at[0] < 0][:REGION_DRAWS, -1])
         iterations = run.draw_iterations[kept][checkpoints - 1] - burn_in
-    estimate = np.where(np.stack(diverged)[:, None, None, :], np.nan, np.stack(estimates))
+    diverged_at = np.stack(diverged)  # the update at which a chain diverged, or -1
+    estimate = np.where(diverged_at[:, None, None, :] >= 0, np.nan, np.stack(estimates))
     positions = np.concatenate(region)
-    positions = positions[np.isfinite(positions).all(axis=1)]  # a diverged chain's are not
     data = {
         "estimate": (("estimator", "test_function", "checkpoint", "replicate"), estimate),
-        "diverged": (("estimator", "replicate"), np.stack(diverged)),
+        "diverged": (("estimator", "replicate"), diverged_at >= 0),
+        "diverged_at": (("estimator", "replicate"), diverged_at),
         "iterations": (("checkpoint",), iterations),
         "gamma_squared": (("shard",), gamma_squared(base.point_scores, base.n_shards,
                                                      positions) if len(positions) else

@@ -47,15 +47,12 @@ def make_surrogates(experiment: str, config: dict, sharded, seed):
             pairs.append(surrogate_kinds.laplace(value, gradient,
                                                  np.zeros(sharded.model.dim), hessian))
         return surrogate_kinds.stack(pairs)
-    pairs = []
-    for s in range(sharded.n_shards):
-        samples = local_sgld_samples(
-            sharded.local_likelihood_gradient(s), 0.0,
-            chen_step_size(config["surrogate_welling_teh_step_size"]),
-            config["surrogate_samples"], config["surrogate_burn_in"], config["surrogate_thin"],
-            config["surrogate_batch_size"], derive(seed, experiment, "surrogates", s))
-        pairs.append(surrogate_kinds.fit_to_samples(samples, kind.removeprefix("sgld-")))
-    return surrogate_kinds.stack(pairs)
+    draws = local_sgld_samples(
+        sharded.shard_gradient(), 0.0, chen_step_size(config["surrogate_welling_teh_step_size"]),
+        config["surrogate_samples"], config["surrogate_burn_in"], config["surrogate_thin"],
+        config["surrogate_batch_size"], derive(seed, experiment, "surrogates"))
+    return surrogate_kinds.stack(surrogate_kinds.fit_to_samples(samples, kind.removeprefix("sgld-"))
+                                 for samples in draws)
 
 
 @dataclass(frozen=True)
