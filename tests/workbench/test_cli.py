@@ -418,3 +418,28 @@ def test_a_closed_pipe_stops_the_command_quietly_with_status_141():
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 141
     assert stderr == b""
+
+
+def test_check_prints_the_table_a_paper_reports_beside_the_results_values(tmp_path, capsys):
+    """fsgld-mlp's [[paper]] entry reports seed 002 Table 1: every row is printed with the
+    paper's value ± sd beside the result's average_log_likelihood ± its sd over the chains and
+    its interval; a study without a reported table prints none (stale-gaussian above)."""
+    tiny = {"n_train": 600, "n_test": 200, "n_shards": 6, "hidden_sizes": "[4]",
+            "surrogate_samples": 50, "surrogate_burn_in": 10, "surrogate_thin": 1,
+            "burn_in": 40, "n_iterations": 80, "n_replicates": 3, "n_evaluations": 20,
+            "n_checkpoints": 3, "step_per_row": "[0.09]"}
+    sets = [arg for key, value in tiny.items() for arg in ("--set", f"{key}={value}")]
+    main(["check", "fsgld-mlp", *sets, "--processes", "1", "--quiet", "--out", str(tmp_path)])
+    out = capsys.readouterr().out.splitlines()
+    table = out.index("seed 002 §5.3, Table 1: Average log-likelihood for MLPs learned with "
+                      "DSGLD and FSGLD.")
+    assert out[table + 1].split() == ["paper", "workbench", "(average_log_likelihood)"]
+    dataset = read_netcdf(tmp_path / "fsgld-mlp.nc")
+    at = {"estimator": "dsgld", "split": "test", "label_skew": 0.5, "step_per_row": 0.09}
+    value = float(dataset["average_log_likelihood"].sel(at))
+    spread = float(dataset["average_log_likelihood_sd"].sel(at))
+    row = next(line for line in out[table:] if line.startswith("  DSGLD, test, non-IID"))
+    assert f"-1.11 ± 0.31  {value:.4g} ± {spread:.2g} [" in row
+    assert sum(line.startswith("  DSGLD, ") or line.startswith("  FSGLD, ")
+               for line in out[table:]) == 8
+    assert out[-1].split(";")[0].endswith("inconclusive")  # the totals stay last

@@ -392,6 +392,31 @@ def _format_verdict(v: Verdict) -> str:
             f"{v.false_failure_rate:.2g})")
 
 
+def _reported_lines(outcome) -> list[list[str]]:
+    """The tables of numbers the paper reports (``[[paper]]`` entries with ``reported`` rows),
+    each row beside the workbench's value, as lines, one list per table; none for a study
+    without them."""
+    from workbench.explore.paper_view import measured_value, reported_value
+
+    if outcome.dataset is None:
+        return []
+    tables = []
+    for entry in (e for e in outcome.experiment.paper if e.reported):
+        width = max(len(row.label) for row in entry.reported)
+        paper = [reported_value(row) for row in entry.reported]
+        column = max(len("paper"), *map(len, paper))
+        lines = [f"{entry.section}: {entry.claim}",
+                 f"  {'':{width}}  {'paper':>{column}}  workbench ({entry.variable})"]
+        for row, reported in zip(entry.reported, paper, strict=True):
+            try:
+                ours = measured_value(outcome.dataset, entry, row)
+            except KeyError as error:
+                ours = f"not in this result: {error.args[0]}"
+            lines.append(f"  {row.label:{width}}  {reported:>{column}}  {ours}")
+        tables.append(lines)
+    return tables
+
+
 def _print_verdicts(verdicts: list[Verdict], as_json: bool) -> None:
     from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
     from workbench.run.main_job import verdict_counts
@@ -444,13 +469,17 @@ def run_command(args: argparse.Namespace) -> int:
     from bounds.verdict import VIOLATED
 
     outcome = _run(args, sys.stderr)
+    reported = [] if args.json else _reported_lines(outcome)
     if args.json or args.verbose:
+        print("\n".join(line for table in reported for line in (*table, "")), end="")
         _print_verdicts(outcome.verdicts, args.json)
     else:
         from workbench.run.main_job import summary_lines, verdict_counts
 
         print("\n".join(summary_lines([outcome], {
             outcome.experiment.name: _verbose_command(args, args.name)})))
+        print("".join(line + "\n" for table in reported for line in ("", *table))
+              + ("\n" if reported else ""), end="")
         counts = verdict_counts(outcome.verdicts)
         status = EXIT_VIOLATED if counts["violated"] else 0
         print(f"{counts['holds']} holds, {counts['violated']} violated, "

@@ -6,8 +6,9 @@ plain rows the page shows as tables:
 
 - :func:`paper_rows`: one row per stated claim, and one per reported number of a table, with
   the section, the paper's words or value (± its sd), the workbench's value where the entry
-  names a variable of the result (with its interval where the result stores one), how the
-  verdicts named in ``checks`` came out, or :data:`NO_CHECK` where the entry names none;
+  names a variable of the result (± its ``<variable>_sd`` and with its interval where the
+  result stores them), how the verdicts named in ``checks`` came out, or :data:`NO_CHECK`
+  where the entry names none;
 - :func:`paper_verdict_rows`: those verdicts, one row each, with a short reason.
 
 Verdicts are matched by name or :mod:`fnmatch` pattern; a pattern that matches no verdict of
@@ -92,14 +93,43 @@ def workbench_value(dataset: xr.Dataset, entry: PaperEntry,
     return picked(entry.variable), picked(bounds[0]), picked(bounds[1])
 
 
+def measured_value(dataset: xr.Dataset, entry: PaperEntry, row: Reported) -> str:
+    """The workbench's value beside a reported number, written ``value ± sd [lower, upper]``
+    (each part where the result stores it); a :class:`KeyError` names what it lacks."""
+    value, lower, upper = workbench_value(dataset, entry, row)
+    spread = _spread(dataset, entry, row)
+    return (f"{value:.4g}" + (f" ± {spread:.2g}" if np.isfinite(spread) else "")
+            + ("" if np.isnan(lower) else f" [{lower:.4g}, {upper:.4g}]"))
+
+
+def reported_value(row: Reported) -> str:
+    """A reported number as the paper gives it: ``value`` or ``value ± sd``."""
+    return f"{row.value:.4g}" + ("" if row.sd is None else f" ± {row.sd:.2g}")
+
+
 def _measured(dataset: xr.Dataset, entry: PaperEntry, row: Reported) -> str:
     try:
-        value, lower, upper = workbench_value(dataset, entry, row)
+        value = measured_value(dataset, entry, row)
     except KeyError as error:
         return f"not in this result: {error.args[0]}"
-    interval = "" if np.isnan(lower) else f" [{lower:.4g}, {upper:.4g}]"
     where = ", ".join(f"{d} = {c}" for d, c in {**entry.select, **row.select}.items())
-    return f"{value:.4g}{interval} ({entry.variable}{' at ' + where if where else ''})"
+    return f"{value} ({entry.variable}{' at ' + where if where else ''})"
+
+
+def _spread(dataset: xr.Dataset, entry: PaperEntry, row: Reported) -> float:
+    """The result's ``<variable>_sd`` at the row's coordinates of its dims (the spread a paper's
+    ± reports, such as the standard deviation over repetitions of seed 002 Table 1), or NaN
+    where it keeps none or not one number there."""
+    name = f"{entry.variable}_sd"
+    if name not in dataset.data_vars:
+        return np.nan
+    spread = dataset[name]
+    try:
+        value = spread.sel({d: c for d, c in {**entry.select, **row.select}.items()
+                            if d in spread.dims})
+    except KeyError:
+        return np.nan
+    return float(value) if value.ndim == 0 else np.nan
 
 
 def paper_rows(entries: tuple[PaperEntry, ...], verdicts: list[Verdict],
@@ -112,8 +142,8 @@ def paper_rows(entries: tuple[PaperEntry, ...], verdicts: list[Verdict],
         if not entry.reported:
             rows.append({"section": entry.section, "paper": claim, "workbench": "", **common})
         for row in entry.reported:
-            reported = f"{row.value:.4g}" + ("" if row.sd is None else f" ± {row.sd:.2g}")
-            rows.append({"section": entry.section, "paper": f"{claim}: {row.label} {reported}",
+            rows.append({"section": entry.section,
+                         "paper": f"{claim}: {row.label} {reported_value(row)}",
                          "workbench": _measured(dataset, entry, row), **common})
     return rows
 

@@ -18,6 +18,12 @@
 - ``reference``: each estimator's E φ̂_L against the reference posterior's (HMC on the pooled
   data, its own Monte Carlo error included).
 
+A chain that diverged is a finding, never left out quietly: where chains of ``better``
+diverged (any arm's, for ``invariance``; the arm's own, for ``reference``) the check is
+``violated``, saying how many and from which update, since the claim cannot hold of an estimator
+whose chains blow up (the divergence threshold is the study's ``divergence_threshold``); chains
+of ``than`` that diverged leave their pairs out of the ordering, and the detail says so.
+
 The verdicts are named ``<kind>/<φ>/<estimators>/<point>``; the two-sided kinds use
 :meth:`~.gaussian_judgements.Context.z`, the one-sided :meth:`~.gaussian_judgements.Context.
 one_sided_z`, each over the check's own comparisons.
@@ -32,10 +38,11 @@ import xarray as xr
 
 from bounds.checks import invariance_check
 from bounds.equivalence import decide, verdict_from
-from bounds.verdict import Verdict
+from bounds.verdict import VIOLATED, Verdict, one_sided_rate, two_sided_rate
 from workbench.reference import reference_check
-from workbench.studies.gaussian_judgements import Context, point_label, sweep_points
+from workbench.studies.gaussian_judgements import Context, sweep_points
 from workbench.studies.held_out_judgements import functions_judged, reference_view
+from workbench.studies.sharded_judgements import label
 
 #: the test functions of which a lower value is better
 LOWER_IS_BETTER = ("log_loss", "train_log_loss")
@@ -68,11 +75,14 @@ def _judged(dataset: xr.Dataset, ctx: Context, options: dict, one_sided: bool,
                for point in points for function in functions]
 
 
-def _name(kind: str, function: str, arms: str, point: dict, options: dict) -> str:
+def _name(kind: str, function: str, arms: str, point: dict, options: dict,
+          ctx: Context) -> str:
+    """``<kind>/<φ>/<estimators>/<point>``, the point written with the study's ``symbols``
+    (``a=0.5`` for ``label_skew``), or the check's ``name`` template filled in."""
     if "name" in options:
         return options["name"].format(**point, test_function=function)
-    label = point_label(point)
-    return f"{kind}/{function}/{arms}" + (f"/{label}" if label else "")
+    written = label(point, ctx.symbols)
+    return f"{kind}/{function}/{arms}" + (f"/{written}" if written else "")
 
 
 def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
@@ -80,6 +90,11 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
     z, judged = _judged(dataset, ctx, options, one_sided=True)
     verdicts = []
     for point, function, at in judged:
+        name = _name("ordering", function, f"{better}-over-{than}", point, options, ctx)
+        blown = _divergence(dataset, point, [better], name, "ordering", z, one_sided=True)
+        if blown is not None:
+            verdicts.append(blown)
+            continue
         sign = 1.0 if function in LOWER_IS_BETTER else -1.0
         gains = sign * (at.sel(estimator=than) - at.sel(estimator=better)).values
         gains = gains[np.isfinite(gains)]
@@ -87,12 +102,14 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
         gain = float(gains.mean()) if n else math.nan
         error = float(gains.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
         decision = decide(by - gain, error, options["ordering_margin"], z, one_sided=True)
+        left_out = _diverged(dataset, point, than)
         verdicts.append(verdict_from(
-            _name("ordering", function, f"{better}-over-{than}", point, options),
-            "ordering", decision, gain, by, z, "absolute", n_replicates=n,
+            name, "ordering", decision, gain, by, z, "absolute", n_replicates=n,
             detail=(f"{better}'s advantage over {than} in E φ̂_L of {function} "
                     f"({'lower' if sign > 0 else 'higher'} is better) is {gain:.4g} ± "
-                    f"{error:.2g} over {n} paired chains; the claim is at least {by:g}."),
+                    f"{error:.2g} over {n} paired chains; the claim is at least {by:g}."
+                    + (f" {left_out[0]} chains of {than} diverged and are left out."
+                       if left_out[0] else "")),
             evidence={"point": point, "paired_chains": n}))
     return verdicts
 
@@ -102,6 +119,11 @@ def spread_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verd
     z, judged = _judged(dataset, ctx, options, one_sided=True)
     verdicts = []
     for point, function, at in judged:
+        name = _name("spread", function, f"{better}-below-{than}", point, options, ctx)
+        blown = _divergence(dataset, point, [better], name, "spread", z, one_sided=True)
+        if blown is not None:
+            verdicts.append(blown)
+            continue
         spreads = {arm: at.sel(estimator=arm).values for arm in (better, than)}
         counts = {arm: int(np.isfinite(v).sum()) for arm, v in spreads.items()}
         sd = {arm: float(np.nanstd(v, ddof=1)) for arm, v in spreads.items()}
@@ -111,8 +133,7 @@ def spread_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verd
                  else math.nan)
         decision = decide(-gap, error, options["spread_margin"], z, one_sided=True)
         verdicts.append(verdict_from(
-            _name("spread", function, f"{better}-below-{than}", point, options), "spread",
-            decision, gap, 0.0, z, "log-ratio", n_replicates=min(counts.values()),
+            name, "spread", decision, gap, 0.0, z, "log-ratio", n_replicates=min(counts.values()),
             detail=(f"sd over chains of φ̂_L of {function}: {better} {sd[better]:.3g}, "
                     f"{than} {sd[than]:.3g}; log({than}/{better}) = {gap:.3g} ± "
                     f"{error:.2g}, claimed > 0."),
@@ -125,11 +146,16 @@ def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[
     z, judged = _judged(dataset, ctx, options, one_sided=False)
     verdicts = []
     for point, function, at in judged:
+        name = _name("invariance", function, "-".join(arms), point, options, ctx)
+        blown = _divergence(dataset, point, arms, name, "invariance", z, one_sided=False)
+        if blown is not None:
+            verdicts.append(blown)
+            continue
         values = at.mean("replicate", skipna=True).values
         logs = np.log(at.values)
         covariance = np.ma.cov(np.ma.masked_invalid(logs)).filled(np.nan) / logs.shape[1]
         verdicts.append(invariance_check(
-            _name("invariance", function, "-".join(arms), point, options), values,
+            name, values,
             at.std("replicate", ddof=1).values / math.sqrt(logs.shape[1]), arms, z,
             detail=f"E φ̂_L of {function} per estimator, paired over the chains.",
             evidence={"point": point}, margin=options["invariance_margin"],
@@ -144,13 +170,47 @@ def reference_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[V
     for point, function, at in judged:
         reference = reference_view(dataset.sel(point).isel(checkpoint=-1))
         for arm in arms:
+            name = _name("reference", function, arm, point, options, ctx)
+            blown = _divergence(dataset, point, [arm], name, "reference", z, one_sided=False)
+            if blown is not None:
+                verdicts.append(blown)
+                continue
             values = at.sel(estimator=arm).values
             values = values[np.isfinite(values)]
             verdicts.append(reference_check(
-                _name("reference", function, arm, point, options), float(values.mean()),
+                name, float(values.mean()),
                 float(values.std(ddof=1) / math.sqrt(values.size)), reference, function, 0,
                 z, detail=f"{arm}'s E φ̂_L of {function} over {values.size} chains against "
                           "the reference posterior's (HMC on the pooled data).",
                 evidence={"point": point, "estimator": arm}, n_replicates=values.size,
                 margin=options.get("margin")))
     return verdicts
+
+
+def _diverged(dataset: xr.Dataset, point: dict, arm: str) -> tuple[int, int]:
+    """(chains of ``arm`` that diverged at ``point``, chains)."""
+    flags = dataset["diverged"].sel(point).sel(estimator=arm).values
+    return int(flags.sum()), int(flags.size)
+
+
+def _divergence(dataset: xr.Dataset, point: dict, arms: list[str], name: str, kind: str,
+                z: float, one_sided: bool) -> Verdict | None:
+    """``violated`` where chains of ``arms`` diverged at ``point`` (module docstring), with
+    the counts and the first update at which one did; None where none did."""
+    counts = {arm: _diverged(dataset, point, arm) for arm in arms}
+    if not any(count for count, _ in counts.values()):
+        return None
+    at = dataset.sel(point)
+    first = (int(at["diverged_at"].where(at["diverged_at"] >= 0).min())
+             if "diverged_at" in at else None)
+    said = ", ".join(f"{count} of {total} chains of {arm}" for arm, (count, total)
+                     in counts.items() if count)
+    when = f" (the first at update {first})" if first is not None else ""
+    diverged = sum(count for count, _ in counts.values())
+    return Verdict(name, kind, VIOLATED, float(diverged), 0.0, 0.0, 0.0, z,
+                   one_sided_rate(z) if one_sided else two_sided_rate(z),
+                   f"{said} diverged{when}: an estimator whose chains blow up cannot bear out "
+                   "the claim, so it fails here (a finding, not a failure of the run).",
+                   {"point": point, "diverged": {arm: c for arm, (c, _) in counts.items()},
+                    "chains": next(iter(counts.values()))[1], "first_divergence": first},
+                   scale="count", difference=float(diverged))

@@ -355,7 +355,7 @@ def federated_models_panel(ax, kind: str, dataset: xr.Dataset, ctx: kinds.Contex
         at = dataset.sel(point).sel(test_function=function)
         for estimator in at["estimator"].values.tolist():
             mean_band(ax, at["iterations"], at["estimate"].sel(estimator=estimator),
-                  "/".join([estimator, kinds.point_label(point)]).strip("/"))
+                      "/".join([estimator, sharded.label(point, ctx.symbols)]).strip("/"))
         if "reference_mean" in at:
             ax.axhline(float(at["reference_mean"]), linestyle="--", color="black",
                        linewidth=1, label="reference" if not point else None)

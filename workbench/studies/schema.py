@@ -917,7 +917,8 @@ def validate_sharded_point(config: dict) -> None:
 def validate_federated_data(config: dict) -> None:
     """What a resolved point of federated rounds on a model without an oracle needs of its data
     beyond each field's range: whole rounds (:func:`validate_sharded_point`), surrogates fitted
-    to the data (not the Gaussian mean's analytic ones); on the digits, at
+    to the data (not the Gaussian mean's analytic ones; for the MLP, whose shard likelihoods
+    have singular Hessians, not the Laplace approximation either); on the digits, at
     most ⌊C/2⌋ class-disjoint shards of pairs (each needs two classes of its own for dissimilar
     pairs) and K at most the pixel count. A user's labelled file is checked the same way when it
     is read (:func:`workbench.data.metric_pairs.metric_pairs`)."""
@@ -926,6 +927,12 @@ def validate_federated_data(config: dict) -> None:
         raise validation.InvalidParameter(
             "surrogate", config["surrogate"], "is the Gaussian mean's exact shard likelihood; "
             f"a model without an oracle takes {', '.join(SURROGATES[1:])}")
+    if config["model"] == SUSY_MLP and config["surrogate"] == "laplace":
+        raise validation.InvalidParameter(
+            "surrogate", config["surrogate"], "has no Gaussian for the MLP: its shard "
+            "likelihood is flat along the hidden units' symmetries and the softmax's shared "
+            "shift, so the Hessian at a mode is singular (measured on a 4-unit MLP); it takes "
+            f"{', '.join(SURROGATES[2:])}")
     if config["model"] != METRIC_LEARNING or config["pair_source"] != DIGITS:
         return
     if config["n_shards"] > DIGITS_CLASSES // 2:

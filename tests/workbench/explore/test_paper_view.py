@@ -114,3 +114,18 @@ def test_the_rows_of_a_stored_result(small_run):
     assert [(r["check"], r["verdict"]) for r in named] == [(v.check, v.verdict)
                                                            for v in compared]
     assert "declares nothing of its paper" in paper_view.none_declared("integrator-order")
+
+
+def test_the_results_spread_is_put_beside_a_reported_sd_where_it_keeps_one():
+    """``<variable>_sd`` (the spread over chains a paper's ± reports) is shown after the value;
+    without it, or where it is not one number at the row, the value and interval alone."""
+    with_sd = RESULT.assign(accuracy_sd=(("method", "dataset"),
+                                         np.array([[0.05, 0.04], [0.03, 0.02]])))
+    assert paper_view.measured_value(with_sd, TABLE, TABLE.reported[0]) == \
+        "0.9 ± 0.05 [0.89, 0.91]"
+    assert paper_view.measured_value(RESULT, TABLE, TABLE.reported[0]) == "0.9 [0.89, 0.91]"
+    spread_by_method = RESULT.assign(accuracy_sd=("method", [0.05, 0.03]))
+    assert paper_view.measured_value(spread_by_method, TABLE, TABLE.reported[1]) == \
+        "0.7 ± 0.03 [0.69, 0.71]"
+    assert paper_view.reported_value(TABLE.reported[0]) == "0.91 ± 0.02"
+    assert paper_view.reported_value(TABLE.reported[1]) == "0.75"

@@ -25,6 +25,7 @@ DIRECTORY = Path(__file__).parent
 
 #: the built-in experiments, in the order ``workbench list`` shows them (each a file here)
 ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "fsgld-metric-learning",
+         "fsgld-mlp",
          "dsgld-imbalance",
          "dsgld-trajectory", "dsgld-load-balancing", "dsgld-coupling", "stale-blr-speedup",
          "stale-nn-workers", "multi-server", "downpour-period", "elastic-vs-downpour",
