@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from simulators.seeding import derive, generator
+from simulators.seeding import generator
 from simulators.static import constant_staleness
 from simulators.validation import InvalidParameter
 from workbench.data.sharding import gaussian_blobs
