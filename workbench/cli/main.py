@@ -469,17 +469,18 @@ def run_command(args: argparse.Namespace) -> int:
     from bounds.verdict import VIOLATED
 
     outcome = _run(args, sys.stderr)
-    reported = [] if args.json else _reported_lines(outcome)
+    # each reported table and a blank line: before the verdicts, or after the summary
+    reported = [] if args.json else [line for table in _reported_lines(outcome)
+                                     for line in (*table, "")]
     if args.json or args.verbose:
-        print("\n".join(line for table in reported for line in (*table, "")), end="")
+        print(*reported, sep="\n", end="\n" if reported else "")
         _print_verdicts(outcome.verdicts, args.json)
     else:
         from workbench.run.main_job import summary_lines, verdict_counts
 
         print("\n".join(summary_lines([outcome], {
             outcome.experiment.name: _verbose_command(args, args.name)})))
-        print("".join(line + "\n" for table in reported for line in ("", *table))
-              + ("\n" if reported else ""), end="")
+        print(*([""] + reported if reported else []), sep="\n", end="\n" if reported else "")
         counts = verdict_counts(outcome.verdicts)
         status = EXIT_VIOLATED if counts["violated"] else 0
         print(f"{counts['holds']} holds, {counts['violated']} violated, "

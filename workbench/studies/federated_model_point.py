@@ -37,7 +37,6 @@ from simulators.seeding import derive, generator
 from workbench.core.phi import TestFunction
 from workbench.run.experiment import point_key
 from workbench.studies.schema import DIGITS, GENERATED, METRIC_LEARNING, SECTIONS
-from workbench.systems.distributed import chen_step_size
 
 #: the learning examples the train log-loss is averaged over (a fixed subset, for speed)
 TRAIN_EVALUATION_ROWS = 2000
@@ -130,19 +129,13 @@ def _susy_mlp(config: dict, rng) -> FederatedData:
 
 def fit_surrogates(experiment: str, config: dict, base, seed):
     """q_s per shard, fitted once before sampling (module docstring)."""
-    from workbench.engine.local_samples import local_sgld_samples
     from workbench.gradients import surrogates
+    from workbench.systems.distributed.federation import sampled_surrogates
 
-    kind = config["surrogate"]
-    if kind == "laplace":
+    if config["surrogate"] == "laplace":
         return surrogates.stack(_laplace(base, s) for s in range(base.n_shards))
-    draws = local_sgld_samples(
-        base, start(base.model, seed, experiment),
-        chen_step_size(config["surrogate_welling_teh_step_size"]), config["surrogate_samples"],
-        config["surrogate_burn_in"], config["surrogate_thin"], config["surrogate_batch_size"],
-        derive(seed, experiment, "surrogates"))
-    return surrogates.stack(surrogates.fit_to_samples(samples, kind.removeprefix("sgld-"))
-                            for samples in draws)
+    return sampled_surrogates(experiment, config, base, start(base.model, seed, experiment),
+                              seed)
 
 
 def _laplace(base, shard: int):

@@ -34,7 +34,6 @@ SURROGATES = ("analytic", "laplace", "sgld-full", "sgld-diagonal")
 
 def make_surrogates(experiment: str, config: dict, sharded, seed):
     """q_s per shard, computed once before sampling (seed 002 §3.1); the same for every T."""
-    from workbench.engine.local_samples import local_sgld_samples
     from workbench.gradients import surrogates as surrogate_kinds
 
     kind = config["surrogate"]
@@ -47,12 +46,22 @@ def make_surrogates(experiment: str, config: dict, sharded, seed):
             pairs.append(surrogate_kinds.laplace(value, gradient,
                                                  np.zeros(sharded.model.dim), hessian))
         return surrogate_kinds.stack(pairs)
+    return sampled_surrogates(experiment, config, sharded.shard_gradient(), 0.0, seed)
+
+
+def sampled_surrogates(experiment: str, config: dict, sharded, start, seed):
+    """The ``sgld-full`` or ``sgld-diagonal`` surrogates: a Gaussian fitted to each shard's
+    local SGLD draws of p(X_s | θ) from ``start`` (seed 002 §5.2-5.3), as the ``surrogate_*``
+    fields say; ``sharded`` is the shard-aware base estimator."""
+    from workbench.engine.local_samples import local_sgld_samples
+    from workbench.gradients import surrogates
+
     draws = local_sgld_samples(
-        sharded.shard_gradient(), 0.0, chen_step_size(config["surrogate_welling_teh_step_size"]),
+        sharded, start, chen_step_size(config["surrogate_welling_teh_step_size"]),
         config["surrogate_samples"], config["surrogate_burn_in"], config["surrogate_thin"],
         config["surrogate_batch_size"], derive(seed, experiment, "surrogates"))
-    return surrogate_kinds.stack(surrogate_kinds.fit_to_samples(samples, kind.removeprefix("sgld-"))
-                                 for samples in draws)
+    covariance = config["surrogate"].removeprefix("sgld-")
+    return surrogates.stack(surrogates.fit_to_samples(samples, covariance) for samples in draws)
 
 
 @dataclass(frozen=True)
