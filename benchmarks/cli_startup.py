@@ -35,7 +35,7 @@ COMMANDS = (("--help",), ("list",), ("show", "no-such-experiment"), ("show", "ds
 RUN = "import sys; from workbench.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
-def _unpack(revision: str, directory: Path) -> None:
+def unpack_revision(revision: str, directory: Path) -> None:
     archive = directory / "baseline.tar"
     with archive.open("wb") as out:
         subprocess.run(["git", "-C", str(ROOT), "archive", revision], stdout=out, check=True)
@@ -58,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
-        _unpack(args.baseline, Path(tmp))
+        unpack_revision(args.baseline, Path(tmp))
         sources = {"baseline": Path(tmp) / "src", "current": ROOT}
         print(f"{'command':<50} {'baseline s':>10} {'current s':>10} {'baseline/current':>17}")
         for argv in COMMANDS:

@@ -3,6 +3,7 @@ local posteriors, FSGLD stays put."""
 
 import streamlit as st
 
+from workbench.explore import charts
 from workbench.explore.lessons import local_updates as lesson_b
 
 st.title("Non-IID shards and local updates")
@@ -54,22 +55,22 @@ with st.spinner(f"Running DSGLD and FSGLD with T = {local}…"):
 @st.cache_resource(show_spinner=False, max_entries=3 * len(lesson_b.LOCAL_UPDATES))
 def chart(kind: str, local: int):
     """The lesson's ``kind`` chart at T: the sample cloud (``"cloud"``), its zoom on the
-    posterior (``"zoom"``) or the spreads against T (``"spread"``)."""
+    posterior (``"zoom"``) or the spreads against T (``"spread"``), as its Vega-Lite spec."""
     lesson = lesson_b.lesson(local)
     if kind == "spread":
-        return lesson_b.spread_chart(lesson).properties(height=600)
-    return lesson_b.cloud_chart(lesson, zoom=kind == "zoom")
+        return charts.vega_lite_spec(lesson_b.spread_chart(lesson).properties(height=600))
+    return charts.vega_lite_spec(lesson_b.cloud_chart(lesson, zoom=kind == "zoom"))
 
 
 left, right = st.columns(2)
 with left:
-    st.altair_chart(chart("cloud", local), width="stretch")
+    st.vega_lite_chart(chart("cloud", local), width="stretch")
     st.caption(f"T = {local}: samples over the shards' data. Click a legend entry to show "
                "it alone; drag and scroll to pan and zoom.")
 with right:
-    st.altair_chart(chart("spread", local), width="stretch")
+    st.vega_lite_chart(chart("spread", local), width="stretch")
 with left:
-    st.altair_chart(chart("zoom", local), width="stretch")
+    st.vega_lite_chart(chart("zoom", local), width="stretch")
     st.caption(f"Zoom: the posterior mean ± {lesson_b.ZOOM_SD} posterior sd.")
 
 columns = st.columns(3)

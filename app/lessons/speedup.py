@@ -32,17 +32,19 @@ workers = lesson.curves["workers"].values
 
 @st.cache_resource(show_spinner=False, max_entries=3 * len(lesson_c.SERVER_UPDATE_TIMES))
 def variance_chart(u: float, x: str, label: str):
-    """The exact variance of every P against ``x`` (iterations per worker or time)."""
+    """The exact variance of every P against ``x`` (iterations per worker or time), as its
+    Vega-Lite spec."""
     frame = charts.slice_frame(lesson_c.lesson(u).curves, "variance", "checkpoint", {},
                                "workers", x_variable=x)
-    return charts.line_chart(frame, x_title=label, y_title="exact Var φ̂(θ)", log_x=True,
-                             log_y=True, legend="bottom").properties(height=320)
+    return charts.vega_lite_spec(charts.line_chart(
+        frame, x_title=label, y_title="exact Var φ̂(θ)", log_x=True, log_y=True,
+        legend="bottom").properties(height=320))
 
 
 @st.cache_resource(show_spinner=False, max_entries=len(lesson_c.SERVER_UPDATE_TIMES))
 def speedup_chart(u: float):
     """Iteration and time speed-ups against P (the ideal P dashed), with the server's
-    ceiling where it has one."""
+    ceiling where it has one, as its Vega-Lite spec."""
     lesson = lesson_c.lesson(u)
     kinds = {"iteration speed-up": lesson.iteration_speedup.values,
              "time speed-up": lesson.time_speedup.values}
@@ -55,20 +57,19 @@ def speedup_chart(u: float):
         coords={"kind": list(kinds), "workers": lesson.time_speedup["workers"].values})
     frame = charts.slice_frame(speedups, "speed_up", "workers", {}, "kind", reference="ideal")
     frame["curve"] = frame["curve"].str.removeprefix("kind = ")
-    return charts.line_chart(frame, x_title="workers P",
-                             y_title="speed-up to the one-worker variance", log_x=True,
-                             log_y=True, reference_title="ideal: P",
-                             legend="bottom").properties(height=320)
+    return charts.vega_lite_spec(charts.line_chart(
+        frame, x_title="workers P", y_title="speed-up to the one-worker variance", log_x=True,
+        log_y=True, reference_title="ideal: P", legend="bottom").properties(height=320))
 
 
 left, middle, right = st.columns(3)
 with left:
-    st.altair_chart(variance_chart(u, "iterations_per_worker", "iterations per worker L_w"),
+    st.vega_lite_chart(variance_chart(u, "iterations_per_worker", "iterations per worker L_w"),
                     width="stretch")
 with middle:
-    st.altair_chart(variance_chart(u, "time", "simulated wall-clock time"), width="stretch")
+    st.vega_lite_chart(variance_chart(u, "time", "simulated wall-clock time"), width="stretch")
 with right:
-    st.altair_chart(speedup_chart(u), width="stretch")
+    st.vega_lite_chart(speedup_chart(u), width="stretch")
 st.caption("Exact values (the oracle): no Monte Carlo interval. Hover a point for its value "
            "and grid point; click a legend entry to show that curve alone; drag and scroll to "
            "pan and zoom. Dashed: the ideal speed-up P.")

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from workbench.explore import charts
 from workbench.explore.lessons import staleness_step as lesson_a
 
 st.title("Staleness versus step size")
@@ -33,17 +34,17 @@ tau = st.select_slider("staleness τ", options=list(lesson_a.STALENESS), value=4
 
 @st.cache_resource(show_spinner=False, max_entries=2 * len(lesson_a.STALENESS))
 def chart(kind: str, tau: int):
-    """The lesson's ``kind`` chart (``"mse"`` or ``"optimum"``) at τ."""
+    """The lesson's ``kind`` chart (``"mse"`` or ``"optimum"``) at τ, as its Vega-Lite spec."""
     draw = lesson_a.mse_chart if kind == "mse" else lesson_a.optimum_chart
-    return draw(lesson_a.lesson(), tau).properties(height=360)
+    return charts.vega_lite_spec(draw(lesson_a.lesson(), tau).properties(height=360))
 
 
 s2 = lesson.posterior_variance
 left, right = st.columns(2)
 with left:
-    st.altair_chart(chart("mse", tau), width="stretch")
+    st.vega_lite_chart(chart("mse", tau), width="stretch")
 with right:
-    st.altair_chart(chart("optimum", tau), width="stretch")
+    st.vega_lite_chart(chart("optimum", tau), width="stretch")
 st.caption("Hover a point for its value, interval and grid point; click a legend entry to "
            "show that line alone; drag and scroll to pan and zoom.")
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import ui
 from bounds.parse import BoundSyntaxError
-from workbench.explore import bound_lab, results_browser
+from workbench.explore import bound_lab, charts, results_browser
 from workbench.store.netcdf import config_of
 
 
@@ -19,6 +19,15 @@ def fitted(text: str, assumptions: str, path: str, modified: float, function: st
            split: str) -> bound_lab.Fit:
     return bound_lab.fit(bound_lab.parse(text, assumptions), ui.load(path, modified),
                          function, split)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def fit_chart(text: str, assumptions: str, path: str, modified: float, function: str,
+              split: str) -> dict:
+    """The fitted envelope against the measured MSE (:func:`bound_lab.fit_chart`), as its
+    Vega-Lite spec."""
+    fit = fitted(text, assumptions, path, modified, function, split)
+    return charts.vega_lite_spec(bound_lab.fit_chart(fit, function))
 
 
 st.title("Bound lab")
@@ -81,7 +90,8 @@ st.dataframe([{"term": term, "fitted constant": constant} for term, constant
               in zip(fit.envelope.terms, fit.envelope.coefficients, strict=True)],
              hide_index=True, width="stretch")
 
-st.altair_chart(bound_lab.fit_chart(fit, function), width="stretch")
+st.vega_lite_chart(fit_chart(text, assumptions, str(result.path), result.modified, function,
+                             split), width="stretch")
 st.caption("Each point is one (τ, h, L) run of the grid: the fitted envelope across, the "
            "measured MSE up, with its 95% interval. Hover for the grid point; click a legend "
            "entry to show calibration or held-out points alone.")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import ui
 from bounds import registry
-from workbench.explore import bounds_view, overlays, results_browser
+from workbench.explore import bounds_view, charts, overlays, results_browser
 
 st.title("Bounds explorer")
 names = registry.names()
@@ -84,10 +84,11 @@ if optimum is not None and optimum.argmin_latex:
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def curve_chart(name: str, axis_name: str, chosen: tuple):
-    return bounds_view.curve_chart(name, axis_name, dict(chosen)).properties(height=320)
+    return charts.vega_lite_spec(
+        bounds_view.curve_chart(name, axis_name, dict(chosen)).properties(height=320))
 
 
-st.altair_chart(curve_chart(name, axis_name, tuple(sorted(values.items()))), width="stretch")
+st.vega_lite_chart(curve_chart(name, axis_name, tuple(sorted(values.items()))), width="stretch")
 
 st.subheader("Over stored measurements")
 directory = ui.results_directory()
@@ -121,11 +122,11 @@ def overlay_chart(path: str, modified: float, name: str, title: str, series_dim:
                   selection: tuple, chosen: tuple):
     overlay = next(o for o in ui.overlays_of(path, modified)
                    if o.bound == name and o.title == title)
-    return overlays.overlay_chart(overlay, None if series_dim == "(none)" else series_dim,
-                                  dict(selection), dict(chosen))
+    return charts.vega_lite_spec(overlays.overlay_chart(
+        overlay, None if series_dim == "(none)" else series_dim, dict(selection), dict(chosen)))
 
 
-st.altair_chart(overlay_chart(str(result.path), result.modified, name, overlay.title,
+st.vega_lite_chart(overlay_chart(str(result.path), result.modified, name, overlay.title,
                               series_dim, tuple(sorted(selection.items())),
                               tuple(sorted(values.items()))), width="stretch")
 st.caption("Points: measured, with their 95% intervals; solid: the bound with the "

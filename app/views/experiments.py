@@ -47,7 +47,7 @@ if not readable:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def headline_chart(path: str, modified: float, experiment: str):
     """The experiment's declared headline view of one stored result (``None`` when it
-    declares none), and what its caption says."""
+    declares none), as its Vega-Lite spec, and what its caption says."""
     headline = getattr(experiments.get(experiment), "headline", None) \
         if experiment in experiments.EXPERIMENTS else None
     if headline is None:
@@ -56,7 +56,18 @@ def headline_chart(path: str, modified: float, experiment: str):
     chart = charts.line_chart(frame, x_title=headline.x or headline.along,
                               y_title=headline.variable, log_x=headline.log_x,
                               log_y=headline.log_y, reference_title=headline.reference)
-    return chart, headline.caption
+    return charts.vega_lite_spec(chart), headline.caption
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def variable_chart(path: str, modified: float, variable: str, x_dim: str, selection: tuple,
+                   series_dim: str | None, log_x: bool, log_y: bool) -> dict:
+    """``variable`` along ``x_dim`` at ``selection``, one curve per ``series_dim``
+    (:func:`charts.slice_frame`), as its Vega-Lite spec."""
+    frame = charts.slice_frame(ui.load(path, modified), variable, x_dim, dict(selection),
+                               series_dim)
+    return charts.vega_lite_spec(charts.line_chart(frame, x_title=x_dim, y_title=variable,
+                                                   log_x=log_x, log_y=log_y))
 
 
 by_name = {r.path.name: r for r in readable}
@@ -86,7 +97,7 @@ def headline_view() -> None:
         return
     if caption:
         st.caption(caption)
-    st.altair_chart(chart, width="stretch")
+    st.vega_lite_chart(chart, width="stretch")
     st.caption("Hover a point for its value, its interval and its grid point; click a legend "
                "entry to show that curve alone (shift-click for more); drag to pan, scroll "
                "to zoom, double-click to reset.")
@@ -115,8 +126,9 @@ def plot_view() -> None:
     finite = np.isfinite(frame["value"].values)
     log_y = st.checkbox("log y", key=f"log_y-{variable}",
                         value=bool(finite.any() and np.nanmin(frame["value"][finite]) > 0))
-    st.altair_chart(charts.line_chart(frame, x_title=x_dim, y_title=variable, log_x=log_x,
-                                      log_y=log_y), width="stretch")
+    st.vega_lite_chart(variable_chart(str(result.path), result.modified, variable, x_dim,
+                                      tuple(selection.items()), series_dim, log_x, log_y),
+                       width="stretch")
 
 
 def figures_view() -> None:

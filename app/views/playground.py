@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import ui
-from workbench.explore import playground
+from workbench.explore import charts, playground
 from workbench.samplers import LINEAR_SAMPLER_NAMES
 
 st.title("Sampler playground")
@@ -104,24 +104,25 @@ if run.posterior_mean.size > 1:
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def trace_chart(settings: playground.PlaygroundSettings, component: int):
-    return playground.trace_chart(replay(settings), component).properties(height=340)
+    return charts.vega_lite_spec(
+        playground.trace_chart(replay(settings), component).properties(height=340))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def estimate_chart(settings: playground.PlaygroundSettings, function: str, component: int):
-    return playground.estimate_chart(replay(settings), function, component).properties(
-        height=340)
+    return charts.vega_lite_spec(
+        playground.estimate_chart(replay(settings), function, component).properties(height=340))
 
 
 left, right = st.columns(2)
 with left:
     st.subheader("Traces")
-    st.altair_chart(trace_chart(settings, component), width="stretch")
+    st.vega_lite_chart(trace_chart(settings, component), width="stretch")
 with right:
     function = st.radio("test function φ", ["theta", "theta_squared"], horizontal=True,
                         format_func={"theta": "θ", "theta_squared": "θ²"}.get, key="test_function")
     st.subheader("Running estimate φ̂_L")
-    st.altair_chart(estimate_chart(settings, function, component), width="stretch")
+    st.vega_lite_chart(estimate_chart(settings, function, component), width="stretch")
 
 st.subheader("At the last checkpoint")
 st.dataframe(run.final_table(), hide_index=True)

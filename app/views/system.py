@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import ui
 from simulators.latency import LATENCY_KINDS
-from workbench.explore import system
+from workbench.explore import charts, system
 from workbench.explore.inputs import parse_numbers
 
 st.title("System")
@@ -66,12 +66,14 @@ def protocols(settings: system.SystemSettings) -> list[system.ProtocolView]:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def chart(settings: system.SystemSettings, what: str):
     """The page's ``what`` chart: ``"timeline"``, ``"protocols"``, ``"staleness"`` or
-    ``"utilisation"``."""
+    ``"utilisation"``, as its Vega-Lite spec."""
     if what == "timeline":
-        return system.timeline_chart(simulated(settings))
-    if what == "protocols":
-        return system.protocols_chart(protocols(settings), settings.n_workers)
-    return system.bars_chart(simulated(settings), what)
+        drawn = system.timeline_chart(simulated(settings))
+    elif what == "protocols":
+        drawn = system.protocols_chart(protocols(settings), settings.n_workers)
+    else:
+        drawn = system.bars_chart(simulated(settings), what)
+    return charts.vega_lite_spec(drawn)
 
 
 with ui.user_errors():
@@ -90,17 +92,17 @@ for i, (label, value) in enumerate(summary.items()):
     columns[i % 4].metric(label, f"{value:.4g}" if isinstance(value, float) else value)
 
 st.subheader("Timeline")
-st.altair_chart(chart(settings, "timeline"), width="stretch")
+st.vega_lite_chart(chart(settings, "timeline"), width="stretch")
 st.caption("Hover a bar or line for what it is, where, and when; click a legend entry to show "
            "that kind alone; drag and scroll to pan and zoom the time axis.")
 
 left, right = st.columns(2)
 with left:
     st.subheader("Staleness of applied updates")
-    st.altair_chart(chart(settings, "staleness"), width="stretch")
+    st.vega_lite_chart(chart(settings, "staleness"), width="stretch")
 with right:
     st.subheader("Utilisation")
-    st.altair_chart(chart(settings, "utilisation"), width="stretch")
+    st.vega_lite_chart(chart(settings, "utilisation"), width="stretch")
 
 st.subheader("Simulated wall-clock per update")
 st.dataframe([{"server": int(s), "wall-clock per update": float(v)}
@@ -115,4 +117,4 @@ st.caption(f"The same workers and seed with one server: the single server applie
            f"chains coupled to a centre with strength α = {settings.coupling_strength:g} every "
            f"π steps (seed 003 Appendix B). Lines are messages, from sending to arrival.")
 st.dataframe([view.summary() for view in compared], hide_index=True)
-st.altair_chart(chart(settings, "protocols"), width="stretch")
+st.vega_lite_chart(chart(settings, "protocols"), width="stretch")

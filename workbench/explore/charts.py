@@ -16,6 +16,7 @@ click for charts of their own (timelines, sample clouds). Paper-style PNG figure
 from __future__ import annotations
 
 import math
+import threading
 
 import altair as alt
 import numpy as np
@@ -26,6 +27,8 @@ from workbench.core.headline import Headline
 
 #: interval half-width in standard errors where a result stores ``<variable>_se`` only
 Z_INTERVAL = 1.96
+#: Altair's theme and data transformer are process-wide: one conversion at a time sets them
+_CONVERSION = threading.Lock()
 
 
 def _interval(dataset: xr.Dataset, variable: str) -> tuple[str, str] | str | None:
@@ -275,3 +278,24 @@ def bar_chart(frame: pd.DataFrame, *, x_title: str, y_title: str,
         y=alt.Y("value:Q", title=y_title, scale=scale),
         tooltip=[alt.Tooltip("point:N", title="grid point"), _tip("value", y_title)],
     ).properties(height=260)
+
+
+def vega_lite_spec(chart: alt.TopLevelMixin) -> dict:
+    """``chart`` as the Vega-Lite spec that ``st.vega_lite_chart`` draws, its data frames kept
+    as they are under ``datasets`` (Streamlit sends them as Arrow) and without Altair's default
+    theme (a fixed 300-pixel view, as Streamlit's own conversion leaves out too). Build it
+    where the chart is cached: ``st.altair_chart`` converts the chart and validates it against
+    the Vega-Lite schema again on every rerun, 0.05–0.35 s a chart here."""
+    frames: dict[str, pd.DataFrame] = {}
+
+    def keep(data: pd.DataFrame) -> dict[str, str]:
+        name = f"data-{len(frames)}"
+        frames[name] = data
+        return {"name": name}
+
+    alt.data_transformers.register("workbench-frames", keep)
+    with (_CONVERSION, alt.theme.enable("none"),
+          alt.data_transformers.enable("workbench-frames")):
+        spec = chart.to_dict()
+    spec["datasets"] = {**spec.get("datasets", {}), **frames}
+    return spec

@@ -17,6 +17,7 @@ from workbench.explore.charts import (
     line_chart,
     rows,
     slice_frame,
+    vega_lite_spec,
 )
 
 
@@ -95,6 +96,22 @@ def test_the_chart_has_tooltips_log_axes_and_legend_toggles(result):
     plain = line_chart(slice_frame(result, "iterations", "checkpoint", {"staleness": 1}),
                        x_title="checkpoint", y_title="iterations").to_dict()
     assert len(plain["layer"]) == 1
+
+
+def test_the_spec_keeps_each_frame_as_it_is_under_a_name_the_marks_use(result):
+    frame = slice_frame(result, "mse", "checkpoint", {"test_function": "theta"}, "staleness")
+    chart = line_chart(frame, x_title="checkpoint", y_title="MSE")
+    spec = vega_lite_spec(chart)
+    [(name, kept)] = spec["datasets"].items()
+    assert spec["data"] == {"name": name}
+    assert isinstance(kept, pd.DataFrame) and len(kept) == len(frame)
+    np.testing.assert_array_equal(kept["value"].to_numpy(), frame["value"].to_numpy())
+    assert "config" not in spec  # no theme: Streamlit sizes the chart, not a 300-pixel view
+    # the marks, encodings and parameters are the validated conversion's, data aside
+    plain = chart.to_dict()
+    for key in ("layer", "params", "height"):
+        assert spec[key] == plain[key]
+    assert plain["config"]["view"]["continuousWidth"] == 300  # negative control: the theme
 
 
 @pytest.mark.parametrize("table, key", [
