@@ -25,10 +25,12 @@ from __future__ import annotations
 import ctypes
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import struct
 import sys
+import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -37,6 +39,7 @@ from threadpoolctl import threadpool_limits
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _RECORD = struct.Struct("qq")  # (pid, task token)
 _announce_fd: int | None = None  # in a worker: where it announces its tasks
+TERMINATE_GRACE = 1.0  # seconds a worker has to exit on SIGTERM before it is killed
 
 
 def die_with_parent(parent: int) -> None:
@@ -159,9 +162,19 @@ class WorkerPool(Executor):
         return answer
 
     def terminate(self) -> None:
-        """SIGTERM every worker now (Ctrl-C: a running task is not waited for)."""
-        for process in list((self._pool._processes or {}).values()):
+        """SIGTERM every worker now (Ctrl-C: a running task is not waited for), and SIGKILL
+        any still alive :data:`TERMINATE_GRACE` seconds later: the pool's shutdown joins every
+        worker, so one that ignores or blocks SIGTERM would otherwise hold the run open."""
+        processes = list((self._pool._processes or {}).values())
+        for process in processes:
             process.terminate()
+        alive = {process.sentinel: process for process in processes}
+        deadline = time.monotonic() + TERMINATE_GRACE
+        while alive and (left := deadline - time.monotonic()) > 0:
+            for sentinel in multiprocessing.connection.wait(list(alive), timeout=left):
+                del alive[sentinel]
+        for process in alive.values():
+            process.kill()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
