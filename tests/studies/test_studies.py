@@ -3,7 +3,6 @@ in their quick form, user bounds judged like registered ones, and their negative
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pickle
 import re
@@ -17,6 +16,7 @@ import pytest
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
 from tests.studies.refusals import line_of
+from tests.studies.reproduction import assert_reproduces, assert_same_verdicts
 from workbench import experiments
 from workbench.cli import main as cli
 from workbench.run.runner import run_experiment
@@ -121,21 +121,6 @@ over = "local_updates"
 """
 
 
-def digests(dataset) -> dict:
-    """sha256 of every variable's bytes, with its dims and dtype (how the fixture was made)."""
-    out = {}
-    for name in sorted(dataset.variables, key=str):
-        variable = dataset.variables[name]
-        values = np.asarray(variable.values)
-        if values.dtype.kind in "OUS":
-            data = "\x1f".join(map(str, values.ravel())).encode()
-        else:
-            data = np.ascontiguousarray(values).tobytes()
-        out[str(name)] = [list(variable.dims), str(values.dtype),
-                          hashlib.sha256(data).hexdigest()]
-    return out
-
-
 # ------------------------------------------------------------------------ ported, bit for bit
 
 CASES = json.loads(FIXTURE.read_text())
@@ -158,16 +143,14 @@ def test_the_shipped_stale_gaussian_study_reproduces_the_removed_code_bit_for_bi
     overrides = {RENAMED.get(k, k): v for k, v in recorded["overrides"].items()}
     experiment = experiments.get("stale-gaussian")
     dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
-    now = digests(dataset)
     exact = recorded["exact_values"]
-    mismatched = [name for name, digest in recorded["digests"].items()
-                  if name not in exact and now.get(name) != digest]
-    assert mismatched == []
+    assert_reproduces(dataset, {name: digest for name, digest in recorded["digests"].items()
+                                if name not in exact}, f"stale-gaussian/{case}", complete=False)
     for name, values in exact.items():
         got = np.asarray(dataset[name].values, dtype=float).ravel()
         scale = np.nanmax(np.abs(values))
         np.testing.assert_allclose(got, values, rtol=0, atol=ORACLE_RTOL * scale, err_msg=name)
-        assert now[name][:2] == recorded["digests"][name][:2]  # dims and dtype
+        assert list(dataset[name].dims) == recorded["digests"][name][0]
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
     assert [v[:2] for v in verdicts] == [v[:2] for v in recorded["verdicts"]]
     np.testing.assert_allclose([v[2] for v in verdicts], [v[2] for v in recorded["verdicts"]],
@@ -188,11 +171,10 @@ def test_the_stale_gaussian_designs_reproduce_the_removed_plugin_bit_for_bit(cas
     experiment = experiments.get(recorded["experiment"])
     dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
                              seed=recorded["seed"])
-    assert digests(dataset) == recorded["digests"]
+    assert_reproduces(dataset, recorded["digests"], f"bound-designs/{case}")
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
-    assert [v[:2] for v in verdicts] == [v[:2] for v in recorded["verdicts"]]
-    # exactly the same observed values (a slope of too few valid replicates is nan in both)
-    np.testing.assert_array_equal([v[2] for v in verdicts], [v[2] for v in recorded["verdicts"]])
+    # the same observed values (a slope of too few valid replicates is nan in both)
+    assert_same_verdicts(verdicts, recorded["verdicts"])
 
 
 DISTRIBUTED_CASES = json.loads(DISTRIBUTED.read_text())
@@ -211,9 +193,9 @@ def test_the_shipped_distributed_studies_reproduce_the_removed_code_bit_for_bit(
     assert isinstance(experiment, StudyExperiment)
     config = experiment.configure(recorded["overrides"])
     dataset = run_experiment(experiment, config, seed=recorded["seed"])
-    assert digests(dataset) == recorded["digests"]
+    assert_reproduces(dataset, recorded["digests"], f"distributed/{case}")
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
-    assert verdicts == recorded["verdicts"]
+    assert_same_verdicts(verdicts, recorded["verdicts"])
 
 
 ASYNCHRONOUS_CASES = json.loads(ASYNCHRONOUS.read_text())
@@ -254,9 +236,9 @@ def test_the_shipped_studies_with_a_seed_figure_reproduce_the_removed_code_bit_f
     assert isinstance(experiment, StudyExperiment | PartsExperiment)
     dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
                              seed=recorded["seed"])
-    assert digests(dataset) == recorded["digests"]
+    assert_reproduces(dataset, recorded["digests"], f"figure/{case}")
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
-    assert sorted(verdicts) == sorted(recorded["verdicts"])
+    assert_same_verdicts(verdicts, recorded["verdicts"], as_set=True)
     name = recorded["experiment"]
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == [f"{name}.png"] + (
         [f"{name}-gantt.png"] if name == "dsgld-load-balancing" else [])
@@ -313,10 +295,9 @@ def test_the_shipped_downpour_study_reproduces_the_removed_code_bit_for_bit(case
     overrides = {downpour_key(k): v for k, v in recorded["overrides"].items()
                  if k not in DOWNPOUR_OPTIONS}
     dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
-    assert digests(dataset) == recorded["digests"]
+    assert_reproduces(dataset, recorded["digests"], f"downpour/{case}")
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
-    # NaN observed values (an undefined slope) compare equal as JSON text
-    assert json.dumps(sorted(verdicts)) == json.dumps(sorted(recorded["verdicts"]))
+    assert_same_verdicts(verdicts, recorded["verdicts"], as_set=True)
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["downpour-period.png"]
 
 
@@ -336,8 +317,7 @@ def test_the_shipped_real_processes_study_reproduces_what_the_seed_fixed(case):
     assert isinstance(experiment, StudyExperiment)
     dataset = run_experiment(experiment, experiment.configure(recorded["overrides"]),
                              seed=recorded["seed"])
-    now = digests(dataset)
-    assert {name: now[name] for name in recorded["digests"]} == recorded["digests"]
+    assert_reproduces(dataset, recorded["digests"], f"realtime/{case}", complete=False)
     verdicts = experiment.checks(dataset)
     assert [v.check for v in verdicts] == recorded["checks"]
     assert [[v.check, v.verdict, v.observed] for v in verdicts
@@ -365,9 +345,9 @@ def test_the_shipped_integrator_study_reproduces_the_removed_code_bit_for_bit(ca
     experiment = StudyExperiment(loads(text, shipped.study.origin), shipped.figure)
     overrides = {k: v for k, v in recorded["overrides"].items() if k not in RATE_OPTIONS}
     dataset = run_experiment(experiment, experiment.configure(overrides), seed=recorded["seed"])
-    assert digests(dataset) == recorded["digests"]
+    assert_reproduces(dataset, recorded["digests"], f"integrator/{case}")
     verdicts = [[v.check, v.verdict, v.observed] for v in experiment.checks(dataset)]
-    assert verdicts == recorded["verdicts"]
+    assert_same_verdicts(verdicts, recorded["verdicts"])
     assert [p.name for p in experiment.figures(dataset, tmp_path)] == ["integrator-order.png"]
 
 

@@ -57,7 +57,7 @@ n_checkpoints = 5
 batch_size = 50
 test_functions = ["theta[0]"]
 reference_chains = 4
-reference_draws = 1000
+reference_draws = 4000
 reference_warmup = 300
 
 [[check]]
@@ -256,7 +256,7 @@ def test_the_users_sgld_reduces_to_the_built_in_one_bit_for_bit(importable):
 def temperature_runs():
     """The user's SGLD at temperature 1 and at 1/2 (a deliberate bug: noise √h·ξ where SGLD
     injects √(2h)·ξ), judged on E[θ₀²] against the reference posterior; 50 data points and a
-    longer reference, so that the posterior's spread is large against the margin."""
+    longer chain, so that the posterior's spread is large against the margin."""
     import sys
 
     sys.path[:0] = [str(MY_MODEL), str(FIXTURES)]
@@ -267,8 +267,7 @@ def temperature_runs():
                                  f"temperature = {temperature}")
             for old, new in (('"theta[0]"', '"theta[0]**2"'), ("n_data = 200", "n_data = 50"),
                              ("prior_scale = 0.1", "prior_scale = 0.5"),
-                             ("n_iterations = 2000", "n_iterations = 4000"),
-                             ("reference_draws = 1000", "reference_draws = 4000")):
+                             ("n_iterations = 2000", "n_iterations = 4000")):
                 text = text.replace(old, new)
             experiment = StudyExperiment(loads(text, "<temperature>"))
             config = experiment.configure()
@@ -342,7 +341,10 @@ def test_a_test_function_path_that_is_not_an_object_path_is_refused_when_read():
 @pytest.fixture(scope="module")
 def control_runs():
     """The correct probit model and the same model whose minibatch gradient drops the prior
-    term (a deliberate bug), one point each, same seed."""
+    term (a deliberate bug), one point each, same seed. The reference is 4 × 4,000 HMC draws:
+    with 4 × 1,000 its own error (0.0016 against a margin of 0.0039) decided the correct model's
+    check on one machine and left it inconclusive on another, whose BLAS and SIMD functions
+    change the reference chains' last bits."""
     import sys
 
     sys.path[:0] = [str(MY_MODEL)]

@@ -229,3 +229,60 @@ def test_a_network_replay_stays_under_its_estimate(digits_mlp, protocol):
     assert peak <= estimate(gradient=gradient), (peak / MIB, estimate(gradient=gradient) / MIB)
     unbounded, _, _ = _traced(replay, 4, memory_budget=1 << 40)
     np.testing.assert_array_equal(run.final_position, unbounded.final_position)
+
+
+def test_a_sharded_fsgld_replay_counts_its_minibatches_as_indices():
+    """D-SGLD's and FSGLD's wrappers (:mod:`workbench.gradients.sharded`) on a per-example
+    model count a prepared minibatch as the model does, its indices: FSGLD on a digits MLP
+    (d = 760) split into four shards, minibatches of 100, a replicate's four chains on stale
+    reads (τ = 2), runs under a budget of its estimate with its traced peak below it, where
+    the default count of d·(n + 1) floats an evaluation is five times larger or more; the run
+    under that budget gives the numbers of an unbounded one. Negative control: on the
+    Gaussian shard base, which counts nothing, the wrappers count nothing either."""
+    import dataclasses
+
+    from workbench.data.digits import digits
+    from workbench.engine.replay_setup import GroupLayout, memory_need
+    from workbench.gradients.sharded import Conducive, ShardScaled
+    from workbench.gradients.surrogates import GaussianSurrogates
+    from workbench.models.mlp import MultilayerPerceptron
+    from workbench.models.sharded_gaussian import ShardedGaussianMean
+    from workbench.models.sharded_per_example import ShardedPerExample
+
+    data = digits()
+    model = MultilayerPerceptron(data.train_features, data.train_labels, hidden_sizes=(10,))
+    n_shards, dim = 4, model.dim
+    sizes = np.diff(np.linspace(0, model.n_data, n_shards + 1).astype(int))
+    rng = np.random.default_rng(0)
+    surrogates = GaussianSurrogates(0.1 * rng.standard_normal((n_shards, dim)),
+                                    np.stack([np.diag(rng.uniform(0.5, 2.0, dim))
+                                              for _ in range(n_shards)]))
+    gradient = Conducive(ShardScaled(ShardedPerExample(model, sizes)), surrogates)
+    schedule = constant_staleness(64, 2, n_servers=n_shards)
+    schedule = dataclasses.replace(schedule, shard=schedule.server,
+                                   shard_frequency=np.ones(schedule.n_events))
+    start = 0.1 * rng.standard_normal((4, n_shards, dim))
+
+    def replay(n_replicates, progress, **options):
+        return engine.replay(schedule, SGLD(1e-4), gradient, n_updates=64,
+                             n_replicates=n_replicates, initial_position=start[:n_replicates],
+                             seed=3, batch_size=100, checkpoints=[64], replicate_block=4,
+                             progress=progress, **options)
+
+    def estimate(**options):
+        return sum(memory_need(4, 4, GroupLayout(n_shards, 2), dim=dim, n_updates=64,
+                               batch_size=100, test_functions=(THETA, THETA_SQUARED),
+                               checkpoints=[64], thin=0, chunk_size=None, **options))
+
+    assert gradient.prepared_elements(100) == 50  # 100 int32 indices
+    assert estimate() > 5 * estimate(gradient=gradient)
+    run, peak, _ = _traced(replay, 4, memory_budget=estimate(gradient=gradient))
+    assert peak <= estimate(gradient=gradient), (peak / MIB, estimate(gradient=gradient) / MIB)
+    unbounded, _, _ = _traced(replay, 4, memory_budget=1 << 40)
+    np.testing.assert_array_equal(run.final_position, unbounded.final_position)
+    gaussian = ShardedGaussianMean(GaussianMeanModel.generate(generator(0, "shards"), 30, 2),
+                                   (10, 20))
+    for wrapper in (ShardScaled(gaussian.shard_gradient()),
+                    Conducive(ShardScaled(gaussian.shard_gradient()),
+                              GaussianSurrogates(np.zeros((2, 2)), np.stack([np.eye(2)] * 2)))):
+        assert getattr(wrapper, "prepared_elements", None) is None

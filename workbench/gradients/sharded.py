@@ -26,6 +26,7 @@ into a valid estimator:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -67,6 +68,21 @@ class ShardBatches:
                    np.concatenate([p.batch for p in pieces], axis=axis))
 
 
+def _call_elements(inner, extra: int, positions: int, batch_size: int) -> int:
+    """``inner``'s count of a call's elements and ``extra`` arrays of the positions' size."""
+    return inner.call_elements(positions, batch_size) + extra * positions * inner.dim
+
+
+def count_memory_as(wrapper, inner, extra: int) -> None:
+    """Give ``wrapper`` ``inner``'s memory counts where ``inner`` has them (a per-example
+    likelihood: its prepared minibatches are indices, :func:`workbench.engine.replay_setup.
+    evaluation_elements`), a call holding ``extra`` more arrays of the positions' size (the
+    wrapper's own terms and sums); else the engine's default count applies to both."""
+    if getattr(inner, "prepared_elements", None) is not None:
+        wrapper.prepared_elements = inner.prepared_elements
+        wrapper.call_elements = partial(_call_elements, inner, extra)
+
+
 class ShardScaled:
     """D-SGLD: -∇log p(θ) + (N_s/(N q_s))·(-N ḡ(θ; B_s)) (module docstring)."""
 
@@ -75,6 +91,7 @@ class ShardScaled:
         self.n_data, self.dim, self.shard_sizes = base.n_data, base.dim, base.shard_sizes
         self._size_share = np.asarray(base.shard_sizes, dtype=float) / base.n_data
         self.prepare = base.prepare
+        count_memory_as(self, base, 1)  # the weighted likelihood term beside the base's own
 
     def weights(self, shard: np.ndarray, frequency: np.ndarray) -> np.ndarray:
         """N_s/(N q_s) per element, with a trailing axis for the coordinates."""
@@ -132,6 +149,8 @@ class Conducive:
                 "surrogates", surrogates.n_shards,
                 f"needs one surrogate per shard ({len(inner.shard_sizes)})")
         self.prepare = inner.prepare
+        # the shard's difference and score, the total score, g_s, α g_s and the difference
+        count_memory_as(self, inner, 6)
 
     def conducive_gradient(self, position: np.ndarray, minibatch: ShardBatch) -> np.ndarray:
         surrogates = self.surrogates

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulators import validation
-from workbench.gradients.sharded import ShardBatches
+from workbench.gradients.sharded import ShardBatches, count_memory_as
 from workbench.models.per_example import PerExampleGradient
 
 
@@ -41,6 +41,9 @@ class ShardedPerExample:
         self.offsets = np.concatenate([[0], np.cumsum(self.shard_sizes)[:-1]]).astype(np.int64)
         self.prior_gradient = self._inner.prior_gradient
         self.likelihood_gradient = self._inner.likelihood_gradient
+        # a prepared batch is its rows' indices (its shards and frequencies are shared by
+        # the replicates of an update); a call is the inner estimator's
+        count_memory_as(self, self._inner, 0)
 
     @property
     def n_shards(self) -> int:
