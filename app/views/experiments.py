@@ -119,13 +119,13 @@ def plot_view() -> None:
     selection = {d: st.selectbox(d, dataset[d].values.tolist(), key=f"select-{d}",
                                  index=dataset.sizes[d] - 1)
                  for d in dims if d not in (x_dim, series_dim)}
-    frame = charts.slice_frame(dataset, variable, x_dim, selection, series_dim)
+    values = charts.along(dataset, variable, x_dim, selection, series_dim).values
     numeric_x = np.issubdtype(dataset[x_dim].dtype, np.number)  # else drawn at positions
     log_x = st.checkbox("log x", key=f"log_x-{x_dim}",
                         value=bool(numeric_x and np.all(dataset[x_dim].values > 0)))
-    finite = np.isfinite(frame["value"].values)
+    finite = np.isfinite(values)
     log_y = st.checkbox("log y", key=f"log_y-{variable}",
-                        value=bool(finite.any() and np.nanmin(frame["value"][finite]) > 0))
+                        value=bool(finite.any() and np.min(values[finite]) > 0))
     st.vega_lite_chart(variable_chart(str(result.path), result.modified, variable, x_dim,
                                       tuple(selection.items()), series_dim, log_x, log_y),
                        width="stretch")

@@ -9,6 +9,7 @@ pool.
 
 from __future__ import annotations
 
+import faulthandler
 import itertools
 import multiprocessing
 import os
@@ -29,6 +30,7 @@ QUICK = ["--quick", "--quiet", "--seed", "5", "--set", "staleness=[1,2,3]",
          "--set", "n_replicates=20"]
 N_POINTS = 3
 _numbers = itertools.count()
+STACKS_SIGNAL = signal.SIGUSR1  # a child writes every thread's stack to its log on this
 
 
 @dataclass
@@ -40,7 +42,13 @@ class Child:
 
     def finish(self, timeout: float = 60.0) -> int:
         self.process.join(timeout)
-        assert self.process.exitcode is not None, f"still running after {timeout} s"
+        if self.process.exitcode is None:  # stuck: its threads' stacks say where
+            os.kill(self.process.pid, STACKS_SIGNAL)
+            time.sleep(1.0)
+            self.process.kill()
+            self.process.join()
+            raise AssertionError(f"still running after {timeout} s; its log and stacks:\n"
+                                 f"{self.output}")
         return self.process.exitcode
 
     @property
@@ -63,7 +71,8 @@ def _main(argv: list[str], log: Path, before: Callable[[], None] | None) -> None
     # as in a fresh `workbench` process, whatever earlier tests installed or blocked in this
     # one (a fork inherits the forking thread's signal mask)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, STACKS_SIGNAL})
+    faulthandler.register(STACKS_SIGNAL, file=sys.stderr, all_threads=True)
     if before is not None:
         before()
     status = cli.main(argv)

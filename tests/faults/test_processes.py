@@ -19,8 +19,11 @@ from .conftest import N_POINTS, QUICK, start, temporaries
 POOL = ["run", "stale-gaussian", *QUICK, "--processes", "2"]
 
 
-def _slow_points(seconds, counter=None):
-    """In the child: every point takes ``seconds`` longer (and is counted in ``counter``)."""
+def _slow_points(seconds, counter=None, quick_first=None):
+    """In the child: every point takes ``seconds`` longer (and is counted in ``counter``); with
+    ``quick_first`` (a path that does not exist yet), the point that starts first does not, so
+    it is saved while the others are still running however slowly this machine lets the test
+    look."""
     def patch():
         run_point = StudyExperiment.run_point
 
@@ -28,13 +31,22 @@ def _slow_points(seconds, counter=None):
             if counter is not None:
                 with open(counter, "a") as log:
                     log.write(f"{point['staleness']}\n")
-            time.sleep(seconds)
+            if quick_first is None or not _first_to_create(quick_first):
+                time.sleep(seconds)
             return run_point(self, config, point, seed)
 
         StudyExperiment.run_point = slow
         StudyExperiment.replicate_blocks = lambda self, config, point: 1  # whole points only
 
     return patch
+
+
+def _first_to_create(path):
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _workers(child, n=2):
@@ -64,7 +76,8 @@ def test_no_worker_outlives_a_killed_parent(tmp_path):
 
 def test_ctrl_c_stops_within_two_seconds_leaving_no_child_and_no_temporary(tmp_path):
     out = tmp_path / "out"
-    child = start([*POOL, "--out", str(out)], tmp_path, before=_slow_points(1))
+    child = start([*POOL, "--out", str(out)], tmp_path,
+                  before=_slow_points(30, quick_first=tmp_path / "first-point"))
     workers = _workers(child)
     store = ResultStore(out / "store", "stale-gaussian")
     child.wait_for(lambda: len(store.manifest()) >= 1)  # a point saved, the others running

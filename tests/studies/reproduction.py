@@ -73,17 +73,20 @@ def sketch(values) -> list:
     finite = np.isfinite(x)
     pattern = np.where(finite, 0, np.where(np.isnan(x), 2, np.sign(x))).astype(np.int8)
     x = np.where(finite, x, 0.0)
-    weights = np.random.default_rng(x.size).standard_normal((N_PROJECTIONS, x.size))
     return [hashlib.sha256(pattern.tobytes()).hexdigest()[:16], float(np.abs(x).sum()),
-            *(float(p) for p in weights @ x)]
+            *(float(p) for p in _projections(x.size) @ x)]
+
+
+def _projections(size: int) -> np.ndarray:
+    """The sketch's fixed random weights for ``size`` values, one row a projection."""
+    return np.random.default_rng(size).standard_normal((N_PROJECTIONS, size))
 
 
 def _matches(values, recorded: list, rtol: float) -> bool:
     """Whether ``values`` give ``recorded`` (a :func:`sketch`) within ``rtol``."""
     now = sketch(values)
     x = np.abs(np.where(np.isfinite(values), values, 0.0)).ravel()
-    weights = np.random.default_rng(x.size).standard_normal((N_PROJECTIONS, x.size))
-    scales = [x.sum(), *(np.abs(weights) @ x)]
+    scales = [x.sum(), *(np.abs(_projections(x.size)) @ x)]
     return now[0] == recorded[0] and all(
         abs(a - b) <= rtol * scale
         for a, b, scale in zip(now[1:], recorded[1:], scales, strict=True))

@@ -1,5 +1,10 @@
 """Studies (issue 14): ported experiments bit for bit, refusals with key and line, the examples
-in their quick form, user bounds judged like registered ones, and their negative controls."""
+in their quick form, user bounds judged like registered ones, and their negative controls.
+
+"Bit for bit" below means what ``reproduction.assert_reproduces`` checks: every variable's
+digest on a machine like the one that recorded the fixture; elsewhere, a floating-point
+variable whose last bits depend on the CPU (BLAS kernels, numpy's SIMD functions) to rounding
+against its platform sketch, every other variable still by its digest."""
 
 from __future__ import annotations
 
