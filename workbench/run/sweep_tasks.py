@@ -26,7 +26,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+from concurrent.futures import ALL_COMPLETED, CancelledError, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +37,7 @@ from workbench.core.memory_budget import replay_memory_budget
 from workbench.run import progress
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment, point_key
+from workbench.run.interrupts import wait_deferring_interrupt
 from workbench.run.pool import one_blas_thread
 from workbench.store.result_store import encode_point
 
@@ -276,7 +277,7 @@ class TaskLoop:
         """Wait for some task to end and take what ended; the workers are given their next
         tasks before finished points are completed, so they do not wait while the parent
         writes a point."""
-        done, _ = wait(self.in_flight, return_when=FIRST_COMPLETED)
+        done, _ = wait_deferring_interrupt(self.in_flight)
         broken: dict[Future, tuple[TaskBatch, Task]] = {}
         finished = []
         for future in done:
@@ -302,7 +303,7 @@ class TaskLoop:
 
     def _recover(self, broken: dict[Future, tuple[TaskBatch, Task]]) -> None:
         """A worker died: fail the points whose task it took, run the other tasks again."""
-        for future in wait(self.in_flight).done:
+        for future in wait_deferring_interrupt(self.in_flight, ALL_COMPLETED)[0]:
             batch, task = broken[future] = self.in_flight.pop(future)
             batch.running -= 1
         reasons = self.workers.executor.lost(list(broken))
