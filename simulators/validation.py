@@ -10,8 +10,10 @@ import math
 import re
 from numbers import Integral, Real
 
+from simulators.exceptions import PicklesWithArguments
 
-class InvalidParameter(ValueError):
+
+class InvalidParameter(PicklesWithArguments, ValueError):
     """A configuration value outside its allowed range; names the field and the range."""
 
     def __init__(self, field: str, value: object, allowed: str):

@@ -134,7 +134,8 @@ def test_ctrl_c_inside_a_netcdf_call_is_delivered_after_it():
     whatever earlier tests left in this one (it once did not arrive, in a CI run)."""
     import signal
 
-    from workbench.store.atomic import interrupt_deferred, netcdf_bytes, netcdf_loaded
+    from workbench.core.interrupts import interrupt_deferred
+    from workbench.store.atomic import netcdf_bytes, netcdf_loaded
 
     dataset = xr.Dataset({"x": ("i", [1.0, 2.0])})
     finished = []

@@ -9,12 +9,13 @@ from collections import Counter
 import psutil
 import xarray as xr
 
+from simulators.validation import InvalidParameter
 from workbench.cli.main import main
 from workbench.store.netcdf import read_netcdf
 from workbench.store.result_store import ResultStore
 from workbench.studies.experiment import StudyExperiment
 
-from .conftest import N_POINTS, QUICK, start, temporaries
+from .conftest import N_POINTS, QUICK, run, start, temporaries
 
 POOL = ["run", "stale-gaussian", *QUICK, "--processes", "2"]
 
@@ -120,3 +121,30 @@ def test_two_identical_runs_compute_each_point_once_and_agree(tmp_path, referenc
     assert len(manifest) == N_POINTS  # no duplicate lines
     assert sum(f"{N_POINTS} points" in child.output for child in children) == 2
     xr.testing.assert_identical(read_netcdf(out / "stale-gaussian.nc"), reference)
+
+
+def _invalid_point(staleness):
+    """In the child: the point at ``staleness`` refuses its configuration inside the worker."""
+    def patch():
+        run_point = StudyExperiment.run_point
+        parent = os.getpid()
+
+        def refusing(self, config, point, seed):
+            if point["staleness"] == staleness and os.getpid() != parent:
+                raise InvalidParameter("staleness", staleness, "refused inside the worker")
+            return run_point(self, config, point, seed)
+
+        StudyExperiment.run_point = refusing
+        StudyExperiment.replicate_blocks = lambda self, config, point: 1
+
+    return patch
+
+
+def test_a_refusal_inside_a_worker_reaches_the_user_as_itself(tmp_path):
+    # its exception crosses the pool whole (tests/workbench/test_picklable_errors.py shows why
+    # that needs simulators/exceptions.py): the run stops with the refusal, exit status 2,
+    # and does not blame the workers
+    child = run([*POOL, "--out", str(tmp_path / "out")], tmp_path, before=_invalid_point(2))
+    assert child.process.exitcode == 2, child.output
+    assert "workbench: error: staleness = 2 is invalid: refused inside the worker" in child.output
+    assert "died" not in child.output

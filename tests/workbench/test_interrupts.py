@@ -1,4 +1,4 @@
-"""Ctrl-C while the parent waits for its pool (workbench.run.interrupts): taken where no
+"""Ctrl-C while the parent waits for its pool (workbench.core.interrupts): taken where no
 future's lock is held, so the interrupted pool shuts down; the negative control is
 ``concurrent.futures.wait`` itself, which leaves the lock held and the shutdown hanging."""
 
@@ -9,7 +9,7 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, wait
 
 import pytest
 
-from workbench.run.interrupts import POLL_SECONDS, wait_deferring_interrupt
+from workbench.core.interrupts import POLL_SECONDS, wait_deferring_interrupt
 from workbench.run.pool import WorkerPool
 
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulators.exceptions import PicklesWithArguments
+
 KEYS = ("variable", "along", "x", "series", "select", "average", "reference", "log_x", "log_y",
         "caption")
 
 
-class HeadlineError(ValueError):
+class HeadlineError(PicklesWithArguments, ValueError):
     def __init__(self, key: str, reason: str):
         super().__init__(f"{key}: {reason}")
         self.key, self.reason = key, reason

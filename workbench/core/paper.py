@@ -30,11 +30,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulators.exceptions import PicklesWithArguments
+
 KEYS = ("section", "claim", "paraphrase", "checks", "note", "variable", "select", "reported")
 ROW_KEYS = ("label", "value", "sd", "select")
 
 
-class PaperError(ValueError):
+class PaperError(PicklesWithArguments, ValueError):
     """A refused ``[[paper]]`` entry: ``path`` is the key's place in the entry (``("claim",)``,
     ``("reported", 0, "value")``), preceded by the entry's index where a list was read."""
 

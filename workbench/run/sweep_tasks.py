@@ -33,11 +33,12 @@ from typing import Any
 
 import xarray as xr
 
+from simulators.exceptions import PicklesWithArguments
+from workbench.core.interrupts import wait_deferring_interrupt
 from workbench.core.memory_budget import replay_memory_budget
 from workbench.run import progress
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment, point_key
-from workbench.run.interrupts import wait_deferring_interrupt
 from workbench.run.pool import one_blas_thread
 from workbench.store.result_store import encode_point
 
@@ -47,7 +48,7 @@ IN_FLIGHT_PER_WORKER = 2
 FINISH: tuple[int, ...] = ()  # the blocks of a finishing task (merge and finish a split point)
 
 
-class PointsLost(Exception):
+class PointsLost(PicklesWithArguments, Exception):
     """Points whose worker process died while computing them (the others were stored)."""
 
     def __init__(self, reasons: dict[str, str]):

@@ -21,22 +21,22 @@ from __future__ import annotations
 import errno
 import io
 import os
-import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 
+from simulators.exceptions import PicklesWithArguments
 from simulators.validation import InvalidParameter
+from workbench.core.interrupts import interrupt_deferred
 
 TEMPORARY_GLOB = ".*.tmp"
 
 
-class WriteFailed(Exception):
+class WriteFailed(PicklesWithArguments, Exception):
     """A file could not be written; ``path`` and ``reason`` say which and why."""
 
     def __init__(self, path: Path, error: OSError):
@@ -199,29 +199,6 @@ _NETCDF_LOCK = threading.Lock()  # the netCDF-C and HDF5 libraries are not threa
 """netCDF-4 files are written and read through netCDF4-python (the same HDF5 format h5netcdf
 reads and writes): on datasets shaped like store points, about 7x faster to write and 12x faster
 to read than h5netcdf, with identical round trips (``benchmarks/store_io.py``)."""
-
-
-@contextmanager
-def interrupt_deferred() -> Iterator[None]:
-    """Ctrl-C (SIGINT) arriving inside the block is delivered when the block ends.
-
-    xarray holds its netCDF lock around a write or read and acquires it again to close the
-    file: a KeyboardInterrupt raised in between leaves the lock held and the close waits on
-    it forever (a run interrupted while saving a point hung instead of stopping). netCDF calls
-    take milliseconds, so they run whole and the interrupt follows. Only the main thread
-    receives signals; elsewhere this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            signal.raise_signal(signal.SIGINT)  # handled as it would have been
 
 
 def netcdf_bytes(dataset) -> bytes:

@@ -27,6 +27,7 @@ import scipy
 import xarray as xr
 
 import workbench
+from simulators.exceptions import PicklesWithArguments
 from workbench.core.parameters import to_toml
 from workbench.store.atomic import atomic_write, netcdf_bytes, netcdf_loaded
 from workbench.store.result_store import STORE_FORMAT
@@ -43,7 +44,7 @@ SEED_SCHEME = (
 )
 
 
-class CorruptResult(Exception):
+class CorruptResult(PicklesWithArguments, Exception):
     """A result file that must not be shown; ``reason`` says why, ``stale`` whether it is only
     of another store format (complete, but not what this workbench reads)."""
 

@@ -70,6 +70,7 @@ import xarray as xr
 from filelock import FileLock
 
 import workbench
+from simulators.exceptions import PicklesWithArguments
 from workbench.store.atomic import (
     TEMPORARY_GLOB,
     WriteFailed,
@@ -88,7 +89,7 @@ KEY_PATTERN = re.compile(f"[0-9a-f]{{{KEY_DIGITS}}}")
 SHA256_PATTERN = re.compile("[0-9a-f]{64}")
 
 
-class CorruptPoint(Exception):
+class CorruptPoint(PicklesWithArguments, Exception):
     """A stored point that must not be used; ``reason`` says why."""
 
     def __init__(self, path: Path, reason: str):

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from simulators.exceptions import PicklesWithArguments
 from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
@@ -99,7 +100,7 @@ ENVELOPE_MARGIN = Parameter("envelope_margin", 0.1, "envelope check: the held-ou
                             "this fraction above the fitted envelope", positive)
 
 
-class CheckOptionError(ValueError):
+class CheckOptionError(PicklesWithArguments, ValueError):
     def __init__(self, key: str, reason: str):
         super().__init__(f"{key}: {reason}")
         self.key, self.reason = key, reason

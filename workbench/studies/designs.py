@@ -35,6 +35,7 @@ from typing import Any
 
 from bounds.expressions import BoundSyntaxError, free_names
 from simulators import validation
+from simulators.exceptions import PicklesWithArguments
 from workbench.core.parameters import Parameter
 from workbench.run.parameters import BOOTSTRAP_RESAMPLES
 from workbench.studies.check_kinds import SPLITS
@@ -52,7 +53,7 @@ KEYS = ("name", "sweep", ITERATIONS, "step_size", "paired", "split", "check")
 NAME = re.compile(r"[a-z][a-z0-9]*")
 
 
-class DesignError(ValueError):
+class DesignError(PicklesWithArguments, ValueError):
     """A refusal of a ``[[design]]`` entry, at ``path`` in the study file."""
 
     def __init__(self, path: tuple, reason: str):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulators.exceptions import PicklesWithArguments
+
 KeyPath = tuple[str | int, ...]
 
 #: how deeply a study's tables and arrays may nest (the shipped ones nest three levels)
@@ -24,7 +26,7 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=""")
 
 
-class StudyError(ValueError):
+class StudyError(PicklesWithArguments, ValueError):
     """A study the workbench refuses: the message names the file, line and key."""
 
     def __init__(self, source: str, line: int | None, key: str, message: str):

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from simulators import validation
+from simulators.exceptions import PicklesWithArguments
 
 #: the entry-point group per kind of object a study can name
 ENTRY_POINT_GROUPS = {"model": "sgmcmc_workbench.models",
@@ -68,7 +69,7 @@ class CodeNotAllowed(Exception):
     """A study names Python code and running it was not allowed (``--allow-code``)."""
 
 
-class UserCodeError(ValueError):
+class UserCodeError(PicklesWithArguments, ValueError):
     """The named object cannot be loaded, or breaks the protocol; names the object. ``key``:
     the study's ``(section, key)`` at fault when it is not the one naming the object."""
 
