@@ -1,0 +1,38 @@
+"""Suite-wide: the longest test files are collected first.
+
+The README's test command runs one pytest process per core, each test file whole in one of
+them (pytest-xdist, ``--dist loadfile``), and hands the files out in the order they are
+collected. A long file collected late starts when the others are nearly done and runs alone:
+in a clean-clone run on two cores (2026-11-30) the suite's 1,700 s of CPU took 943 s of wall
+time, about 90 s more than half. Handing out the longest files first (longest-processing-time
+order) leaves only short files for the end. The list is of files that took over half a minute
+in that run; a file missing from it, or a stale entry, only changes the order.
+"""
+
+from __future__ import annotations
+
+#: seconds each took with one process per core on a 2-core AMD EPYC, 2026-11-30
+LONGEST_FIRST = (
+    "tests/app/test_browser.py",  # 180
+    "tests/workbench/explore/test_headlines.py",  # 166: the main job
+    "tests/workbench/test_cli.py",  # 116
+    "tests/app/test_pages.py",  # 84
+    "tests/studies/test_studies.py",  # 76
+    "tests/studies/test_speedup_check.py",  # 76
+    "tests/workbench/test_cli_imports.py",  # 65
+    "tests/faults/test_study_fuzz.py",  # 58
+    "tests/faults/test_damaged_store.py",  # 57
+    "tests/studies/test_protocols_networks_study.py",  # 52
+    "tests/bounds/test_symbolic.py",  # 43
+    "tests/studies/test_user_code.py",  # 42
+    "tests/workbench/test_jax_replay.py",  # 41
+    "tests/bounds/test_registry.py",  # 38
+    "tests/workbench/test_runner.py",  # 37
+    "tests/workbench/test_oracle.py",  # 34
+)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    # a stable sort: the tests of a file, and the files not listed, keep their order
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
