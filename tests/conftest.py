@@ -1,4 +1,4 @@
-"""Suite-wide: one test process more than the cores, and the longest test files first.
+"""Suite-wide: the longest test files are collected first.
 
 The README's test command runs one pytest process per core, each test file whole in one of
 them (pytest-xdist, ``--dist loadfile``), and hands the files out in the order they are
@@ -7,15 +7,9 @@ in a clean-clone run on two cores (2026-11-30) the suite's 1,700 s of CPU took 9
 time, about 90 s more than half. Handing out the longest files first (longest-processing-time
 order) leaves only short files for the end. The list is of files that took over half a minute
 in that run; a file missing from it, or a stale entry, only changes the order.
-
-Many tests wait part of the time on another process (a dashboard server, Chromium, a pool of
-workers, a forked run), so ``-n auto`` starts one process more than the cores this process may
-use, to fill those waits; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still sets the number.
 """
 
 from __future__ import annotations
-
-import os
 
 #: seconds each took with one process per core on a 2-core AMD EPYC, 2026-11-30
 LONGEST_FIRST = (
@@ -42,11 +36,3 @@ def pytest_collection_modifyitems(items) -> None:
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     # a stable sort: the tests of a file, and the files not listed, keep their order
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
-
-
-def pytest_xdist_auto_num_workers(config) -> int | None:
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None  # xdist's own hook reads it
-    usable = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-              else os.cpu_count() or 1)
-    return usable + 1
