@@ -5,8 +5,10 @@ them (pytest-xdist, ``--dist loadfile``), and hands the files out in the order t
 collected. A long file collected late starts when the others are nearly done and runs alone:
 in a clean-clone run on two cores (2026-11-30) the suite's 1,700 s of CPU took 943 s of wall
 time, about 90 s more than half. Handing out the longest files first (longest-processing-time
-order) leaves only short files for the end. The list is of files that took over half a minute
-in that run; a file missing from it, or a stale entry, only changes the order.
+order) leaves only short files for the end (the same clean-clone run then took 931 s). The
+list is of files that took over half a minute in that run; a file missing from it, or a stale
+entry, only changes the order. One process more than the cores, to fill the time tests wait on
+servers and browsers, was slower there: 1,018 s, with more CPU spent.
 """
 
 from __future__ import annotations
