@@ -1,11 +1,12 @@
 """Ctrl-C while the parent waits for its pool (workbench.core.interrupts): taken where no
 future's lock is held, so the interrupted pool shuts down; the negative control is
-``concurrent.futures.wait`` itself, which leaves the lock held and the shutdown hanging."""
+``concurrent.futures.wait`` itself, which leaves the lock held and the thread that completes
+the future blocked."""
 
 import signal
 import threading
 import time
-from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, wait
 
 import pytest
 
@@ -71,18 +72,24 @@ def test_ctrl_c_inside_the_wait_is_raised_with_no_lock_held_and_the_pool_shuts_d
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler given back
 
 
-def test_negative_control_the_stdlib_wait_leaves_the_lock_held_and_the_shutdown_hangs(
-        pool, python_ctrl_c):
-    futures = [pool.submit(_sleep, 30) for _ in range(3)]
+def test_negative_control_the_stdlib_wait_leaves_the_lock_held_and_its_completer_blocked(
+        python_ctrl_c):
+    # plain futures and a thread that completes one, as a pool's manager thread does: the
+    # deadlock shown without a pool that could not be shut down afterwards
+    futures = [Future() for _ in range(3)]
     _interrupt_after_taking_the_lock(futures[1])
     with pytest.raises(KeyboardInterrupt):
         wait(futures, return_when=FIRST_COMPLETED)
     assert futures[1]._condition._is_owned()
-    assert not _shuts_down(pool, seconds=3.0)  # the manager thread blocks on that lock
-    for future in futures:  # let it finish, so that the fixture's pool can end
+    completer = threading.Thread(target=futures[1].set_result, args=(1,), daemon=True)
+    completer.start()
+    completer.join(1.0)
+    assert completer.is_alive()  # blocked on the lock the interrupted wait left held
+    for future in futures:
         while future._condition._is_owned():
             future._condition.release()
-    assert _shuts_down(pool)
+    completer.join(10.0)
+    assert not completer.is_alive() and futures[1].result() == 1
 
 
 def test_without_an_interrupt_it_returns_what_wait_returns(pool, python_ctrl_c):
