@@ -10,7 +10,11 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, wait
 
 import pytest
 
-from workbench.core.interrupts import POLL_SECONDS, wait_deferring_interrupt
+from workbench.core.interrupts import (
+    POLL_SECONDS,
+    interrupt_deferred,
+    wait_deferring_interrupt,
+)
 from workbench.run.pool import WorkerPool
 
 
@@ -113,3 +117,24 @@ def test_outside_the_main_thread_it_is_the_stdlib_wait(pool):
 def test_other_ways_to_wait_are_refused():
     with pytest.raises(ValueError, match="FIRST_COMPLETED or ALL_COMPLETED"):
         wait_deferring_interrupt([], "FIRST_EXCEPTION")
+
+
+@pytest.mark.parametrize("handler_from_python", [True, False])
+def test_a_handler_not_installed_from_python_is_left_in_place(handler_from_python,
+                                                              monkeypatch):
+    """Where ``signal.getsignal`` gives None (a handler an embedding application installed
+    outside Python), the block runs with that handler untouched: ``signal.signal`` could not
+    put it back afterwards (it raised TypeError on None). Negative control: with a Python
+    handler in place the block installs its own and puts the old one back."""
+    installed = []
+    real_signal = signal.signal
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: installed.append(handler)
+                        or real_signal(signum, handler))
+    if not handler_from_python:
+        monkeypatch.setattr(signal, "getsignal", lambda signum: None)
+    with interrupt_deferred() as received:
+        assert received == []
+    if handler_from_python:
+        assert len(installed) == 2 and installed[1] is signal.default_int_handler
+    else:
+        assert installed == []

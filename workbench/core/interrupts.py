@@ -18,6 +18,8 @@ of stopping. Two such places, each found as a hang:
   :func:`interrupt_deferred` and delivers the interrupt between two steps.
 
 Only the main thread receives signals: elsewhere (as under Streamlit) both are the plain calls.
+So are they where the SIGINT handler in place was not installed from Python (an embedding
+application's; ``signal.getsignal`` gives None): it could not be put back afterwards.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def interrupt_deferred() -> Iterator[list[int]]:
     place, when the block ends. Yields the list the signals received so far are appended to,
     so that a block may end early once one came."""
     received: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is None):  # not to be put back (module docstring)
         yield received
         return
     previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
