@@ -13,24 +13,27 @@ servers and browsers, was slower there: 1,018 s, with more CPU spent.
 
 from __future__ import annotations
 
-#: seconds each took with one process per core on a 2-core AMD EPYC, 2026-11-30
+#: seconds each took with one process per core on a 2-core AMD EPYC, in this checkout
+#: (2026-11-30, ``--durations``; the browser test and test_runner.py as changed that day)
 LONGEST_FIRST = (
-    "tests/app/test_browser.py",  # 180
-    "tests/workbench/explore/test_headlines.py",  # 166: the main job
-    "tests/workbench/test_cli.py",  # 116
-    "tests/app/test_pages.py",  # 84
-    "tests/studies/test_studies.py",  # 76
-    "tests/studies/test_speedup_check.py",  # 76
-    "tests/workbench/test_cli_imports.py",  # 65
-    "tests/faults/test_study_fuzz.py",  # 58
-    "tests/faults/test_damaged_store.py",  # 57
-    "tests/studies/test_protocols_networks_study.py",  # 52
-    "tests/bounds/test_symbolic.py",  # 43
-    "tests/studies/test_user_code.py",  # 42
-    "tests/workbench/test_jax_replay.py",  # 41
-    "tests/bounds/test_registry.py",  # 38
-    "tests/workbench/test_runner.py",  # 37
-    "tests/workbench/test_oracle.py",  # 34
+    "tests/workbench/explore/test_headlines.py",  # 170: the main job
+    "tests/app/test_browser.py",  # 125
+    "tests/workbench/test_cli.py",  # 107
+    "tests/studies/test_speedup_check.py",  # 70-98
+    "tests/app/test_pages.py",  # 57
+    "tests/studies/test_studies.py",  # 56
+    "tests/studies/test_protocols_networks_study.py",  # 51
+    "tests/studies/test_user_code.py",  # 47
+    "tests/workbench/test_runner.py",  # 45: two Dask clusters
+    "tests/faults/test_damaged_store.py",  # 44
+    "tests/bounds/test_symbolic.py",  # 42
+    "tests/workbench/test_cli_imports.py",  # 41
+    "tests/bounds/test_registry.py",  # 39
+    "tests/workbench/test_jax_replay.py",  # 38
+    "tests/studies/test_topic_study.py",  # 32
+    "tests/workbench/test_oracle.py",  # 31
+    "tests/app/test_warm.py",  # 31
+    "tests/faults/test_study_fuzz.py",  # 31
 )
 
 

@@ -320,3 +320,65 @@ def test_bars_made_hidden_count_and_start_from_their_counts_when_shown(capsys):
     bars.point_done()
     bars.close()
     assert "4/5" in capsys.readouterr().err
+
+
+def test_a_cluster_of_separate_scheduler_and_worker_processes_gives_the_same_dataset(tmp_path):
+    """The multi-machine recipe of docs/cli.md (*A cluster of several machines*) on one
+    machine: ``dask scheduler`` and ``dask worker`` (two worker processes under a nanny) each
+    started as its own command, and ``workbench run --scheduler tcp://…`` sending the points
+    there. The dataset is bit for bit the one ``--processes 1`` writes. Negative control: a
+    different seed gives a different dataset, so the comparison can fail."""
+    import json
+    import os
+    import signal
+    import subprocess
+
+    from distributed import Client
+
+    from workbench.cli.main import main
+    from workbench.store.netcdf import read_netcdf
+
+    command = os.path.join(os.path.dirname(sys.executable), "dask")
+    address_file = tmp_path / "scheduler.json"
+    started = []
+    logs = tmp_path / "logs"
+    logs.mkdir()
+
+    def start(name, *arguments):
+        with open(logs / f"{name}.log", "w") as log:
+            started.append(subprocess.Popen([command, *arguments], stdout=log,
+                                            stderr=subprocess.STDOUT, cwd=tmp_path,
+                                            start_new_session=True))
+
+    try:
+        start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+              "--scheduler-file", str(address_file))
+        deadline = time.monotonic() + 60
+        while not address_file.is_file() and time.monotonic() < deadline:
+            assert started[0].poll() is None, (logs / "scheduler.log").read_text()
+            time.sleep(0.1)
+        address = json.loads(address_file.read_text())["address"]
+        start("workers", "worker", address, "--nworkers", "2", "--nthreads", "1",
+              "--no-dashboard", "--host", "127.0.0.1", "--local-directory", str(tmp_path))
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=90)
+
+        small = ["stale-gaussian", "--quick", "--quiet", "--set", "staleness=[1,4]",
+                 "--set", "designs=false", "--set", "base_iterations=50",
+                 "--set", "n_replicates=20", "--set", "replicate_block=5"]
+        assert main(["run", *small, "--seed", "3", "--scheduler", address,
+                     "--out", str(tmp_path / "cluster")]) == 0
+        assert main(["run", *small, "--seed", "3", "--processes", "1",
+                     "--out", str(tmp_path / "serial")]) == 0
+        assert main(["run", *small, "--seed", "4", "--processes", "1",
+                     "--out", str(tmp_path / "other-seed")]) == 0
+    finally:
+        for process in started:
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in started:
+            process.wait(timeout=30)
+    cluster, serial, other = (read_netcdf(tmp_path / out / "stale-gaussian.nc")
+                              for out in ("cluster", "serial", "other-seed"))
+    xr.testing.assert_identical(cluster, serial)
+    with pytest.raises(AssertionError):
+        xr.testing.assert_identical(other, serial)
