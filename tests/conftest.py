@@ -1,14 +1,16 @@
 """Suite-wide: the longest test files are collected first.
 
 The README's test command runs one pytest process per core, each test file whole in one of
-them (pytest-xdist, ``--dist loadfile``), and hands the files out in the order they are
-collected. A long file collected late starts when the others are nearly done and runs alone:
-in a clean-clone run on two cores (2026-11-30) the suite's 1,700 s of CPU took 943 s of wall
-time, about 90 s more than half. Handing out the longest files first (longest-processing-time
-order) leaves only short files for the end (the same clean-clone run then took 931 s). The
-list is of files that took over half a minute in that run; a file missing from it, or a stale
-entry, only changes the order. One process more than the cores, to fill the time tests wait on
-servers and browsers, was slower there: 1,018 s, with more CPU spent.
+them (pytest-xdist, ``--dist loadfile``). A long file handed out late starts when the others
+are nearly done and runs alone. Handing out the longest files first (longest-processing-time
+order) leaves only short files for the end. The list below sets the collection order, and the
+command's ``--no-loadscope-reorder`` makes xdist hand the files out in that order: without it
+xdist (3.5 on) hands out the files with the most tests first, whatever the collection order.
+So until 2026-11-30 this list had no effect: in a run of this checkout with xdist 3.8 the
+browser test (4 tests, 152 s) was handed out last and ran alone for its last 15 s, and the
+main job's file (18 tests, 182 s) started at 318 s. A missing or stale entry only changes the
+order. One process more than the cores, to fill the time tests wait on servers and browsers,
+was slower in a clean-clone run: 1,018 s against 931 s, with more CPU spent.
 """
 
 from __future__ import annotations

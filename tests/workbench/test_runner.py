@@ -354,10 +354,14 @@ def test_a_cluster_of_separate_scheduler_and_worker_processes_gives_the_same_dat
         start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
               "--scheduler-file", str(address_file))
         deadline = time.monotonic() + 60
-        while not address_file.is_file() and time.monotonic() < deadline:
+        address = None
+        while address is None and time.monotonic() < deadline:
             assert started[0].poll() is None, (logs / "scheduler.log").read_text()
-            time.sleep(0.1)
-        address = json.loads(address_file.read_text())["address"]
+            try:  # the scheduler writes the file in place: it may be seen half written
+                address = json.loads(address_file.read_text())["address"]
+            except (FileNotFoundError, ValueError, KeyError):
+                time.sleep(0.1)
+        assert address, f"no scheduler address after 60 s:\n{(logs / 'scheduler.log').read_text()}"
         start("workers", "worker", address, "--nworkers", "2", "--nthreads", "1",
               "--no-dashboard", "--host", "127.0.0.1", "--local-directory", str(tmp_path))
         with Client(address, timeout=30) as client:
