@@ -18,7 +18,7 @@ from __future__ import annotations
 #: seconds each took with one process per core on a 2-core AMD EPYC, in this checkout
 #: (2026-11-30, ``--durations``; the browser test and test_runner.py as changed that day)
 LONGEST_FIRST = (
-    "tests/workbench/explore/test_headlines.py",  # 170: the main job
+    "tests/workbench/explore/test_headlines.py",  # 217: the main job, in one process
     "tests/app/test_browser.py",  # 125
     "tests/workbench/test_cli.py",  # 107
     "tests/studies/test_speedup_check.py",  # 70-98
