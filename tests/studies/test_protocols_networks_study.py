@@ -25,7 +25,11 @@ from workbench.studies import library
 from workbench.studies.files import loads
 from workbench.studies.held_out_point import make_model
 from workbench.studies.parts_experiment import PartsExperiment
-from workbench.systems.asynchronous.run import averaged_prediction, wall_clock_draws
+from workbench.systems.asynchronous.run import (
+    pooled_prediction,
+    prediction_sums,
+    wall_clock_draws,
+)
 
 STUDY = library.DIRECTORY / "protocols-networks.toml"
 TEXT = STUDY.read_text()
@@ -98,7 +102,8 @@ def test_the_averaged_prediction_pools_chains_and_draws_up_to_each_checkpoint():
     draws = 0.3 * np.random.default_rng(1).standard_normal((3, 2, 7, model.dim))
     checkpoints = np.array([1, 4, 7])
     valid = np.array([True, False, True])
-    scores, per_example = averaged_prediction(model, draws, checkpoints, valid)
+    scores, total, votes = prediction_sums(model, draws, checkpoints, len(draws))
+    per_example = pooled_prediction(total, votes, valid, draws.shape[2])
     probabilities = model.held_out_predictions(draws)  # (replicate, server, draw, M, K)
     for c, count in enumerate(checkpoints):
         mean = probabilities[:, :, :count].mean(axis=(1, 2))

@@ -371,21 +371,40 @@ def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],
     pooled, as its estimate pools them; at most ``ksd_draws`` in all, evenly spaced per
     server; NaN for a replicate left out; all kept replicates in one
     :func:`kernel_stein_discrepancies`); and ``diagnostic_chains``, the chains used.
+    The per-replicate half (:func:`kept_replicates`, :func:`stein_discrepancies`) and the
+    pooled half (:func:`pooled_diagnostics`) may run apart: a point split into replicate
+    blocks computes the first in each block and the second once all blocks are in.
     """
     draws = np.asarray(draws, dtype=float)
     if draws.ndim != 4:
         raise validation.InvalidParameter("draws", draws.shape,
                                           "must be (replicate, server, draw, d)")
-    ksd_draws = validation.integer("ksd_draws", ksd_draws, minimum=2)
-    n_replicates, n_servers, n_draws, dim = draws.shape
     values = {name: np.asarray(array, dtype=float) for name, array in values.items()}
-    finite = np.isfinite(draws).all(axis=(1, 2, 3))
+    kept = kept_replicates(draws, values, valid)
+    ksd = stein_discrepancies(draws, kept, score, ksd_draws, positionwise)
+    return pooled_diagnostics(values, kept, ksd, draws.shape[1], ksd_draws)
+
+
+def kept_replicates(draws: np.ndarray, values: Mapping[str, np.ndarray],
+                    valid: np.ndarray | None = None) -> np.ndarray:
+    """``(replicate,)``: the replicates :func:`diagnose` uses, those whose draws and values
+    are all finite (and ``valid``, where given)."""
+    kept = np.isfinite(draws).all(axis=(1, 2, 3))
     for array in values.values():
-        finite &= np.isfinite(array).all(axis=(1, 2, 3))
-    kept = finite if valid is None else finite & np.asarray(valid, dtype=bool)
-    dataset = chain_diagnostics({name: array[kept].reshape(-1, n_draws, array.shape[-1])
-                                 for name, array in values.items()})
-    ksd = np.full(n_replicates, np.nan)
+        kept &= np.isfinite(array).all(axis=(1, 2, 3))
+    return kept if valid is None else kept & np.asarray(valid, dtype=bool)
+
+
+def stein_discrepancies(draws: np.ndarray, kept: np.ndarray,
+                        score: Callable[[np.ndarray], np.ndarray] | None,
+                        ksd_draws: int = KSD_DRAWS, positionwise: bool = False) -> np.ndarray:
+    """``(replicate,)``: :func:`diagnose`'s ``ksd``, NaN for a replicate not ``kept`` (and for
+    all without a ``score``). Each replicate's value is the same bit for bit whichever other
+    replicates share the call (:func:`kernel_stein_discrepancies`; a ``positionwise`` score,
+    else one call per replicate)."""
+    ksd_draws = validation.integer("ksd_draws", ksd_draws, minimum=2)
+    _, n_servers, n_draws, dim = draws.shape
+    ksd = np.full(draws.shape[0], np.nan)
     if score is not None and kept.any():
         per_server = spaced(n_draws, max(2, ksd_draws // n_servers))
         pooled = draws[kept][:, :, per_server].reshape(int(kept.sum()), -1, dim)
@@ -394,6 +413,15 @@ def diagnose(draws: np.ndarray, values: Mapping[str, np.ndarray],
         else:
             scores = np.stack([score(chain) for chain in pooled])
         ksd[kept] = kernel_stein_discrepancies(pooled, scores)
+    return ksd
+
+
+def pooled_diagnostics(values: Mapping[str, np.ndarray], kept: np.ndarray, ksd: np.ndarray,
+                       n_servers: int, ksd_draws: int = KSD_DRAWS) -> xr.Dataset:
+    """:func:`diagnose`'s Dataset from the values ``(replicate, server, draw, m)`` of every
+    replicate, the ``kept`` ones and their ``ksd``."""
+    dataset = chain_diagnostics({name: array[kept].reshape(-1, array.shape[2], array.shape[-1])
+                                 for name, array in values.items()})
     dataset["ksd"] = ("replicate", ksd)
     dataset["diagnostic_chains"] = ((), int(kept.sum()) * n_servers)
     dataset.attrs["diagnostics"] = (

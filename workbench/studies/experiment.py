@@ -289,17 +289,10 @@ class StudyExperiment(Experiment):
         return point_kind(config).run(self, config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
-        from workbench.studies import gaussian_point
-
-        return gaussian_point.run_blocks(self.name, self.resolve(config, point), point, seed,
-                                         blocks)
+        return point_kind(config).blocks.run(self, config, point, seed, blocks)
 
     def finish_point(self, config, point, seed, raw):
-        from workbench.studies import gaussian_point
-
-        return self.zipped_coords(gaussian_point.finish_point(
-            self.name, self.resolve(config, point), point, seed, raw, dims=self.sweep_dims),
-            point)
+        return point_kind(config).blocks.finish(self, config, point, seed, raw)
 
     def zipped_coords(self, dataset, point):
         """The values zipped with a sweep dim, as coordinates along it."""

@@ -47,7 +47,7 @@ from workbench.systems.asynchronous.models import (
     network_model,
     network_test_rows,
 )
-from workbench.systems.asynchronous.run import at_point, held_out_run
+from workbench.systems.asynchronous.run import at_point, held_out_blocks, held_out_finish
 from workbench.systems.asynchronous.summaries import held_out_summary
 from workbench.systems.asynchronous.system import ELASTIC
 
@@ -146,26 +146,43 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
     """The point's φ̂_L per replicate, its summaries over replicates
     (:func:`~workbench.systems.asynchronous.summaries.held_out_summary`), the schedule's
     coordinates and, ``with_reference``, the reference's value of every φ (module
-    docstring; a study whose checks compare its runs only with each other needs none)."""
-    if with_reference:
-        model, functions, reference = setup(experiment, config, seed, search)
-    else:
-        model, functions = _model(experiment, int(seed), _key(config),
-                                  None if search is None else str(search))
+    docstring; a study whose checks compare its runs only with each other needs none): every
+    replicate block (:func:`run_blocks`), finished (:func:`finish_point`)."""
+    raw = run_blocks(experiment, config, point, seed, search, None)
+    return finish_point(experiment, config, point, seed, dims, search, with_reference, raw)
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed, search: Path | None,
+               blocks) -> xr.Dataset:
+    """Raw results of some of the point's replicate blocks (``blocks``; None: all), the same
+    bits for every replicate whichever blocks run together
+    (:func:`~workbench.systems.asynchronous.run.held_out_blocks`)."""
+    model, functions = _model(experiment, int(seed), _key(config),
+                              None if search is None else str(search))
     sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
     # the independent chains pooled at test time: elastic's one per worker, else the servers'
     chains = config["n_workers"] if config["system"] == ELASTIC else config["n_servers"]
-    run = held_out_run(experiment, config, point, seed, model, n_workers=config["n_workers"],
-                       n_servers=chains, n_updates=config["n_iterations"],
-                       burn_in=config["burn_in"], test_functions=functions, sampler=sampler)
+    return held_out_blocks(experiment, config, point, seed, model,
+                           n_workers=config["n_workers"], n_servers=chains,
+                           n_updates=config["n_iterations"], burn_in=config["burn_in"],
+                           test_functions=functions, sampler=sampler, blocks=blocks)
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
+                 search: Path | None, with_reference: bool, raw: xr.Dataset) -> xr.Dataset:
+    """The point (:func:`run_point`) from the raw results of all its replicate blocks."""
+    run = held_out_finish(raw)
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
     if config["model"] == LOGISTIC:
         run.attrs["data_source"] = config["data_source"]
     if config["model"] == NETWORK and "test_point" in run.dims:  # which digits, which labels
+        model, _ = _model(experiment, int(seed), _key(config),
+                          None if search is None else str(search))
         run["test_row"] = ("test_point", network_test_rows(experiment, config, seed))
         run["test_label"] = ("test_point", model.test_labels)
     if not with_reference:
         return at_point(run, point, dims)
+    _, _, reference = setup(experiment, config, seed, search)
     # an averaged prediction has no reference value (NaN): no chain's mean of φ behind it
     at = reference.sel(component=0).drop_vars("component").reindex(
         test_function=run["test_function"].values)

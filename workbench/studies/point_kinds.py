@@ -18,7 +18,7 @@ showing and configuring a study does not).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -67,6 +67,24 @@ if TYPE_CHECKING:
 Runner = Callable[[Any, dict, dict, Any], "xr.Dataset"]
 
 
+#: raw results of some replicate blocks of a point: (the study's experiment, its configuration,
+#: the point, the seed, the blocks)
+BlockRunner = Callable[[Any, dict, dict, Any, Sequence[int]], "xr.Dataset"]
+#: the point from the raw results of all its blocks, joined in block order: (the experiment,
+#: its configuration, the point, the seed, the raw results)
+BlockFinisher = Callable[[Any, dict, dict, Any, "xr.Dataset"], "xr.Dataset"]
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """How a kind's point runs as replicate blocks: ``run`` gives the raw results of some
+    blocks, the same bits for every replicate whichever blocks share the call, and ``finish``
+    makes the point of all of them (what the kind's ``run`` gives for the whole point)."""
+
+    run: BlockRunner
+    finish: BlockFinisher
+
+
 @dataclass(frozen=True)
 class PointKind:
     """One kind of sweep point.
@@ -85,9 +103,10 @@ class PointKind:
 
     ``validate``: what a resolved point needs beyond each field's range; ``resolve``: the
     resolved point as it runs. ``burn_in``: ``n_iterations`` counts after a burn-in, which the
-    plan's work counts too; ``blocks``: its replicates split into blocks
-    (``replicate_block``); ``whole_grid``: its one point runs the whole grid, timed alone (so
-    nothing else runs beside it); ``user_code``: it may run the researcher's code, probed
+    plan's work counts too; ``blocks``: its replicates split into seeding blocks
+    (``replicate_block``) that separate tasks may run (:class:`Blocks`); ``whole_grid``: its
+    one point runs the whole grid, timed alone (so nothing else runs beside it);
+    ``user_code``: it may run the researcher's code, probed
     before any work. ``panel``: ``module:function`` (relative to this package where it starts
     with a dot) drawing every check's default figure panel as ``function(ax, kind, dataset,
     ctx, options)``; empty: each check kind's own panel (:mod:`.figures`). ``updates``: the
@@ -107,7 +126,7 @@ class PointKind:
     validate: Callable[[dict], None] | None = None
     resolve: Callable[[dict], dict] | None = None
     burn_in: bool = False
-    blocks: bool = False
+    blocks: Blocks | None = None
     whole_grid: bool = False
     user_code: bool = False
     panel: str = ""
@@ -158,6 +177,36 @@ def _run_gaussian(experiment, config: dict, point: dict, seed):
     from workbench.run.experiment import Experiment
 
     return Experiment.run_point(experiment, config, point, seed)
+
+
+def _gaussian_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
+    from workbench.studies import gaussian_point
+
+    return gaussian_point.run_blocks(experiment.name, experiment.resolve(config, point), point,
+                                     seed, blocks)
+
+
+def _finish_gaussian(experiment, config: dict, point: dict, seed, raw):
+    from workbench.studies import gaussian_point
+
+    return experiment.zipped_coords(gaussian_point.finish_point(
+        experiment.name, experiment.resolve(config, point), point, seed, raw,
+        dims=experiment.sweep_dims), point)
+
+
+def _held_out_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
+    from workbench.studies import held_out_point
+
+    return held_out_point.run_blocks(experiment.name, experiment.resolve(config, point), point,
+                                     seed, experiment.code_directory(), blocks)
+
+
+def _finish_held_out(experiment, config: dict, point: dict, seed, raw):
+    from workbench.studies import held_out_point
+
+    return experiment.zipped_coords(held_out_point.finish_point(
+        experiment.name, experiment.resolve(config, point), point, seed, experiment.sweep_dims,
+        experiment.code_directory(), experiment.with_reference(), raw), point)
 
 
 def _validate_backend(resolved: dict) -> None:
@@ -276,9 +325,10 @@ POINT_KINDS: tuple[PointKind, ...] = (
         and value("system") != FEDERATED,
         _zipped(".held_out_point", lambda e: e.code_directory(), lambda e: e.with_reference()),
         ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
-        validate=_check_held_out_sizes, burn_in=True, user_code=True),
+        validate=_check_held_out_sizes, burn_in=True, user_code=True,
+        blocks=Blocks(_held_out_blocks, _finish_held_out)),
     PointKind(GAUSSIAN, lambda value, named: True, _run_gaussian, ".gaussian_judgements",
-              blocks=True,  # its slope check reads whether the check names a function
+              blocks=Blocks(_gaussian_blocks, _finish_gaussian),
               validate=_validate_backend),
 )
 

@@ -158,25 +158,25 @@ def wall_clock_draws(schedule: Schedule, config: dict, n_updates: int,
     return updates, sample_times
 
 
-def averaged_prediction(model, draws: np.ndarray, checkpoints: np.ndarray,
-                        valid: np.ndarray) -> tuple[dict, dict]:
+def prediction_sums(model, draws: np.ndarray, checkpoints: np.ndarray,
+                    n_replicates: int) -> tuple[dict, np.ndarray, np.ndarray]:
     """The model's averaged-prediction scores at every checkpoint, ``name -> (checkpoint,
     replicate)``: p̄ is the mean predictive probability over the first c draws of every chain
     of a replicate, pooled (``model.held_out_predictions``, ``model.
-    averaged_prediction_scores``; :mod:`workbench.models.classification`); and per held-out
-    example ``(M,)``, over all draws of the ``valid`` replicates pooled (seed 003 Figure 3's
-    uncertainty): ``predicted_class`` argmax_k p̄_k, ``predictive_entropy`` H(p̄) =
-    −Σ_k p̄_k log p̄_k in nats, and ``disagreement``, the fraction of those draws whose most
-    probable class is not p̄'s.
-    draws: ``(replicate, server, draw, d)``, in blocks of draws so that the probabilities held
-    stay small."""
+    averaged_prediction_scores``; :mod:`workbench.models.classification`); and per replicate
+    the sum of its chains' mean probabilities over all draws and its draws' votes for each
+    class, ``(replicate, M, K)``, which :func:`pooled_prediction` pools over replicates.
+    draws: ``(replicate, server, draw, d)`` of some of the point's ``n_replicates``, in blocks
+    of draws so that the probabilities of all of them would stay small: the blocks, and so the
+    running sums' roundings, are those of the whole point whichever replicates the call holds
+    (one seeding block at a time, so that each call's products are the same too)."""
     from workbench.models.per_example import BLOCK_BUDGET
 
-    n_replicates, n_servers, n_draws, _ = draws.shape
+    rows, n_servers, n_draws, _ = draws.shape
     one = model.held_out_predictions(draws[:1, :1, :1])[0, 0, 0]
     step = max(1, BLOCK_BUDGET // max(1, n_replicates * n_servers * one.size))
-    total = np.zeros((n_replicates,) + one.shape)
-    votes = np.zeros((n_replicates,) + one.shape)
+    total = np.zeros((rows,) + one.shape)
+    votes = np.zeros((rows,) + one.shape)
     classes = np.arange(one.shape[-1])
     scores: dict[str, list] = {}
     wanted = list(checkpoints)
@@ -190,14 +190,28 @@ def averaged_prediction(model, draws: np.ndarray, checkpoints: np.ndarray,
                     running[:, count - first - 1] / count).items():
                 scores.setdefault(name, []).append(value)
         total = running[:, -1]
+    return {name: np.stack(values) for name, values in scores.items()}, total, votes
+
+
+def pooled_prediction(total: np.ndarray, votes: np.ndarray, valid: np.ndarray,
+                      n_draws: int) -> dict:
+    """Per held-out example ``(M,)``, over all draws of the ``valid`` replicates pooled (seed
+    003 Figure 3's uncertainty; ``total`` and ``votes`` of :func:`prediction_sums`):
+    ``predicted_class`` argmax_k p̄_k, ``predictive_entropy`` H(p̄) = −Σ_k p̄_k log p̄_k in
+    nats, and ``disagreement``, the fraction of those draws whose most probable class is not
+    p̄'s."""
     pooled, voted = total[valid].mean(axis=0) / n_draws, votes[valid].sum(axis=0)
     predicted = pooled.argmax(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -np.where(pooled > 0, pooled * np.log(pooled), 0.0).sum(axis=-1)
         disagreement = 1 - np.take_along_axis(voted, predicted[:, None], -1)[:, 0] / voted.sum(-1)
-    return ({name: np.stack(values) for name, values in scores.items()},
-            {"predicted_class": predicted, "predictive_entropy": entropy,
-             "disagreement": disagreement})
+    return {"predicted_class": predicted, "predictive_entropy": entropy,
+            "disagreement": disagreement}
+
+
+#: the variables of :func:`schedule_summary`
+SCHEDULE_SUMMARY = ("iterations", "iterations_per_worker", "time", "mean_staleness",
+                    "max_staleness")
 
 
 def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
@@ -222,7 +236,8 @@ def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
 def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
                  n_servers: int, n_updates: int, burn_in: int = 0,
                  test_functions=None, sampler=None) -> xr.Dataset:
-    """Server-averaged held-out φ̂_L per replicate at log-spaced checkpoints.
+    """Server-averaged held-out φ̂_L per replicate at log-spaced checkpoints: every replicate
+    block (:func:`held_out_blocks`), finished (:func:`held_out_finish`).
 
     Reads :data:`RUN_PARAMETERS` from ``config``. The chains run ``burn_in + n_updates``
     updates and φ̂_L averages the draws of the last ``n_updates`` (L counts from the end of the
@@ -234,13 +249,37 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
     chain a chain, the model's exact score): ``ess_bulk``, ``ess_tail``, ``rhat``,
     ``mcse_mean`` over ``test_function``, ``ksd`` over ``replicate``.
     """
+    return held_out_finish(held_out_blocks(
+        experiment, config, point, seed, model, n_workers=n_workers, n_servers=n_servers,
+        n_updates=n_updates, burn_in=burn_in, test_functions=test_functions, sampler=sampler))
+
+
+def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
+                    n_servers: int, n_updates: int, burn_in: int = 0, test_functions=None,
+                    sampler=None, blocks=None) -> xr.Dataset:
+    """Raw results of some of the point's replicate blocks (``blocks``, default all; arguments
+    as :func:`held_out_run`'s): per replicate its running φ̂_L (``estimate``, diverged ones not
+    yet masked), ``diverged``, whether the diagnostics use it (``diagnosed``), its ``ksd``,
+    every scored φ at its draws (``draw_value``) and, for a classifier's averaged prediction,
+    its pooled probabilities and votes per held-out example; beside them the schedule's
+    coordinates. The ``replicate`` coordinate holds global indices.
+
+    Every replicate's values are the same bit for bit whichever blocks are run together: the
+    engine's streams are the block's (module docstring, *Seeds*), the starts are drawn for all
+    replicates and sliced, and the averaged prediction is scored one seeding block at a time.
+    So a point split into groups of blocks, each run by its own task and joined in block
+    order, is finished (:func:`held_out_finish`) into exactly the unsplit point."""
     import xarray as xr
 
     from workbench.engine.replay import log_checkpoints, replay
-    from workbench.stats.diagnostics import diagnose, is_positionwise
+    from workbench.engine.replay_setup import replicate_blocks
+    from workbench.stats.diagnostics import is_positionwise, kept_replicates, stein_discrepancies
     from workbench.systems.asynchronous.models import initial_positions
 
     n_replicates = config["n_replicates"]
+    ranges = replicate_blocks(n_replicates, config["replicate_block"])
+    chosen = [ranges[b] for b in (range(len(ranges)) if blocks is None else blocks)]
+    replicates = np.concatenate([np.arange(r.start, r.stop) for r in chosen])
     total = burn_in + n_updates
     schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, total)
     sample_times = None
@@ -256,10 +295,11 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
         sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
     run = replay(schedule, sampler,
                  model.minibatch_gradient(), n_updates=total, n_replicates=n_replicates,
-                 initial_position=start, seed=derive(seed, experiment, point_key(point),
-                                                     "engine"),
+                 initial_position=start if blocks is None else start[replicates],
+                 seed=derive(seed, experiment, point_key(point), "engine"),
                  batch_size=config["batch_size"], test_functions=(), thin=thin,
                  replicate_block=config["replicate_block"],
+                 blocks=None if blocks is None else list(blocks),
                  divergence_threshold=config["divergence_threshold"])
     diverged = (run.diverged_at >= 0).any(axis=1)
     if sample_times is None:
@@ -277,35 +317,69 @@ def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_w
                        / checkpoints)
             estimates.append(running.mean(axis=1).T)  # servers pooled: (checkpoint, replicate)
     names = [f.name for f in functions]
-    per_example = {}
+    data = {}
     if config.get("averaged_prediction"):
-        scores, per_example = averaged_prediction(model, draws, checkpoints, ~diverged)
-        if getattr(model, "test_labels", None) is None:  # per example: a classifier's digits
-            per_example = {}
-        for name, score in scores.items():
+        edges = np.cumsum([0] + [len(r) for r in chosen])
+        sums = [prediction_sums(model, draws[a:b], checkpoints, n_replicates)
+                for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        for name in sums[0][0]:
             names.append(name)
-            estimates.append(score)
-    estimate = np.stack(estimates)
-    diagnostics = diagnose(draws, values, lambda theta: -model.potential_gradient(theta),
-                           valid=~diverged,
-                           positionwise=is_positionwise(model.potential_gradient)
-                           ).isel(component=0, drop=True)
-    if len(names) > len(functions):  # no per-draw chain behind an averaged prediction
-        diagnostics = diagnostics.reindex(test_function=names)
-    estimate[:, :, diverged] = np.nan
+            estimates.append(np.concatenate([scores[name] for scores, _, _ in sums], axis=1))
+        if getattr(model, "test_labels", None) is not None:  # per example: a classifier's
+            layout = ("replicate", "test_point", "class")
+            data["prediction_total"] = (layout, np.concatenate([s[1] for s in sums]))
+            data["prediction_votes"] = (layout, np.concatenate([s[2] for s in sums]))
+    diagnosed = kept_replicates(draws, values, ~diverged)
+    ksd = stein_discrepancies(draws, diagnosed, lambda theta: -model.potential_gradient(theta),
+                              positionwise=is_positionwise(model.potential_gradient))
     iterations = draw_iterations[checkpoints - 1]
     # elastic: every chain is a worker's, and L counts its own local steps
     per_server = 1 if schedule.attrs.get("protocol") == ELASTIC else n_workers
+    data.update({
+        "estimate": (("test_function", "checkpoint", "replicate"), np.stack(estimates)),
+        "diverged": ("replicate", diverged),
+        "diagnosed": ("replicate", diagnosed),
+        "ksd": ("replicate", ksd),
+        "draw_value": (("scored_function", "replicate", "server", "draw"),
+                       np.stack([values[f.name][..., 0] for f in functions])),
+        **schedule_summary(schedule, total, iterations, per_server, burn_in,
+                           None if sample_times is None else sample_times[checkpoints - 1])})
+    return xr.Dataset(data, coords={"test_function": names,
+                                    "scored_function": [f.name for f in functions],
+                                    "checkpoint": np.arange(checkpoints.size),
+                                    "replicate": replicates})
+
+
+def held_out_finish(raw: xr.Dataset) -> xr.Dataset:
+    """What :func:`held_out_run` returns, from the raw results of all the point's replicate
+    blocks (:func:`held_out_blocks`, joined in block order): diverged replicates masked, the
+    diagnostics over every kept replicate-server chain, a classifier's averaged prediction per
+    held-out example over every valid replicate's draws."""
+    import xarray as xr
+
+    from workbench.stats.diagnostics import pooled_diagnostics
+
+    diverged = raw["diverged"].values
+    names = list(raw["test_function"].values)
+    scored = list(raw["scored_function"].values)
+    values = {name: raw["draw_value"].values[i][..., None] for i, name in enumerate(scored)}
+    diagnostics = pooled_diagnostics(values, raw["diagnosed"].values, raw["ksd"].values,
+                                     raw.sizes["server"]).isel(component=0, drop=True)
+    if len(names) > len(scored):  # no per-draw chain behind an averaged prediction
+        diagnostics = diagnostics.reindex(test_function=names)
+    per_example = ({} if "prediction_total" not in raw else pooled_prediction(
+        raw["prediction_total"].values, raw["prediction_votes"].values, ~diverged,
+        raw.sizes["draw"]))
+    estimate = raw["estimate"].values.copy()
+    estimate[:, :, diverged] = np.nan
     data = {"estimate": (("test_function", "checkpoint", "replicate"), estimate),
             "diverged": ("replicate", diverged),
-            **schedule_summary(schedule, total, iterations, per_server, burn_in,
-                               None if sample_times is None
-                               else sample_times[checkpoints - 1]),
+            **{name: raw[name].variable for name in SCHEDULE_SUMMARY},
             **{name: diagnostics[name].variable for name in diagnostics.data_vars},
             **{name: ("test_point", value) for name, value in per_example.items()}}
     return xr.Dataset(data, coords={"test_function": names,
-                                    "checkpoint": np.arange(checkpoints.size),
-                                    "replicate": np.arange(n_replicates)},
+                                    "checkpoint": raw["checkpoint"].values,
+                                    "replicate": np.arange(raw.sizes["replicate"])},
                       attrs=diagnostics.attrs)
 
 
