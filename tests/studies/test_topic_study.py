@@ -228,3 +228,36 @@ def test_seed_004s_load_balancing_plan_gives_slow_workers_10_steps_and_fast_ones
     np.testing.assert_array_equal(trajectory_plan(speed_factors(config), fixed, "fixed"),
                                   [55] * 20)
     assert trajectory_length({**config, "slow_trajectory_length": 0, "balancing": "fixed"}) == 10
+
+
+#: SMALL with its step tuned, shorter, and its perplexity check alone (any samplers)
+TUNED = SMALL[:SMALL.rindex("[[check]]")].replace(
+    "gibbs_sweeps = 10", "gibbs_sweeps = 10\nstep_candidates = [1e-4, 0.005]\ntuning_time = 5e5"
+).replace("time_horizon = 3e6", "time_horizon = 1e6")
+
+
+@pytest.mark.parametrize(("samplers", "groups"), [
+    ('"ad-lda", "d-hybrid", "sgrld"', ([0], [1, 2])),  # the tuning's record in a later group
+    ('"d-cc", "async-lda", "sgrld"', ([0, 1], [2])),
+    ('"ad-lda", "async-lda"', ([0], [1])),  # no sampler needs the step: it is tuned to record
+])
+def test_samplers_run_apart_finish_into_the_whole_point(samplers, groups):
+    """Issue 35, every point splittable: a topic-model point's samplers, each from its own seed
+    with the step tuned once per point, run by separate tasks and joined, give the point one
+    task gives, bit for bit. Negative control: another seed's samplers give another point."""
+    text = TUNED.replace('"d-cc", "d-ci", "d-hybrid", "sgrld", "ad-lda", "async-lda"', samplers)
+    experiment = experiment_of(loads(text, "tiny.toml"))
+    config = experiment.configure()
+    [point] = experiment.points(config)
+    assert experiment.replicate_blocks(config, point) == len(samplers.split(","))
+    whole = experiment.run_point(config, point, 3)
+    assert "tuned_step_size" in whole
+
+    def split(seed):
+        raws = [experiment.run_blocks(config, point, seed, blocks) for blocks in groups]
+        return experiment.finish_point(config, point, seed,
+                                       experiment.merge_blocks(config, point, raws))
+
+    xr.testing.assert_identical(split(3), whole)
+    with pytest.raises(AssertionError):
+        xr.testing.assert_identical(split(4), whole)

@@ -85,7 +85,7 @@ class SweepResult:
         if self.recomputed:
             parts.append(f"{len(self.recomputed)} of them recomputed after corruption")
         if self.split:
-            parts.append(f"{len(self.split)} split into replicate blocks")
+            parts.append(f"{len(self.split)} split into blocks")
         n = len(self.loaded) + len(self.computed)
         return f"{n} points ({', '.join(parts)}; {self.tasks} tasks) in {self.seconds:.1f} s"
 

@@ -266,12 +266,10 @@ class StudyExperiment(Experiment):
         return _memory(self.resolve(config, point))
 
     def replicate_blocks(self, config, point):
-        from workbench.engine.replay_setup import replicate_blocks
-
-        if self._elsewhere(point) or not point_kind(config).blocks:
+        blocks = point_kind(config).blocks
+        if self._elsewhere(point) or not blocks:
             return 1
-        resolved = self.resolve(config, point)
-        return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
+        return blocks.count(self.resolve(config, point))
 
     def run_point(self, config, point, seed):
         design = self.design_of(point)
@@ -290,6 +288,10 @@ class StudyExperiment(Experiment):
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
         return point_kind(config).blocks.run(self, config, point, seed, blocks)
+
+    def merge_blocks(self, config, point, raws):
+        join = point_kind(config).blocks.join
+        return super().merge_blocks(config, point, raws) if join is None else join(raws)
 
     def finish_point(self, config, point, seed, raw):
         return point_kind(config).blocks.finish(self, config, point, seed, raw)

@@ -114,6 +114,9 @@ class PartsExperiment(Experiment):
     def run_blocks(self, config, point, seed, blocks):
         return self._part("run_blocks", config, point, seed, blocks)
 
+    def merge_blocks(self, config, point, raws):
+        return self._part("merge_blocks", config, point, raws)
+
     def finish_point(self, config, point, seed, raw):
         return self._part("finish_point", config, point, seed, raw)
 

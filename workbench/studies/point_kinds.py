@@ -67,22 +67,35 @@ if TYPE_CHECKING:
 Runner = Callable[[Any, dict, dict, Any], "xr.Dataset"]
 
 
-#: raw results of some replicate blocks of a point: (the study's experiment, its configuration,
-#: the point, the seed, the blocks)
+#: raw results of some blocks of a point: (the study's experiment, its configuration, the
+#: point, the seed, the blocks)
 BlockRunner = Callable[[Any, dict, dict, Any, Sequence[int]], "xr.Dataset"]
 #: the point from the raw results of all its blocks, joined in block order: (the experiment,
 #: its configuration, the point, the seed, the raw results)
 BlockFinisher = Callable[[Any, dict, dict, Any, "xr.Dataset"], "xr.Dataset"]
 
 
+def _seeding_blocks(resolved: dict) -> int:
+    from workbench.engine.replay_setup import replicate_blocks
+
+    return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
+
+
 @dataclass(frozen=True)
 class Blocks:
-    """How a kind's point runs as replicate blocks: ``run`` gives the raw results of some
-    blocks, the same bits for every replicate whichever blocks share the call, and ``finish``
-    makes the point of all of them (what the kind's ``run`` gives for the whole point)."""
+    """How a kind's point runs as independently seeded blocks that separate tasks may run:
+    its replicates' seeding blocks (``replicate_block``), or the samplers it runs side by
+    side, each from its own seed. ``count(resolved)``: the blocks of a resolved point;
+    ``run`` gives the raw results of some blocks, the same bits for each whichever blocks
+    share the call; ``join(raws)`` joins the raw results of consecutive groups of blocks in
+    order (None: along ``replicate``, :meth:`~workbench.run.experiment.Experiment.
+    merge_blocks`); ``finish`` makes the point of all of them (what the kind's ``run`` gives
+    for the whole point)."""
 
     run: BlockRunner
     finish: BlockFinisher
+    count: Callable[[dict], int] = _seeding_blocks
+    join: Callable[[Sequence[xr.Dataset]], xr.Dataset] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,8 +116,8 @@ class PointKind:
 
     ``validate``: what a resolved point needs beyond each field's range; ``resolve``: the
     resolved point as it runs. ``burn_in``: ``n_iterations`` counts after a burn-in, which the
-    plan's work counts too; ``blocks``: its replicates split into seeding blocks
-    (``replicate_block``) that separate tasks may run (:class:`Blocks`); ``whole_grid``: its
+    plan's work counts too; ``blocks``: its point splits into blocks that separate tasks
+    may run (:class:`Blocks`); ``whole_grid``: its
     one point runs the whole grid, timed alone (so nothing else runs beside it);
     ``user_code``: it may run the researcher's code, probed
     before any work. ``panel``: ``module:function`` (relative to this package where it starts
@@ -232,6 +245,26 @@ def _check_held_out_sizes(resolved: dict) -> None:
         check_text(resolved)
 
 
+def _topic_blocks(experiment, config: dict, point: dict, seed, samplers: Sequence[int]):
+    from workbench.studies import topic_point
+
+    return topic_point.run_samplers(experiment.name, experiment.resolve(config, point), point,
+                                    seed, samplers)
+
+
+def _finish_topics(experiment, config: dict, point: dict, seed, raw):
+    from workbench.studies import topic_point
+
+    return topic_point.finish_point(experiment.name, experiment.resolve(config, point), point,
+                                    seed, experiment.sweep_dims, raw)
+
+
+def _join_topics(raws):
+    from workbench.studies import topic_point
+
+    return topic_point.join_samplers(raws)
+
+
 def _validate_topics(resolved: dict) -> None:
     from workbench.studies.topic_point import validate_point
 
@@ -318,7 +351,10 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "each runs for time_horizon of simulated time, its replicates in one "
                        "block from seeded starts, and its minibatches are batch_size documents "
                        "drawn without replacement",
-        validate=_validate_topics, panel=".figures:topic_panel", updates=_topic_updates),
+        validate=_validate_topics, panel=".figures:topic_panel", updates=_topic_updates,
+        blocks=Blocks(_topic_blocks, _finish_topics,
+                      count=lambda resolved: len(resolved["topic_samplers"]),
+                      join=_join_topics)),
     PointKind(
         "held-out",
         lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1]

@@ -26,6 +26,7 @@ negative control).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -249,21 +250,58 @@ def topic_distance(topics: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return out
 
 
+#: the raw results' variables recording how SGRLD's step was tuned (:func:`tuned_step`)
+TUNING = ("tuning_perplexity", "tuned_step_size", "step_candidate")
+
+
+def needs_step(name: str) -> bool:
+    """Whether the sampler ``name`` runs with SGRLD's tuned step (SGRLD and D-SGLD's)."""
+    return name == "sgrld" or name.startswith("d-")
+
+
+@lru_cache(maxsize=4)
+def _tuned(experiment: str, key: str, seed: int, point: str) -> tuple[float, dict]:
+    config = json.loads(key)
+    return tuned_step(experiment, setup(experiment, config, seed), config,
+                      derive(seed, experiment, point))
+
+
+def tuned_for(experiment: str, config: dict, point: dict, seed) -> tuple[float, dict]:
+    """:func:`tuned_step` of the point (its candidates' runs keyed by the point), once per
+    process and point."""
+    return _tuned(experiment, json.dumps(config, sort_keys=True), int(seed), point_key(point))
+
+
 def run_point(experiment: str, config: dict, point: dict, seed,
               dims: tuple[str, ...]) -> xr.Dataset:
-    """Every sampler on the point's workers (module docstring)."""
+    """Every sampler on the point's workers (module docstring): all of them
+    (:func:`run_samplers`), finished (:func:`finish_point`)."""
+    samplers = range(len(config["topic_samplers"]))
+    return finish_point(experiment, config, point, seed, dims,
+                        run_samplers(experiment, config, point, seed, samplers))
+
+
+def run_samplers(experiment: str, config: dict, point: dict, seed,
+                 samplers: Sequence[int]) -> xr.Dataset:
+    """Raw results of some of the point's samplers (``samplers``: their places in
+    ``topic_samplers``): each runs from its own seed, with SGRLD's step tuned once per point
+    (:func:`tuned_for`, whose record the raw results keep where a sampler needed it), so
+    that separate tasks may run them and :func:`join_samplers` joins them into what one task
+    gives."""
     import xarray as xr
 
     from workbench.models.lda import perplexity
 
     data = setup(experiment, config, seed)
     seed_point = derive(seed, experiment, point_key(point))
-    times = np.linspace(0.0, config["time_horizon"], config["perplexity_times"] + 1)[1:]
+    times = evaluation_times(config)
     score = dict(alpha=config["document_prior"], n_sweeps=config["perplexity_sweeps"],
                  seed=derive(seed, experiment, "perplexity"))
-    names = list(config["topic_samplers"])
-    step, tuning = tuned_step(experiment, data, config, seed_point)
-    run_config = dict(config, step_size=step)
+    names = [config["topic_samplers"][i] for i in samplers]
+    run_config, tuning = config, {}
+    if any(needs_step(name) for name in names):
+        step, tuning = tuned_for(experiment, config, point, seed)
+        run_config = dict(config, step_size=step)
     values, updates, finished, distance = [], [], [], []
     for name in names:
         trace = _run(name, data, run_config, times, derive(seed_point, name))
@@ -275,6 +313,44 @@ def run_point(experiment: str, config: dict, point: dict, seed,
         distance.append(topic_distance(trace.topics[-1], data.true_topics)
                         if data.true_topics is not None
                         else np.full(config["n_replicates"], np.nan))
+    return xr.Dataset({
+        "perplexity": (("topic_sampler", "time", "replicate"), np.stack(values)),
+        "updates": (("topic_sampler", "time"), np.stack(updates)),
+        "finished": (("topic_sampler",), np.asarray(finished, dtype=float)),
+        "topic_distance": (("topic_sampler", "replicate"), np.stack(distance)),
+        **tuning,
+    }, coords={"topic_sampler": names, "time": times,
+               "replicate": np.arange(config["n_replicates"]),
+               **({"step_candidate": config["step_candidates"]} if tuning else {})})
+
+
+def join_samplers(raws: Sequence[xr.Dataset]) -> xr.Dataset:
+    """The raw results of consecutive groups of samplers (:func:`run_samplers`), joined along
+    ``topic_sampler`` in order, with the tuning's record of the first group that kept one."""
+    import xarray as xr
+
+    tuned = next((raw[list(TUNING)] for raw in raws if TUNING[1] in raw), None)
+    joined = xr.concat([raw.drop_vars(TUNING, errors="ignore") for raw in raws],
+                       dim="topic_sampler", data_vars="minimal", coords="minimal",
+                       compat="equals", join="exact")
+    return joined if tuned is None else joined.merge(tuned)
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
+                 raw: xr.Dataset) -> xr.Dataset:
+    """The point from the raw results of all its samplers (:func:`join_samplers`): beside
+    them, the true topics' and random topics' perplexities and the cost model."""
+    import xarray as xr
+
+    from workbench.models.lda import perplexity
+
+    data = setup(experiment, config, seed)
+    score = dict(alpha=config["document_prior"], n_sweeps=config["perplexity_sweeps"],
+                 seed=derive(seed, experiment, "perplexity"))
+    if TUNING[1] in raw:
+        tuning = {name: raw[name].variable for name in TUNING[:2]}
+    else:  # no sampler ran with the step: its tuning is still recorded, as asked for
+        _, tuning = tuned_for(experiment, config, point, seed)
     truth = np.nan
     control = np.nan
     if data.true_topics is not None:
@@ -284,15 +360,13 @@ def run_point(experiment: str, config: dict, point: dict, seed,
                                       config["n_topics"])
         control = float(perplexity(random_topics[None], data.split, **score)[0])
     dataset = xr.Dataset({
-        "perplexity": (("topic_sampler", "time", "replicate"), np.stack(values)),
-        "updates": (("topic_sampler", "time"), np.stack(updates)),
-        "finished": (("topic_sampler",), np.asarray(finished, dtype=float)),
-        "topic_distance": (("topic_sampler", "replicate"), np.stack(distance)),
+        **{name: raw[name].variable for name in ("perplexity", "updates", "finished",
+                                                 "topic_distance")},
         "true_perplexity": ((), truth),
         "random_perplexity": ((), control),
         **tuning,
-    }, coords={"topic_sampler": names, "time": times,
-               "replicate": np.arange(config["n_replicates"]),
+    }, coords={"topic_sampler": raw["topic_sampler"].values, "time": raw["time"].values,
+               "replicate": raw["replicate"].values,
                **({"step_candidate": config["step_candidates"]} if tuning else {})},
         attrs={**cost_model(config).describe(), "time_unit": "one token's Gibbs update"
                if config["cost_gibbs_token"] == 1.0 else "cost-model units",
@@ -300,3 +374,8 @@ def run_point(experiment: str, config: dict, point: dict, seed,
                "training_tokens": data.training.n_tokens,
                "held_out_documents": data.split.observed.n_documents})
     return dataset.expand_dims({dim: [point[dim]] for dim in dims})
+
+
+def evaluation_times(config: dict) -> np.ndarray:
+    """The simulated times at which every sampler's perplexity is scored."""
+    return np.linspace(0.0, config["time_horizon"], config["perplexity_times"] + 1)[1:]
