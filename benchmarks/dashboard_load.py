@@ -29,19 +29,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from tests import process_group  # noqa: E402
 from tests.app.test_browser import CHROMIUM, FLAGS, PAGES, _free_port, _load  # noqa: E402
 
 HELLO = ("hello", "", "", "Hello", "hello world")
@@ -51,21 +49,12 @@ def serve(arguments: list[str], port_flag: str, environment: dict,
           log: Path, cwd: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """Start a server on a free port of 127.0.0.1 in ``cwd`` and wait until it answers."""
     port = _free_port()
-    with open(log, "w") as output:
-        process = subprocess.Popen([*arguments, port_flag, str(port)], env=environment,
-                                   stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True, cwd=cwd)
+    process = process_group.start([*arguments, port_flag, str(port)], log, env=environment,
+                                  cwd=cwd)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.read().strip() == b"ok":
-                    return process, url
-        except OSError:
-            time.sleep(0.2)
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
+    if process_group.healthy(url, process, 120):
+        return process, url
+    process_group.stop(process)
     raise RuntimeError(f"server did not start:\n{log.read_text()}")
 
 
@@ -125,8 +114,7 @@ def main() -> None:
                             args.browser_cache == "shared")
         finally:
             for _, process, _ in servers:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
+                process_group.stop(process)
     report(times, pages)
 
 

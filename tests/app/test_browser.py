@@ -19,12 +19,9 @@ developer's machine and fails under CI (``CI`` set).
 import json
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests import process_group
 from workbench.explore import study_editor
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -82,27 +80,13 @@ def server(default_results, tmp_path_factory):
     """``workbench dashboard`` on a free port of 127.0.0.1, in its own process group."""
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "dashboard.log"
-    with open(log, "w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli.main", "dashboard", "--port", str(port),
-             "--results", str(default_results)],
-            stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.read().strip() == b"ok":
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            os.killpg(process.pid, signal.SIGTERM)
+    with process_group.running(
+            [sys.executable, "-m", "workbench.cli.main", "dashboard", "--port", str(port),
+             "--results", str(default_results)], log) as process:
+        if not process_group.healthy(url, process, STARTUP_SECONDS):
             pytest.fail(f"the dashboard did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-    yield url
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(timeout=30)
+        yield url
 
 
 def _drawn(page, title: str, ready: str) -> None:

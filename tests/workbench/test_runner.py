@@ -5,18 +5,24 @@ two workers run it, so the executor tests also cover splitting and merging.
 """
 
 import hashlib
+import json
+import os
 import sys
 import time
 
 import numpy as np
 import pytest
 import xarray as xr
+from distributed import Client
 
+from tests import process_group
 from workbench import experiments
+from workbench.cli.main import main
 from workbench.run import progress
 from workbench.run.executors import SerialExecutor, open_workers
 from workbench.run.runner import run_sweep
 from workbench.run.sweep_tasks import Task, plan_tasks
+from workbench.store.netcdf import read_netcdf
 from workbench.store.result_store import ResultStore, encode_point, point_identity, store_key
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.files import built_in
@@ -328,16 +334,6 @@ def test_a_cluster_of_separate_scheduler_and_worker_processes_gives_the_same_dat
     started as its own command, and ``workbench run --scheduler tcp://…`` sending the points
     there. The dataset is bit for bit the one ``--processes 1`` writes. Negative control: a
     different seed gives a different dataset, so the comparison can fail."""
-    import json
-    import os
-    import signal
-    import subprocess
-
-    from distributed import Client
-
-    from workbench.cli.main import main
-    from workbench.store.netcdf import read_netcdf
-
     command = os.path.join(os.path.dirname(sys.executable), "dask")
     address_file = tmp_path / "scheduler.json"
     started = []
@@ -345,10 +341,8 @@ def test_a_cluster_of_separate_scheduler_and_worker_processes_gives_the_same_dat
     logs.mkdir()
 
     def start(name, *arguments):
-        with open(logs / f"{name}.log", "w") as log:
-            started.append(subprocess.Popen([command, *arguments], stdout=log,
-                                            stderr=subprocess.STDOUT, cwd=tmp_path,
-                                            start_new_session=True))
+        started.append(process_group.start([command, *arguments], logs / f"{name}.log",
+                                           cwd=tmp_path))
 
     try:
         start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
@@ -378,9 +372,7 @@ def test_a_cluster_of_separate_scheduler_and_worker_processes_gives_the_same_dat
                      "--out", str(tmp_path / "other-seed")]) == 0
     finally:
         for process in started:
-            os.killpg(process.pid, signal.SIGTERM)
-        for process in started:
-            process.wait(timeout=30)
+            process_group.stop(process)
     cluster, serial, other = (read_netcdf(tmp_path / out / "stale-gaussian.nc")
                               for out in ("cluster", "serial", "other-seed"))
     xr.testing.assert_identical(cluster, serial)
