@@ -16,6 +16,7 @@ import xarray as xr
 
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
+from tests.studies.blocks import split_point
 from tests.studies.refusals import refused_when_read
 from workbench.gradients.sharded import Conducive, ShardLikelihood, ShardScaled
 from workbench.models.per_example import over_positions
@@ -397,3 +398,33 @@ def test_laplace_surrogates_for_the_mlp_are_refused_naming_the_line_and_why():
     with pytest.raises(InvalidParameter,
                        match=r"a 10 × 10 matrix, smallest eigenvalue -0.001' is invalid"):
         surrogates.stack([(np.zeros(10), singular)])
+
+
+#: SMALL with a check against a small reference posterior: a point of three blocks
+WITH_REFERENCE = SMALL.replace("batch_size = 64", "batch_size = 64\nreference_chains = 2\n"
+                               "reference_draws = 100\nreference_warmup = 50") + """\
+[[check]]
+kind = "reference"
+test_function = "log_loss"
+"""
+
+
+@pytest.mark.parametrize(("text", "groups"), [
+    (WITH_REFERENCE, ([0], [1, 2])),  # an estimator alone; the other with the reference
+    (WITH_REFERENCE, ([0, 1], [2])),  # the reference alone
+    (SMALL, ([0], [1])),
+])
+def test_estimators_and_the_reference_run_apart_finish_into_the_whole_point(text, groups):
+    """Issue 35, every point splittable: a point's estimators (each its own replay of the same
+    streams) and its reference posterior, run by separate tasks and joined, give the point
+    one task gives, bit for bit. Negative control: another seed's blocks give another
+    point."""
+    experiment = experiment_of(loads(text, "small.toml"))
+    config = experiment.configure()
+    [point] = experiment.points(config)
+    assert experiment.replicate_blocks(config, point) == sum(map(len, groups))
+    whole = experiment.run_point(config, point, 7)
+    assert ("reference_mean" in whole) == (text is WITH_REFERENCE)
+    xr.testing.assert_identical(split_point(experiment, config, point, 7, groups), whole)
+    with pytest.raises(AssertionError):
+        xr.testing.assert_identical(split_point(experiment, config, point, 8, groups), whole)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import xarray as xr
 
+from tests.studies.blocks import split_point
 from workbench import experiments
 from workbench.run.executors import open_workers
 from workbench.run.runner import run_sweep
@@ -29,12 +30,6 @@ CASES = [
 ]
 
 
-def _split(experiment, config, point, seed, groups):
-    raws = [experiment.run_blocks(config, point, seed, blocks) for blocks in groups]
-    return experiment.finish_point(config, point, seed,
-                                   experiment.merge_blocks(config, point, raws))
-
-
 @pytest.mark.parametrize(("name", "changes", "point"), CASES,
                          ids=[f"{n}-{p.get('part', '')}" for n, _, p in CASES])
 def test_blocks_run_apart_finish_into_the_whole_point(name, changes, point):
@@ -45,7 +40,7 @@ def test_blocks_run_apart_finish_into_the_whole_point(name, changes, point):
     whole = experiment.run_point(config, point, SEED)
     assert int(whole["n_valid"].min()) > 0
     # one task of one block, one of two: every way a task holds blocks
-    xr.testing.assert_identical(_split(experiment, config, point, SEED, ([0], [1, 2])), whole)
+    xr.testing.assert_identical(split_point(experiment, config, point, SEED, ([0], [1, 2])), whole)
 
 
 def test_another_seeds_blocks_finish_into_another_point():
@@ -53,7 +48,7 @@ def test_another_seeds_blocks_finish_into_another_point():
     experiment = experiments.get(name)
     config = experiment.configure(changes, quick=True)
     whole = experiment.run_point(config, point, SEED)
-    other = _split(experiment, config, point, SEED + 1, ([0], [1, 2]))
+    other = split_point(experiment, config, point, SEED + 1, ([0], [1, 2]))
     with pytest.raises(AssertionError):
         xr.testing.assert_identical(other, whole)
 

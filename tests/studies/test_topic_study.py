@@ -12,6 +12,7 @@ import xarray as xr
 
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
+from tests.studies.blocks import split_point
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies import topic_judgements
@@ -252,12 +253,6 @@ def test_samplers_run_apart_finish_into_the_whole_point(samplers, groups):
     assert experiment.replicate_blocks(config, point) == len(samplers.split(","))
     whole = experiment.run_point(config, point, 3)
     assert "tuned_step_size" in whole
-
-    def split(seed):
-        raws = [experiment.run_blocks(config, point, seed, blocks) for blocks in groups]
-        return experiment.finish_point(config, point, seed,
-                                       experiment.merge_blocks(config, point, raws))
-
-    xr.testing.assert_identical(split(3), whole)
+    xr.testing.assert_identical(split_point(experiment, config, point, 3, groups), whole)
     with pytest.raises(AssertionError):
-        xr.testing.assert_identical(split(4), whole)
+        xr.testing.assert_identical(split_point(experiment, config, point, 4, groups), whole)

@@ -109,7 +109,8 @@ class Experiment:
     def replicate_blocks(self, config: dict, point: dict[str, Any]) -> int:
         """Independently seeded blocks of the point (1: the point does not split): blocks of
         its replicates, or parts it runs side by side each from its own seed (a topic-model
-        point's samplers), which separate tasks may run (:meth:`run_blocks`), joined in order
+        point's samplers; a federated point's estimators and its reference posterior), which
+        separate tasks may run (:meth:`run_blocks`), joined in order
         (:meth:`merge_blocks`) and finished (:meth:`finish_point`) into :meth:`run_point`'s
         result bit for bit."""
         return 1

@@ -269,7 +269,7 @@ class StudyExperiment(Experiment):
         blocks = point_kind(config).blocks
         if self._elsewhere(point) or not blocks:
             return 1
-        return blocks.count(self.resolve(config, point))
+        return blocks.count(self, self.resolve(config, point))
 
     def run_point(self, config, point, seed):
         design = self.design_of(point)

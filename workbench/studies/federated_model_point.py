@@ -191,13 +191,43 @@ def setup(experiment: str, config: dict, seed):
 
 def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
               with_reference: bool = True) -> xr.Dataset:
-    """Every estimator on one federated schedule (module docstring)."""
+    """Every estimator on one federated schedule (module docstring): every block
+    (:func:`run_blocks`), finished (:func:`finish_point`)."""
+    blocks = range(block_count(config, with_reference))
+    return finish_point(experiment, config, point, seed, dims, with_reference,
+                        run_blocks(experiment, config, point, seed, blocks))
+
+
+def block_count(config: dict, with_reference: bool) -> int:
+    """A point's blocks: one per estimator, each replaying the schedule on its own (the same
+    streams, so the estimators differ by their gradient alone), and the reference posterior's
+    where a check needs it."""
+    return len(config["estimator"]) + int(with_reference)
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed, blocks) -> xr.Dataset:
+    """Raw results of some of the point's blocks (:func:`block_count`: the estimators in
+    order, then the reference): per estimator its chains' running φ̂_L (diverged chains not
+    yet masked), where they diverged and the last draws of the first :data:`REGION_DRAWS` that
+    did not (the sampled region of γ_s² and ε_s²); the reference's values of the φ. Each the
+    same bits whichever blocks share the call, so :func:`join_blocks` of separate tasks'
+    results is what one task gives."""
+    methods = [config["estimator"][b] for b in blocks if b < len(config["estimator"])]
+    raw = (_estimator_runs(experiment, config, point, seed, methods) if methods
+           else xr.Dataset())
+    if len(config["estimator"]) in blocks:
+        base, _, functions, _ = setup(experiment, config, seed)
+        reference = _reference(experiment, config, seed, base.model, functions)
+        raw = raw.merge(reference.assign(reference_key=reference.attrs["reference_key"]))
+    return raw
+
+
+def _estimator_runs(experiment: str, config: dict, point: dict, seed, methods) -> xr.Dataset:
     from workbench.engine.replay import log_checkpoints, replay
     from workbench.gradients.sharded import Conducive, ShardScaled
-    from workbench.oracles.gradient_noise import epsilon_squared, gamma_squared
     from workbench.samplers import SGLD
 
-    base, fitted, functions, shards = setup(experiment, config, seed)
+    base, fitted, functions, _ = setup(experiment, config, seed)
     model, n_chains = base.model, config["n_replicates"]
     burn_in, total = config["burn_in"], config["burn_in"] + config["n_iterations"]
     seed_point = derive(seed, experiment, point_key(point))
@@ -210,8 +240,10 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
     thin = max(1, config["n_iterations"] // config["n_evaluations"])
     dsgld = ShardScaled(base)
     estimators = {"dsgld": dsgld, "fsgld": Conducive(dsgld, fitted, config["alpha"])}
-    estimates, diverged, region = [], [], []
-    for method in config["estimator"]:
+    estimates, diverged = [], []
+    region = np.full((len(methods), REGION_DRAWS, base.dim), np.nan)
+    in_region = np.zeros(len(methods), dtype=np.int64)
+    for i, method in enumerate(methods):
         run = replay(schedule, SGLD(config["step_size"]), estimators[method], n_updates=total,
                      n_replicates=1, initial_position=first, seed=derive(seed_point, "engine"),
                      batch_size=config["batch_size"], test_functions=(), thin=thin,
@@ -224,11 +256,49 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
                       for f in functions]
         estimates.append(np.stack(values).transpose(0, 2, 1))  # (function, checkpoint, chain)
         diverged.append(run.diverged_at[0])
-        region.append(draws[run.diverged_at[0] < 0][:REGION_DRAWS, -1])
+        last = draws[run.diverged_at[0] < 0][:REGION_DRAWS, -1]
+        region[i, :len(last)], in_region[i] = last, len(last)
         iterations = run.draw_iterations[kept][checkpoints - 1] - burn_in
-    diverged_at = np.stack(diverged)  # the update at which a chain diverged, or -1
-    estimate = np.where(diverged_at[:, None, None, :] >= 0, np.nan, np.stack(estimates))
-    positions = np.concatenate(region)
+    return xr.Dataset({
+        "estimate": (("estimator", "test_function", "checkpoint", "replicate"),
+                     np.stack(estimates)),
+        "diverged_at": (("estimator", "replicate"), np.stack(diverged)),
+        "region": (("estimator", "region_draw", "component"), region),
+        "in_region": (("estimator",), in_region),
+        "iterations": (("checkpoint",), iterations),
+    }, coords={"estimator": methods, "test_function": [f.name for f in functions]})
+
+
+def join_blocks(raws) -> xr.Dataset:
+    """The raw results of consecutive groups of blocks (:func:`run_blocks`), the estimators
+    joined along ``estimator`` in order, with the reference's values."""
+    runs = [raw for raw in raws if "estimate" in raw]
+    joined = xr.concat(runs, dim="estimator", data_vars="minimal", coords="minimal",
+                       compat="equals", join="exact")
+    references = [raw[list(REFERENCE_VARIABLES)] for raw in raws if "reference_mean" in raw]
+    return joined.merge(references[0]) if references else joined
+
+
+#: the reference posterior's variables a point keeps (:func:`_reference`)
+REFERENCE_VARIABLES = ("reference_mean", "reference_mean_mc_error", "reference_rhat",
+                       "reference_key")
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
+                 with_reference: bool, raw: xr.Dataset) -> xr.Dataset:
+    """The point from the raw results of all its blocks (:func:`join_blocks`): diverged
+    chains masked, γ_s² and ε_s² on the estimators' sampled region, what the data say of the
+    shards, seed 002 Table 1's average log-likelihood and the reference's values."""
+    from workbench.oracles.gradient_noise import epsilon_squared, gamma_squared
+
+    base, fitted, functions, shards = setup(experiment, config, seed)
+    n_chains = config["n_replicates"]
+    diverged_at = raw["diverged_at"].values  # the update at which a chain diverged, or -1
+    estimate = np.where(diverged_at[:, None, None, :] >= 0, np.nan, raw["estimate"].values)
+    positions = np.concatenate([region[:count] for region, count
+                                in zip(raw["region"].values, raw["in_region"].values,
+                                       strict=True)])
+    iterations = raw["iterations"].values
     data = {
         "estimate": (("estimator", "test_function", "checkpoint", "replicate"), estimate),
         "diverged": (("estimator", "replicate"), diverged_at >= 0),
@@ -253,7 +323,9 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str,
         "checkpoint": np.arange(iterations.size), "replicate": np.arange(n_chains),
         "shard": np.arange(base.n_shards), "component": np.arange(base.dim)})
     if with_reference:
-        dataset = dataset.merge(_reference(experiment, config, seed, model, functions))
+        dataset = dataset.merge(xr.Dataset(
+            {name: raw[name].variable for name in REFERENCE_VARIABLES[:-1]},
+            attrs={"reference_key": str(raw["reference_key"].values)}))
     return dataset.expand_dims({dim: [point[dim]] for dim in dims})
 
 

@@ -75,7 +75,7 @@ BlockRunner = Callable[[Any, dict, dict, Any, Sequence[int]], "xr.Dataset"]
 BlockFinisher = Callable[[Any, dict, dict, Any, "xr.Dataset"], "xr.Dataset"]
 
 
-def _seeding_blocks(resolved: dict) -> int:
+def _seeding_blocks(experiment, resolved: dict) -> int:
     from workbench.engine.replay_setup import replicate_blocks
 
     return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
@@ -94,7 +94,7 @@ class Blocks:
 
     run: BlockRunner
     finish: BlockFinisher
-    count: Callable[[dict], int] = _seeding_blocks
+    count: Callable[[Any, dict], int] = _seeding_blocks
     join: Callable[[Sequence[xr.Dataset]], xr.Dataset] | None = None
 
 
@@ -265,6 +265,33 @@ def _join_topics(raws):
     return topic_point.join_samplers(raws)
 
 
+def _federated_count(experiment, resolved: dict) -> int:
+    from workbench.studies import federated_model_point
+
+    return federated_model_point.block_count(resolved, experiment.with_reference())
+
+
+def _federated_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
+    from workbench.studies import federated_model_point
+
+    return federated_model_point.run_blocks(experiment.name, experiment.resolve(config, point),
+                                            point, seed, blocks)
+
+
+def _finish_federated(experiment, config: dict, point: dict, seed, raw):
+    from workbench.studies import federated_model_point
+
+    return experiment.zipped_coords(federated_model_point.finish_point(
+        experiment.name, experiment.resolve(config, point), point, seed, experiment.sweep_dims,
+        experiment.with_reference(), raw), point)
+
+
+def _join_federated(raws):
+    from workbench.studies import federated_model_point
+
+    return federated_model_point.join_blocks(raws)
+
+
 def _validate_topics(resolved: dict) -> None:
     from workbench.studies.topic_point import validate_point
 
@@ -340,7 +367,9 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "n_replicates chains run SGLD on f_s = 1/S rounds in one block and "
                        "keep the model's held-out and learning log-loss and accuracy",
         validate=validate_federated_data, burn_in=True,
-        panel=".figures:federated_models_panel"),
+        panel=".figures:federated_models_panel",
+        blocks=Blocks(_federated_blocks, _finish_federated, count=_federated_count,
+                      join=_join_federated)),
     PointKind(
         TOPIC_MODEL, lambda value, named: value("model") == LDA, _zipped(".topic_point"),
         ".topic_judgements", marks=True, describes="LDA's samplers on topic workers",
@@ -353,7 +382,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "drawn without replacement",
         validate=_validate_topics, panel=".figures:topic_panel", updates=_topic_updates,
         blocks=Blocks(_topic_blocks, _finish_topics,
-                      count=lambda resolved: len(resolved["topic_samplers"]),
+                      count=lambda experiment, resolved: len(resolved["topic_samplers"]),
                       join=_join_topics)),
     PointKind(
         "held-out",
