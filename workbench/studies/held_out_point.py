@@ -6,7 +6,7 @@ The model is Bayesian logistic regression (seed 001 §5.1,
 (:mod:`.user_code`), the same at every point: its data are keyed by the study and the seed. The
 point runs the simulated asynchronous server with ``n_workers`` workers (seed 001 Appendix A)
 for ``burn_in + n_iterations`` applied updates, replays the schedule with the study's sampler
-over ``n_replicates`` chains (:func:`workbench.systems.asynchronous.run.held_out_run`) and keeps
+over ``n_replicates`` chains (:func:`workbench.systems.asynchronous.run.held_out_blocks`) and keeps
 φ̂_L, the average of φ over the draws of the last L updates, at log-spaced checkpoints, for
 every test function: the model's held-out ones (predictive log-loss, accuracy) and the study's
 ``test_functions`` written in θ's components (:mod:`workbench.core.phi_expressions`).

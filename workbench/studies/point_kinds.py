@@ -84,8 +84,9 @@ def _seeding_blocks(experiment, resolved: dict) -> int:
 @dataclass(frozen=True)
 class Blocks:
     """How a kind's point runs as independently seeded blocks that separate tasks may run:
-    its replicates' seeding blocks (``replicate_block``), or the samplers it runs side by
-    side, each from its own seed. ``count(resolved)``: the blocks of a resolved point;
+    its replicates' seeding blocks (``replicate_block``), or the parts it runs side by side
+    each from its own seed (a topic model's samplers; a federated point's estimators and its
+    reference posterior). ``count(experiment, resolved)``: the blocks of a resolved point;
     ``run`` gives the raw results of some blocks, the same bits for each whichever blocks
     share the call; ``join(raws)`` joins the raw results of consecutive groups of blocks in
     order (None: along ``replicate``, :meth:`~workbench.run.experiment.Experiment.
@@ -116,10 +117,9 @@ class PointKind:
 
     ``validate``: what a resolved point needs beyond each field's range; ``resolve``: the
     resolved point as it runs. ``burn_in``: ``n_iterations`` counts after a burn-in, which the
-    plan's work counts too; ``blocks``: its point splits into blocks that separate tasks
-    may run (:class:`Blocks`); ``whole_grid``: its
-    one point runs the whole grid, timed alone (so nothing else runs beside it);
-    ``user_code``: it may run the researcher's code, probed
+    plan's work counts too; ``blocks``: its point splits into blocks that separate tasks may
+    run (:class:`Blocks`); ``whole_grid``: its one point runs the whole grid, timed alone (so
+    nothing else runs beside it); ``user_code``: it may run the researcher's code, probed
     before any work. ``panel``: ``module:function`` (relative to this package where it starts
     with a dot) drawing every check's default figure panel as ``function(ax, kind, dataset,
     ctx, options)``; empty: each check kind's own panel (:mod:`.figures`). ``updates``: the

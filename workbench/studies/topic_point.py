@@ -203,9 +203,8 @@ def tuned_step(experiment: str, data: TopicData, config: dict, seed) -> tuple[fl
                      derive(seed, experiment, "tuning", repr(a)))
         with np.errstate(all="ignore"):
             scores.append(float(np.mean(perplexity(
-                trace.topics[-1], validation_split, alpha=config["document_prior"],
-                n_sweeps=config["perplexity_sweeps"],
-                seed=derive(seed, experiment, "perplexity")))))
+                trace.topics[-1], validation_split,
+                **perplexity_options(experiment, config, seed)))))
     scores = np.asarray(scores)
     if not np.isfinite(scores).any():
         raise validation.InvalidParameter("step_candidates", candidates,
@@ -295,8 +294,7 @@ def run_samplers(experiment: str, config: dict, point: dict, seed,
     data = setup(experiment, config, seed)
     seed_point = derive(seed, experiment, point_key(point))
     times = evaluation_times(config)
-    score = dict(alpha=config["document_prior"], n_sweeps=config["perplexity_sweeps"],
-                 seed=derive(seed, experiment, "perplexity"))
+    score = perplexity_options(experiment, config, seed)
     names = [config["topic_samplers"][i] for i in samplers]
     run_config, tuning = config, {}
     if any(needs_step(name) for name in names):
@@ -345,8 +343,7 @@ def finish_point(experiment: str, config: dict, point: dict, seed, dims: tuple[s
     from workbench.models.lda import perplexity
 
     data = setup(experiment, config, seed)
-    score = dict(alpha=config["document_prior"], n_sweeps=config["perplexity_sweeps"],
-                 seed=derive(seed, experiment, "perplexity"))
+    score = perplexity_options(experiment, config, seed)
     if TUNING[1] in raw:
         tuning = {name: raw[name].variable for name in TUNING[:2]}
     else:  # no sampler ran with the step: its tuning is still recorded, as asked for
@@ -374,6 +371,14 @@ def finish_point(experiment: str, config: dict, point: dict, seed, dims: tuple[s
                "training_tokens": data.training.n_tokens,
                "held_out_documents": data.split.observed.n_documents})
     return dataset.expand_dims({dim: [point[dim]] for dim in dims})
+
+
+def perplexity_options(experiment: str, config: dict, seed) -> dict:
+    """How every perplexity of the study is estimated (:func:`workbench.models.lda.
+    perplexity`): its prior, its sweeps and the seed's perplexity stream (``seed`` the point's
+    while tuning the step), the same for every sampler and topics."""
+    return dict(alpha=config["document_prior"], n_sweeps=config["perplexity_sweeps"],
+                seed=derive(seed, experiment, "perplexity"))
 
 
 def evaluation_times(config: dict) -> np.ndarray:

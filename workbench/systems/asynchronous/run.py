@@ -99,7 +99,7 @@ RUN_PARAMETERS = (
 
 
 def run_parameters(**changes: dict) -> tuple[Parameter, ...]:
-    """:data:`RUN_PARAMETERS` (what :func:`held_out_run` reads) with an experiment's own
+    """:data:`RUN_PARAMETERS` (what :func:`held_out_blocks` reads) with an experiment's own
     ``default``, ``help`` or ``validate`` per name, e.g. ``step_size={"default": 1e-6}``."""
     unknown = set(changes) - {p.name for p in RUN_PARAMETERS}
     if unknown:
@@ -233,36 +233,23 @@ def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
     }
 
 
-def held_out_run(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
-                 n_servers: int, n_updates: int, burn_in: int = 0,
-                 test_functions=None, sampler=None) -> xr.Dataset:
-    """Server-averaged held-out φ̂_L per replicate at log-spaced checkpoints: every replicate
-    block (:func:`held_out_blocks`), finished (:func:`held_out_finish`).
+def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
+                    n_servers: int, n_updates: int, burn_in: int = 0, test_functions=None,
+                    sampler=None, blocks=None) -> xr.Dataset:
+    """Raw results of some of the point's replicate blocks (``blocks``, default all), which
+    :func:`held_out_finish` turns into the point's server-averaged held-out φ̂_L per replicate
+    at log-spaced checkpoints.
 
     Reads :data:`RUN_PARAMETERS` from ``config``. The chains run ``burn_in + n_updates``
     updates and φ̂_L averages the draws of the last ``n_updates`` (L counts from the end of the
     burn-in); ``test_functions``: the φ scored, by default the model's held-out ones;
     ``sampler``: by default the built-in one the configuration names.
-    Dims: ``estimate`` ``(test_function, checkpoint, replicate)``; ``diverged``
-    ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`; the diagnostics
-    of the scored draws (:func:`workbench.stats.diagnostics.diagnose`, every replicate-server
-    chain a chain, the model's exact score): ``ess_bulk``, ``ess_tail``, ``rhat``,
-    ``mcse_mean`` over ``test_function``, ``ksd`` over ``replicate``.
-    """
-    return held_out_finish(held_out_blocks(
-        experiment, config, point, seed, model, n_workers=n_workers, n_servers=n_servers,
-        n_updates=n_updates, burn_in=burn_in, test_functions=test_functions, sampler=sampler))
 
-
-def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
-                    n_servers: int, n_updates: int, burn_in: int = 0, test_functions=None,
-                    sampler=None, blocks=None) -> xr.Dataset:
-    """Raw results of some of the point's replicate blocks (``blocks``, default all; arguments
-    as :func:`held_out_run`'s): per replicate its running φ̂_L (``estimate``, diverged ones not
-    yet masked), ``diverged``, whether the diagnostics use it (``diagnosed``), its ``ksd``,
-    every scored φ at its draws (``draw_value``) and, for a classifier's averaged prediction,
-    its pooled probabilities and votes per held-out example; beside them the schedule's
-    coordinates. The ``replicate`` coordinate holds global indices.
+    Kept per replicate: its running φ̂_L (``estimate``, diverged ones not yet masked),
+    ``diverged``, whether the diagnostics use it (``diagnosed``), its ``ksd``, every scored φ
+    at its draws (``draw_value``) and, for a classifier's averaged prediction, its pooled
+    probabilities and votes per held-out example; beside them the schedule's coordinates. The
+    ``replicate`` coordinate holds global indices.
 
     Every replicate's values are the same bit for bit whichever blocks are run together: the
     engine's streams are the block's (module docstring, *Seeds*), the starts are drawn for all
@@ -351,10 +338,16 @@ def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, 
 
 
 def held_out_finish(raw: xr.Dataset) -> xr.Dataset:
-    """What :func:`held_out_run` returns, from the raw results of all the point's replicate
-    blocks (:func:`held_out_blocks`, joined in block order): diverged replicates masked, the
+    """The point's held-out run from the raw results of all its replicate blocks
+    (:func:`held_out_blocks`, joined in block order): diverged replicates masked, the
     diagnostics over every kept replicate-server chain, a classifier's averaged prediction per
-    held-out example over every valid replicate's draws."""
+    held-out example over every valid replicate's draws.
+
+    Dims: ``estimate`` ``(test_function, checkpoint, replicate)``; ``diverged``
+    ``(replicate,)``; the schedule's coordinates of :func:`schedule_summary`; the diagnostics
+    of the scored draws (:func:`workbench.stats.diagnostics.diagnose`, every replicate-server
+    chain a chain, the model's exact score): ``ess_bulk``, ``ess_tail``, ``rhat``,
+    ``mcse_mean`` over ``test_function``, ``ksd`` over ``replicate``."""
     import xarray as xr
 
     from workbench.stats.diagnostics import pooled_diagnostics
