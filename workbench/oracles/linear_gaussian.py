@@ -212,7 +212,9 @@ class FiniteMoments:
 
 
 def _validated_sequence(staleness, checkpoints) -> tuple[np.ndarray, np.ndarray]:
-    staleness = np.asarray(staleness, dtype=np.int64)
+    # contiguous and writable whatever the caller passed: the compiled passes then have one
+    # signature each, where a strided or read-only sequence compiled them again (seconds)
+    staleness = np.require(staleness, np.int64, ("C", "W"))
     checkpoints = np.asarray(checkpoints, dtype=np.int64)
     if staleness.ndim != 1 or staleness.size == 0:
         raise validation.InvalidParameter("staleness", staleness.shape, "must be a 1-d sequence")

@@ -82,13 +82,17 @@ def _diagonal_moments(transition, offset, noise, start, index):  # pragma: no co
                     running_second[i, j] = (second[i, j] if step == 0
                                             else running_second[i, j] + second[i, j])
             while k < n_checkpoints and index[k] == step:
-                sum_mean[k, c] = running_mean
-                sum_second[k, c] = running_second
-                mean_at[k, c] = mean
-                second_at[k, c] = second
+                # element by element here and below: an array assigned to a subarray
+                # compiles numba's formatted shape error, seconds of a cold start
+                for i in range(dim):
+                    sum_mean[k, c, i] = running_mean[i]
+                    mean_at[k, c, i] = mean[i]
+                    for j in range(dim):
+                        sum_second[k, c, i, j] = running_second[i, j]
+                        second_at[k, c, i, j] = second[i, j]
                 k += 1
-        final_mean[c] = mean
         for i in range(dim):
+            final_mean[c, i] = mean[i]
             for j in range(dim):
                 final_covariance[c, i, j] = maps[n_updates - 1, q0 + i * dim + j]
     return sum_mean, sum_second, mean_at, second_at, final_mean, final_covariance
@@ -101,6 +105,7 @@ def diagonal_moments(transition: np.ndarray, offset: np.ndarray, noise: np.ndarr
     ``transition`` ``(L, C, d)``, ``offset`` ``(L, C, d)``, ``noise`` ``(L, C, d, d)`` and the
     deterministic start ``start`` ``(C, d)``: the arrays of
     :class:`~workbench.oracles.sharded_gaussian.ConditionalMoments` (module docstring)."""
-    arrays = (np.ascontiguousarray(x, dtype=np.float64)
-              for x in (transition, offset, noise, start))
-    return _diagonal_moments(*arrays, np.ascontiguousarray(index, dtype=np.int64))
+    # contiguous and writable whatever the caller passed: one compiled signature, where a
+    # read-only start compiled the kernel again (seconds)
+    arrays = (np.require(x, np.float64, ("C", "W")) for x in (transition, offset, noise, start))
+    return _diagonal_moments(*arrays, np.require(index, np.int64, ("C", "W")))
