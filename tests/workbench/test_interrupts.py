@@ -121,11 +121,13 @@ def test_other_ways_to_wait_are_refused():
 
 @pytest.mark.parametrize("handler_from_python", [True, False])
 def test_a_handler_not_installed_from_python_is_left_in_place(handler_from_python,
-                                                              monkeypatch):
+                                                              monkeypatch, python_ctrl_c):
     """Where ``signal.getsignal`` gives None (a handler an embedding application installed
     outside Python), the block runs with that handler untouched: ``signal.signal`` could not
     put it back afterwards (it raised TypeError on None). Negative control: with a Python
-    handler in place the block installs its own and puts the old one back."""
+    handler in place the block installs its own and puts the old one back. Python's own
+    handler is set first (``python_ctrl_c``): a test process may have started with SIGINT
+    ignored, as one of pytest-xdist's did."""
     installed = []
     real_signal = signal.signal
     monkeypatch.setattr(signal, "signal", lambda signum, handler: installed.append(handler)
