@@ -155,6 +155,14 @@ class PointKind:
         return import_module(self.judgements, __package__).judge(kind, dataset, ctx, options)
 
 
+def _imported(module: str, function: str) -> Callable[..., Any]:
+    """``module.function`` (``module`` relative to this package where it starts with a dot),
+    imported when first called, so that the registry itself imports no point module."""
+    def call(*arguments):
+        return getattr(import_module(module, __package__), function)(*arguments)
+    return call
+
+
 def _zipped(module: str, *arguments: Callable[[Any], Any]) -> Runner:
     """A runner calling ``module.run_point(name, resolved, point, seed, dims, *arguments)``,
     each argument read from the experiment, the values zipped with a sweep dim placed as
@@ -230,12 +238,6 @@ def _validate_backend(resolved: dict) -> None:
         jax_replay.require()
 
 
-def _resolve_protocol(resolved: dict) -> dict:
-    from workbench.studies.protocol_point import resolve
-
-    return resolve(resolved)
-
-
 def _check_held_out_sizes(resolved: dict) -> None:
     from workbench.systems.asynchronous.models import check_text
     from workbench.systems.asynchronous.run import check_sizes
@@ -259,12 +261,6 @@ def _finish_topics(experiment, config: dict, point: dict, seed, raw):
                                     seed, experiment.sweep_dims, raw)
 
 
-def _join_topics(raws):
-    from workbench.studies import topic_point
-
-    return topic_point.join_samplers(raws)
-
-
 def _federated_count(experiment, resolved: dict) -> int:
     from workbench.studies import federated_model_point
 
@@ -284,24 +280,6 @@ def _finish_federated(experiment, config: dict, point: dict, seed, raw):
     return experiment.zipped_coords(federated_model_point.finish_point(
         experiment.name, experiment.resolve(config, point), point, seed, experiment.sweep_dims,
         experiment.with_reference(), raw), point)
-
-
-def _join_federated(raws):
-    from workbench.studies import federated_model_point
-
-    return federated_model_point.join_blocks(raws)
-
-
-def _validate_topics(resolved: dict) -> None:
-    from workbench.studies.topic_point import validate_point
-
-    validate_point(resolved)
-
-
-def _topic_updates(resolved: dict) -> int:
-    from workbench.studies.topic_point import chain_steps
-
-    return chain_steps(resolved)
 
 
 #: the point kind of a topic-model study (:mod:`.topic_point`)
@@ -328,7 +306,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         unused_because="means nothing on a {system} point of the Gaussian mean: seed 003's "
                        "exact protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior "
                        "N(0, 1)) and runs SGLD with minibatches drawn with replacement",
-        resolve=_resolve_protocol),
+        resolve=_imported(".protocol_point", "resolve")),
     PointKind(
         "phase-space", lambda value, named: bool(value("phase_space")), _run_phase_space,
         ".phase_space_judgements", fills_test_function=True,
@@ -369,7 +347,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         validate=validate_federated_data, burn_in=True,
         panel=".figures:federated_models_panel",
         blocks=Blocks(_federated_blocks, _finish_federated, count=_federated_count,
-                      join=_join_federated)),
+                      join=_imported(".federated_model_point", "join_blocks"))),
     PointKind(
         TOPIC_MODEL, lambda value, named: value("model") == LDA, _zipped(".topic_point"),
         ".topic_judgements", marks=True, describes="LDA's samplers on topic workers",
@@ -380,10 +358,11 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "each runs for time_horizon of simulated time, its replicates in one "
                        "block from seeded starts, and its minibatches are batch_size documents "
                        "drawn without replacement",
-        validate=_validate_topics, panel=".figures:topic_panel", updates=_topic_updates,
+        validate=_imported(".topic_point", "validate_point"), panel=".figures:topic_panel",
+        updates=_imported(".topic_point", "chain_steps"),
         blocks=Blocks(_topic_blocks, _finish_topics,
                       count=lambda experiment, resolved: len(resolved["topic_samplers"]),
-                      join=_join_topics)),
+                      join=_imported(".topic_point", "join_samplers"))),
     PointKind(
         "held-out",
         lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1]
