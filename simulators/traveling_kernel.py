@@ -47,7 +47,9 @@ ROUND, POSITION, N_REPLANS, N_PENDING, CANDIDATE, ASSIGNED = range(6)
 @numba.njit(cache=True)
 def _block_sum(values, start, count):  # pragma: no cover - compiled
     """numpy's pairwise_sum for count <= 128: a running sum below 8 terms, else 8 interleaved
-    partial sums combined as a tree, then the tail in sequence."""
+    partial sums combined as a tree, then the tail in sequence. Callers pass ``start`` and
+    ``count`` as int64, never a literal: numba compiles a helper called with a literal 0 once
+    more for it (seconds of a cold start)."""
     if count < 8:
         total = 0.0
         for k in range(start, start + count):
@@ -78,7 +80,7 @@ def pairwise_sum(values, count):  # pragma: no cover - compiled
     (numba's cache does not take recursive functions), and IEEE addition is commutative, so
     the order in which the halves' sums meet does not matter."""
     if count <= 128:
-        return _block_sum(values, 0, count)
+        return _block_sum(values, np.int64(0), count)  # not a literal (_block_sum)
     starts = np.empty(192, np.int64)
     counts = np.empty(192, np.int64)  # -1: add the two sums on top of the value stack
     sums = np.empty(96)
@@ -120,7 +122,7 @@ def _replan(measured, planned_with, plan, frequencies, mean_length, threshold,
     ``scratch``: three arrays of n_workers floats."""
     n = measured.size
     known, delays, speeds = scratch[0], scratch[1], scratch[2]
-    n_known = 0
+    n_known = np.int64(0)  # not a literal (_block_sum)
     for w in range(n):
         if np.isfinite(measured[w]):
             known[n_known] = measured[w]

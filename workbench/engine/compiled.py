@@ -327,7 +327,7 @@ def _chunk(kind, h, s, factor, data, c0, c1, c2, shards, surrogates, position, m
                     for k in range(n):
                         drawn[k] = start + (0 if top == 0 else
                                             buffered_bounded_lemire_uint32(bitgen, top))
-                    batch, base = drawn, 0
+                    batch, base = drawn, np.int64(0)  # not a literal (block_total)
                 else:
                     batch, base = batches, ((j * n_rows + r - row_start) * n_servers + q) * n
                 if dim == 1 and n <= 128:  # (one call less: pairwise_total allocates above)

@@ -16,7 +16,11 @@ import numpy as np
 @numba.njit(cache=True)
 def block_total(data, batch, start, count):
     """Σ data[batch[start:start+count], 0] for count <= 128 in numpy's pairwise order: in
-    sequence below 8 terms, else 8 interleaved partial sums combined as a tree, then the tail."""
+    sequence below 8 terms, else 8 interleaved partial sums combined as a tree, then the tail.
+
+    Callers here and in :mod:`workbench.engine.compiled` and :mod:`workbench.models.
+    csr_kernels` pass ``start`` as int64, never a literal 0: numba compiles a helper called
+    with a literal once more for it (seconds of a cold start)."""
     if count < 8:
         total = data[batch[start], 0]
         for k in range(start + 1, start + count):
@@ -124,7 +128,7 @@ def _shard_means(data, starts, sizes, indices, out):
                 raise IndexError("minibatch index outside its shard")
             rows[k] = start + local
         if dim == 1:
-            out[b, 0] = pairwise_total(data, rows, 0, n) / n
+            out[b, 0] = pairwise_total(data, rows, np.int64(0), n) / n
             continue
         for i in range(dim):  # each coordinate's additions in sequence, as numpy's
             total = data[rows[0], i]

@@ -108,7 +108,7 @@ def _row_margin(data, indices, theta, first, count):
         products = np.empty((rest, 1))
         for j in range(rest):
             products[j, 0] = _product(data, indices, theta, start + j)
-        return head + pairwise_total(products, np.arange(rest), 0, rest)
+        return head + pairwise_total(products, np.arange(rest), np.int64(0), rest)
     p0 = _product(data, indices, theta, start)
     p1 = _product(data, indices, theta, start + 1)
     p2 = _product(data, indices, theta, start + 2)
