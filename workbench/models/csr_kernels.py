@@ -271,7 +271,7 @@ def _margins(indptr, indices, data, theta, out):
         row = np.empty(stop - start)
         for i in range(n_rows):
             _row_margins_of(indptr, indices, data, theta_t, i, row)
-            for b in range(stop - start):  # a loop: an array slice assignment compiles
+            for b in range(stop - start):  # a loop: an array assigned to a slice compiles
                 out[i, start + b] = row[b]  # numba's formatted shape error (seconds)
 
 

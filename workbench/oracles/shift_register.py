@@ -264,8 +264,8 @@ def forward_pass(transition, gradient_gain, gradient_point, precision, history, 
             rows[done, 0] = mean[sum_position]
             rows[done, 1] = covariance[0, sum_position, sum_position]
             rows[done, 2] = covariance[1, sum_position, sum_position]
-            for t in range(13):  # a loop: an array slice assignment compiles numba's
-                rows[done, 3 + t] = totals[t]  # formatted shape error (seconds)
+            for t in range(totals.size):  # a loop: an array assigned to a slice compiles
+                rows[done, 3 + t] = totals[t]  # numba's formatted shape error (seconds)
             done += 1
     return rows, unit_means
 

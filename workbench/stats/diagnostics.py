@@ -130,7 +130,8 @@ def _difference_sums(x, y, score_x, score_y, symmetric):
         first = i if symmetric else 0
         _row_sums(x, y_t, score_x, score_y_t, i, first, order, partial, squared[i, first:],
                   cross[i, first:])
-        if symmetric:  # loops, as in csr_kernels._margins: no slice assignment
+        if symmetric:  # a loop: an array assigned to a slice compiles numba's formatted
+            # shape error (seconds of a cold start)
             for j in range(i, m):
                 squared[j, i] = squared[i, j]
                 cross[j, i] = cross[i, j]
