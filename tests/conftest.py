@@ -11,11 +11,6 @@ browser test (4 tests, 152 s) was handed out last and ran alone for its last 15 
 main job's file (18 tests, 182 s) started at 318 s. A missing or stale entry only changes the
 order. One process more than the cores, to fill the time tests wait on servers and browsers,
 was slower in a clean-clone run: 1,018 s against 931 s, with more CPU spent.
-
-Two files break the longest-first order: the bound registry's, which use sympy and no numba
-kernel, come right after the main job's. From a clean clone numba's cache is empty, and the
-main job compiles the kernels as it meets them; a second process starting on files that run
-the engine would compile the same kernels at the same time instead of loading them.
 """
 
 from __future__ import annotations
@@ -24,10 +19,6 @@ from __future__ import annotations
 #: (2026-11-30, ``--durations``; the browser test and test_runner.py as changed that day)
 LONGEST_FIRST = (
     "tests/workbench/explore/test_headlines.py",  # 217: the main job, in one process
-    # sympy only, no numba kernel: while the other process's main job compiles the kernels
-    # from a cold cache, this one need not compile the same ones beside it
-    "tests/bounds/test_symbolic.py",  # 42
-    "tests/bounds/test_registry.py",  # 39
     "tests/app/test_browser.py",  # 125
     "tests/workbench/test_cli.py",  # 107
     "tests/studies/test_speedup_check.py",  # 70-98
@@ -37,7 +28,9 @@ LONGEST_FIRST = (
     "tests/studies/test_user_code.py",  # 47
     "tests/workbench/test_runner.py",  # 45: two Dask clusters
     "tests/faults/test_damaged_store.py",  # 44
+    "tests/bounds/test_symbolic.py",  # 42
     "tests/workbench/test_cli_imports.py",  # 41
+    "tests/bounds/test_registry.py",  # 39
     "tests/workbench/test_jax_replay.py",  # 38
     "tests/studies/test_topic_study.py",  # 32
     "tests/workbench/test_oracle.py",  # 31
