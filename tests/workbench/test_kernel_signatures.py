@@ -2,9 +2,10 @@
 
 numba compiles a kernel again for every new layout or read-only flag of its arguments, seconds
 each at a cold start (the first run after install). The entry points below hand their kernels
-contiguous, writable arrays, so a strided or read-only input gives the same numbers and leaves
-the kernel with one signature. Negative control: to numba those variants are types of their
-own, so without the conversion they would compile again.
+contiguous, writable arrays (:func:`workbench.core.kernel_arrays.kernel_array`), so a strided
+or read-only input gives the same numbers and leaves the kernel with one signature. Negative
+control: to numba those variants are types of their own, so without the conversion they would
+compile again.
 """
 
 from __future__ import annotations

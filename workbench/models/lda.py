@@ -42,6 +42,7 @@ import numpy as np
 
 from simulators import validation
 from simulators.seeding import SeedLike, generator
+from workbench.core.kernel_arrays import kernel_array
 from workbench.data.corpus import Corpus, HeldOutSplit
 
 
@@ -111,12 +112,6 @@ def _topics_word_major(pi: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.swapaxes(pi, 1, 2), dtype=np.float64)
 
 
-def _kernel_indices(documents) -> np.ndarray:
-    """Document ids as :func:`_gibbs` takes them: int64, contiguous and writable, so that the
-    kernel compiles once (a read-only broadcast of one row compiled it again, seconds)."""
-    return np.require(documents, np.int64, ("C", "W"))
-
-
 def _kept(n_sweeps: int) -> int:
     return n_sweeps - n_sweeps // 2
 
@@ -130,7 +125,7 @@ def expected_counts(pi: np.ndarray, corpus: Corpus, documents: np.ndarray, *, al
     number of tokens (row 0: the initial draw; row s: sweep s). E[n_dk] is the sum over w.
     """
     pi = np.asarray(pi, dtype=np.float64)
-    documents = _kernel_indices(documents)
+    documents = kernel_array(documents, np.int64)
     alpha = validation.positive("alpha", alpha)
     n_sweeps = validation.integer("n_sweeps", n_sweeps, minimum=1)
     if documents.ndim != 2 or documents.shape[0] != pi.shape[0]:
@@ -222,7 +217,7 @@ def perplexity(topics: np.ndarray, split: HeldOutSplit, *, alpha: float, n_sweep
     word_topic = np.zeros((n_rows, rows.shape[2], n_topics))
     document_topic = np.zeros((n_rows, observed.n_documents, n_topics))
     _gibbs(_topics_word_major(rows), observed.words, observed.offsets,
-           _kernel_indices(documents), alpha, n_sweeps, uniforms,
+           kernel_array(documents, np.int64), alpha, n_sweeps, uniforms,
            np.zeros(n_rows, dtype=np.int64), word_topic, document_topic)
     lengths = np.diff(observed.offsets)[None, :, None]
     proportions = (alpha + document_topic / _kept(n_sweeps)) / (lengths + n_topics * alpha)

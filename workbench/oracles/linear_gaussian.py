@@ -45,6 +45,7 @@ import numpy as np
 import scipy.linalg
 
 from simulators import validation
+from workbench.core.kernel_arrays import kernel_array
 from workbench.oracles import shift_register
 from workbench.oracles.square_variance import cumulant_weights
 
@@ -212,9 +213,7 @@ class FiniteMoments:
 
 
 def _validated_sequence(staleness, checkpoints) -> tuple[np.ndarray, np.ndarray]:
-    # contiguous and writable whatever the caller passed: the compiled passes then have one
-    # signature each, where a strided or read-only sequence compiled them again (seconds)
-    staleness = np.require(staleness, np.int64, ("C", "W"))
+    staleness = kernel_array(staleness, np.int64)  # one signature of the compiled passes
     checkpoints = np.asarray(checkpoints, dtype=np.int64)
     if staleness.ndim != 1 or staleness.size == 0:
         raise validation.InvalidParameter("staleness", staleness.shape, "must be a 1-d sequence")

@@ -33,6 +33,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from workbench.core.kernel_arrays import kernel_array
+
 
 @numba.njit(cache=True)
 def _diagonal_moments(transition, offset, noise, start, index):  # pragma: no cover - compiled
@@ -105,7 +107,5 @@ def diagonal_moments(transition: np.ndarray, offset: np.ndarray, noise: np.ndarr
     ``transition`` ``(L, C, d)``, ``offset`` ``(L, C, d)``, ``noise`` ``(L, C, d, d)`` and the
     deterministic start ``start`` ``(C, d)``: the arrays of
     :class:`~workbench.oracles.sharded_gaussian.ConditionalMoments` (module docstring)."""
-    # contiguous and writable whatever the caller passed: one compiled signature, where a
-    # read-only start compiled the kernel again (seconds)
-    arrays = (np.require(x, np.float64, ("C", "W")) for x in (transition, offset, noise, start))
-    return _diagonal_moments(*arrays, np.require(index, np.int64, ("C", "W")))
+    arrays = (kernel_array(x, np.float64) for x in (transition, offset, noise, start))
+    return _diagonal_moments(*arrays, kernel_array(index, np.int64))
