@@ -25,6 +25,9 @@ The protocol, from the runner's side:
   The base ``run_point`` is then ``finish_point(run_blocks(all blocks))``. Because each block
   draws from its own seed-tree stream, running the blocks in any grouping, in any process,
   gives bit-identical results; the runner uses this to balance a sweep across workers.
+  Where a block's raw results do not depend on the point's replicate count either,
+  ``kept_blocks(config, point)`` gives each block's replicates: a sequential check keeps the
+  blocks, and a later look with more replicates computes only the new ones.
 - ``work(config, point)`` (optional): replicate-updates the point performs. The runner uses it
   to balance tasks and to decide whether a point is long enough for an update-level progress
   bar; ``0`` means unknown (every point then counts the same).
@@ -114,6 +117,15 @@ class Experiment:
         (:meth:`merge_blocks`) and finished (:meth:`finish_point`) into :meth:`run_point`'s
         result bit for bit."""
         return 1
+
+    def kept_blocks(self, config: dict, point: dict[str, Any]) -> list[range] | None:
+        """The replicates of each of the point's blocks where every block's raw results are
+        the same bits whatever the point's replicate count (the first blocks of a run with
+        more replicates are then those of this run, and a sequential check keeps them:
+        :func:`workbench.store.result_store.block_identity`); None where they are not, or
+        the point does not split. The raw results carry a ``replicate`` coordinate of global
+        indices, along which :meth:`run_blocks`'s results are cut into blocks."""
+        return None
 
     def run_blocks(self, config: dict, point: dict[str, Any], seed,
                    blocks: Sequence[int]) -> xr.Dataset:

@@ -146,10 +146,12 @@ def _rebuilt(outcome: Outcome, out: Path) -> str:
 
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
             *, recompute: bool = False, show_progress: bool = False, figures: bool = True,
-            log=None, configs: list[dict] | None = None, judge: bool = True
-            ) -> list[Outcome]:
+            log=None, configs: list[dict] | None = None, judge: bool = True,
+            keep_blocks: bool = False) -> list[Outcome]:
     """:func:`run_one` with checks (unless ``judge`` is false; and figures, if asked) for each
-    experiment: its quick configuration if asked, or the given ``configs``.
+    experiment: its quick configuration if asked, or the given ``configs``; ``keep_blocks``:
+    keep the replicate blocks that a run with more replicates would reuse (the sequential
+    checks' looks, :mod:`workbench.run.runner`).
 
     With worker processes or a cluster, the sweeps overlap (:func:`workbench.run.runner.run_sweeps`:
     the next one starts once the last tasks of the one before are handed out), and an
@@ -166,7 +168,8 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
         configs = [experiment.configure(quick=quick) for experiment in selected]
     requests = [SweepRequest(experiment, config, seed, ResultStore(under(out, out / STORE_DIR),
                                                                    experiment.name),
-                             recompute=recompute, show_progress=show_progress)
+                             recompute=recompute, show_progress=show_progress,
+                             keep_blocks=keep_blocks)
                 for experiment, config in zip(selected, configs, strict=True)]
     finishing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-checks")
     overlap = workers.kind != "serial"

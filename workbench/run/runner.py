@@ -12,6 +12,11 @@ pool and a Dask cluster give identical Datasets. The runner
    order), a bounded number at a time (:mod:`workbench.run.sweep_tasks`). A point's lock is
    taken when its first task is about to be submitted: a point another process holds is
    left to it, and one stored meanwhile is read instead of computed;
+   A sweep that keeps blocks (``keep_blocks``: a sequential check's looks) runs a point whose
+   blocks give the same bits whatever its replicate count, and whose work is large enough to
+   be worth keeping (:data:`KEEP_MIN_WORK`), as blocks, reads those of its
+   blocks the store keeps (:func:`workbench.store.result_store.block_store`) and computes
+   only the others, keeping each new block the moment it is back;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
    is in, stores each point the moment it is complete (the worker that computed it also
    encodes it as netCDF, :func:`workbench.store.result_store.encode_point`; the parent writes the
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
@@ -46,13 +51,16 @@ from simulators import validation
 from workbench.run import progress
 from workbench.run.executors import Workers, open_workers
 from workbench.run.experiment import Experiment, point_key
-from workbench.run.sweep_tasks import PointsLost, TaskBatch, TaskLoop
+from workbench.run.sweep_tasks import KeptBlocks, PointsLost, TaskBatch, TaskLoop, raw_block
 from workbench.store.netcdf import with_provenance
 from workbench.store.result_store import (
     CorruptPoint,
     EncodedPoint,
     PointLock,
     ResultStore,
+    block_identity,
+    block_store,
+    canonical_json,
     point_identity,
     store_key,
 )
@@ -61,6 +69,11 @@ __all__ = ["MAX_SEED", "PointsLost", "SweepRequest", "SweepResult", "run_experim
            "run_sweep", "run_sweeps"]
 
 MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
+#: the least work (replicate-updates) of a point whose blocks are kept: a smaller point is
+#: computed again sooner than its blocks are written and read back (about 55 ms a point on
+#: the 2-core reference machine, where the engine runs 10-15 million updates a second on the
+#: Gaussian mean; ``benchmarks/kept_blocks.py``)
+KEEP_MIN_WORK = 2_000_000
 STORE_ATTRS = ("store_key", "store_identity")
 
 
@@ -79,11 +92,20 @@ class SweepResult:
     #: the compute seconds the store's manifest records for the loaded points: what computing
     #: them would cost (one process each), where ``seconds`` is only the time to read them
     stored_seconds: float = 0.0
+    #: replicate blocks read from the store's kept blocks instead of computed (``keep_blocks``)
+    kept_blocks: int = 0
+    #: the compute seconds the store recorded for those blocks (as ``stored_seconds``)
+    reused_seconds: float = 0.0
+    #: the compute seconds of every kept block of the computed points, read or computed: what a
+    #: run of the same points with more replicates would not compute again
+    kept_seconds: float = 0.0
 
     def describe(self) -> str:
         parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
         if self.recomputed:
             parts.append(f"{len(self.recomputed)} of them recomputed after corruption")
+        if self.kept_blocks:
+            parts.append(f"{self.kept_blocks} of their replicate blocks kept from an earlier run")
         if self.split:
             parts.append(f"{len(self.split)} split into blocks")
         n = len(self.loaded) + len(self.computed)
@@ -102,6 +124,7 @@ class SweepRequest:
     recompute: bool = False
     show_progress: bool = False
     on_point: Callable[[int, int], None] | None = None
+    keep_blocks: bool = False
 
 
 def run_sweep(experiment: Experiment, config: dict, seed: int, *,
@@ -191,6 +214,7 @@ class _Sweep:
         self.batch: TaskBatch | None = None
         self.error: Exception | None = None
         self.claims: dict[int, PointLock] = {}  # held: points in flight (step 2)
+        self.blocks: ResultStore | None = None  # where blocks are kept (keep_blocks)
         self.bars = progress.SweepBars(request.experiment.name, 0, 0, 0, enabled=False,
                                        shown=False)  # until _start makes the sweep's own
         try:
@@ -241,8 +265,73 @@ class _Sweep:
         stored_as = (None if request.store is None
                      else list(zip(self.keys, self.identities, strict=True)))
         return TaskBatch(request.experiment, request.config, self.seed, self.points, indices,
-                      workers.n_workers, self.sink, self._complete, stored_as,
-                      self._claim if request.store is not None and claim else None)
+                         workers.n_workers, self.sink, self._complete, stored_as,
+                         self._claim if request.store is not None and claim else None,
+                         kept=self._kept(indices), keep=self._keep)
+
+    def _kept(self, indices: list[int]) -> dict[int, KeptBlocks]:
+        """The points among ``indices`` whose blocks this sweep keeps (step 2: those with at
+        least :data:`KEEP_MIN_WORK` of work), with the runs
+        of their blocks the store holds (from the first block on, the longest stored run that
+        starts where the last one stopped); a corrupt run is reported, moved aside and
+        computed again."""
+        request = self.request
+        if request.store is None or not request.keep_blocks:
+            return {}
+        experiment, config = request.experiment, request.config
+        self.blocks = block_store(request.store.root, experiment.name)
+        self.blocks.warnings = request.store.warnings
+        stored: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (point, seed) -> rows
+        entries = {} if request.recompute else self.blocks.manifest()
+        for entry in entries.values():
+            if "replicates" in entry:
+                stored.setdefault((canonical_json(entry["point"]), entry["seed"]), []).append(
+                    tuple(entry["replicates"]))
+        kept = {}
+        for i in indices:
+            ranges = experiment.kept_blocks(config, self.points[i])
+            if ranges is None or experiment.work(config, self.points[i]) < KEEP_MIN_WORK:
+                continue
+
+            def stored_as(rows: range, point=self.points[i]) -> tuple[str, dict]:
+                identity = block_identity(experiment, config, point, self.seed, rows)
+                return store_key(identity), identity
+
+            first_of = {rows.start: b for b, rows in enumerate(ranges)}
+            stop_of = {rows.stop: b + 1 for b, rows in enumerate(ranges)}
+            runs = sorted((first_of[a], stop_of[b]) for a, b in stored.get(
+                (canonical_json(self.points[i]), self.seed), []) if a in first_of and b in stop_of)
+            found, stops, first = {}, {}, 0
+            for start, stop in sorted(runs, key=lambda run: (run[0], -run[1])):
+                if start != first:
+                    continue
+                key, _ = stored_as(range(ranges[start].start, ranges[stop - 1].stop))
+                if key in entries and (raw := self._kept_run(key, entries[key], i)) is not None:
+                    found[start], stops[start], first = raw, stop, stop
+                    seconds = float(entries[key].get("compute_seconds", 0))
+                    self.report.kept_blocks += stop - start
+                    self.report.reused_seconds += seconds
+                    self.report.kept_seconds += seconds
+            kept[i] = KeptBlocks(list(ranges), found, stops, stored_as)
+        return kept
+
+    def _kept_run(self, key: str, entry: dict, i: int) -> xr.Dataset | None:
+        """A stored run of point ``i``'s blocks, or None if it is corrupt (then moved aside,
+        and its blocks computed again)."""
+        try:
+            return raw_block(self.blocks.load(key, entry))
+        except CorruptPoint as error:
+            moved = self.blocks.quarantine(key)
+            print(f"workbench: kept replicate blocks of point {point_key(self.points[i])} of "
+                  f"{self.request.experiment.name} are corrupt ({error}); computing them "
+                  "again" + (f" (the file is kept as {moved})" if moved else ""),
+                  file=sys.stderr)
+            return None
+
+    def _keep(self, key: str, identity: dict, content: bytes, seconds: float) -> None:
+        """Keep a run of blocks just computed (:meth:`_kept`)."""
+        self.blocks.write_bytes(key, identity, content, seconds)
+        self.report.kept_seconds += seconds
 
     def _claim(self, i: int) -> bool:
         """Before point ``i``'s first task is submitted (step 2): whether to compute it, now
@@ -371,8 +460,9 @@ class _Sweep:
         batch.raise_failures()
         submitted = batch.submitted
         self.report.tasks += len(submitted)
-        self.report.split += [self.points[i] for i in sorted({t.point for t in submitted
-                                                               if t.blocks})]
+        block_tasks = Counter(t.point for t in submitted if t.blocks)
+        self.report.split += [self.points[i] for i in sorted(block_tasks)
+                              if block_tasks[i] > 1]
 
     def _wait_for_others(self, workers: Workers) -> None:
         """Step 4: each point another process held when this sweep reached it, one at a time

@@ -13,6 +13,13 @@ docstring); this module computes them (steps 2 and 3):
   store, a point is claimed (its lock taken, by the sweep's ``claim``) only when its first
   task is about to be submitted, and a point the sweep does not claim is dropped with its
   tasks: the locks held at once are those of the points in flight.
+- A point whose replicate blocks are kept (a sequential check's looks,
+  :meth:`~workbench.run.experiment.Experiment.kept_blocks`) always runs as blocks: the runs
+  of consecutive blocks found stored are not computed again (:class:`KeptBlocks`), and each
+  run of consecutive blocks a task computes is cut from its raw results and encoded by the
+  worker, and kept by the sweep the moment it is back (one stored file a run, not a block).
+  A point that is not split is finished by the task that computes its missing blocks, with
+  the blocks found stored sent along.
 - A :class:`TaskLoop` keeps a bounded number of tasks in flight on one executor, for one or
   more batches (oldest first), gives the workers their next tasks before the parent writes
   finished points, and recovers from a worker that dies: only the point whose task it took
@@ -31,6 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import xarray as xr
 
 from simulators.exceptions import PicklesWithArguments
@@ -40,7 +48,7 @@ from workbench.run import progress
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment, point_key
 from workbench.run.pool import one_blas_thread
-from workbench.store.result_store import encode_point
+from workbench.store.result_store import encode_point, stamped_bytes
 
 BALANCE_TOLERANCE = 0.1
 SPLIT_LEVELS = (1, 2, 3, 4, 6, 8)
@@ -60,12 +68,54 @@ class PointsLost(PicklesWithArguments, Exception):
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: a whole point (``blocks`` None) or some of its replicate blocks."""
+    """One unit of work: a whole point (``blocks`` None) or some of its replicate blocks;
+    ``finishes``: the blocks are all its point still needs (kept blocks), and the task finishes
+    the point too."""
 
     point: int
     blocks: tuple[int, ...] | None
     cost: float
+    finishes: bool = False
 
+
+@dataclass(frozen=True)
+class KeptRun:
+    """A run of consecutive kept blocks just computed: the bytes the store keeps, and its raw
+    results (None when its task finished the point, which needs them no more)."""
+
+    content: bytes
+    raw: xr.Dataset | None
+
+
+
+@dataclass(frozen=True)
+class KeptBlocks:
+    """A point whose replicate blocks the store keeps: each block's replicates (``ranges``),
+    the raw results of the runs of consecutive blocks found stored (``found``, by first block,
+    with ``stops``, each run's end), and ``stored_as(rows)``, the store key and identity of a
+    run of blocks holding the replicates ``rows``."""
+
+    ranges: list[range]
+    found: dict[int, xr.Dataset]
+    stops: dict[int, int]
+    stored_as: Callable[[range], tuple[str, dict]]
+
+    @property
+    def missing(self) -> list[int]:
+        """The blocks to compute, in order."""
+        covered = {b for first, stop in self.stops.items() for b in range(first, stop)}
+        return [b for b in range(len(self.ranges)) if b not in covered]
+
+    def runs(self, blocks: tuple[int, ...]) -> list[tuple[int, range, str, dict]]:
+        """``blocks`` as runs of consecutive blocks: each one's first block, replicates, and
+        store key and identity."""
+        runs, start = [], 0
+        for end in range(1, len(blocks) + 1):
+            if end == len(blocks) or blocks[end] != blocks[end - 1] + 1:
+                rows = range(self.ranges[blocks[start]].start, self.ranges[blocks[end - 1]].stop)
+                runs.append((blocks[start], rows, *self.stored_as(rows)))
+                start = end
+        return runs
 
 
 def plan_tasks(costs: list[float], blocks: list[int], n_workers: int) -> list[Task]:
@@ -113,18 +163,51 @@ def _makespan(tasks: list[Task], n_workers: int) -> float:
 def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
               blocks: tuple[int, ...] | None, sink,
               memory_budget: int | None = None,
-              stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
+              stored_as: tuple[str, dict] | None = None,
+              kept: list[tuple[range, str, dict]] | None = None,
+              found: dict[int, xr.Dataset] | None = None) -> tuple[Any, float]:
     """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
     returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
-    identity. The seconds returned are the computation's, encoding left out."""
+    identity. Blocks that are kept (``kept``: each run of consecutive blocks' first block,
+    replicates, store key and identity) come back as one :class:`KeptRun` a run, and with
+    ``found`` (the raw results of the point's other blocks, by first block) the point is
+    finished here too: ``(runs, finished point)``. The seconds returned are the
+    computation's, encoding left out."""
     start = time.perf_counter()
     with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget):
         if blocks is None:
             result = experiment.run_point(config, point, seed)
         else:
             result = experiment.run_blocks(config, point, seed, list(blocks))
+        if kept is not None:
+            # each run's replicates by position, as a slice: a selection by an index array
+            # would lay the values out otherwise, and sums over them round otherwise
+            edges = np.cumsum([0] + [len(rows) for _, rows, _, _ in kept])
+            pieces = {first: result.isel(replicate=slice(edges[k], edges[k + 1]))
+                      for k, (first, _, _, _) in enumerate(kept)}
+            finished = None
+            if found is not None:
+                raws = {**found, **pieces}
+                finished = experiment.finish_point(config, point, seed, experiment.merge_blocks(
+                    config, point, [raws[b] for b in sorted(raws)]))
     seconds = time.perf_counter() - start
-    return (result if blocks is not None else _stored_form(result, stored_as)), seconds
+    if blocks is None:
+        return _stored_form(result, stored_as), seconds
+    if kept is None:
+        return result, seconds
+    runs = [KeptRun(stamped_bytes(key, identity, pieces[first]),
+                    None if found is not None else pieces[first])
+            for first, _, key, identity in kept]
+    return (runs, None if finished is None else _stored_form(finished, stored_as)), seconds
+
+
+def raw_block(dataset: xr.Dataset) -> xr.Dataset:
+    """A kept block as :meth:`Experiment.merge_blocks` takes it: without the store's
+    attributes."""
+    dataset = dataset.copy()
+    for name in ("store_key", "store_identity"):
+        dataset.attrs.pop(name, None)
+    return dataset
 
 
 def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
@@ -153,30 +236,62 @@ class TaskBatch:
     done: ``finished`` is the point's Dataset, or with ``stored_as`` (every point's store key
     and identity) the :class:`~workbench.store.result_store.EncodedPoint` its worker made of it.
     ``claim(i)``, if given, is called before point ``i``'s first task is submitted: false drops
-    the point and its tasks (module docstring)."""
+    the point and its tasks (module docstring). ``kept``: the points whose blocks are kept
+    (:class:`KeptBlocks`); ``keep(key, identity, content, seconds)`` is called for every run of
+    their blocks computed here, with the bytes to store."""
 
     def __init__(self, experiment: Experiment, config: dict, seed: int, points: list[dict],
                  todo: list[int], n_workers: int, sink,
                  complete: Callable[[int, Any, float], None],
                  stored_as: list[tuple[str, dict]] | None,
-                 claim: Callable[[int], bool] | None = None):
+                 claim: Callable[[int], bool] | None = None,
+                 kept: dict[int, KeptBlocks] | None = None,
+                 keep: Callable[[str, dict, bytes, float], None] | None = None):
         self.experiment, self.config, self.seed, self.points = experiment, config, seed, points
         self.sink, self.complete, self.stored_as = sink, complete, stored_as
         self.claim = claim
+        self.kept, self.keep = kept or {}, keep
         self.begun: set[int] = set()
         self.dropped: set[int] = set()
-        blocks = [experiment.replicate_blocks(config, points[i]) for i in todo]
-        costs = [float(experiment.work(config, points[i])) or 1.0 for i in todo]
-        self.planned = [Task(todo[t.point], t.blocks, t.cost)
-                        for t in plan_tasks(costs, blocks, n_workers)]
+        self.planned = self._plan(todo, n_workers)
         self.tasks = deque(self.planned)
-        self.outstanding = {i: sum(1 for t in self.tasks if t.point == i) for i in todo}
-        self.partial: dict[int, dict[int, xr.Dataset]] = {i: {} for i in todo}
+        self.outstanding = {i: sum(1 for t in self.tasks if t.point == i and t.blocks != FINISH)
+                            for i in todo}
+        self.partial: dict[int, dict[int, xr.Dataset]] = {
+            i: dict(self.kept[i].found) if i in self.kept else {} for i in todo}
         self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
         self.finished: dict[int, Any] = {}
         self.running = 0
         self.error: BaseException | None = None
         self.lost: dict[int, str] = {}
+
+    def _plan(self, todo: list[int], n_workers: int) -> list[Task]:
+        """The tasks of the points ``todo`` (:func:`plan_tasks`): a point whose blocks are
+        kept runs its missing blocks alone, as blocks even when it is not split, and one with
+        none missing only its finishing task."""
+        experiment, config, points = self.experiment, self.config, self.points
+        blocks, costs = [], []
+        for i in todo:
+            cost = float(experiment.work(config, points[i])) or 1.0
+            if i in self.kept:
+                missing, whole = len(self.kept[i].missing), len(self.kept[i].ranges)
+                blocks.append(missing)
+                costs.append(cost * missing / whole)
+            else:
+                blocks.append(experiment.replicate_blocks(config, points[i]))
+                costs.append(cost)
+        planned = [Task(i, FINISH, 0.0) for i in todo
+                   if i in self.kept and not self.kept[i].missing]
+        for task in plan_tasks(costs, blocks, n_workers):
+            i = todo[task.point]
+            if i not in self.kept:
+                planned.append(Task(i, task.blocks, task.cost))
+            elif missing := self.kept[i].missing:
+                if task.blocks is None:  # not split: the task finishes the point too
+                    planned.append(Task(i, tuple(missing), task.cost, finishes=True))
+                else:
+                    planned.append(Task(i, tuple(missing[b] for b in task.blocks), task.cost))
+        return planned
 
     @property
     def queued(self) -> bool:
@@ -216,9 +331,13 @@ class TaskBatch:
             raws = [self.partial[task.point][b] for b in sorted(self.partial[task.point])]
             return workers.executor.submit(_finish_task, self.experiment, self.config, point,
                                            self.seed, raws, workers.memory_budget, stored)
+        kept = found = None
+        if task.point in self.kept:
+            kept = self.kept[task.point].runs(task.blocks)
+            found = self.kept[task.point].found if task.finishes else None
         return workers.executor.submit(_run_task, self.experiment, self.config, point,
                                        self.seed, task.blocks, self.sink,
-                                       workers.memory_budget, stored)
+                                       workers.memory_budget, stored, kept, found)
 
     def accept(self, task: Task, value, elapsed: float) -> bool:
         """Take a task's result; whether its point is now finished."""
@@ -228,7 +347,23 @@ class TaskBatch:
         if task.blocks is None or task.blocks == FINISH:
             self.finished[task.point] = value
             return True
-        self.partial[task.point][task.blocks[0]] = value
+        if task.point in self.kept:
+            runs, finished = value
+            described = self.kept[task.point].runs(task.blocks)
+            replicates = sum(len(rows) for _, rows, _, _ in described)
+            for (first, rows, key, identity), run in zip(described, runs, strict=True):
+                if run.raw is not None:
+                    self.partial[task.point][first] = run.raw
+                try:
+                    if self.keep is not None:
+                        self.keep(key, identity, run.content, elapsed * len(rows) / replicates)
+                except Exception as error:  # noqa: BLE001 - raised by raise_failures
+                    self.error = self.error or error
+            if task.finishes:
+                self.finished[task.point] = finished
+                return True
+        else:
+            self.partial[task.point][task.blocks[0]] = value
         self.outstanding[task.point] -= 1
         if self.outstanding[task.point] == 0:
             # finish as soon as the last block is in: the point is stored sooner

@@ -28,14 +28,19 @@ it for nothing, so an experiment with none left stops, and the final table gives
 time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
 its number, whatever looks were taken before, so skipping looks only leaves their shares
 unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
-scaled by its replicates, where the last look's points read from the store count at the compute
-time the store recorded for them, shared among the workers (reading them takes a second,
-computing the next look's would not); the budget counts the whole command, look 1 included.
+scaled by its replicates, where the last look's points and kept blocks read from the store
+count at the compute time the store recorded for them, shared among the workers (reading them
+takes a second, computing the next look's would not), less the compute time of the last look's
+kept blocks, which the next look reads; the budget counts the whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
 a sequential run that stops at R replicates stores exactly what a plain run with R
 replicates stores, and a rerun of the same command reads every look's points from the store.
+Where a point's replicate blocks are the same bits whatever its replicate count (the Gaussian
+mean's points and its designs'), the looks keep them
+(:meth:`~workbench.run.experiment.Experiment.kept_blocks`, the store's *Blocks*): a look
+computes only the replicates the last one did not have, and reads the others.
 
 A check against a reference posterior whose own Monte Carlo error is too large for more
 replicates alone to decide it says how many times both the replicates and the reference's
@@ -53,6 +58,7 @@ import math
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -65,6 +71,7 @@ from workbench.run.experiment import Experiment
 from workbench.run.main_job import Outcome, run_all
 from workbench.run.plan import size_plan
 from workbench.store.figure_cache import figures_once
+from workbench.store.result_store import is_replicate_count
 
 #: a look's critical values are stricter than the last one's: aim this much further
 STRICTER = 1.5
@@ -75,20 +82,21 @@ MOST_LOOKS_AHEAD = 3
 
 def replicate_keys(config: dict) -> tuple[str, ...]:
     """The configuration's replicate parameters: ``n_replicates`` and every ``*_replicates``
-    holding a positive integer."""
-    return _counts(config, "n_replicates", "_replicates")
+    (:func:`~workbench.store.result_store.is_replicate_count`) holding a positive integer."""
+    return _counts(config, is_replicate_count)
 
 
 def reference_keys(config: dict) -> tuple[str, ...]:
     """The configuration's reference sizes: ``reference_draws`` and every
     ``*_reference_draws`` (a part's) holding a positive integer."""
-    return _counts(config, "reference_draws", "_reference_draws")
+    return _counts(config, lambda key: key == "reference_draws"
+                   or key.endswith("_reference_draws"))
 
 
-def _counts(config: dict, name: str, suffix: str) -> tuple[str, ...]:
+def _counts(config: dict, named: Callable[[str], bool]) -> tuple[str, ...]:
     return tuple(key for key, value in config.items()
-                 if (key == name or key.endswith(suffix))
-                 and isinstance(value, int) and not isinstance(value, bool) and value > 0)
+                 if named(key) and isinstance(value, int) and not isinstance(value, bool)
+                 and value > 0)
 
 
 @dataclass(eq=False)
@@ -109,6 +117,7 @@ class Track:
     total_seconds: float = 0.0
     stopped: str = ""
     ceiling: int | None = None
+    reusable: float = 0.0  # seconds of the last look's kept blocks, which a later look reads
     references_grow: bool = False
     budget_left: float = math.inf
 
@@ -150,9 +159,11 @@ class Track:
             self.stopped = (f"look {look.number} failed: "
                             f"{outcome.error.strip().splitlines()[-1]}")
             return
-        stored = outcome.sweep.stored_seconds if outcome.sweep is not None else 0.0
+        sweep, workers = outcome.sweep, max(n_workers, 1)
+        stored = sweep.stored_seconds + sweep.reused_seconds if sweep is not None else 0.0
         self.outcome, self.look = outcome, look.number
-        self.seconds = outcome.seconds + stored / max(n_workers, 1)
+        self.seconds = outcome.seconds + stored / workers
+        self.reusable = sweep.kept_seconds / workers if sweep is not None else 0.0
         if outcome.error:
             return
         try:
@@ -213,7 +224,12 @@ class Track:
         """The predicted time of the first later look with at least ``factor`` times this
         look's replicates (looks multiply them by powers of :data:`GROWTH`)."""
         looks_on = max(math.ceil(math.log(max(factor, 1.0), GROWTH) - 1e-9), 1)
-        return self.seconds * GROWTH ** looks_on
+        return self.predicted(self.look + looks_on)
+
+    def predicted(self, look: int) -> float:
+        """The predicted time of a later look ``look``: this look's, scaled by the replicates,
+        less what its kept blocks would save (:attr:`reusable`)."""
+        return self.seconds * GROWTH ** (look - self.look) - self.reusable
 
     def fits(self, factor: float) -> bool:
         """Whether the look that ``factor`` asks for is predicted to fit in
@@ -275,7 +291,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         running = list(plan)
         outcomes = run_all([t.experiment for t in running], quick, seed, out, workers,
                            recompute=recompute, show_progress=show_progress, figures=False,
-                           log=log, judge=False,
+                           log=log, judge=False, keep_blocks=True,
                            configs=[t.config_at(plan[t]) for t in running])
         for track, outcome in zip(running, outcomes, strict=True):
             track.absorb(outcome, Look(plan[track]), workers.n_workers)
@@ -304,9 +320,6 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
     times fit together in ``left`` seconds, the look that promises the fewest decisions per
     second going one look down first (:meth:`Track.promised`; of equal ones, the most
     expensive); an experiment one look on that still does not fit waits no more."""
-    def cost(track: Track, look: int) -> float:
-        return track.seconds * GROWTH ** (look - track.look)
-
     plan: dict[Track, int] = {}
     for track in ran:
         track.budget_left = left
@@ -317,9 +330,9 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
         aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
         if aim > track.look:
             plan[track] = aim
-    while plan and sum(cost(t, k) for t, k in plan.items()) > left:
-        track = min(plan, key=lambda t: (t.promised(plan[t]) / max(cost(t, plan[t]), 1e-9),
-                                         -cost(t, plan[t])))
+    while plan and sum(t.predicted(k) for t, k in plan.items()) > left:
+        track = min(plan, key=lambda t: (t.promised(plan[t]) / max(t.predicted(plan[t]), 1e-9),
+                                         -t.predicted(plan[t])))
         if plan[track] > track.look + 1:
             plan[track] -= 1
         else:

@@ -41,6 +41,13 @@ code reads) is skipped, with a one-line warning on stderr, and the point it woul
 is simply not in the manifest, so it is recomputed. ``workbench store verify`` lists such lines
 by number and ``--repair`` sets them aside in ``manifest.jsonl.rejected``.
 
+**Blocks.** A sequential check (:mod:`workbench.run.until_decided`) runs the same points with
+more and more replicates. Where a point's replicate blocks give the same bits whatever the
+point's replicate count (each block draws from its own seed-tree stream), the runner keeps
+each block's raw results in ``<root>/<experiment>.blocks``, a store of the same layout keyed
+by :func:`block_identity`, and a larger run of the point reads the blocks it finds there and
+computes only the others. Blocks are checked, quarantined and recomputed like points.
+
 **Concurrency.** Several processes may share one store (two runs into one ``--out``). A point
 is computed under its lock (``points/<key>.lock``, :class:`PointLock`: an OS file lock, which the
 kernel releases when its holder dies, so a killed run leaves no stale lock): a second process
@@ -84,6 +91,7 @@ from workbench.store.atomic import (
 
 STORE_FORMAT = 4  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics;
 # 4: diagnostics of every run with draws, the KSD over `replicate` (was `chain`)
+BLOCKS_SUFFIX = ".blocks"  # the directory of an experiment's kept replicate blocks
 KEY_DIGITS = 24
 KEY_PATTERN = re.compile(f"[0-9a-f]{{{KEY_DIGITS}}}")
 SHA256_PATTERN = re.compile("[0-9a-f]{64}")
@@ -120,6 +128,34 @@ def point_identity(experiment, config: dict, point: dict, seed: int) -> dict[str
     }
 
 
+def is_replicate_count(key: str) -> bool:
+    """Whether a configuration key counts replicates: ``n_replicates``, or a part's
+    ``*_replicates``."""
+    return key == "n_replicates" or key.endswith("_replicates")
+
+
+def block_identity(experiment, config: dict, point: dict, seed: int,
+                   replicates: range) -> dict[str, Any]:
+    """What a stored replicate block's key is computed from: the identity of its point
+    (:func:`point_identity`) without the replicate counts, and the block's replicates
+    ``[start, stop)``. Only for blocks whose raw results do not depend on how many replicates
+    the point has (:meth:`workbench.run.experiment.Experiment.kept_blocks`): a point with
+    more replicates then finds its first blocks stored under the same keys (module docstring,
+    *Blocks*)."""
+    identity = point_identity(experiment, config, point, seed)
+    identity["config"] = {key: value for key, value in identity["config"].items()
+                          if not is_replicate_count(key)}
+    identity["replicates"] = [replicates.start, replicates.stop]
+    return identity
+
+
+def block_store(root: Path, experiment: str) -> ResultStore:
+    """Where the replicate blocks of ``experiment``'s points are kept: a store of its own
+    beside the experiment's (``<root>/<experiment>.blocks``), so that a point and its blocks
+    never share a manifest."""
+    return ResultStore(root, f"{experiment}{BLOCKS_SUFFIX}")
+
+
 def store_key(identity: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:KEY_DIGITS]
 
@@ -140,11 +176,16 @@ def encode_point(key: str, identity: dict[str, Any], dataset: xr.Dataset) -> Enc
     and re-reading netCDF was most of the parent's time in a sweep of short points, and the
     workers waited for it (issue 15). :meth:`ResultStore.write` then only writes the bytes.
     """
+    content = stamped_bytes(key, identity, dataset)
+    return EncodedPoint(content, netcdf_loaded(content))
+
+
+def stamped_bytes(key: str, identity: dict[str, Any], dataset: xr.Dataset) -> bytes:
+    """``dataset`` stamped with its key and identity, as the netCDF bytes the store writes."""
     dataset = dataset.copy()
     dataset.attrs["store_key"] = key
     dataset.attrs["store_identity"] = canonical_json(identity)
-    content = netcdf_bytes(dataset)
-    return EncodedPoint(content, netcdf_loaded(content))
+    return netcdf_bytes(dataset)
 
 
 def _shown(value: Any, limit: int = 40) -> str:
@@ -161,7 +202,7 @@ def manifest_problem(record: Any) -> str | None:
     ``key`` is a store key and which is either a removal (``"removed": true``) or an entry with
     ``sha256`` (64 hex digits), ``bytes`` and ``seed`` (integers >= 0) and ``point`` (an object);
     ``file``, ``compute_seconds`` and ``written``, which nothing reads, are checked only for
-    their type when present."""
+    their type when present, and ``replicates`` (kept blocks: a pair of integers) too."""
     if not isinstance(record, dict):
         return f"not a JSON object but {_shown(record)}"
     key = record.get("key")
@@ -185,6 +226,9 @@ def manifest_problem(record: Any) -> str | None:
         if name in record and (not isinstance(record[name], kinds)
                                or isinstance(record[name], bool)):
             return f"field {name!r} is {_shown(record[name])}, not {what}"
+    rows = record.get("replicates", [0, 0])
+    if not (isinstance(rows, list) and len(rows) == 2 and all(_is_int(r) for r in rows)):
+        return f"field 'replicates' is {_shown(rows)}, not a pair of integers"
     return None
 
 
@@ -503,9 +547,16 @@ class ResultStore:
               seconds: float) -> xr.Dataset:
         """:meth:`save` for a point :func:`encode_point` has already encoded (where it was
         computed); returns it as stored."""
+        self.write_bytes(key, identity, encoded.content, seconds)
+        return encoded.dataset
+
+    def write_bytes(self, key: str, identity: dict[str, Any], content: bytes,
+                    seconds: float) -> None:
+        """Store the bytes :func:`stamped_bytes` made of a point (or of kept blocks) and list
+        them in the manifest."""
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        content = atomic_write(path, encoded.content)
+        content = atomic_write(path, content)
         self._record({
             "key": key,
             "file": str(path.relative_to(self.directory)),
@@ -515,8 +566,8 @@ class ResultStore:
             "bytes": len(content),
             "compute_seconds": round(float(seconds), 3),
             "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **({"replicates": identity["replicates"]} if "replicates" in identity else {}),
         })
-        return encoded.dataset
 
     def manifest_lock(self) -> FileLock:
         """Held while the manifest is appended to or rewritten."""

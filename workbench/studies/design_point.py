@@ -17,8 +17,10 @@ import numpy as np
 import xarray as xr
 
 from bounds.expressions import evaluate
+from workbench.engine.replay_setup import replicate_blocks
+from workbench.studies import gaussian_point
 from workbench.studies.designs import ITERATIONS, POSTERIOR_VARIANCE, Design
-from workbench.studies.gaussian_point import make_model, run_point
+from workbench.studies.gaussian_point import make_model
 
 KEPT = ("estimate", "exact_mean", "exact_variance", "exact_stationary_variance", "diverged_at",
         "stable")
@@ -35,20 +37,51 @@ def step_size(experiment: str, design: Design, config: dict, seed) -> float:
     return float(evaluate(design.step_size, numbers))
 
 
+def read_out(design: Design, config: dict, point: dict) -> list[int]:
+    """The sample counts a design's point reads its estimates at, in order: the last is the
+    run's L."""
+    if not design.read_out:
+        return [int(point["n_iterations"])]
+    return sorted(config[design.parameter(ITERATIONS)])
+
+
+def _plan(experiment: str, design: Design, config: dict, point: dict,
+          seed) -> gaussian_point.Design:
+    """(L, h, checkpoints) of a design's point: its read-out sample counts are the run's
+    checkpoints."""
+    counts = read_out(design, config, point)
+    return counts[-1], step_size(experiment, design, config, seed), np.array(counts)
+
+
 def run(experiment: str, design: Design, config: dict, point: dict, seed) -> xr.Dataset:
-    """One point of a design at its resolved configuration (module docstring)."""
-    read_out = ([int(point["n_iterations"])] if not design.read_out
-                else sorted(config[design.parameter(ITERATIONS)]))
-    h = step_size(experiment, design, config, seed)
-    result = run_point(experiment, config, point, seed,
-                       design=(read_out[-1], h, np.array(read_out)),
-                       streams=design.streams(point), dims=())
+    """One point of a design at its resolved configuration (module docstring): all its
+    replicate blocks, finished."""
+    blocks = range(len(replicate_blocks(config["n_replicates"], config["replicate_block"])))
+    return finish(experiment, design, config, point, seed,
+                  run_blocks(experiment, design, config, point, seed, blocks))
+
+
+def run_blocks(experiment: str, design: Design, config: dict, point: dict, seed,
+               blocks) -> xr.Dataset:
+    """Raw results of some replicate blocks of a design's point
+    (:func:`.gaussian_point.run_blocks` at the design's L and step size, on its streams)."""
+    return gaussian_point.run_blocks(experiment, config, point, seed, blocks,
+                                     _plan(experiment, design, config, point, seed),
+                                     design.streams(point))
+
+
+def finish(experiment: str, design: Design, config: dict, point: dict, seed,
+           raw: xr.Dataset) -> xr.Dataset:
+    """A design's point from the raw results of all its blocks (module docstring)."""
+    plan = _plan(experiment, design, config, point, seed)
+    result = gaussian_point.finish_point(experiment, config, point, seed, raw, plan, dims=())
+    counts, h = read_out(design, config, point), plan[1]
     # the run's checkpoints are exactly the read-out sample counts
     part = result[list(KEPT)].rename(checkpoint=ITERATIONS)
     part["step_size"] = xr.DataArray(h)
     part = part.rename({name: design.parameter(name) for name in part.data_vars})
     if design.read_out:  # the read-out L, a dim of the design's own
-        part = part.assign_coords({ITERATIONS: read_out}).rename(
+        part = part.assign_coords({ITERATIONS: counts}).rename(
             {ITERATIONS: design.parameter(ITERATIONS)})
     else:  # the run's own L, one of its sweep values
         part = part.isel({ITERATIONS: 0}, drop=True)

@@ -41,7 +41,7 @@ from workbench.run.plan import check_memory, check_point_count, check_work
 from workbench.studies import designs, grid
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
-from workbench.studies.point_kinds import point_kind
+from workbench.studies.point_kinds import point_kind, seeding_ranges
 from workbench.studies.schema import (
     FEDERATED,
     HELD_OUT,
@@ -255,7 +255,20 @@ class StudyExperiment(Experiment):
         so that a traveling-chains point computes and keeps them."""
         return any(spec.kind == "distance" for spec in self.study.checks)
 
+    def _design_resolved(self, config: dict, point: dict) -> dict:
+        """A design's point's configuration: the design's own values (its L among them) in
+        place of the sweep's."""
+        return grid.resolve(config, {k: v for k, v in point.items() if k != designs.DESIGN},
+                            self.study.swept)
+
     def work(self, config, point):
+        design = self.design_of(point)
+        if design is not None:
+            from workbench.studies import design_point
+
+            resolved = self._design_resolved(config, point)
+            length = design_point.read_out(design, resolved, point)[-1]
+            return _work({**resolved, "n_iterations": length})
         if self._elsewhere(point) or point_kind(config).whole_grid:
             return 0
         return _work(self.resolve(config, point))
@@ -266,20 +279,28 @@ class StudyExperiment(Experiment):
         return _memory(self.resolve(config, point))
 
     def replicate_blocks(self, config, point):
+        if self.design_of(point) is not None:  # a design's point runs the Gaussian kind's
+            return len(seeding_ranges(self, self._design_resolved(config, point)))
         blocks = point_kind(config).blocks
         if self._elsewhere(point) or not blocks:
             return 1
         return blocks.count(self, self.resolve(config, point))
+
+    def kept_blocks(self, config, point):
+        if self.design_of(point) is not None:
+            return seeding_ranges(self, self._design_resolved(config, point))
+        blocks = point_kind(config).blocks
+        if self._elsewhere(point) or not blocks or blocks.kept is None:
+            return None
+        return blocks.kept(self, self.resolve(config, point))
 
     def run_point(self, config, point, seed):
         design = self.design_of(point)
         if design is not None:
             from workbench.studies import design_point
 
-            # the design's own values (its L among them) in place of the sweep's
-            resolved = grid.resolve(config, {k: v for k, v in point.items()
-                                             if k != designs.DESIGN}, self.study.swept)
-            return design_point.run(self.name, design, resolved, point, seed)
+            return design_point.run(self.name, design, self._design_resolved(config, point),
+                                    point, seed)
         if _on_step_grid(point):
             from workbench.studies import step_grid_point
 
@@ -287,6 +308,13 @@ class StudyExperiment(Experiment):
         return point_kind(config).run(self, config, point, seed)
 
     def run_blocks(self, config, point, seed, blocks: Sequence[int]):
+        design = self.design_of(point)
+        if design is not None:
+            from workbench.studies import design_point
+
+            return design_point.run_blocks(self.name, design,
+                                           self._design_resolved(config, point), point, seed,
+                                           blocks)
         return point_kind(config).blocks.run(self, config, point, seed, blocks)
 
     def merge_blocks(self, config, point, raws):
@@ -294,6 +322,12 @@ class StudyExperiment(Experiment):
         return super().merge_blocks(config, point, raws) if join is None else join(raws)
 
     def finish_point(self, config, point, seed, raw):
+        design = self.design_of(point)
+        if design is not None:
+            from workbench.studies import design_point
+
+            return design_point.finish(self.name, design, self._design_resolved(config, point),
+                                       point, seed, raw)
         return point_kind(config).blocks.finish(self, config, point, seed, raw)
 
     def zipped_coords(self, dataset, point):

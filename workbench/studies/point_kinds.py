@@ -75,10 +75,15 @@ BlockRunner = Callable[[Any, dict, dict, Any, Sequence[int]], "xr.Dataset"]
 BlockFinisher = Callable[[Any, dict, dict, Any, "xr.Dataset"], "xr.Dataset"]
 
 
-def _seeding_blocks(experiment, resolved: dict) -> int:
+def seeding_ranges(experiment, resolved: dict) -> list[range]:
+    """The replicates of each seeding block (``replicate_block``) of a resolved point."""
     from workbench.engine.replay_setup import replicate_blocks
 
-    return len(replicate_blocks(resolved["n_replicates"], resolved["replicate_block"]))
+    return replicate_blocks(resolved["n_replicates"], resolved["replicate_block"])
+
+
+def _seeding_blocks(experiment, resolved: dict) -> int:
+    return len(seeding_ranges(experiment, resolved))
 
 
 @dataclass(frozen=True)
@@ -91,12 +96,16 @@ class Blocks:
     share the call; ``join(raws)`` joins the raw results of consecutive groups of blocks in
     order (None: along ``replicate``, :meth:`~workbench.run.experiment.Experiment.
     merge_blocks`); ``finish`` makes the point of all of them (what the kind's ``run`` gives
-    for the whole point)."""
+    for the whole point). ``kept(experiment, resolved)``: each block's replicates, given only
+    where a block's raw results are the same bits whatever the point's replicate count, so
+    that a sequential check's later looks compute only their new blocks
+    (:meth:`~workbench.run.experiment.Experiment.kept_blocks`)."""
 
     run: BlockRunner
     finish: BlockFinisher
     count: Callable[[Any, dict], int] = _seeding_blocks
     join: Callable[[Sequence[xr.Dataset]], xr.Dataset] | None = None
+    kept: Callable[[Any, dict], list[range]] | None = None
 
 
 @dataclass(frozen=True)
@@ -372,7 +381,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         validate=_check_held_out_sizes, burn_in=True, user_code=True,
         blocks=Blocks(_held_out_blocks, _finish_held_out)),
     PointKind(GAUSSIAN, lambda value, named: True, _run_gaussian, ".gaussian_judgements",
-              blocks=Blocks(_gaussian_blocks, _finish_gaussian),
+              blocks=Blocks(_gaussian_blocks, _finish_gaussian, kept=seeding_ranges),
               validate=_validate_backend),
 )
 

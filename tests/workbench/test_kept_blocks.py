@@ -1,0 +1,227 @@
+"""Kept replicate blocks (issue 33: "the store keeps blocks, never recomputes them"): a sweep
+that keeps blocks (a sequential check's looks) stores each run of blocks it computes, and a run
+of the same points with more replicates reads them and computes only its new blocks, into
+exactly the Dataset a plain run with that many replicates gives."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from tests.studies.blocks import split_point
+from workbench import experiments
+from workbench.core.parameters import Parameter
+from workbench.run import runner
+from workbench.run.executors import open_workers
+from workbench.run.experiment import Experiment
+from workbench.run.main_job import run_all
+from workbench.store.netcdf import read_netcdf
+from workbench.store.result_store import block_store
+
+BLOCK = 5
+
+
+@pytest.fixture(autouse=True)
+def keep_any_point(monkeypatch):
+    """The points here are small: keep their blocks whatever their work."""
+    monkeypatch.setattr(runner, "KEEP_MIN_WORK", 0)
+
+
+class BlockCoin(Experiment):
+    """Two points of R replicates of N(0, 1) in blocks of five, each replicate drawn from its
+    own seed (so a block is the same numbers whatever R); every call of ``run_blocks`` writes
+    the blocks it computed to ``log`` (a file, so that pool processes report too)."""
+
+    name = "block-coin"
+    parameters = (Parameter("n_replicates", 10, "replicates R"),
+                  Parameter("n_points", 2, "points"),
+                  Parameter("log", "", "where run_blocks writes the blocks it computed"))
+    sweep_dims = ("point",)
+
+    def points(self, config):
+        return [{"point": i} for i in range(config["n_points"])]
+
+    def point_identity(self, config, point):
+        return {k: v for k, v in config.items() if k not in ("log", *point)}
+
+    def work(self, config, point):
+        return config["n_replicates"]
+
+    def _ranges(self, config):
+        n = config["n_replicates"]
+        return [range(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)]
+
+    def replicate_blocks(self, config, point):
+        return len(self._ranges(config))
+
+    def kept_blocks(self, config, point):
+        return self._ranges(config)
+
+    def run_blocks(self, config, point, seed, blocks):
+        with open(config["log"], "a") as log:
+            log.write(json.dumps([point["point"], list(blocks)]) + "\n")
+        rows = np.concatenate([np.arange(r.start, r.stop)
+                               for r in (self._ranges(config)[b] for b in blocks)])
+        draws = [np.random.default_rng([seed, point["point"], int(i)]).standard_normal()
+                 for i in rows]
+        return xr.Dataset({"x": ("replicate", draws), "label": ((), "coin")},
+                          coords={"replicate": rows})
+
+    def finish_point(self, config, point, seed, raw):
+        return xr.Dataset({"x": (("point", "replicate"), [raw["x"].values]),
+                           "mean": (("point",), [raw["x"].values.mean()])},
+                          coords={"point": [point["point"]]})
+
+
+def _run(out, config, processes=1, keep_blocks=True, seed=7, experiment=None):
+    experiment = experiment or BlockCoin()
+    with open_workers(processes=processes) as workers:
+        (outcome,) = run_all([experiment], False, seed, out, workers, figures=False,
+                             judge=False, configs=[config], log=io.StringIO(),
+                             keep_blocks=keep_blocks)
+    assert not outcome.error, outcome.error
+    return outcome
+
+
+def _computed(log) -> dict[int, list[int]]:
+    blocks: dict[int, list[int]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        point, some = json.loads(line)
+        blocks.setdefault(point, []).extend(some)
+    return {point: sorted(some) for point, some in blocks.items()}
+
+
+@pytest.mark.parametrize("processes, n_points", [(1, 2), (2, 2), (2, 1)])
+def test_a_larger_run_reads_the_kept_blocks_and_computes_only_its_new_ones(tmp_path, processes,
+                                                                           n_points):
+    """With one process, and with two (a lone point then splits: its new blocks run as two
+    tasks, and a third finishes it)."""
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+
+    def config(n_replicates):
+        return coin.configure({"n_replicates": n_replicates, "n_points": n_points,
+                               "log": str(log)})
+
+    first = _run(tmp_path / "looks", config(10), processes)
+    assert _computed(log) == {i: [0, 1] for i in range(n_points)}
+    assert first.sweep.kept_blocks == 0
+    log.unlink()
+    larger = _run(tmp_path / "looks", config(20), processes)
+    # blocks 0 and 1 read, not computed
+    assert _computed(log) == {i: [2, 3] for i in range(n_points)}
+    assert larger.sweep.kept_blocks == 2 * n_points
+    assert (f"{2 * n_points} of their replicate blocks kept from an earlier run"
+            in larger.sweep.describe())
+    assert bool(larger.sweep.split) == (n_points < processes)
+    assert larger.sweep.reused_seconds >= 0 and larger.sweep.kept_seconds >= 0
+    plain = _run(tmp_path / "plain", config(20), keep_blocks=False)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "block-coin.nc"),
+                                read_netcdf(tmp_path / "plain" / "block-coin.nc"))
+    # negative control: the identity is not vacuous, another seed's blocks differ
+    other = _run(tmp_path / "other", config(20), keep_blocks=False, seed=8)
+    assert not other.dataset["x"].equals(plain.dataset["x"])
+    # the blocks are kept beside the points, one file a run of blocks a task computed
+    manifest = tmp_path / "looks" / "store" / "block-coin.blocks" / "manifest.jsonl"
+    runs = sorted(tuple(json.loads(line)["replicates"])
+                  for line in manifest.read_text().splitlines())
+    assert set(runs) <= {(0, 5), (5, 10), (0, 10), (10, 15), (15, 20), (10, 20)}
+    assert {rows for rows in runs if rows[0] == 0} and {rows for rows in runs if rows[1] == 20}
+
+
+def test_a_plain_run_keeps_nothing_and_recompute_reads_no_kept_block(tmp_path):
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+    _run(tmp_path, coin.configure({"n_replicates": 10, "log": str(log)}), keep_blocks=False)
+    assert not (tmp_path / "store" / "block-coin.blocks").exists()
+    _run(tmp_path, coin.configure({"n_replicates": 10, "log": str(log)}))  # points stored
+    log.unlink(missing_ok=True)
+    with open_workers(processes=1) as workers:
+        run_all([coin], False, 7, tmp_path, workers, figures=False, judge=False,
+                configs=[coin.configure({"n_replicates": 15, "log": str(log)})],
+                log=io.StringIO(), keep_blocks=True, recompute=True)
+    assert _computed(log) == {0: [0, 1, 2], 1: [0, 1, 2]}
+
+
+def test_a_corrupt_kept_run_is_set_aside_and_its_blocks_computed_again(tmp_path, capsys):
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+    _run(tmp_path / "looks", coin.configure({"n_replicates": 10, "log": str(log)}))
+    kept = block_store(tmp_path / "looks" / "store", coin.name)
+    (entry,) = [e for e in kept.manifest().values() if e["point"] == {"point": 1}]
+    path = kept.path(entry["key"])
+    damaged = bytearray(path.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    path.write_bytes(bytes(damaged))
+    log.unlink()
+    larger = _run(tmp_path / "looks", coin.configure({"n_replicates": 20, "log": str(log)}))
+    assert "kept replicate blocks of point point=1 of block-coin are corrupt" in (
+        capsys.readouterr().err)
+    assert _computed(log) == {0: [2, 3], 1: [0, 1, 2, 3]}
+    assert larger.sweep.kept_blocks == 2
+    plain = _run(tmp_path / "plain", coin.configure({"n_replicates": 20, "log": str(log)}),
+                 keep_blocks=False)
+    xr.testing.assert_identical(larger.dataset.drop_attrs(), plain.dataset.drop_attrs())
+
+
+def test_the_gaussian_mean_and_its_designs_keep_their_blocks_bit_for_bit(tmp_path):
+    """stale-gaussian's sweep points and bound-design points: a run with twice the replicates
+    after a kept run reads every earlier block, and stores what a plain run stores (the larger
+    run on two processes); a design's point now splits into its blocks too."""
+    stale = experiments.get("stale-gaussian")
+    small = {"n_replicates": 20, "replicate_block": 10, "base_iterations": 40,
+             "rate_iterations": [100, 200], "envelope_iterations": [100, 200],
+             "n_checkpoints": 4}
+    first = stale.configure(small, quick=True)
+    points = stale.points(first)
+    designs = [p for p in points if stale.design_of(p) is not None]
+    assert designs and all(stale.kept_blocks(first, p) == [range(0, 10), range(10, 20)]
+                           for p in points)
+    _run(tmp_path / "looks", first, experiment=stale)
+    _run(tmp_path / "plain-first", first, keep_blocks=False, experiment=stale)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "stale-gaussian.nc"),
+                                read_netcdf(tmp_path / "plain-first" / "stale-gaussian.nc"))
+    doubled = stale.configure({**small, "n_replicates": 40}, quick=True)
+    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=stale)
+    assert larger.sweep.kept_blocks == 2 * len(points)
+    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=stale)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "stale-gaussian.nc"),
+                                read_netcdf(tmp_path / "plain" / "stale-gaussian.nc"))
+    # a design's point run as two tasks is the whole point; another seed's is not
+    for design in designs[-1:]:
+        whole = stale.run_point(doubled, design, 7)
+        xr.testing.assert_identical(split_point(stale, doubled, design, 7, [[0, 1], [2, 3]]),
+                                    whole)
+        assert not split_point(stale, doubled, design, 8, [[0], [1, 2, 3]]).equals(whole)
+
+
+def test_a_look_is_predicted_less_the_kept_blocks_it_reads(tmp_path):
+    """The next look reads this look's kept blocks: its predicted time is this look's scaled
+    by the replicates, less their compute seconds."""
+    from bounds.sequential import Look
+    from workbench.run.until_decided import Track
+
+    coin = BlockCoin()
+    config = coin.configure({"n_replicates": 10, "log": str(tmp_path / "log")})
+    outcome = _run(tmp_path, config)
+    track = Track(coin, {}, config, False)
+    track.absorb(outcome, Look(1))
+    assert track.reusable == pytest.approx(outcome.sweep.kept_seconds) and track.reusable > 0
+    assert track.predicted(3) == pytest.approx(4 * track.seconds - track.reusable)
+
+
+def test_a_point_with_less_work_than_the_keeping_costs_keeps_no_block(tmp_path, monkeypatch):
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+    monkeypatch.setattr(runner, "KEEP_MIN_WORK", 15)  # BlockCoin's work: its replicates
+    _run(tmp_path, coin.configure({"n_replicates": 10, "log": str(log)}))
+    assert not (tmp_path / "store" / "block-coin.blocks").exists()
+    _run(tmp_path, coin.configure({"n_replicates": 20, "log": str(log)}))
+    log.unlink()
+    larger = _run(tmp_path, coin.configure({"n_replicates": 40, "log": str(log)}))
+    assert _computed(log) == {0: [4, 5, 6, 7], 1: [4, 5, 6, 7]}
+    assert larger.sweep.kept_blocks == 8
