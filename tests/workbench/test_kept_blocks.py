@@ -27,8 +27,8 @@ BLOCK = 5
 
 @pytest.fixture(autouse=True)
 def keep_any_point(monkeypatch):
-    """The points here are small: keep their blocks whatever their work."""
-    monkeypatch.setattr(runner, "KEEP_MIN_WORK", 0)
+    """The points here are fast: keep their blocks however short their computation."""
+    monkeypatch.setattr(runner, "KEEP_MIN_SECONDS", 0.0)
 
 
 class BlockCoin(Experiment):
@@ -214,14 +214,43 @@ def test_a_look_is_predicted_less_the_kept_blocks_it_reads(tmp_path):
     assert track.predicted(3) == pytest.approx(4 * track.seconds - track.reusable)
 
 
-def test_a_point_with_less_work_than_the_keeping_costs_keeps_no_block(tmp_path, monkeypatch):
+def test_blocks_computed_faster_than_keeping_them_costs_are_not_kept(tmp_path, monkeypatch):
     log = tmp_path / "computed.jsonl"
     coin = BlockCoin()
-    monkeypatch.setattr(runner, "KEEP_MIN_WORK", 15)  # BlockCoin's work: its replicates
-    _run(tmp_path, coin.configure({"n_replicates": 10, "log": str(log)}))
+    monkeypatch.setattr(runner, "KEEP_MIN_SECONDS", 60.0)  # BlockCoin's blocks take less
+    _run(tmp_path, coin.configure({"n_replicates": 10, "log": str(log)}), processes=2)
     assert not (tmp_path / "store" / "block-coin.blocks").exists()
-    _run(tmp_path, coin.configure({"n_replicates": 20, "log": str(log)}))
+    monkeypatch.setattr(runner, "KEEP_MIN_SECONDS", 0.0)
+    _run(tmp_path, coin.configure({"n_replicates": 20, "log": str(log)}), processes=2)
     log.unlink()
     larger = _run(tmp_path, coin.configure({"n_replicates": 40, "log": str(log)}))
     assert _computed(log) == {0: [4, 5, 6, 7], 1: [4, 5, 6, 7]}
     assert larger.sweep.kept_blocks == 8
+
+
+def test_logistic_regressions_blocks_are_kept_bit_for_bit_and_networks_are_not(tmp_path):
+    """A held-out point keeps its blocks where they do not depend on the replicate count:
+    logistic regression (one draw of starts for all replicates), not a network (starts drawn
+    layer by layer) nor an averaged prediction (scored in draw blocks sized by the count)."""
+    speedup = experiments.get("stale-blr-speedup")
+    small = {"n_replicates": 12, "replicate_block": 6, "n_iterations": 300,
+             "n_evaluations": 30, "workers": [1, 2, 4]}
+    first = speedup.configure(small, quick=True)
+    assert [speedup.kept_blocks(first, p) for p in speedup.points(first)] == [
+        [range(0, 6), range(6, 12)]] * 3
+    network = experiments.get("stale-nn-workers")
+    averaged = experiments.get("protocols-networks")
+    for other in (network, averaged):
+        config = other.configure(quick=True)
+        assert all(other.kept_blocks(config, p) is None for p in other.points(config))
+    multi = experiments.get("multi-server")
+    config = multi.configure(quick=True)
+    assert {p["part"] for p in multi.points(config)
+            if multi.kept_blocks(config, p) is not None} == {"logistic"}
+    _run(tmp_path / "looks", first, experiment=speedup)
+    doubled = speedup.configure({**small, "n_replicates": 24}, quick=True)
+    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=speedup)
+    assert larger.sweep.kept_blocks == 2 * 3
+    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=speedup)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "stale-blr-speedup.nc"),
+                                read_netcdf(tmp_path / "plain" / "stale-blr-speedup.nc"))

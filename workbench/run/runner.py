@@ -13,8 +13,7 @@ pool and a Dask cluster give identical Datasets. The runner
    taken when its first task is about to be submitted: a point another process holds is
    left to it, and one stored meanwhile is read instead of computed;
    A sweep that keeps blocks (``keep_blocks``: a sequential check's looks) runs a point whose
-   blocks give the same bits whatever its replicate count, and whose work is large enough to
-   be worth keeping (:data:`KEEP_MIN_WORK`), as blocks, reads those of its
+   blocks give the same bits whatever its replicate count as blocks, reads those of its
    blocks the store keeps (:func:`workbench.store.result_store.block_store`) and computes
    only the others, keeping each new block the moment it is back;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
@@ -69,11 +68,10 @@ __all__ = ["MAX_SEED", "PointsLost", "SweepRequest", "SweepResult", "run_experim
            "run_sweep", "run_sweeps"]
 
 MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
-#: the least work (replicate-updates) of a point whose blocks are kept: a smaller point is
-#: computed again sooner than its blocks are written and read back (about 55 ms a point on
-#: the 2-core reference machine, where the engine runs 10-15 million updates a second on the
-#: Gaussian mean; ``benchmarks/kept_blocks.py``)
-KEEP_MIN_WORK = 2_000_000
+#: the least compute seconds of a run of blocks that is kept: a run computed faster is
+#: computed again sooner than it is written and read back (about 55 ms a point on the 2-core
+#: reference machine; ``benchmarks/kept_blocks.py``)
+KEEP_MIN_SECONDS = 0.1
 STORE_ATTRS = ("store_key", "store_identity")
 
 
@@ -267,11 +265,11 @@ class _Sweep:
         return TaskBatch(request.experiment, request.config, self.seed, self.points, indices,
                          workers.n_workers, self.sink, self._complete, stored_as,
                          self._claim if request.store is not None and claim else None,
-                         kept=self._kept(indices), keep=self._keep)
+                         kept=self._kept(indices), keep=self._keep,
+                         keep_min_seconds=KEEP_MIN_SECONDS)
 
     def _kept(self, indices: list[int]) -> dict[int, KeptBlocks]:
-        """The points among ``indices`` whose blocks this sweep keeps (step 2: those with at
-        least :data:`KEEP_MIN_WORK` of work), with the runs
+        """The points among ``indices`` whose blocks this sweep keeps (step 2), with the runs
         of their blocks the store holds (from the first block on, the longest stored run that
         starts where the last one stopped); a corrupt run is reported, moved aside and
         computed again."""
@@ -290,7 +288,7 @@ class _Sweep:
         kept = {}
         for i in indices:
             ranges = experiment.kept_blocks(config, self.points[i])
-            if ranges is None or experiment.work(config, self.points[i]) < KEEP_MIN_WORK:
+            if ranges is None:
                 continue
 
             def stored_as(rows: range, point=self.points[i]) -> tuple[str, dict]:

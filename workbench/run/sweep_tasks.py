@@ -17,7 +17,8 @@ docstring); this module computes them (steps 2 and 3):
   :meth:`~workbench.run.experiment.Experiment.kept_blocks`) always runs as blocks: the runs
   of consecutive blocks found stored are not computed again (:class:`KeptBlocks`), and each
   run of consecutive blocks a task computes is cut from its raw results and encoded by the
-  worker, and kept by the sweep the moment it is back (one stored file a run, not a block).
+  worker, and kept by the sweep the moment it is back (one stored file a run, not a block),
+  unless it was computed faster than it would be written and read back.
   A point that is not split is finished by the task that computes its missing blocks, with
   the blocks found stored sent along.
 - A :class:`TaskLoop` keeps a bounded number of tasks in flight on one executor, for one or
@@ -80,10 +81,11 @@ class Task:
 
 @dataclass(frozen=True)
 class KeptRun:
-    """A run of consecutive kept blocks just computed: the bytes the store keeps, and its raw
-    results (None when its task finished the point, which needs them no more)."""
+    """A run of consecutive kept blocks just computed: the bytes the store keeps (None: it was
+    computed too fast to be worth keeping), and its raw results (None when its task finished
+    the point, which needs them no more)."""
 
-    content: bytes
+    content: bytes | None
     raw: xr.Dataset | None
 
 
@@ -164,13 +166,15 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
               blocks: tuple[int, ...] | None, sink,
               memory_budget: int | None = None,
               stored_as: tuple[str, dict] | None = None,
-              kept: list[tuple[range, str, dict]] | None = None,
-              found: dict[int, xr.Dataset] | None = None) -> tuple[Any, float]:
+              kept: list[tuple[int, range, str, dict]] | None = None,
+              found: dict[int, xr.Dataset] | None = None,
+              keep_min_seconds: float = 0.0) -> tuple[Any, float]:
     """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
     returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
     identity. Blocks that are kept (``kept``: each run of consecutive blocks' first block,
-    replicates, store key and identity) come back as one :class:`KeptRun` a run, and with
-    ``found`` (the raw results of the point's other blocks, by first block) the point is
+    replicates, store key and identity) come back as one :class:`KeptRun` a run, encoded
+    only if computing it took at least ``keep_min_seconds`` (its share of the blocks' time), and
+    with ``found`` (the raw results of the point's other blocks, by first block) the point is
     finished here too: ``(runs, finished point)``. The seconds returned are the
     computation's, encoding left out."""
     start = time.perf_counter()
@@ -179,6 +183,7 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
             result = experiment.run_point(config, point, seed)
         else:
             result = experiment.run_blocks(config, point, seed, list(blocks))
+        blocks_seconds = time.perf_counter() - start
         if kept is not None:
             # each run's replicates by position, as a slice: a selection by an index array
             # would lay the values out otherwise, and sums over them round otherwise
@@ -195,9 +200,11 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
         return _stored_form(result, stored_as), seconds
     if kept is None:
         return result, seconds
-    runs = [KeptRun(stamped_bytes(key, identity, pieces[first]),
+    replicates = sum(len(rows) for _, rows, _, _ in kept)
+    runs = [KeptRun(stamped_bytes(key, identity, pieces[first])
+                    if blocks_seconds * len(rows) / replicates >= keep_min_seconds else None,
                     None if found is not None else pieces[first])
-            for first, _, key, identity in kept]
+            for first, rows, key, identity in kept]
     return (runs, None if finished is None else _stored_form(finished, stored_as)), seconds
 
 
@@ -238,7 +245,7 @@ class TaskBatch:
     ``claim(i)``, if given, is called before point ``i``'s first task is submitted: false drops
     the point and its tasks (module docstring). ``kept``: the points whose blocks are kept
     (:class:`KeptBlocks`); ``keep(key, identity, content, seconds)`` is called for every run of
-    their blocks computed here, with the bytes to store."""
+    their blocks computed here in at least ``keep_min_seconds``, with the bytes to store."""
 
     def __init__(self, experiment: Experiment, config: dict, seed: int, points: list[dict],
                  todo: list[int], n_workers: int, sink,
@@ -246,11 +253,12 @@ class TaskBatch:
                  stored_as: list[tuple[str, dict]] | None,
                  claim: Callable[[int], bool] | None = None,
                  kept: dict[int, KeptBlocks] | None = None,
-                 keep: Callable[[str, dict, bytes, float], None] | None = None):
+                 keep: Callable[[str, dict, bytes, float], None] | None = None,
+                 keep_min_seconds: float = 0.0):
         self.experiment, self.config, self.seed, self.points = experiment, config, seed, points
         self.sink, self.complete, self.stored_as = sink, complete, stored_as
         self.claim = claim
-        self.kept, self.keep = kept or {}, keep
+        self.kept, self.keep, self.keep_min_seconds = kept or {}, keep, keep_min_seconds
         self.begun: set[int] = set()
         self.dropped: set[int] = set()
         self.planned = self._plan(todo, n_workers)
@@ -337,7 +345,8 @@ class TaskBatch:
             found = self.kept[task.point].found if task.finishes else None
         return workers.executor.submit(_run_task, self.experiment, self.config, point,
                                        self.seed, task.blocks, self.sink,
-                                       workers.memory_budget, stored, kept, found)
+                                       workers.memory_budget, stored, kept, found,
+                                       self.keep_min_seconds)
 
     def accept(self, task: Task, value, elapsed: float) -> bool:
         """Take a task's result; whether its point is now finished."""
@@ -355,7 +364,7 @@ class TaskBatch:
                 if run.raw is not None:
                     self.partial[task.point][first] = run.raw
                 try:
-                    if self.keep is not None:
+                    if self.keep is not None and run.content is not None:
                         self.keep(key, identity, run.content, elapsed * len(rows) / replicates)
                 except Exception as error:  # noqa: BLE001 - raised by raise_failures
                     self.error = self.error or error

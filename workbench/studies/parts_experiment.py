@@ -111,6 +111,9 @@ class PartsExperiment(Experiment):
     def replicate_blocks(self, config, point):
         return self._part("replicate_blocks", config, point)
 
+    def kept_blocks(self, config, point):
+        return self._part("kept_blocks", config, point)
+
     def run_blocks(self, config, point, seed, blocks):
         return self._part("run_blocks", config, point, seed, blocks)
 

@@ -30,6 +30,7 @@ from workbench.studies.schema import (
     GAUSSIAN,
     HELD_OUT,
     LDA,
+    LOGISTIC,
     PAIRED_PROTOCOL,
     PAIRED_UNUSED,
     POOLED,
@@ -86,6 +87,17 @@ def _seeding_blocks(experiment, resolved: dict) -> int:
     return len(seeding_ranges(experiment, resolved))
 
 
+def _logistic_ranges(experiment, resolved: dict) -> list[range] | None:
+    """A held-out point's blocks where they are the same bits whatever its replicate count:
+    logistic regression's, whose starts are one draw for all the point's replicates (the first
+    rows of a larger draw), unless an averaged prediction is scored (in draw blocks sized by
+    the replicate count). A network's starts are drawn layer by layer, so its blocks depend on
+    the count (:func:`workbench.systems.asynchronous.models.initial_positions`)."""
+    if resolved["model"] != LOGISTIC or resolved.get("averaged_prediction"):
+        return None
+    return seeding_ranges(experiment, resolved)
+
+
 @dataclass(frozen=True)
 class Blocks:
     """How a kind's point runs as independently seeded blocks that separate tasks may run:
@@ -97,15 +109,15 @@ class Blocks:
     order (None: along ``replicate``, :meth:`~workbench.run.experiment.Experiment.
     merge_blocks`); ``finish`` makes the point of all of them (what the kind's ``run`` gives
     for the whole point). ``kept(experiment, resolved)``: each block's replicates, given only
-    where a block's raw results are the same bits whatever the point's replicate count, so
-    that a sequential check's later looks compute only their new blocks
-    (:meth:`~workbench.run.experiment.Experiment.kept_blocks`)."""
+    where a block's raw results are the same bits whatever the point's replicate count (None
+    at a point where they are not), so that a sequential check's later looks compute only
+    their new blocks (:meth:`~workbench.run.experiment.Experiment.kept_blocks`)."""
 
     run: BlockRunner
     finish: BlockFinisher
     count: Callable[[Any, dict], int] = _seeding_blocks
     join: Callable[[Sequence[xr.Dataset]], xr.Dataset] | None = None
-    kept: Callable[[Any, dict], list[range]] | None = None
+    kept: Callable[[Any, dict], list[range] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -379,7 +391,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         _zipped(".held_out_point", lambda e: e.code_directory(), lambda e: e.with_reference()),
         ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
         validate=_check_held_out_sizes, burn_in=True, user_code=True,
-        blocks=Blocks(_held_out_blocks, _finish_held_out)),
+        blocks=Blocks(_held_out_blocks, _finish_held_out, kept=_logistic_ranges)),
     PointKind(GAUSSIAN, lambda value, named: True, _run_gaussian, ".gaussian_judgements",
               blocks=Blocks(_gaussian_blocks, _finish_gaussian, kept=seeding_ranges),
               validate=_validate_backend),
