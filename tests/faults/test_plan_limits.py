@@ -99,7 +99,7 @@ def test_a_large_accepted_plan_says_its_size_before_it_starts(tmp_path, capsys):
     with plan_limits(Limits()):
         check_arguments(args)
     line = one_error_line(capsys)
-    assert line.startswith("stale-gaussian: plan of 21 points, 15,900,000,000 replicate-updates")
+    assert line.startswith("stale-gaussian: plan of 21 points, 47,900,000,000 replicate-updates")
     args.quiet = True
     with plan_limits(Limits()):
         check_arguments(args)

@@ -174,8 +174,9 @@ def test_the_gaussian_mean_and_its_designs_keep_their_blocks_bit_for_bit(tmp_pat
     run on two processes); a design's point now splits into its blocks too."""
     stale = experiments.get("stale-gaussian")
     small = {"n_replicates": 20, "replicate_block": 10, "base_iterations": 40,
-             "rate_iterations": [100, 200], "envelope_iterations": [100, 200],
-             "n_checkpoints": 4}
+             "staleness": [1, 2, 5], "rate_staleness": [2, 8], "rate_iterations": [100, 200],
+             "envelope_staleness": [1, 2], "envelope_relative_step": [0.05, 0.1],
+             "envelope_iterations": [100, 200], "n_checkpoints": 4}
     first = stale.configure(small, quick=True)
     points = stale.points(first)
     designs = [p for p in points if stale.design_of(p) is not None]

@@ -15,7 +15,8 @@ pool and a Dask cluster give identical Datasets. The runner
    A sweep that keeps blocks (``keep_blocks``: a sequential check's looks) runs a point whose
    blocks give the same bits whatever its replicate count as blocks, reads those of its
    blocks the store keeps (:func:`workbench.store.result_store.block_store`) and computes
-   only the others, keeping each new block the moment it is back;
+   only the others, keeping each new run of blocks that took at least
+   :data:`KEEP_MIN_SECONDS` to compute the moment it is back;
 3. finishes a split point (``finish_point`` over its merged blocks) as soon as its last block
    is in, stores each point the moment it is complete (the worker that computed it also
    encodes it as netCDF, :func:`workbench.store.result_store.encode_point`; the parent writes the
@@ -270,17 +271,15 @@ class _Sweep:
 
     def _kept(self, indices: list[int]) -> dict[int, KeptBlocks]:
         """The points among ``indices`` whose blocks this sweep keeps (step 2), with the runs
-        of their blocks the store holds (from the first block on, the longest stored run that
-        starts where the last one stopped); a corrupt run is reported, moved aside and
-        computed again."""
+        of their blocks the store holds (:meth:`_found`)."""
         request = self.request
         if request.store is None or not request.keep_blocks:
             return {}
         experiment, config = request.experiment, request.config
         self.blocks = block_store(request.store.root, experiment.name)
         self.blocks.warnings = request.store.warnings
-        stored: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (point, seed) -> rows
         entries = {} if request.recompute else self.blocks.manifest()
+        stored: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (point, seed) -> runs
         for entry in entries.values():
             if "replicates" in entry:
                 stored.setdefault((canonical_json(entry["point"]), entry["seed"]), []).append(
@@ -295,23 +294,32 @@ class _Sweep:
                 identity = block_identity(experiment, config, point, self.seed, rows)
                 return store_key(identity), identity
 
-            first_of = {rows.start: b for b, rows in enumerate(ranges)}
-            stop_of = {rows.stop: b + 1 for b, rows in enumerate(ranges)}
-            runs = sorted((first_of[a], stop_of[b]) for a, b in stored.get(
-                (canonical_json(self.points[i]), self.seed), []) if a in first_of and b in stop_of)
-            found, stops, first = {}, {}, 0
-            for start, stop in sorted(runs, key=lambda run: (run[0], -run[1])):
-                if start != first:
-                    continue
-                key, _ = stored_as(range(ranges[start].start, ranges[stop - 1].stop))
-                if key in entries and (raw := self._kept_run(key, entries[key], i)) is not None:
-                    found[start], stops[start], first = raw, stop, stop
-                    seconds = float(entries[key].get("compute_seconds", 0))
-                    self.report.kept_blocks += stop - start
-                    self.report.reused_seconds += seconds
-                    self.report.kept_seconds += seconds
-            kept[i] = KeptBlocks(list(ranges), found, stops, stored_as)
+            runs = stored.get((canonical_json(self.points[i]), self.seed), [])
+            kept[i] = KeptBlocks(list(ranges), {}, {}, stored_as)
+            self._found(i, kept[i], runs, entries)
         return kept
+
+    def _found(self, i: int, blocks: KeptBlocks, runs: list[tuple[int, int]],
+               entries: dict) -> None:
+        """Fill ``blocks.found`` with the stored runs (``runs``: their replicates) of point
+        ``i``'s blocks: from the first block on, the longest run that starts where the last
+        one stopped; a corrupt run is reported, moved aside and computed again."""
+        first_of = {rows.start: b for b, rows in enumerate(blocks.ranges)}
+        stop_of = {rows.stop: b + 1 for b, rows in enumerate(blocks.ranges)}
+        first = 0
+        for start, stop in sorted(((first_of[a], stop_of[b]) for a, b in runs
+                                   if a in first_of and b in stop_of),
+                                  key=lambda run: (run[0], -run[1])):
+            if start != first:
+                continue
+            key, _ = blocks.stored_as(range(blocks.ranges[start].start,
+                                            blocks.ranges[stop - 1].stop))
+            if key in entries and (raw := self._kept_run(key, entries[key], i)) is not None:
+                blocks.found[start], blocks.stops[start], first = raw, stop, stop
+                seconds = float(entries[key].get("compute_seconds", 0))
+                self.report.kept_blocks += stop - start
+                self.report.reused_seconds += seconds
+                self.report.kept_seconds += seconds
 
     def _kept_run(self, key: str, entry: dict, i: int) -> xr.Dataset | None:
         """A stored run of point ``i``'s blocks, or None if it is corrupt (then moved aside,

@@ -82,12 +82,13 @@ class Task:
 @dataclass(frozen=True)
 class KeptRun:
     """A run of consecutive kept blocks just computed: the bytes the store keeps (None: it was
-    computed too fast to be worth keeping), and its raw results (None when its task finished
-    the point, which needs them no more)."""
+    computed too fast to be worth keeping), its raw results (None when its task finished the
+    point, which needs them no more), and the seconds computing it took (its replicates' share
+    of its task's)."""
 
     content: bytes | None
     raw: xr.Dataset | None
-
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -201,10 +202,10 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
     if kept is None:
         return result, seconds
     replicates = sum(len(rows) for _, rows, _, _ in kept)
-    runs = [KeptRun(stamped_bytes(key, identity, pieces[first])
-                    if blocks_seconds * len(rows) / replicates >= keep_min_seconds else None,
-                    None if found is not None else pieces[first])
-            for first, rows, key, identity in kept]
+    shares = [blocks_seconds * len(rows) / replicates for _, rows, _, _ in kept]
+    runs = [KeptRun(stamped_bytes(key, identity, pieces[first]) if share >= keep_min_seconds
+                    else None, None if found is not None else pieces[first], share)
+            for (first, _, key, identity), share in zip(kept, shares, strict=True)]
     return (runs, None if finished is None else _stored_form(finished, stored_as)), seconds
 
 
@@ -359,13 +360,12 @@ class TaskBatch:
         if task.point in self.kept:
             runs, finished = value
             described = self.kept[task.point].runs(task.blocks)
-            replicates = sum(len(rows) for _, rows, _, _ in described)
-            for (first, rows, key, identity), run in zip(described, runs, strict=True):
+            for (first, _, key, identity), run in zip(described, runs, strict=True):
                 if run.raw is not None:
                     self.partial[task.point][first] = run.raw
                 try:
                     if self.keep is not None and run.content is not None:
-                        self.keep(key, identity, run.content, elapsed * len(rows) / replicates)
+                        self.keep(key, identity, run.content, run.seconds)
                 except Exception as error:  # noqa: BLE001 - raised by raise_failures
                     self.error = self.error or error
             if task.finishes:
