@@ -70,9 +70,10 @@ __all__ = ["MAX_SEED", "PointsLost", "SweepRequest", "SweepResult", "run_experim
 
 MAX_SEED = 2**63 - 1  # every result stores its seed as a netCDF int64 attribute
 #: the least compute seconds of a run of blocks that is kept: a run computed faster is
-#: computed again sooner than it is written and read back (about 55 ms a point on the 2-core
-#: reference machine; ``benchmarks/kept_blocks.py``)
-KEEP_MIN_SECONDS = 0.1
+#: computed again about as soon as it is written, read back before the next look's tasks
+#: start and sent to a worker (about 55 ms a point on the 2-core reference machine; at 0.1 s
+#: stale-gaussian's quick looks took 1.07 times as long kept; ``benchmarks/kept_blocks.py``)
+KEEP_MIN_SECONDS = 0.25
 STORE_ATTRS = ("store_key", "store_identity")
 
 
