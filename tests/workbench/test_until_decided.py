@@ -15,7 +15,7 @@ from workbench.core.parameters import Parameter
 from workbench.run.executors import open_workers
 from workbench.run.experiment import Experiment
 from workbench.run.main_job import run_all
-from workbench.run.until_decided import replicate_keys, until_decided
+from workbench.run.until_decided import replicate_keys, until_decided, why_undecided
 from workbench.store.netcdf import read_netcdf
 
 
@@ -200,6 +200,14 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
     assert _next_looks([slow, fast], 1000.0, 2) == {slow: 2, fast: 2}  # max_looks
     # the slow one's deciding look (3 times 10 s) does not fit in 15 s: not grown at all
     assert _next_looks([slow, fast], 15.0, None) == {fast: 4}
+    # 1.5 times (2.25 with the stricter values: two looks on), 40 s + 4 s in 21 s: the slow
+    # one goes one look down, 20 s + 4 s still do not fit, so it is left out and says why
+    slow, fast = _wanting(10.0, 1.5), _wanting(1.0, 1.5)
+    assert _next_looks([slow, fast], 21.0, None) == {fast: 3}
+    why = why_undecided(next(iter(slow.undecided.values())), slow)
+    assert why.startswith("look 2 (about 20 s) did not fit beside the other experiments' looks "
+                          "in the 21 s left at look 1"), why
+    assert not fast.stopped
 
 
 def _wanting(seconds: float, factor: float, checks: int = 1):

@@ -319,7 +319,8 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
     docstring): at most :data:`MOST_LOOKS_AHEAD` looks on, and fewer until their predicted
     times fit together in ``left`` seconds, the look that promises the fewest decisions per
     second going one look down first (:meth:`Track.promised`; of equal ones, the most
-    expensive); an experiment one look on that still does not fit waits no more."""
+    expensive); an experiment one look on that still does not fit waits no more, and its
+    undecided checks say so."""
     plan: dict[Track, int] = {}
     for track in ran:
         track.budget_left = left
@@ -336,6 +337,9 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
         if plan[track] > track.look + 1:
             plan[track] -= 1
         else:
+            track.stopped = (f"look {plan[track]} (about {track.predicted(plan[track]):.0f} s) "
+                             f"did not fit beside the other experiments' looks in the "
+                             f"{max(left, 0):.0f} s left")
             del plan[track]
     for track, look in list(plan.items()):
         try:
