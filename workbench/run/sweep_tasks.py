@@ -260,6 +260,8 @@ class TaskBatch:
         self.sink, self.complete, self.stored_as = sink, complete, stored_as
         self.claim = claim
         self.kept, self.keep, self.keep_min_seconds = kept or {}, keep, keep_min_seconds
+        # the runs of kept blocks each task in flight computes (KeptBlocks.runs), by task
+        self.described: dict[Task, list[tuple[int, range, str, dict]]] = {}
         self.begun: set[int] = set()
         self.dropped: set[int] = set()
         self.planned = self._plan(todo, n_workers)
@@ -342,7 +344,7 @@ class TaskBatch:
                                            self.seed, raws, workers.memory_budget, stored)
         kept = found = None
         if task.point in self.kept:
-            kept = self.kept[task.point].runs(task.blocks)
+            kept = self.described[task] = self.kept[task.point].runs(task.blocks)
             found = self.kept[task.point].found if task.finishes else None
         return workers.executor.submit(_run_task, self.experiment, self.config, point,
                                        self.seed, task.blocks, self.sink,
@@ -359,7 +361,7 @@ class TaskBatch:
             return True
         if task.point in self.kept:
             runs, finished = value
-            described = self.kept[task.point].runs(task.blocks)
+            described = self.described.pop(task)
             for (first, _, key, identity), run in zip(described, runs, strict=True):
                 if run.raw is not None:
                     self.partial[task.point][first] = run.raw

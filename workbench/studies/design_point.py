@@ -17,7 +17,6 @@ import numpy as np
 import xarray as xr
 
 from bounds.expressions import evaluate
-from workbench.engine.replay_setup import replicate_blocks
 from workbench.studies import gaussian_point
 from workbench.studies.designs import ITERATIONS, POSTERIOR_VARIANCE, Design
 from workbench.studies.gaussian_point import make_model
@@ -51,14 +50,6 @@ def _plan(experiment: str, design: Design, config: dict, point: dict,
     checkpoints."""
     counts = read_out(design, config, point)
     return counts[-1], step_size(experiment, design, config, seed), np.array(counts)
-
-
-def run(experiment: str, design: Design, config: dict, point: dict, seed) -> xr.Dataset:
-    """One point of a design at its resolved configuration (module docstring): all its
-    replicate blocks, finished."""
-    blocks = range(len(replicate_blocks(config["n_replicates"], config["replicate_block"])))
-    return finish(experiment, design, config, point, seed,
-                  run_blocks(experiment, design, config, point, seed, blocks))
 
 
 def run_blocks(experiment: str, design: Design, config: dict, point: dict, seed,

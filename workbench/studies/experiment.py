@@ -295,12 +295,8 @@ class StudyExperiment(Experiment):
         return blocks.kept(self, self.resolve(config, point))
 
     def run_point(self, config, point, seed):
-        design = self.design_of(point)
-        if design is not None:
-            from workbench.studies import design_point
-
-            return design_point.run(self.name, design, self._design_resolved(config, point),
-                                    point, seed)
+        if self.design_of(point) is not None:  # its blocks, finished (run_blocks, finish_point)
+            return super().run_point(config, point, seed)
         if _on_step_grid(point):
             from workbench.studies import step_grid_point
 
