@@ -191,7 +191,7 @@ def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
                           "at look 1 (n_replicates = 10): about ")
 
 
-def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_looks_on():
+def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_looks_on_or_waits():
     from workbench.run.until_decided import _next_looks
 
     slow, fast = _wanting(10.0, 3.0), _wanting(1.0, 3.0)  # 4.5 times: three looks on
@@ -207,7 +207,16 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
     why = why_undecided(next(iter(slow.undecided.values())), slow)
     assert why.startswith("look 2 (about 20 s) did not fit beside the other experiments' looks "
                           "in the 21 s left at look 1"), why
-    assert not fast.stopped
+    assert not fast.stopped and not slow.stopped  # the slow one waits, it is not stopped
+    # the next round plans it again: with the fast one decided, its look 2 fits in 30 s
+    fast.undecided = {}
+    assert _next_looks([slow, fast], 30.0, None) == {slow: 2}
+    assert not slow.waiting
+    # and if no later round has room for it, its checks say which look did not fit
+    assert _next_looks([slow, fast], 12.0, None) == {}
+    assert why_undecided(next(iter(slow.undecided.values())), slow).startswith(
+        "at look 1 (n_replicates = 10), about 1.5 times the replicates would decide it: a look "
+        "of about 20 s, more than the 12 s left")
 
 
 def _wanting(seconds: float, factor: float, checks: int = 1):

@@ -21,7 +21,10 @@ left, two looks on), with :data:`STRICTER` for the stricter critical values of l
 most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks do not fit together in
 what is left of the budget, they go fewer looks on one at a time, first the look that promises
 the fewest decisions per second (the undecided checks whose factor its replicates cover, over
-its predicted time; of equal ones, the most expensive). Only checks whose deciding look (the
+its predicted time; of equal ones, the most expensive). An experiment whose next look does not
+fit beside the others' even one look on waits: every later round plans it again with the
+others (its look may fit once they are decided), and if the budget ends first its undecided
+checks say which look did not fit in what was left. Only checks whose deciding look (the
 first with at least their factor times the replicates) is predicted to fit in what is left of
 the budget count: a look towards checks that no look within the budget could decide would spend
 it for nothing, so an experiment with none left stops, and the final table gives the predicted
@@ -116,6 +119,7 @@ class Track:
     seconds: float = 0.0
     total_seconds: float = 0.0
     stopped: str = ""
+    waiting: str = ""  # why the last round left out its next look (it may run in a later one)
     ceiling: int | None = None
     reusable: float = 0.0  # seconds of the last look's kept blocks, which a later look reads
     references_grow: bool = False
@@ -261,7 +265,7 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
         return (f"at look {track.look} ({_replicates(track)}), {wants}: a look of about "
                 f"{track.deciding_seconds(factor):.0f} s, more than the "
                 f"{max(track.budget_left, 0):.0f} s left of the budget{near}")
-    stop = track.stopped or "the budget ran out"
+    stop = track.stopped or track.waiting or "the budget ran out"
     return f"{stop} at look {track.look} ({_replicates(track)}): {wants}{near}"
 
 
@@ -297,7 +301,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
             track.absorb(outcome, Look(plan[track]), workers.n_workers)
         took = time.perf_counter() - round_started
         left = budget - (time.perf_counter() - started)
-        plan = _next_looks(running, left, max_looks)
+        plan = _next_looks(tracks, left, max_looks)
         decided = sum(len(t.decided) for t in tracks)
         total = sum(len(t.order) for t in tracks)
         print(f"round {rounds}: {decided} of {total} checks decided; {took:.1f} s, "
@@ -314,16 +318,16 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
     return results, undecided
 
 
-def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
-    """The next look of every experiment of the last round that wants more (module
-    docstring): at most :data:`MOST_LOOKS_AHEAD` looks on, and fewer until their predicted
-    times fit together in ``left`` seconds, the look that promises the fewest decisions per
-    second going one look down first (:meth:`Track.promised`; of equal ones, the most
-    expensive); an experiment one look on that still does not fit waits no more, and its
-    undecided checks say so."""
+def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
+    """The next look of every experiment that wants more (module docstring): at most
+    :data:`MOST_LOOKS_AHEAD` looks on, and fewer until their predicted times fit together in
+    ``left`` seconds, the look that promises the fewest decisions per second going one look
+    down first (:meth:`Track.promised`; of equal ones, the most expensive); an experiment one
+    look on that still does not fit waits for a later round (:attr:`Track.waiting` says
+    why)."""
     plan: dict[Track, int] = {}
-    for track in ran:
-        track.budget_left = left
+    for track in tracks:
+        track.budget_left, track.waiting = left, ""
         wanted = track.wanted()
         if not wanted:
             continue
@@ -337,7 +341,7 @@ def _next_looks(ran: list[Track], left: float, max_looks: int | None) -> dict[Tr
         if plan[track] > track.look + 1:
             plan[track] -= 1
         else:
-            track.stopped = (f"look {plan[track]} (about {track.predicted(plan[track]):.0f} s) "
+            track.waiting = (f"look {plan[track]} (about {track.predicted(plan[track]):.0f} s) "
                              f"did not fit beside the other experiments' looks in the "
                              f"{max(left, 0):.0f} s left")
             del plan[track]
