@@ -50,7 +50,7 @@ def test_the_shift_register_passes_compile_once_for_any_staleness_array():
     assert len(shift_register.backward_pass.signatures) == 1
 
 
-def test_the_sharded_scan_compiles_once_for_read_only_and_strided_maps():
+def test_the_sharded_recursion_compiles_once_for_read_only_strided_and_full_maps():
     rng = generator(3, "kernel-signatures")
     n_updates, n_chains, dim = 9, 2, 2
     a = rng.uniform(0.9, 1.0, (n_updates, n_chains, dim))
@@ -63,7 +63,13 @@ def test_the_sharded_scan_compiles_once_for_read_only_and_strided_maps():
                                 read_only(start), [3, 9])]
     for field in FIELDS:
         assert same_bits(getattr(runs[1], field), getattr(runs[0], field)), field
-    assert len(sharded_scan._diagonal_moments.signatures) == 1
+    # full maps go through the same kernel: A = diag(a) written out gives the same moments
+    full = conditional_moments(StepMaps(a[..., :, None] * np.eye(dim), b, q, False), start,
+                               [3, 9])
+    for field in FIELDS:
+        np.testing.assert_allclose(getattr(full, field), getattr(runs[0], field),
+                                   rtol=1e-13, err_msg=field)
+    assert len(sharded_scan._propagated_moments.signatures) == 1
 
 
 def test_the_gibbs_kernel_compiles_once_for_broadcast_documents():

@@ -18,13 +18,11 @@ R² after summing.
 
 SGLD then gives θ' = A θ + b + noise, A = I - hK, b = hβ, noise covariance Q = h² Cov ζ + 2h I:
 for any given sequence of shards (a schedule) the mean and covariance propagate exactly,
-m' = A m + b, P' = A P Aᵀ + Q. The per-step maps compose associatively, so all L prefixes are
-computed at once by a doubling (Hillis-Steele) scan in O(L log L) operations, whatever the
-pattern of shards (compiled for diagonal maps, :mod:`workbench.oracles.sharded_scan`). This
-yields E θ_l and E θ_l θ_lᵀ for every l, and their running sums at the
-checkpoints give the exact expectation of any window average of θ and θθᵀ: how far D-SGLD
-with long trajectories drifts towards the mixture of local posteriors, conditional on the
-realised schedule, is then an exact number.
+m' = A m + b, P' = A P Aᵀ + Q, update by update in O(L) operations whatever the pattern of
+shards (one compiled pass, :mod:`workbench.oracles.sharded_scan`). This yields E θ_l and
+E θ_l θ_lᵀ for every l, and their running sums at the checkpoints give the exact expectation
+of any window average of θ and θθᵀ: how far D-SGLD with long trajectories drifts towards the
+mixture of local posteriors, conditional on the realised schedule, is then an exact number.
 """
 
 from __future__ import annotations
@@ -34,9 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulators import validation
-
-_SCAN_BUDGET = 1 << 22  # float64 elements per array the numpy scan of full maps keeps at once
-
 
 @dataclass(frozen=True)
 class ShardedGaussianOracle:
@@ -193,75 +188,16 @@ class ConditionalMoments:
 
 
 def conditional_moments(maps: StepMaps, initial, checkpoints) -> ConditionalMoments:
-    """Exact moments from a deterministic start ``initial`` (broadcast to ``(chain, d)``).
-
-    Diagonal maps go through the compiled scan of :mod:`workbench.oracles.sharded_scan` (the
-    same bits as the numpy scan, in float64); full maps through :func:`_prefix_compose`.
-    """
+    """Exact moments from a deterministic start ``initial`` (broadcast to ``(chain, d)``), by
+    the compiled recursion of :mod:`workbench.oracles.sharded_scan` (diagonal or full maps)."""
     n_updates, n_chains, dim = maps.offset.shape
     checkpoints = np.unique(np.asarray(checkpoints, dtype=np.int64))
     if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > n_updates:
         raise validation.InvalidParameter("checkpoints", checkpoints.tolist(),
                                           f"must lie in [1, {n_updates}]")
     start = np.broadcast_to(np.asarray(initial, dtype=float), (n_chains, dim))
-    if maps.diagonal:
-        # numba loads with the first oracle, not with the experiments' metadata (issue 15)
-        from workbench.oracles.sharded_scan import diagonal_moments
+    # numba loads with the first oracle, not with the experiments' metadata (issue 15)
+    from workbench.oracles.sharded_scan import propagated_moments
 
-        return ConditionalMoments(checkpoints, *diagonal_moments(
-            maps.transition, maps.offset, maps.noise, start, checkpoints - 1))
-    per_chain = n_updates * dim * dim * 6
-    batch = max(1, _SCAN_BUDGET // per_chain)
-    parts = []
-    for first in range(0, n_chains, batch):
-        chains = slice(first, min(first + batch, n_chains))
-        parts.append(_chain_moments(maps, chains, start[chains], checkpoints))
-    return ConditionalMoments(checkpoints, *(np.concatenate(p, axis=1 if i < 4 else 0)
-                                             for i, p in enumerate(zip(*parts, strict=True))))
-
-
-def _chain_moments(maps: StepMaps, chains: slice, start: np.ndarray, checkpoints: np.ndarray):
-    """The moments of full maps for ``chains`` (numpy scan)."""
-    transition, offset, noise = (maps.transition[:, chains], maps.offset[:, chains],
-                                 maps.noise[:, chains])
-    transition, offset, noise = _prefix_compose(transition.copy(), offset.copy(), noise.copy(),
-                                                _FULL)
-    mean = _FULL.apply(transition, start) + offset  # E θ_l, l = 1..L
-    second = noise + mean[..., :, None] * mean[..., None, :]  # P_l + m_l m_lᵀ (P_0 = 0)
-    index = checkpoints - 1
-    sum_mean = np.cumsum(mean, axis=0)[index]
-    sum_second = np.cumsum(second, axis=0)[index]
-    return sum_mean, sum_second, mean[index], second[index], mean[-1], noise[-1]
-
-
-def _prefix_compose(transition, offset, noise, ops):
-    """In place: element l becomes the composition of maps 0..l (doubling scan); ``ops``
-    multiplies maps (``apply``, ``compose``, ``sandwich``: A x, A A', A Q Aᵀ)."""
-    n = offset.shape[0]
-    shift = 1
-    while shift < n:
-        later_a, earlier_a = transition[shift:], transition[:-shift]
-        new_offset = ops.apply(later_a, offset[:-shift]) + offset[shift:]
-        new_noise = ops.sandwich(later_a, noise[:-shift]) + noise[shift:]
-        new_transition = ops.compose(later_a, earlier_a)
-        transition[shift:], offset[shift:], noise[shift:] = (new_transition, new_offset,
-                                                             new_noise)
-        shift *= 2
-    return transition, offset, noise
-
-
-class _FullOps:
-    @staticmethod
-    def apply(a, x):
-        return np.einsum("...ij,...j->...i", a, x)
-
-    @staticmethod
-    def compose(later, earlier):
-        return later @ earlier
-
-    @staticmethod
-    def sandwich(a, q):
-        return a @ q @ np.swapaxes(a, -1, -2)
-
-
-_FULL = _FullOps()
+    return ConditionalMoments(checkpoints, *propagated_moments(
+        maps.transition, maps.offset, maps.noise, start, checkpoints - 1, maps.diagonal))
