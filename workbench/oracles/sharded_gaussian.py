@@ -33,6 +33,7 @@ import numpy as np
 
 from simulators import validation
 
+
 @dataclass(frozen=True)
 class ShardedGaussianOracle:
     """The linear-Gaussian description of an estimator on sharded Gaussian-mean data."""
