@@ -42,6 +42,7 @@ from workbench.studies.schema import (
     REAL_UNUSED,
     SHARDED,
     STARTS,
+    TRAVELING,
     fields,
     validate_federated_data,
     validate_phase_space_point,
@@ -251,6 +252,33 @@ def _finish_held_out(experiment, config: dict, point: dict, seed, raw):
         experiment.code_directory(), experiment.with_reference(), raw), point)
 
 
+def _traveling_ranges(experiment, resolved: dict) -> list[range] | None:
+    """A traveling-chains point's replicate seeding blocks, each the same bits whatever the
+    point's replicate count (its replay's streams are the block's; the schedule, the oracle
+    and the references are the point's); None for a federated-rounds point, which does not
+    split."""
+    return seeding_ranges(experiment, resolved) if resolved["system"] == TRAVELING else None
+
+
+def _sharded_count(experiment, resolved: dict) -> int:
+    return len(_traveling_ranges(experiment, resolved) or [range(1)])
+
+
+def _sharded_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
+    from workbench.studies import sharded_point
+
+    return sharded_point.run_blocks(experiment.name, experiment.resolve(config, point), point,
+                                    seed, experiment.study.paired, blocks)
+
+
+def _finish_sharded(experiment, config: dict, point: dict, seed, raw):
+    from workbench.studies import sharded_point
+
+    return experiment.zipped_coords(sharded_point.finish_point(
+        experiment.name, experiment.resolve(config, point), point, seed, experiment.sweep_dims,
+        experiment.with_references(), experiment.study.paired, raw), point)
+
+
 def _validate_backend(resolved: dict) -> None:
     """``backend = "jax"`` needs JAX installed (:mod:`workbench.engine.jax_replay`)."""
     if resolved["backend"] == "jax":
@@ -317,7 +345,9 @@ POINT_KINDS: tuple[PointKind, ...] = (
     PointKind(
         SHARDED, lambda value, named: value("model") == SHARDED,
         _zipped(".sharded_point", lambda e: e.with_references(), lambda e: e.study.paired),
-        ".sharded_checks", validate=validate_sharded_point, burn_in=True),
+        ".sharded_checks", validate=validate_sharded_point, burn_in=True,
+        blocks=Blocks(_sharded_blocks, _finish_sharded, count=_sharded_count,
+                      kept=_traveling_ranges)),
     PointKind(
         PROTOCOL_ORACLE,
         lambda value, named: value("model") == GAUSSIAN and value("system") in PROTOCOL_SYSTEMS,

@@ -26,6 +26,12 @@ papers quote it, ``welling_teh_step_size`` = ε; the sampler is SGLD with h = ε
   closed form where it applies, the shards, the surrogates, and γ_s², ε_s² of seed 002's
   Theorems 1-2 on a grid over [-w, w]^d (Figure 4).
 
+A traveling-chains point splits into its replicates' seeding blocks (``replicate_block``):
+:func:`run_blocks` replays some of them, :func:`finish_point` makes the point of all of them,
+bit for bit what :func:`run_point` gives (issue 35), since everything but the replay (data,
+schedule, oracle, references, the step ladder, the gradient draws) is fixed by the point and
+the seed, and each block's replay by its own streams. A federated-rounds point does not split.
+
 Every variable made by the runs carries the point's sweep dims (leading, size one); what
 depends only on the data, the step and the minibatch (posterior, references, shards) does not,
 which is why those fields cannot be swept in a sharded study (:mod:`workbench.studies.schema`).
@@ -41,6 +47,7 @@ import xarray as xr
 
 from simulators.seeding import derive, generator
 from simulators.traveling_chains import waiting_time
+from workbench.engine.replay_setup import Replay, replicate_blocks
 from workbench.gradients.sharded import ShardScaled
 from workbench.oracles.federated import (
     dsgld_stationary_variance,
@@ -59,7 +66,12 @@ from workbench.samplers import SGLD
 from workbench.samplers.coupled import CoupledSGLD
 from workbench.studies.schema import COUPLED_SGLD, SECTIONS
 from workbench.systems.distributed import chen_step_size
-from workbench.systems.distributed.arm import run_arm, with_diagnostics
+from workbench.systems.distributed.arm import (
+    finish_arm,
+    replay_arm,
+    run_arm,
+    with_diagnostics,
+)
 from workbench.systems.distributed.balancing import plan_lengths, trajectory_blocks, worker_timing
 from workbench.systems.distributed.coupling import first_members, gradient_errors, group_sizes
 from workbench.systems.distributed.data import data_attributes, make_sharded
@@ -96,116 +108,199 @@ def _traveling(experiment, config, point, seed, dims, with_references, paired) -
     one per shard (§4.1) or a balancing plan for slow workers (§3.2.2), with or without the
     N_s/(N q_s) correction, the chains coupled in groups when the sampler is coupled SGLD
     (§3.2.3)."""
-    sharded = make_sharded(experiment, config, seed)
-    model = sharded.model
-    n_shards, dim = sharded.n_shards, model.dim
-    burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
-    own = {k: v for k, v in point.items() if k not in paired}
-    seed_point = derive(seed, experiment, point_key(own))
-    h = chen_step_size(config["welling_teh_step_size"])
-    plan_mean = None
-    if config["slow_trajectory_length"]:
-        plan_mean, fixed_length = plan_lengths(config)
-        lengths = [fixed_length] * n_shards
-    else:
-        lengths = config["trajectory_lengths"] or [int(config["trajectory_length"])] * n_shards
-    group_size = int(config.get("group_size", 1))  # a key of coupled studies only
-    groups = group_sizes(n_shards, group_size) if config["sampler"] == COUPLED_SGLD else None
-    options = ({} if groups is None else
-               {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
-    if config["balancing"] == "adaptive":
-        options.update(balancing="adaptive", mean_trajectory_length=(
-            plan_mean if plan_mean is not None else float(np.mean(lengths))))
-    divisors = config.get("step_divisor", [])
-    schedule = traveling_system(config, lengths, timing=worker_timing(config),
-                                **options).simulate(max(divisors, default=1) * n_updates,
-                                                    _schedule_seed(experiment, own, seed))
-    corrected = config["correction"] == "corrected"
-    oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
-                                             config["replacement"], correction=corrected)
-    base = sharded.shard_gradient()
-    estimator = ShardScaled(base) if corrected else base
-    sampler = (SGLD(h) if groups is None else
-               CoupledSGLD(h, groups, noise_correction=config["noise_correction"]))
-    mu = model.posterior_mean
-    initial = (mu + config["initial_offset"] * np.sqrt(model.posterior_variance)
-               if "initial_offset" in config else np.full(dim, config["initial_position"]))
-    steps = (np.arange(config["thin"], n_updates + 1, config["thin"])
-             if "target_error" in config else np.array([], dtype=int))
-    arm = run_arm(schedule, sampler, estimator, oracle, config,
-                  derive(seed_point, "engine"), burn_in=burn_in, n_updates=n_updates,
-                  initial=initial, potential_gradient=model.potential_gradient, groups=groups,
-                  extra_checkpoints=steps)
-    lead, ones = _leading(dims)
+    arm = _Traveling.build(experiment, config, point, seed, paired)
+    return arm.dataset(arm.replay(config), config, point, dims, with_references)
 
-    def per_point(value, value_dims):
-        return lead + value_dims, np.asarray(value).reshape(ones + np.shape(value))
 
-    data = {
-        "window_mean": per_point(arm.window_mean, ("replicate", "chain", "component")),
-        "window_second": per_point(arm.window_second, ("replicate", "chain") + PAIR),
-        "exact_window_mean": per_point(arm.exact_window_mean, ("chain", "component")),
-        "exact_window_second": per_point(arm.exact_window_second, ("chain",) + PAIR),
-        "posterior_mean": (("component",), model.posterior_mean),
-        "posterior_variance": ((), model.posterior_variance),
-        "step_size": ((), h),
-    }
-    if not steps.size:  # a time-to-target check keeps the error curves instead of the draws
-        data["samples"] = per_point(arm.samples, ("chain", "draw", "component"))
-    coords = {**{d: [point[d]] for d in dims}, "component": np.arange(dim),
-              "component2": np.arange(dim)}
-    if with_references:
-        frequencies = np.full(n_shards, 1.0 / n_shards)
-        refs = references(sharded, oracle, frequencies, h, config["batch_size"])
-        component_means, component_covariances = local_components(oracle, frequencies, h)
-        data.update({
-            "reference_mean": (("reference", "component"),
-                               np.stack([refs[r][0] for r in REFERENCES])),
-            "reference_covariance": (("reference",) + PAIR,
-                                     np.stack([refs[r][1] for r in REFERENCES])),
-            "local_mean": (("shard", "component"), component_means),
-            "local_covariance": (("shard",) + PAIR, component_covariances),
-        })
-        coords.update({"reference": list(REFERENCES), "shard": np.arange(n_shards)})
-    if groups is not None:
-        data.update({
-            "first_member": per_point(first_members(groups), ("chain",)),
-            "n_groups": per_point(len(groups), ()),
-            "time_per_update": per_point(
-                schedule.update_times(n_updates)[-1].mean() / n_updates, ()),
-        })
-        coords["chain"] = np.arange(n_shards)
-    if "gradient_draws" in config:
-        total, minibatch = gradient_errors(
-            estimator, sharded, group_size, config["batch_size"],
-            config["replacement"], config["gradient_draws"], derive(seed_point, "gradient-draws"))
-        scores = [sharded.point_scores(model.posterior_mean, s) for s in range(n_shards)]
-        exact = coupled_gradient_noise(scores, config["batch_size"],
-                                       group_size,
-                                       replacement=config["replacement"])
-        data.update({
-            "gradient_error": per_point(total, ("gradient_draw",)),
-            "gradient_minibatch_error": per_point(minibatch, ("gradient_draw",)),
-            "exact_gradient_error": per_point(exact["total"], ()),
-            "exact_gradient_minibatch_error": per_point(exact["minibatch"], ()),
-        })
-    if divisors:
-        data.update(_step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors,
-                                 per_point))
-        coords["step_divisor"] = list(divisors)
-    if config["trajectory_lengths"]:
-        data.update(_shards(sharded, schedule, lengths))
-        coords["shard"] = np.arange(n_shards)
-    if steps.size:
-        data.update(_error_curves(arm, schedule, mu, steps, n_updates, lengths,
-                                  config["gantt_rounds"], per_point))
-        coords.update({"step": steps, "shard": np.arange(n_shards)})
-    if plan_mean is not None:
-        data["mean_trajectory_length"] = ((), plan_mean)
-    dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
-                               {d: [point[d]] for d in dims})
-    dataset.attrs.update(data_attributes(sharded))
-    return dataset
+def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequence[str],
+               blocks: Sequence[int]) -> xr.Dataset:
+    """The raw results of some of a traveling-chains point's replicate seeding blocks: its
+    replay of them (:func:`workbench.systems.distributed.arm.replay_arm`), the same bits for
+    each block whichever blocks share the call; the ``replicate`` coordinate holds global
+    indices."""
+    arm = _Traveling.build(experiment, config, point, seed, paired)
+    run = arm.replay(config, blocks)
+    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    server = ("replicate", "chain")
+    data = {f"average_{name}": (("checkpoint",) + server + (f"{name}_value",), values)
+            for name, values in run.averages.items()}
+    data.update(diverged_at=(server, run.diverged_at),
+                draws=(server + ("draw", "component"), run.draws),
+                final_position=(server + ("component",), run.final_position))
+    return xr.Dataset(data, coords={"replicate": replicates,
+                                    "checkpoint": run.checkpoints,
+                                    "draw_iteration": ("draw", run.draw_iterations)})
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[str],
+                 with_references: bool, paired: Sequence[str], raw: xr.Dataset) -> xr.Dataset:
+    """A traveling-chains point from the raw results of all its blocks (:func:`run_blocks`,
+    joined along ``replicate``): what :func:`run_point` gives, bit for bit."""
+    averages = {name[len("average_"):]: raw[name].values for name in raw.data_vars
+                if name.startswith("average_")}
+    run = Replay(checkpoints=raw["checkpoint"].values, averages=averages,
+                 diverged_at=raw["diverged_at"].values, draws=raw["draws"].values,
+                 draw_iterations=raw["draw_iteration"].values,
+                 final_position=raw["final_position"].values)
+    arm = _Traveling.build(experiment, config, point, seed, paired)
+    return arm.dataset(run, config, point, dims, with_references)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Traveling:
+    """What a traveling-chains point's replay and its dataset share: the data, the schedule
+    (simulated once for the longest step ladder), the oracle, the estimator and the sampler,
+    all fixed by the point and the seed whichever replicates run."""
+
+    sharded: object
+    schedule: object
+    oracle: ShardedGaussianOracle
+    estimator: object
+    sampler: object
+    seed_point: object
+    initial: np.ndarray
+    steps: np.ndarray
+    lengths: list
+    groups: list | None
+    plan_mean: float | None
+    h: float
+    burn_in: int
+    n_updates: int
+
+    @classmethod
+    def build(cls, experiment, config, point, seed, paired) -> _Traveling:
+        sharded = make_sharded(experiment, config, seed)
+        model = sharded.model
+        n_shards, dim = sharded.n_shards, model.dim
+        burn_in, n_updates = config["burn_in"], config["burn_in"] + config["n_iterations"]
+        own = {k: v for k, v in point.items() if k not in paired}
+        h = chen_step_size(config["welling_teh_step_size"])
+        plan_mean = None
+        if config["slow_trajectory_length"]:
+            plan_mean, fixed_length = plan_lengths(config)
+            lengths = [fixed_length] * n_shards
+        else:
+            lengths = (config["trajectory_lengths"]
+                       or [int(config["trajectory_length"])] * n_shards)
+        group_size = int(config.get("group_size", 1))  # a key of coupled studies only
+        groups = group_sizes(n_shards, group_size) if config["sampler"] == COUPLED_SGLD else None
+        options = ({} if groups is None else
+                   {"coupling_groups": tuple(groups), "coupling_time": config["coupling_time"]})
+        if config["balancing"] == "adaptive":
+            options.update(balancing="adaptive", mean_trajectory_length=(
+                plan_mean if plan_mean is not None else float(np.mean(lengths))))
+        divisors = config.get("step_divisor", [])
+        schedule = traveling_system(config, lengths, timing=worker_timing(config),
+                                    **options).simulate(max(divisors, default=1) * n_updates,
+                                                        _schedule_seed(experiment, own, seed))
+        corrected = config["correction"] == "corrected"
+        oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
+                                                 config["replacement"], correction=corrected)
+        base = sharded.shard_gradient()
+        mu = model.posterior_mean
+        initial = (mu + config["initial_offset"] * np.sqrt(model.posterior_variance)
+                   if "initial_offset" in config else np.full(dim, config["initial_position"]))
+        steps = (np.arange(config["thin"], n_updates + 1, config["thin"])
+                 if "target_error" in config else np.array([], dtype=int))
+        return cls(sharded, schedule, oracle, ShardScaled(base) if corrected else base,
+                   SGLD(h) if groups is None else
+                   CoupledSGLD(h, groups, noise_correction=config["noise_correction"]),
+                   derive(seed, experiment, point_key(own)), initial, steps, lengths, groups,
+                   plan_mean, h, burn_in, n_updates)
+
+    def replay(self, config: dict, blocks: Sequence[int] | None = None) -> Replay:
+        """The replay of the point's replicates (of its seeding ``blocks``; default all)."""
+        return replay_arm(self.schedule, self.sampler, self.estimator, config,
+                          derive(self.seed_point, "engine"), burn_in=self.burn_in,
+                          n_updates=self.n_updates, initial=self.initial,
+                          extra_checkpoints=self.steps, blocks=blocks)
+
+    def dataset(self, run: Replay, config, point, dims, with_references) -> xr.Dataset:
+        """The point's Dataset from the replay ``run`` of all its replicates."""
+        sharded, schedule, oracle, estimator = (self.sharded, self.schedule, self.oracle,
+                                                self.estimator)
+        model = sharded.model
+        n_shards, dim = sharded.n_shards, model.dim
+        burn_in, n_updates, h, initial = self.burn_in, self.n_updates, self.h, self.initial
+        groups, steps, lengths, mu = self.groups, self.steps, self.lengths, model.posterior_mean
+        seed_point, plan_mean = self.seed_point, self.plan_mean
+        group_size = int(config.get("group_size", 1))
+        divisors = config.get("step_divisor", [])
+        arm = finish_arm(run, schedule, self.sampler, oracle, config, burn_in=burn_in,
+                         n_updates=n_updates, initial=initial,
+                         potential_gradient=model.potential_gradient, groups=groups)
+        lead, ones = _leading(dims)
+
+        def per_point(value, value_dims):
+            return lead + value_dims, np.asarray(value).reshape(ones + np.shape(value))
+
+        data = {
+            "window_mean": per_point(arm.window_mean, ("replicate", "chain", "component")),
+            "window_second": per_point(arm.window_second, ("replicate", "chain") + PAIR),
+            "exact_window_mean": per_point(arm.exact_window_mean, ("chain", "component")),
+            "exact_window_second": per_point(arm.exact_window_second, ("chain",) + PAIR),
+            "posterior_mean": (("component",), model.posterior_mean),
+            "posterior_variance": ((), model.posterior_variance),
+            "step_size": ((), h),
+        }
+        if not steps.size:  # a time-to-target check keeps the error curves instead of the draws
+            data["samples"] = per_point(arm.samples, ("chain", "draw", "component"))
+        coords = {**{d: [point[d]] for d in dims}, "component": np.arange(dim),
+                  "component2": np.arange(dim)}
+        if with_references:
+            frequencies = np.full(n_shards, 1.0 / n_shards)
+            refs = references(sharded, oracle, frequencies, h, config["batch_size"])
+            component_means, component_covariances = local_components(oracle, frequencies, h)
+            data.update({
+                "reference_mean": (("reference", "component"),
+                                   np.stack([refs[r][0] for r in REFERENCES])),
+                "reference_covariance": (("reference",) + PAIR,
+                                         np.stack([refs[r][1] for r in REFERENCES])),
+                "local_mean": (("shard", "component"), component_means),
+                "local_covariance": (("shard",) + PAIR, component_covariances),
+            })
+            coords.update({"reference": list(REFERENCES), "shard": np.arange(n_shards)})
+        if groups is not None:
+            data.update({
+                "first_member": per_point(first_members(groups), ("chain",)),
+                "n_groups": per_point(len(groups), ()),
+                "time_per_update": per_point(
+                    schedule.update_times(n_updates)[-1].mean() / n_updates, ()),
+            })
+            coords["chain"] = np.arange(n_shards)
+        if "gradient_draws" in config:
+            total, minibatch = gradient_errors(
+                estimator, sharded, group_size, config["batch_size"],
+                config["replacement"], config["gradient_draws"],
+                derive(seed_point, "gradient-draws"))
+            scores = [sharded.point_scores(model.posterior_mean, s) for s in range(n_shards)]
+            exact = coupled_gradient_noise(scores, config["batch_size"],
+                                           group_size,
+                                           replacement=config["replacement"])
+            data.update({
+                "gradient_error": per_point(total, ("gradient_draw",)),
+                "gradient_minibatch_error": per_point(minibatch, ("gradient_draw",)),
+                "exact_gradient_error": per_point(exact["total"], ()),
+                "exact_gradient_minibatch_error": per_point(exact["minibatch"], ()),
+            })
+        if divisors:
+            data.update(_step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors,
+                                     per_point))
+            coords["step_divisor"] = list(divisors)
+        if config["trajectory_lengths"]:
+            data.update(_shards(sharded, schedule, lengths))
+            coords["shard"] = np.arange(n_shards)
+        if steps.size:
+            data.update(_error_curves(arm, schedule, mu, steps, n_updates, lengths,
+                                      config["gantt_rounds"], per_point))
+            coords.update({"step": steps, "shard": np.arange(n_shards)})
+        if plan_mean is not None:
+            data["mean_trajectory_length"] = ((), plan_mean)
+        dataset = with_diagnostics(xr.Dataset(data, coords=coords), [arm],
+                                   {d: [point[d]] for d in dims})
+        dataset.attrs.update(data_attributes(sharded))
+        return dataset
 
 
 def _error_curves(arm, schedule, mu, steps, n_updates, lengths, gantt_rounds,

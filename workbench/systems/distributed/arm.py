@@ -53,23 +53,47 @@ def run_arm(schedule, sampler, estimator, oracle, config: dict, seed, *, burn_in
     """Replay and oracle for one arm; ``groups``: coupled groups (window stats per chain);
     ``potential_gradient``: the full-data ∇U, whose negative is the score of the diagnostics'
     KSD."""
-    checkpoints = sorted({burn_in, n_updates, *extra_checkpoints} - {0})
-    thin = config["thin"]
-    run = replay(schedule, sampler, estimator, n_updates=n_updates,
-                 n_replicates=config["n_replicates"], initial_position=initial, seed=seed,
-                 batch_size=config["batch_size"], replacement=config["replacement"],
-                 test_functions=TEST_FUNCTIONS, checkpoints=checkpoints, thin=thin,
-                 replicate_block=config["replicate_block"])
+    run = replay_arm(schedule, sampler, estimator, config, seed, burn_in=burn_in,
+                     n_updates=n_updates, initial=initial, extra_checkpoints=extra_checkpoints)
+    return finish_arm(run, schedule, sampler, oracle, config, burn_in=burn_in,
+                      n_updates=n_updates, initial=initial,
+                      potential_gradient=potential_gradient, groups=groups)
+
+
+def arm_checkpoints(burn_in: int, n_updates: int, extra_checkpoints=()) -> list[int]:
+    """The sample counts an arm's replay keeps its averages at."""
+    return sorted({burn_in, n_updates, *extra_checkpoints} - {0})
+
+
+def replay_arm(schedule, sampler, estimator, config: dict, seed, *, burn_in: int,
+               n_updates: int, initial, extra_checkpoints=(), blocks=None) -> Replay:
+    """The arm's replay alone, of its replicates' seeding ``blocks`` (default all): what
+    depends on the replicates, the same bits for each block whichever blocks share the call
+    (:func:`workbench.engine.replay.replay`)."""
+    return replay(schedule, sampler, estimator, n_updates=n_updates,
+                  n_replicates=config["n_replicates"], initial_position=initial, seed=seed,
+                  batch_size=config["batch_size"], replacement=config["replacement"],
+                  test_functions=TEST_FUNCTIONS,
+                  checkpoints=arm_checkpoints(burn_in, n_updates, extra_checkpoints),
+                  thin=config["thin"], replicate_block=config["replicate_block"],
+                  blocks=blocks)
+
+
+def finish_arm(run: Replay, schedule, sampler, oracle, config: dict, *, burn_in: int,
+               n_updates: int, initial, potential_gradient: Callable[[np.ndarray], np.ndarray],
+               groups=None) -> ArmResult:
+    """The arm from its replay of every replicate: the measured windows, the oracle's exact
+    moments at the replay's checkpoints and the diagnostics of the draws after the burn-in."""
     exact = exact_moments(oracle, schedule, n_updates, sampler.step_size,
                           np.broadcast_to(initial, (run.final_position.shape[-1],)),
-                          checkpoints, groups=groups,
+                          run.checkpoints, groups=groups,
                           noise_correction=getattr(sampler, "noise_correction", True))
     mean, second = measured_window(run, burn_in, n_updates)
     exact_mean, exact_second = exact.window(burn_in, n_updates)
     if groups is not None and max(groups) > 1:  # the oracle has one entry per group
         member_group = np.repeat(np.arange(len(groups)), groups)
         exact_mean, exact_second = exact_mean[member_group], exact_second[member_group]
-    after = run.draws[:, :, burn_in // thin:]  # (replicate, chain, draw, d)
+    after = run.draws[:, :, burn_in // config["thin"]:]  # (replicate, chain, draw, d)
     diagnostics = diagnose_draws(after, DIAGNOSED_FUNCTIONS, potential_gradient,
                                  valid=(run.diverged_at < 0).all(axis=1))
     return ArmResult(mean, second, exact_mean, exact_second, after[0], diagnostics, run, exact)
