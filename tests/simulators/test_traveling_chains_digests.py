@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from simulators.schedule import ROW_FIELDS, Schedule
+from simulators.seeding import derive
 from tests.simulators.traveling_cases import cases, digest
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "traveling_chains_digests.json")
@@ -45,3 +46,32 @@ def test_negative_control_a_one_ulp_change_or_another_seed_changes_the_digest():
     attrs = dict(schedule.attrs, n_rounds=float(schedule.attrs["n_rounds"]))  # type, not value
     assert digest(Schedule(**{n: getattr(schedule, n) for n in ROW_FIELDS}, attrs=attrs))[
         "attrs"] != FIXTURE["imbalance-permutation"]["attrs"]
+
+
+def _updates(schedule: Schedule, n_updates: int) -> dict[str, np.ndarray]:
+    """Every chain's first ``n_updates`` updates: shard, its frequency, start and finish."""
+    return {"shard": schedule.update_shards(n_updates),
+            **{name: schedule.update_column(name, n_updates)
+               for name in ("shard_frequency", "start_time", "finish_time")}}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_longer_simulation_begins_with_the_shorter_ones_updates(name):
+    """Every chain's first L updates are the same bits whatever number of updates the
+    simulation runs to (a D-SGLD point's replay blocks simulate the run's L, its finish the
+    step ladder's 4L: workbench/studies/sharded_point.py)."""
+    system, n_updates, seed = CASES[name]
+    shorter = _updates(system.simulate(n_updates, seed), n_updates)
+    longer = _updates(system.simulate(4 * n_updates + 3, seed), n_updates)
+    for column, values in shorter.items():
+        assert values.tobytes() == longer[column].tobytes(), column
+
+
+def test_negative_control_another_seeds_first_updates_differ():
+    """The comparison above can tell: on random latencies and assignments another seed's
+    first updates are other bits."""
+    system, n_updates, seed = CASES["exponential-hops"]
+    first = _updates(system.simulate(n_updates, seed), n_updates)
+    other = _updates(system.simulate(4 * n_updates, derive(seed, "another")), n_updates)
+    assert all(values.tobytes() != other[column].tobytes()
+               for column, values in first.items())

@@ -559,6 +559,23 @@ def test_a_derived_value_out_of_range_is_refused_before_anything_runs():
     assert caught.value.field == "step_size"
     assert "evaluates to 0.0 at staleness = 1" in str(caught.value)
 
+@pytest.mark.parametrize(("name", "dim", "kind"), [
+    ("dsgld-load-balancing", "balancing", "time-to-target"),
+    ("elastic-vs-downpour", "protocol", "oracle")])
+def test_a_check_comparing_two_points_refuses_a_set_that_leaves_one(name, dim, kind):
+    """A check comparing two sweep points along a dim (time-to-target's ``over``, an oracle
+    check's ``difference``) is validated on the grid after ``--set`` too, before anything
+    runs, naming the dim; the shipped two values (negative control) configure."""
+    experiment = experiments.get(name)
+    shipped = experiment.configure(quick=True)[dim]
+    assert len(shipped) == 2
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure({dim: shipped[1:]}, quick=True)
+    assert caught.value.field == dim
+    assert "must be swept over two values" in str(caught.value)
+    assert f"{kind} check" in str(caught.value)
+
+
 def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed():
     text = _broken('name = "mine"\nexpression = "C1/(L*h) + C2*tau**2*h**2"',
                    'name = "theorem-3"\nregistered = "seed001-theorem-3-mse"\n'

@@ -127,6 +127,7 @@ class StudyExperiment(Experiment):
                                        "study's perplexity check needs a generated corpus")
             if check.kind == "speed-up":
                 _validate_speedup_grid(config, check.options["over"])
+            _validate_pairs(config, check)
             for dim, value in check.options.get("baseline", {}).items():
                 if value not in config[dim] or len(config[dim]) < 2:
                     raise InvalidParameter(dim, config[dim], f"must include {value} and another "
@@ -421,6 +422,26 @@ def _on_step_grid(point: dict) -> bool:
 #: replicates below which the variance over replicates, whose ratios a ``speed-up`` check reads,
 #: is too rough to read a speed-up from (its relative error √(2/(R − 1)) is above 47 %)
 SPEEDUP_MIN_REPLICATES = 10
+
+
+#: the check kinds comparing two sweep points along a dim: the option naming the dim, and
+#: what its two values are
+_PAIRED_OPTIONS = {"time-to-target": ("over", "the baseline, then the arm expected sooner"),
+                   "oracle": ("difference", "the second minus the first")}
+
+
+def _validate_pairs(config: dict, check) -> None:
+    """A check comparing two sweep points along a dim (a time-to-target check's ``over``, an
+    oracle check's ``difference``) needs that dim swept over two values after ``--set`` as in
+    the study file."""
+    option, what = _PAIRED_OPTIONS.get(check.kind, (None, ""))
+    if option not in check.options:
+        return
+    dim = check.options[option]
+    values = config[dim] if isinstance(config[dim], list) else [config[dim]]
+    if len(values) != 2:
+        raise InvalidParameter(dim, config[dim], f"must be swept over two values ({what}): the "
+                               f"study's {check.kind} check compares them")
 
 
 def _validate_speedup_grid(config: dict, over: str) -> None:

@@ -118,7 +118,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequenc
     replay of them (:func:`workbench.systems.distributed.arm.replay_arm`), the same bits for
     each block whichever blocks share the call; the ``replicate`` coordinate holds global
     indices."""
-    arm = _Traveling.build(experiment, config, point, seed, paired)
+    arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
     run = arm.replay(config, blocks)
     ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
     replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
@@ -169,7 +169,10 @@ class _Traveling:
     n_updates: int
 
     @classmethod
-    def build(cls, experiment, config, point, seed, paired) -> _Traveling:
+    def build(cls, experiment, config, point, seed, paired, ladder: bool = True) -> _Traveling:
+        """The point's setup; ``ladder=False``: the schedule of the run's updates alone, not
+        of the step ladder's longer runs (enough for a replay: a traveling-chains
+        simulation's first updates are the same whatever number it runs to)."""
         sharded = make_sharded(experiment, config, seed)
         model = sharded.model
         n_shards, dim = sharded.n_shards, model.dim
@@ -190,9 +193,9 @@ class _Traveling:
         if config["balancing"] == "adaptive":
             options.update(balancing="adaptive", mean_trajectory_length=(
                 plan_mean if plan_mean is not None else float(np.mean(lengths))))
-        divisors = config.get("step_divisor", [])
+        longest = max(config.get("step_divisor", []), default=1) if ladder else 1
         schedule = traveling_system(config, lengths, timing=worker_timing(config),
-                                    **options).simulate(max(divisors, default=1) * n_updates,
+                                    **options).simulate(longest * n_updates,
                                                         _schedule_seed(experiment, own, seed))
         corrected = config["correction"] == "corrected"
         oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
