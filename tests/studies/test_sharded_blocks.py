@@ -4,24 +4,19 @@ the unsplit point, for each of the shipped traveling-chains studies (imbalanced 
 the step ladder, trajectory lengths with the references, slow workers with adaptive balancing
 and the time-to-target curves, coupled groups with the gradient draws); the runner splits a
 one-point sweep over two processes into the dataset of one; a later look with more replicates
-reads the kept blocks into what a plain run stores. Negative controls: another seed's blocks
-finish into another point; a federated-rounds point (its estimators share one schedule and
-reference) does not split."""
+reads the kept blocks into what a plain run stores (tests/workbench/test_kept_blocks.py).
+Negative controls: another seed's blocks finish into another point; a federated-rounds point
+(its estimators share one schedule and reference) does not split."""
 
 from __future__ import annotations
-
-import io
 
 import pytest
 import xarray as xr
 
 from tests.studies.blocks import split_point
 from workbench import experiments
-from workbench.run import runner
 from workbench.run.executors import open_workers
-from workbench.run.main_job import run_all
 from workbench.run.runner import run_sweep
-from workbench.store.netcdf import read_netcdf
 
 SEED = 5
 #: three seeding blocks of short runs
@@ -48,16 +43,8 @@ def test_blocks_run_apart_finish_into_the_whole_point(name, changes, point):
     # one task of one block, one of two: every way a task holds blocks
     xr.testing.assert_identical(split_point(experiment, config, point, SEED, ([0], [1, 2])),
                                 whole)
-
-
-def test_another_seeds_blocks_finish_into_another_point():
-    name, changes, point = CASES[0]
-    experiment = experiments.get(name)
-    config = experiment.configure(changes, quick=True)
-    whole = experiment.run_point(config, point, SEED)
-    other = split_point(experiment, config, point, SEED + 1, ([0], [1, 2]))
-    with pytest.raises(AssertionError):
-        xr.testing.assert_identical(other, whole)
+    # negative control: another seed's blocks finish into another point
+    assert not split_point(experiment, config, point, SEED + 1, ([0, 1, 2],)).equals(whole)
 
 
 def test_a_federated_rounds_point_does_not_split():
@@ -77,27 +64,3 @@ def test_two_processes_split_a_traveling_point_into_the_dataset_of_one():
         pooled = run_sweep(experiment, config, SEED, workers=workers)
     assert not serial.split and pooled.split
     xr.testing.assert_identical(pooled.dataset, serial.dataset)
-
-
-def _run(out, experiment, config, processes=1, keep_blocks=True):
-    with open_workers(processes=processes) as workers:
-        (outcome,) = run_all([experiment], False, SEED, out, workers, figures=False,
-                             judge=False, configs=[config], log=io.StringIO(),
-                             keep_blocks=keep_blocks)
-    assert not outcome.error, outcome.error
-    return outcome
-
-
-def test_a_later_look_reads_the_kept_blocks_into_what_a_plain_run_stores(tmp_path,
-                                                                         monkeypatch):
-    monkeypatch.setattr(runner, "KEEP_MIN_SECONDS", 0.0)  # the blocks here are fast
-    name, changes, _ = CASES[0]
-    experiment = experiments.get(name)
-    first = experiment.configure({**changes, "n_replicates": 2}, quick=True)
-    _run(tmp_path / "looks", experiment, first)
-    doubled = experiment.configure({**changes, "n_replicates": 4}, quick=True)
-    larger = _run(tmp_path / "looks", experiment, doubled, processes=2)
-    assert larger.sweep.kept_blocks == 2 * len(experiment.points(doubled))
-    _run(tmp_path / "plain", experiment, doubled, keep_blocks=False)
-    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / f"{name}.nc"),
-                                read_netcdf(tmp_path / "plain" / f"{name}.nc"))

@@ -255,3 +255,20 @@ def test_logistic_regressions_blocks_are_kept_bit_for_bit_and_networks_are_not(t
     _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=speedup)
     xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "stale-blr-speedup.nc"),
                                 read_netcdf(tmp_path / "plain" / "stale-blr-speedup.nc"))
+
+
+def test_dsgld_points_keep_their_blocks_bit_for_bit(tmp_path):
+    """A D-SGLD point on traveling chains with a seeding block per replicate: a run with twice
+    the replicates after a kept run reads every earlier block (on two processes, one point
+    split into its blocks) and stores what a plain run stores."""
+    dsgld = experiments.get("dsgld-imbalance")
+    small = {"replicate_block": 1, "burn_in": 400, "n_iterations": 1600,
+             "correction": ["corrected"]}
+    first = dsgld.configure({**small, "n_replicates": 2}, quick=True)
+    _run(tmp_path / "looks", first, experiment=dsgld)
+    doubled = dsgld.configure({**small, "n_replicates": 4}, quick=True)
+    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=dsgld)
+    assert larger.sweep.kept_blocks == 2 and larger.sweep.split
+    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=dsgld)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "dsgld-imbalance.nc"),
+                                read_netcdf(tmp_path / "plain" / "dsgld-imbalance.nc"))
