@@ -261,7 +261,8 @@ def _traveling_ranges(experiment, resolved: dict) -> list[range] | None:
 
 
 def _sharded_count(experiment, resolved: dict) -> int:
-    return len(_traveling_ranges(experiment, resolved) or [range(1)])
+    ranges = _traveling_ranges(experiment, resolved)
+    return 1 if ranges is None else len(ranges)
 
 
 def _sharded_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
