@@ -5,8 +5,8 @@ the step ladder, trajectory lengths with the references, slow workers with adapt
 and the time-to-target curves, coupled groups with the gradient draws); the runner splits a
 one-point sweep over two processes into the dataset of one; a later look with more replicates
 reads the kept blocks into what a plain run stores (tests/workbench/test_kept_blocks.py).
-Negative controls: another seed's blocks finish into another point; a federated-rounds point
-(its estimators share one schedule and reference) does not split."""
+A federated-rounds point (fsgld-gaussian) splits into its estimators. Negative controls:
+another seed's blocks finish into another point."""
 
 from __future__ import annotations
 
@@ -47,12 +47,19 @@ def test_blocks_run_apart_finish_into_the_whole_point(name, changes, point):
     assert not split_point(experiment, config, point, SEED + 1, ([0, 1, 2],)).equals(whole)
 
 
-def test_a_federated_rounds_point_does_not_split():
+def test_a_federated_rounds_point_splits_into_its_estimators():
+    """fsgld-gaussian: DSGLD and FSGLD replay one schedule, each from its own streams, as two
+    blocks joined along ``estimator``; their blocks are not replicate blocks, so none is kept
+    across looks. Negative control: another seed's blocks finish into another point."""
     experiment = experiments.get("fsgld-gaussian")
-    config = experiment.configure({"n_replicates": 4, "replicate_block": 1}, quick=True)
-    for point in experiment.points(config):
-        assert experiment.replicate_blocks(config, point) == 1
-        assert experiment.kept_blocks(config, point) is None
+    config = experiment.configure({"burn_in": 200, "n_iterations": 800}, quick=True)
+    point = {"local_updates": 10}  # a point of the sweep (not of its bound grid's design)
+    assert point in experiment.points(config)
+    assert experiment.replicate_blocks(config, point) == len(config["estimator"]) == 2
+    assert experiment.kept_blocks(config, point) is None
+    whole = experiment.run_point(config, point, SEED)
+    xr.testing.assert_identical(split_point(experiment, config, point, SEED, ([0], [1])), whole)
+    assert not split_point(experiment, config, point, SEED + 1, ([0, 1],)).equals(whole)
 
 
 def test_two_processes_split_a_traveling_point_into_the_dataset_of_one():

@@ -255,14 +255,15 @@ def _finish_held_out(experiment, config: dict, point: dict, seed, raw):
 def _traveling_ranges(experiment, resolved: dict) -> list[range] | None:
     """A traveling-chains point's replicate seeding blocks, each the same bits whatever the
     point's replicate count (its replay's streams are the block's; the schedule, the oracle
-    and the references are the point's); None for a federated-rounds point, which does not
-    split."""
+    and the references are the point's); None for a federated-rounds point, whose blocks are
+    its estimators."""
     return seeding_ranges(experiment, resolved) if resolved["system"] == TRAVELING else None
 
 
 def _sharded_count(experiment, resolved: dict) -> int:
-    ranges = _traveling_ranges(experiment, resolved)
-    return 1 if ranges is None else len(ranges)
+    from workbench.studies import sharded_point
+
+    return sharded_point.block_count(resolved)
 
 
 def _sharded_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
@@ -348,7 +349,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         _zipped(".sharded_point", lambda e: e.with_references(), lambda e: e.study.paired),
         ".sharded_checks", validate=validate_sharded_point, burn_in=True,
         blocks=Blocks(_sharded_blocks, _finish_sharded, count=_sharded_count,
-                      kept=_traveling_ranges)),
+                      join=_imported(".sharded_point", "join_blocks"), kept=_traveling_ranges)),
     PointKind(
         PROTOCOL_ORACLE,
         lambda value, named: value("model") == GAUSSIAN and value("system") in PROTOCOL_SYSTEMS,

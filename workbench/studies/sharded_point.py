@@ -30,7 +30,8 @@ A traveling-chains point splits into its replicates' seeding blocks (``replicate
 :func:`run_blocks` replays some of them, :func:`finish_point` makes the point of all of them,
 bit for bit what :func:`run_point` gives (issue 35), since everything but the replay (data,
 schedule, oracle, references, the step ladder, the gradient draws) is fixed by the point and
-the seed, and each block's replay by its own streams. A federated-rounds point does not split.
+the seed, and each block's replay by its own streams. A federated-rounds point splits into its
+estimators, each replaying the schedule from its own streams.
 
 Every variable made by the runs carries the point's sweep dims (leading, size one); what
 depends only on the data, the step and the minibatch (posterior, references, shards) does not,
@@ -69,7 +70,6 @@ from workbench.systems.distributed import chen_step_size
 from workbench.systems.distributed.arm import (
     finish_arm,
     replay_arm,
-    run_arm,
     with_diagnostics,
 )
 from workbench.systems.distributed.balancing import plan_lengths, trajectory_blocks, worker_timing
@@ -112,39 +112,76 @@ def _traveling(experiment, config, point, seed, dims, with_references, paired) -
     return arm.dataset(arm.replay(config), config, point, dims, with_references)
 
 
+def block_count(config: dict) -> int:
+    """A point's blocks: a traveling-chains point's replicate seeding blocks
+    (``replicate_block``), a federated-rounds point's estimators (each replays the schedule
+    from its own streams)."""
+    if config["system"] == "traveling-chains":
+        return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
+    return len(config["estimator"])
+
+
 def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequence[str],
                blocks: Sequence[int]) -> xr.Dataset:
-    """The raw results of some of a traveling-chains point's replicate seeding blocks: its
-    replay of them (:func:`workbench.systems.distributed.arm.replay_arm`), the same bits for
-    each block whichever blocks share the call; the ``replicate`` coordinate holds global
-    indices."""
-    arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
-    run = arm.replay(config, blocks)
-    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    """The raw results of some of the point's blocks (:func:`block_count`): their replays
+    (:func:`workbench.systems.distributed.arm.replay_arm`), each the same bits whichever
+    blocks share the call. A traveling-chains point's carry a ``replicate`` coordinate of
+    global indices; a federated-rounds point's are along ``estimator``."""
+    if config["system"] == "traveling-chains":
+        arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
+        ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+        return _raw(arm.replay(config, blocks),
+                    np.concatenate([np.arange(ranges[b].start, ranges[b].stop)
+                                    for b in blocks]))
+    federation = Federation.build(experiment, config, seed, int(config["local_updates"]))
+    methods = [config["estimator"][b] for b in blocks]
+    runs = [_federated_replay(experiment, config, point, seed, federation, method)
+            for method in methods]
+    return xr.concat([_raw(run, np.arange(config["n_replicates"])) for run in runs],
+                     dim=xr.DataArray(methods, dims="estimator", name="estimator"))
+
+
+def join_blocks(raws: Sequence[xr.Dataset]) -> xr.Dataset:
+    """The raw results of consecutive groups of blocks (:func:`run_blocks`), in order: along
+    ``estimator`` for a federated-rounds point, along ``replicate`` for a traveling one."""
+    dim = "estimator" if "estimator" in raws[0].dims else "replicate"
+    return raws[0] if len(raws) == 1 else xr.concat(
+        raws, dim=dim, data_vars="minimal", coords="minimal", compat="equals", join="exact")
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[str],
+                 with_references: bool, paired: Sequence[str], raw: xr.Dataset) -> xr.Dataset:
+    """The point from the raw results of all its blocks (:func:`join_blocks`): what
+    :func:`run_point` gives, bit for bit."""
+    if config["system"] == "traveling-chains":
+        arm = _Traveling.build(experiment, config, point, seed, paired)
+        return arm.dataset(_replayed(raw), config, point, dims, with_references)
+    federation = Federation.build(experiment, config, seed, int(config["local_updates"]))
+    runs = [_replayed(raw.sel(estimator=method)) for method in config["estimator"]]
+    return _federated_point(experiment, config, point, seed, dims, federation, runs)
+
+
+def _raw(run: Replay, replicates: np.ndarray) -> xr.Dataset:
+    """A replay as a block's raw results: its averages at the checkpoints, where each chain
+    diverged, its thinned draws and last positions, over ``replicates``."""
     server = ("replicate", "chain")
     data = {f"average_{name}": (("checkpoint",) + server + (f"{name}_value",), values)
             for name, values in run.averages.items()}
     data.update(diverged_at=(server, run.diverged_at),
                 draws=(server + ("draw", "component"), run.draws),
                 final_position=(server + ("component",), run.final_position))
-    return xr.Dataset(data, coords={"replicate": replicates,
-                                    "checkpoint": run.checkpoints,
+    return xr.Dataset(data, coords={"replicate": replicates, "checkpoint": run.checkpoints,
                                     "draw_iteration": ("draw", run.draw_iterations)})
 
 
-def finish_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[str],
-                 with_references: bool, paired: Sequence[str], raw: xr.Dataset) -> xr.Dataset:
-    """A traveling-chains point from the raw results of all its blocks (:func:`run_blocks`,
-    joined along ``replicate``): what :func:`run_point` gives, bit for bit."""
+def _replayed(raw: xr.Dataset) -> Replay:
+    """The replay of every replicate from the joined raw results (:func:`_raw`)."""
     averages = {name[len("average_"):]: raw[name].values for name in raw.data_vars
                 if name.startswith("average_")}
-    run = Replay(checkpoints=raw["checkpoint"].values, averages=averages,
-                 diverged_at=raw["diverged_at"].values, draws=raw["draws"].values,
-                 draw_iterations=raw["draw_iteration"].values,
-                 final_position=raw["final_position"].values)
-    arm = _Traveling.build(experiment, config, point, seed, paired)
-    return arm.dataset(run, config, point, dims, with_references)
+    return Replay(checkpoints=raw["checkpoint"].values, averages=averages,
+                  diverged_at=raw["diverged_at"].values, draws=raw["draws"].values,
+                  draw_iterations=raw["draw_iteration"].values,
+                  final_position=raw["final_position"].values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -387,9 +424,27 @@ def _shards(sharded, schedule, lengths) -> dict:
 
 def _federated(experiment, config, point, seed, dims) -> xr.Dataset:
     """Every estimator on one federated schedule of ``local_updates`` (seed 002 §5.1)."""
+    federation = Federation.build(experiment, config, seed, int(config["local_updates"]))
+    runs = [_federated_replay(experiment, config, point, seed, federation, method)
+            for method in config["estimator"]]
+    return _federated_point(experiment, config, point, seed, dims, federation, runs)
+
+
+def _federated_replay(experiment, config, point, seed, federation, method) -> Replay:
+    """One estimator's replay of the federated schedule, from its own streams."""
+    burn_in = config["burn_in"]
+    return replay_arm(federation.schedule, SGLD(chen_step_size(config["welling_teh_step_size"])),
+                      federation.estimators[method], config,
+                      derive(derive(seed, experiment, point_key(point)), "engine", method),
+                      burn_in=burn_in, n_updates=burn_in + config["n_iterations"],
+                      initial=np.full(federation.sharded.model.dim, config["initial_position"]),
+                      extra_checkpoints=burn_in + federation.window)
+
+
+def _federated_point(experiment, config, point, seed, dims, federation, runs) -> xr.Dataset:
+    """The point from every estimator's replay (``runs``, in ``config["estimator"]``'s
+    order): the oracle's moments, the stationary moments and the rest of the dataset."""
     local = int(config["local_updates"])
-    seed_point = derive(seed, experiment, point_key(point))
-    federation = Federation.build(experiment, config, seed, local)
     sharded, after = federation.sharded, federation.window
     model = sharded.model
     burn_in = config["burn_in"]
@@ -397,13 +452,12 @@ def _federated(experiment, config, point, seed, dims) -> xr.Dataset:
     h = chen_step_size(config["welling_teh_step_size"])
     equal = len(set(sharded.shard_sizes)) == 1
     per_method = []
-    for method in config["estimator"]:
+    for method, run in zip(config["estimator"], runs, strict=True):
         oracle = federation.oracles[method]
-        arm = run_arm(federation.schedule, SGLD(h), federation.estimators[method], oracle,
-                      config, derive(seed_point, "engine", method), burn_in=burn_in,
-                      n_updates=n_updates, initial=np.full(model.dim, config["initial_position"]),
-                      potential_gradient=model.potential_gradient,
-                      extra_checkpoints=burn_in + after)
+        arm = finish_arm(run, federation.schedule, SGLD(h), oracle, config, burn_in=burn_in,
+                         n_updates=n_updates,
+                         initial=np.full(model.dim, config["initial_position"]),
+                         potential_gradient=model.potential_gradient)
         stationary, closed = _stationary(oracle, federation.probabilities, h, local, sharded,
                                          config["batch_size"], method,
                                          equal and config["replacement"])
