@@ -175,13 +175,18 @@ def _raw(run: Replay, replicates: np.ndarray) -> xr.Dataset:
 
 
 def _replayed(raw: xr.Dataset) -> Replay:
-    """The replay of every replicate from the joined raw results (:func:`_raw`)."""
-    averages = {name[len("average_"):]: raw[name].values for name in raw.data_vars
+    """The replay of every replicate from the joined raw results (:func:`_raw`), its arrays
+    C-contiguous as a replay's are (numpy's reductions may sum in another order over strided
+    ones)."""
+    def values(name):
+        return np.ascontiguousarray(raw[name].values)
+
+    averages = {name[len("average_"):]: values(name) for name in raw.data_vars
                 if name.startswith("average_")}
-    return Replay(checkpoints=raw["checkpoint"].values, averages=averages,
-                  diverged_at=raw["diverged_at"].values, draws=raw["draws"].values,
-                  draw_iterations=raw["draw_iteration"].values,
-                  final_position=raw["final_position"].values)
+    return Replay(checkpoints=values("checkpoint"), averages=averages,
+                  diverged_at=values("diverged_at"), draws=values("draws"),
+                  draw_iterations=values("draw_iteration"),
+                  final_position=values("final_position"))
 
 
 @dataclasses.dataclass(frozen=True)
