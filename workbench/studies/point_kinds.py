@@ -261,9 +261,10 @@ def _traveling_ranges(experiment, resolved: dict) -> list[range] | None:
 
 
 def _sharded_count(experiment, resolved: dict) -> int:
-    from workbench.studies import sharded_point
-
-    return sharded_point.block_count(resolved)
+    """A sharded point's blocks: its replicate seeding blocks on traveling chains, its
+    estimators (each replaying the schedule from its own streams) on federated rounds."""
+    ranges = _traveling_ranges(experiment, resolved)
+    return len(resolved["estimator"]) if ranges is None else len(ranges)
 
 
 def _sharded_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):

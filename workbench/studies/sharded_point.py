@@ -65,7 +65,7 @@ from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
 from workbench.run.experiment import point_key
 from workbench.samplers import SGLD
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.studies.schema import COUPLED_SGLD, SECTIONS
+from workbench.studies.schema import COUPLED_SGLD, SECTIONS, TRAVELING
 from workbench.systems.distributed import chen_step_size
 from workbench.systems.distributed.arm import (
     finish_arm,
@@ -93,7 +93,7 @@ def run_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[s
     ``references``: whether a traveling-chains point keeps seed 004 §3.2.1's references (a
     ``distance`` check reads them); ``paired``: the sweep dims whose points share every random
     number (``[study] paired``)."""
-    if config["system"] == "traveling-chains":
+    if config["system"] == TRAVELING:
         return _traveling(experiment, config, point, seed, dims, references, paired)
     return _federated(experiment, config, point, seed, dims)
 
@@ -112,22 +112,14 @@ def _traveling(experiment, config, point, seed, dims, with_references, paired) -
     return arm.dataset(arm.replay(config), config, point, dims, with_references)
 
 
-def block_count(config: dict) -> int:
-    """A point's blocks: a traveling-chains point's replicate seeding blocks
-    (``replicate_block``), a federated-rounds point's estimators (each replays the schedule
-    from its own streams)."""
-    if config["system"] == "traveling-chains":
-        return len(replicate_blocks(config["n_replicates"], config["replicate_block"]))
-    return len(config["estimator"])
-
-
 def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequence[str],
                blocks: Sequence[int]) -> xr.Dataset:
-    """The raw results of some of the point's blocks (:func:`block_count`): their replays
+    """The raw results of some of the point's blocks (a traveling-chains point's replicate
+    seeding blocks, a federated-rounds point's estimators): their replays
     (:func:`workbench.systems.distributed.arm.replay_arm`), each the same bits whichever
     blocks share the call. A traveling-chains point's carry a ``replicate`` coordinate of
     global indices; a federated-rounds point's are along ``estimator``."""
-    if config["system"] == "traveling-chains":
+    if config["system"] == TRAVELING:
         arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
         ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
         return _raw(arm.replay(config, blocks),
@@ -153,7 +145,7 @@ def finish_point(experiment: str, config: dict, point: dict, seed, dims: Sequenc
                  with_references: bool, paired: Sequence[str], raw: xr.Dataset) -> xr.Dataset:
     """The point from the raw results of all its blocks (:func:`join_blocks`): what
     :func:`run_point` gives, bit for bit."""
-    if config["system"] == "traveling-chains":
+    if config["system"] == TRAVELING:
         arm = _Traveling.build(experiment, config, point, seed, paired)
         return arm.dataset(_replayed(raw), config, point, dims, with_references)
     federation = Federation.build(experiment, config, seed, int(config["local_updates"]))

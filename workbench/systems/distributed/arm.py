@@ -60,11 +60,6 @@ def run_arm(schedule, sampler, estimator, oracle, config: dict, seed, *, burn_in
                       potential_gradient=potential_gradient, groups=groups)
 
 
-def arm_checkpoints(burn_in: int, n_updates: int, extra_checkpoints=()) -> list[int]:
-    """The sample counts an arm's replay keeps its averages at."""
-    return sorted({burn_in, n_updates, *extra_checkpoints} - {0})
-
-
 def replay_arm(schedule, sampler, estimator, config: dict, seed, *, burn_in: int,
                n_updates: int, initial, extra_checkpoints=(), blocks=None) -> Replay:
     """The arm's replay alone, of its replicates' seeding ``blocks`` (default all): what
@@ -74,7 +69,7 @@ def replay_arm(schedule, sampler, estimator, config: dict, seed, *, burn_in: int
                   n_replicates=config["n_replicates"], initial_position=initial, seed=seed,
                   batch_size=config["batch_size"], replacement=config["replacement"],
                   test_functions=TEST_FUNCTIONS,
-                  checkpoints=arm_checkpoints(burn_in, n_updates, extra_checkpoints),
+                  checkpoints=sorted({burn_in, n_updates, *extra_checkpoints} - {0}),
                   thin=config["thin"], replicate_block=config["replicate_block"],
                   blocks=blocks)
 
