@@ -6,8 +6,10 @@ nothing or is out of range, naming its line (``workbench/studies/schema.py``,
 from __future__ import annotations
 
 import pytest
+import xarray as xr
 
 from simulators.validation import InvalidParameter
+from tests.studies.blocks import split_point
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies import library
@@ -18,6 +20,7 @@ from workbench.studies.study import DeferredBounds
 SHIPPED = library.path("integrator-order").read_text()
 # the figure line names the workbench's own code, which only a shipped file may do
 BASE = SHIPPED.replace('figure = "integrator_order:figure_order"', "")
+SEED = 5
 EULER_RATE = 'where = { integrator = "euler" }\nname = "rate/{integrator}/{test_function}"'
 
 
@@ -47,6 +50,21 @@ def test_the_study_sweeps_the_integrator_and_keeps_the_optimal_step_for_the_poin
             resolved["batch_size"], resolved["replicate_block"]) == (
         "splitting", 4096, "optimal", 1, 3000)
     assert experiment.replicate_blocks(config, points[0]) == 1
+
+
+def test_a_point_split_into_its_seeding_blocks_is_the_whole_point():
+    """Issue 35, every point splittable: with ``replicate_block`` below the replicates, a
+    phase-space point runs as blocks that separate tasks finish into exactly the unsplit point
+    (the shipped study keeps one block, so its numbers stay those of one). Negative control:
+    another seed's blocks finish into another point."""
+    experiment = StudyExperiment(loads(BASE))
+    config = experiment.configure({"n_replicates": 300, "replicate_block": "100"}, quick=True)
+    point = experiment.points(config)[-1]  # the splitting integrator at its optimal step
+    assert experiment.replicate_blocks(config, point) == 3
+    whole = experiment.run_point(config, point, SEED)
+    xr.testing.assert_identical(split_point(experiment, config, point, SEED, ([0], [1, 2])),
+                                whole)
+    assert not split_point(experiment, config, point, SEED + 1, ([0, 1, 2],)).equals(whole)
 
 
 @pytest.mark.parametrize(("old", "new", "needle", "words"), [

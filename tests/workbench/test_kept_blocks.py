@@ -272,3 +272,21 @@ def test_dsgld_points_keep_their_blocks_bit_for_bit(tmp_path):
     _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=dsgld)
     xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "dsgld-imbalance.nc"),
                                 read_netcdf(tmp_path / "plain" / "dsgld-imbalance.nc"))
+
+
+def test_phase_space_points_keep_their_blocks_bit_for_bit(tmp_path):
+    """integrator-order's SGHMC phase-space points in seeding blocks of 20: a run with twice the
+    replicates after a kept run reads every earlier block (on two processes) and stores what a
+    plain run stores."""
+    order = experiments.get("integrator-order")
+    small = {"replicate_block": "20", "integrator": ["euler"], "iterations": [64, 256]}
+    first = order.configure({**small, "n_replicates": 40}, quick=True)
+    assert all(order.kept_blocks(first, p) == [range(0, 20), range(20, 40)]
+               for p in order.points(first))
+    _run(tmp_path / "looks", first, experiment=order)
+    doubled = order.configure({**small, "n_replicates": 80}, quick=True)
+    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=order)
+    assert larger.sweep.kept_blocks == 2 * 2
+    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=order)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "integrator-order.nc"),
+                                read_netcdf(tmp_path / "plain" / "integrator-order.nc"))

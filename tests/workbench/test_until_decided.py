@@ -7,6 +7,7 @@ import io
 import math
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from bounds.checks import oracle_check
@@ -347,3 +348,107 @@ def test_a_look_read_from_the_store_is_predicted_at_the_compute_time_the_store_r
     track.absorb(again, Look(1))
     assert track.undecided and track.seconds >= again.sweep.stored_seconds
     assert _next_looks([track], 3.0, None)[track] < 4
+
+
+class TwoParts(Experiment):
+    """Two parts as a study of parts has them: ``slow`` (a point that sleeps, its ``sure``
+    check holding at once) and ``coin`` (the Coin's ``mean``, which needs more replicates),
+    each with its own replicate parameter; a part's checks read its point alone
+    (:meth:`keys_read_by`)."""
+
+    name = "two-parts"
+    parameters = (Parameter("slow_n_replicates", 10, "replicates of the slow part"),
+                  Parameter("coin_n_replicates", 10, "replicates of the coin part"))
+    sweep_dims = ("part",)
+
+    def points(self, config):
+        return [{"part": "slow"}, {"part": "coin"}]
+
+    def point_identity(self, config, point):
+        return {"n_replicates": config[f"{point['part']}_n_replicates"]}
+
+    def keys_read_by(self, checks):
+        return {f"{check.partition('/')[0]}_n_replicates" for check in checks}
+
+    def run_point(self, config, point, seed):
+        import time
+
+        if point["part"] == "slow":
+            time.sleep(0.4)
+        n = config[f"{point['part']}_n_replicates"]
+        draws = [np.random.default_rng([seed, i]).standard_normal() for i in range(n)]
+        return xr.Dataset({f"{point['part']}_x": ("replicate_" + point["part"], draws)})
+
+    def combine(self, config, datasets):
+        return xr.merge(datasets)
+
+    def checks(self, dataset):
+        verdicts = []
+        for part, margin in (("slow", 10.0), ("coin", 0.25)):
+            x = dataset[f"{part}_x"].values
+            error = x.std(ddof=1) / math.sqrt(x.size)
+            verdicts.append(oracle_check(f"{part}/{'sure' if part == 'slow' else 'mean'}",
+                                         x.mean(), error, 0.0, z_for_family(0.05, 2),
+                                         margin=margin, n_replicates=x.size))
+        return verdicts
+
+
+class TwoPartsWhole(TwoParts):
+    """Its checks read every key, as the base experiment says."""
+
+    name = "two-parts-whole"
+    keys_read_by = Experiment.keys_read_by
+
+
+def test_a_look_grows_only_the_parts_whose_checks_are_undecided(tmp_path):
+    """Only the coin part's check is undecided after look 1: later looks double its
+    replicates alone, the slow part's point is read from the store (its check kept as
+    decided), and the predicted time counts only the coin part's share of look 1's seconds.
+    Negative control: an experiment whose checks read every key grows both parts."""
+    from bounds.sequential import Look
+    from workbench.run.until_decided import Track
+
+    (outcome,), undecided = _run(tmp_path / "parts", [TwoParts()])
+    assert undecided == []
+    slow, coin = outcome.verdicts
+    assert slow.verdict == HOLDS and slow.evidence["sequential"]["look"] == 1
+    assert coin.verdict == HOLDS and coin.evidence["sequential"]["look"] >= 3
+    assert outcome.config["slow_n_replicates"] == 10
+    assert outcome.config["coin_n_replicates"] == 10 * 2 ** (coin.evidence["sequential"]["look"]
+                                                             - 1)
+    assert outcome.sweep.computed == [{"part": "coin"}]
+    assert outcome.sweep.loaded == [{"part": "slow"}]
+
+    with open_workers(processes=1) as workers:
+        (first,) = run_all([TwoParts()], False, 7, tmp_path / "first", workers, figures=False,
+                           judge=False, log=io.StringIO())
+    track = Track(TwoParts(), {}, TwoParts().configure(), False)
+    track.absorb(first, Look(1))
+    slow_seconds, coin_seconds = first.sweep.point_seconds
+    assert slow_seconds >= 0.4 and track.growing == pytest.approx(
+        coin_seconds / (slow_seconds + coin_seconds))
+    assert track.predicted(2) == pytest.approx(track.growing * 2 * track.seconds)
+    assert track.config_at(3)["slow_n_replicates"] == 10
+    assert track.config_at(3)["coin_n_replicates"] == 40
+
+    (whole,), _ = _run(tmp_path / "whole", [TwoPartsWhole()])
+    assert whole.config["slow_n_replicates"] == whole.config["coin_n_replicates"] > 10
+    whole_track = Track(TwoPartsWhole(), {}, TwoPartsWhole().configure(), False)
+    whole_track.absorb(first, Look(1))
+    assert whole_track.growing == 1.0
+
+
+def test_a_study_of_parts_names_the_parameters_of_the_parts_owning_the_checks():
+    """multi-server: its logistic part's checks read the logistic part's parameters (and the
+    shared ones), not the Gaussian part's; downpour-period's parts share their points, so its
+    checks read every key."""
+    from workbench import experiments
+
+    multi = experiments.get("multi-server")
+    read = multi.keys_read_by(["logistic/theorem7/variance-vs-servers"])
+    assert "logistic_n_replicates" in read and "gaussian_n_replicates" not in read
+    assert "servers" in read  # the shared sweep constant
+    both = multi.keys_read_by(["logistic/theorem6/loss-unchanged", "gaussian/oracle/bias/S=1"])
+    assert {"logistic_n_replicates", "gaussian_n_replicates"} <= both
+    assert experiments.get("downpour-period").keys_read_by(["logistic/rate"]) is None
+    assert experiments.get("stale-gaussian").keys_read_by(["oracle/theta"]) is None

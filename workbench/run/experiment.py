@@ -48,7 +48,7 @@ The protocol, from the runner's side:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +102,12 @@ class Experiment:
     def work(self, config: dict, point: dict[str, Any]) -> int:
         """Replicate-updates of the point (0: unknown)."""
         return 0
+
+    def keys_read_by(self, checks: Collection[str]) -> Collection[str] | None:
+        """The configuration keys whose points the verdicts named ``checks`` read (None:
+        every key), so that a sequential check grows only those points' replicates
+        (:mod:`workbench.run.until_decided`)."""
+        return None
 
     def memory(self, config: dict, point: dict[str, Any]) -> int:
         """Bytes the point's results need at least (:func:`results_bytes` of its values)."""

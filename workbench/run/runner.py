@@ -38,6 +38,7 @@ the next sweep's tasks start as soon as the ones before have handed out all thei
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import Counter, deque
@@ -99,6 +100,9 @@ class SweepResult:
     #: the compute seconds of every kept block of the computed points, read or computed: what a
     #: run of the same points with more replicates would not compute again
     kept_seconds: float = 0.0
+    #: each point's compute seconds (one process), in the order of the experiment's points:
+    #: measured where computed, as the store recorded them where loaded (nan: not known)
+    point_seconds: list[float] = field(default_factory=list)
 
     def describe(self) -> str:
         parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
@@ -234,7 +238,8 @@ class _Sweep:
         self.identities = [point_identity(experiment, config, p, self.seed) for p in self.points]
         self.keys = [store_key(identity) for identity in self.identities]
         self.report = SweepResult(dataset=xr.Dataset(),
-                                  ignored_store=store is not None and request.recompute)
+                                  ignored_store=store is not None and request.recompute,
+                                  point_seconds=[math.nan] * n_points)
         self.results: list[xr.Dataset | None] = [None] * n_points
         self.corrupt: dict[int, str] = {}
         self.waiting: list[int] = []  # points another process is computing
@@ -371,7 +376,9 @@ class _Sweep:
     def _count_stored(self, i: int, entries: dict) -> None:
         """Add point ``i``'s recorded compute seconds, if it was loaded, to the report's."""
         if self.results[i] is not None:
-            self.report.stored_seconds += float(entries[self.keys[i]].get("compute_seconds", 0))
+            seconds = float(entries[self.keys[i]].get("compute_seconds", 0))
+            self.report.stored_seconds += seconds
+            self.report.point_seconds[i] = seconds
 
     def _load_stored(self, indices: list[int]) -> None:
         """Load the stored points among ``indices``. One found corrupt is judged again under
@@ -425,6 +432,7 @@ class _Sweep:
             dataset = finished
         self.results[i] = dataset
         self.report.computed.append(self.points[i])
+        self.report.point_seconds[i] = seconds
         if i in self.corrupt:
             self.report.recomputed.append((self.points[i], self.corrupt[i]))
         self.bars.point_done(point_key(self.points[i]))

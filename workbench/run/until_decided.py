@@ -4,7 +4,8 @@ study whose ``[study] until_decided`` names the budget; docs/verdicts.md, *Seque
 checks*).
 
 Look k of an experiment runs it with 2^(k−1) times its configured replicates, in every
-replicate parameter (``n_replicates`` and every ``*_replicates``), and judges it at look k
+replicate parameter (``n_replicates`` and every ``*_replicates``) that its undecided checks
+read (below), and judges it at look k
 of :mod:`bounds.sequential` (the share 2^(−k) of every error rate). Look 1 is the configured
 run. A check that comes out ``holds`` or ``violated`` is decided: its verdict is kept as
 judged, with the look in its evidence and, under ``looks``, every look it was judged at
@@ -52,8 +53,12 @@ draws would (``reference_factor``, :func:`workbench.reference.compare.joint_fact
 on the experiment's later looks multiply its reference draws (``reference_draws`` and every
 ``*_reference_draws``) as they multiply its replicates.
 
-Every experiment with an undecided check grows as a whole; growing only the sweep points the
-undecided checks read is not done yet.
+A look grows only the replicate parameters that the undecided checks read
+(:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a study of parts, the parameters
+of the parts that own an undecided check; the other parts keep the last look's replicates, so
+their points are read from the store, and the predicted time counts only the points computed
+again. Within one part (or one study) every point grows: growing only the sweep points an
+undecided check reads is not done yet.
 """
 
 from __future__ import annotations
@@ -123,6 +128,9 @@ class Track:
     waiting: str = ""  # why the last round left out its next look (it may run in a later one)
     ceiling: int | None = None
     reusable: float = 0.0  # seconds of the last look's kept blocks, which a later look reads
+    #: the share of the last look's work in the points a later look computes again (the
+    #: others, read by no undecided check, are read from the store)
+    growing: float = 1.0
     references_grow: bool = False
     budget_left: float = math.inf
 
@@ -138,12 +146,31 @@ class Track:
 
     def config_at(self, look: int) -> dict:
         """The configuration of look ``look`` (``first``, look 1's): every grown parameter
-        times 2^(k−1)."""
+        that the undecided checks read (:meth:`~workbench.run.experiment.Experiment.
+        keys_read_by`) times 2^(k−1), the others as the last look ran them."""
         if look == 1:
             return self.first
+        read = self.experiment.keys_read_by(list(self.undecided))
+        last = self.first if self.outcome is None else self.outcome.config
         grown = {key: self.first[key] * Look(look).replicate_multiple
-                 for key in self.grown_keys}
+                 if read is None or key in read else last[key] for key in self.grown_keys}
         return self.experiment.configure({**self.overrides, **grown}, quick=self.quick)
+
+    def _growing_share(self) -> float:
+        """The share of this look's compute seconds (as its sweep reports them per point) in
+        the points whose identity the next look changes: the others are read from the store
+        (1 where the seconds are not known or the points differ)."""
+        experiment, now, sweep = self.experiment, self.outcome.config, self.outcome.sweep
+        later = self.config_at(self.look + 1)
+        points = experiment.points(now)
+        seconds = [] if sweep is None else sweep.point_seconds
+        if points != experiment.points(later) or len(seconds) != len(points) \
+                or not all(math.isfinite(s) for s in seconds):
+            return 1.0
+        changed = [experiment.point_identity(now, point) != experiment.point_identity(later, point)
+                   for point in points]
+        total = sum(seconds)
+        return sum(s for s, c in zip(seconds, changed, strict=True) if c) / total if total else 1.0
 
     def factor(self, verdict: Verdict) -> float:
         """What ``verdict`` asks for, as a multiple of this look's grown parameters: its
@@ -200,6 +227,7 @@ class Track:
         self.references_grow = self.references_grow or (bool(reference_keys(self.first)) and any(
             math.isfinite(v.evidence.get("reference_factor", math.inf))
             for v in self.undecided.values()))
+        self.growing = self._growing_share() if self.undecided else 1.0
 
     def wanted(self) -> float:
         """The replicates, as a multiple of this look's, that the undecided checks ask for
@@ -233,8 +261,9 @@ class Track:
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look``: this look's, scaled by the replicates,
-        less what its kept blocks would save (:attr:`reusable`)."""
-        return self.seconds * GROWTH ** (look - self.look) - self.reusable
+        less what its kept blocks would save (:attr:`reusable`), for the share of it in the
+        points the look computes again (:attr:`growing`)."""
+        return self.growing * (self.seconds * GROWTH ** (look - self.look) - self.reusable)
 
     def fits(self, factor: float) -> bool:
         """Whether the look that ``factor`` asks for is predicted to fit in

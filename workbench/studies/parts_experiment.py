@@ -117,6 +117,16 @@ class PartsExperiment(Experiment):
     def run_blocks(self, config, point, seed, blocks):
         return self._part("run_blocks", config, point, seed, blocks)
 
+    def keys_read_by(self, checks):
+        """The parameters of the parts that own the verdicts ``checks`` (named
+        ``<part>/<check>``), the shared ones included: a part's checks read its points alone.
+        None (every key) for shared points, whose verdicts keep their parts' names."""
+        if self.study.shared:
+            return None
+        owners = {check.partition("/")[0] for check in checks}
+        return {part.key(parameter.name) for part in self.study.parts if part.name in owners
+                for parameter in part.study.parameters}
+
     def merge_blocks(self, config, point, raws):
         return self._part("merge_blocks", config, point, raws)
 

@@ -12,7 +12,11 @@ the exact asymptotic MSE of φ̂_L(p²).
 
 Seeds: the data set is keyed by the experiment (``"gaussian-data"``), and so are the engine's
 streams (``"engine"``), not by the point: every point replays the same random numbers (common
-random numbers across the grid, so a rate's bootstrap over L can be paired).
+random numbers across the grid, so a rate's bootstrap over L can be paired). The replicates
+run in seeding blocks of ``replicate_block``, each from its own streams: a point splits into
+them (:func:`run_blocks` for some, :func:`finish_point` over all), bit for bit the unsplit
+point, and a block's numbers do not depend on the point's replicate count (kept across the
+looks of a sequential check). The shipped integrator-order study runs one block.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from simulators.seeding import derive, generator
 from simulators.static import constant_staleness
 from workbench.core.phi import THETA_SQUARED
 from workbench.engine.replay import replay
+from workbench.engine.replay_setup import replicate_blocks
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import dynamics_for
 from workbench.oracles.phase_space import asymptotic_parts, optimal_step, square_moments
@@ -43,35 +48,61 @@ def step_of(config: dict, dynamics, precision: float) -> float:
                         config["n_iterations"], config["largest_step"])
 
 
-def run_point(experiment: str, config: dict, point: dict, seed,
-              dims: Sequence[str]) -> xr.Dataset:
-    """The point's Dataset (module docstring), every variable with the point's ``dims`` as
-    leading size-1 dims."""
-    n_updates, n_replicates = config["n_iterations"], config["n_replicates"]
+def _setup(experiment: str, config: dict, seed):
+    """(model, sampler name, dynamics of a step, the point's step): what every block and the
+    finish of a point build the same from the seed."""
     model = GaussianMeanModel.generate(
         generator(seed, experiment, "gaussian-data"), config["n_data"], config["dim"],
         config["true_mean"], config["noise_scale"], config["prior_scale"], config["prior_mean"])
-    name, k = sampler_name(config), model.precision
-    mu = float(model.posterior_mean[0])
+    name = sampler_name(config)
 
     def dynamics(step):
         return dynamics_for({"sampler": name, "step_size": step,
                              "friction": config["friction"]})
 
-    step = step_of(config, dynamics, k)
+    return model, name, dynamics, step_of(config, dynamics, model.precision)
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed,
+               blocks: Sequence[int]) -> xr.Dataset:
+    """Raw results of some of the point's replicate seeding blocks (``replicate_block``):
+    ``estimate`` ``(test_function, replicate)`` (φ̂_L of θ² and p²) and ``diverged``
+    ``(replicate)``, the ``replicate`` coordinate holding global indices. A block's numbers
+    are the engine's streams of that block alone, the same bits whichever blocks share the
+    call and whatever the point's replicate count."""
+    model, name, _, step = _setup(experiment, config, seed)
+    n_updates = config["n_iterations"]
+    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
     run = replay(constant_staleness(n_updates, config["staleness"]),
                  PhaseSpace(make_sampler(name, step, config["friction"])),
-                 model.minibatch_gradient(), n_updates=n_updates, n_replicates=n_replicates,
-                 initial_position=mu, seed=derive(seed, experiment, "engine"),
+                 model.minibatch_gradient(), n_updates=n_updates,
+                 n_replicates=config["n_replicates"],
+                 initial_position=float(model.posterior_mean[0]),
+                 seed=derive(seed, experiment, "engine"),
                  batch_size=config["batch_size"], replacement=config["replacement"],
                  test_functions=(THETA_SQUARED,), checkpoints=[n_updates],
-                 replicate_block=config["replicate_block"],
+                 replicate_block=config["replicate_block"], blocks=blocks,
                  divergence_threshold=config["divergence_threshold"])
+    return xr.Dataset(
+        {"estimate": (("test_function", "replicate"),
+                      run.averages[THETA_SQUARED.name][0, :, 0, :].T),
+         "diverged": ("replicate", (run.diverged_at >= 0).any(axis=1))},
+        coords={"test_function": list(PHASE_SPACE_FUNCTIONS), "replicate": replicates})
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
+                 dims: Sequence[str]) -> xr.Dataset:
+    """The point's Dataset from the raw results of all its blocks (:func:`run_blocks`):
+    the summaries over replicates and the exact moments, with the point's ``dims`` as leading
+    size-1 dims."""
+    model, _, dynamics, step = _setup(experiment, config, seed)
+    k, n_updates = model.precision, config["n_iterations"]
+    mu = float(model.posterior_mean[0])
     functions = list(PHASE_SPACE_FUNCTIONS)
-    estimate = xr.DataArray(run.averages[THETA_SQUARED.name][0, :, 0, :].T,
-                            dims=("test_function", "replicate"),
-                            coords={"test_function": functions,
-                                    "replicate": np.arange(n_replicates)})
+    # replicate-major, as one replay leaves it, however the blocks were joined: the summaries'
+    # sums over replicates then take the same order, so a split point is the same bits
+    estimate = raw["estimate"].copy(data=np.asfortranarray(raw["estimate"].values))
     truth = xr.DataArray([mu**2 + 1.0 / k, 1.0], dims="test_function",
                          coords={"test_function": functions})
     summary = summarize(estimate, truth, confidence=config["confidence"])
@@ -94,6 +125,6 @@ def run_point(experiment: str, config: dict, point: dict, seed,
         "exact_mse": ("test_function", exact_bias**2 + exact_variance),
         "stationary_bias": ("test_function", stationary - truth.values),
         "step_size": ((), step),
-        "diverged": ("replicate", (run.diverged_at >= 0).any(axis=1)),
+        "diverged": raw["diverged"],
     })
     return xr.Dataset(data).expand_dims({dim: [point[dim]] for dim in dims})

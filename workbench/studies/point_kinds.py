@@ -197,13 +197,6 @@ def _zipped(module: str, *arguments: Callable[[Any], Any]) -> Runner:
     return run
 
 
-def _run_phase_space(experiment, config: dict, point: dict, seed):
-    from workbench.studies import phase_space_point
-
-    return phase_space_point.run_point(experiment.name, experiment.resolve(config, point),
-                                       point, seed, experiment.sweep_dims)
-
-
 def _run_real(experiment, config: dict, point: dict, seed):
     """The study's one point: every point of its grid, run one after the other."""
     from workbench.studies import grid, realtime_point
@@ -215,8 +208,8 @@ def _run_real(experiment, config: dict, point: dict, seed):
         seed, experiment.sweep_dims[0])
 
 
-def _run_gaussian(experiment, config: dict, point: dict, seed):
-    """Its replicate blocks, then the point (:meth:`StudyExperiment.run_blocks`)."""
+def _run_by_blocks(experiment, config: dict, point: dict, seed):
+    """Its blocks, then the point (:meth:`StudyExperiment.run_blocks`, ``finish_point``)."""
     from workbench.run.experiment import Experiment
 
     return Experiment.run_point(experiment, config, point, seed)
@@ -235,6 +228,20 @@ def _finish_gaussian(experiment, config: dict, point: dict, seed, raw):
     return experiment.zipped_coords(gaussian_point.finish_point(
         experiment.name, experiment.resolve(config, point), point, seed, raw,
         dims=experiment.sweep_dims), point)
+
+
+def _phase_space_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
+    from workbench.studies import phase_space_point
+
+    return phase_space_point.run_blocks(experiment.name, experiment.resolve(config, point),
+                                        point, seed, blocks)
+
+
+def _finish_phase_space(experiment, config: dict, point: dict, seed, raw):
+    from workbench.studies import phase_space_point
+
+    return phase_space_point.finish_point(experiment.name, experiment.resolve(config, point),
+                                          point, seed, raw, experiment.sweep_dims)
 
 
 def _held_out_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
@@ -362,13 +369,14 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "N(0, 1)) and runs SGLD with minibatches drawn with replacement",
         resolve=_imported(".protocol_point", "resolve")),
     PointKind(
-        "phase-space", lambda value, named: bool(value("phase_space")), _run_phase_space,
+        "phase-space", lambda value, named: bool(value("phase_space")), _run_by_blocks,
         ".phase_space_judgements", fills_test_function=True,
         unused=("n_checkpoints", "initial_position", "n_draws"),
         unused_because="means nothing in a phase_space study: its chains start at rest at the "
                        "posterior mean, as its oracle assumes, and keep φ̂_L at the last sample "
                        "count alone",
-        validate=validate_phase_space_point, panel=".figures:phase_space_panel"),
+        validate=validate_phase_space_point, panel=".figures:phase_space_panel",
+        blocks=Blocks(_phase_space_blocks, _finish_phase_space, kept=seeding_ranges)),
     PointKind(
         POOLED, lambda value, named: value("model") == GAUSSIAN and
         value("system") == ASYNCHRONOUS and "n_servers" in named,
@@ -425,7 +433,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
         validate=_check_held_out_sizes, burn_in=True, user_code=True,
         blocks=Blocks(_held_out_blocks, _finish_held_out, kept=_logistic_ranges)),
-    PointKind(GAUSSIAN, lambda value, named: True, _run_gaussian, ".gaussian_judgements",
+    PointKind(GAUSSIAN, lambda value, named: True, _run_by_blocks, ".gaussian_judgements",
               blocks=Blocks(_gaussian_blocks, _finish_gaussian, kept=seeding_ranges),
               validate=_validate_backend),
 )
