@@ -87,6 +87,19 @@ def _run(out, config, processes=1, keep_blocks=True, seed=7, experiment=None):
     return outcome
 
 
+def _doubled_reads_the_kept_blocks(tmp_path, experiment, first, doubled):
+    """Run ``first`` keeping its blocks, then ``doubled`` (twice the replicates) on two
+    processes after it, and check that it stores what a plain run of ``doubled`` stores;
+    the larger run's outcome."""
+    _run(tmp_path / "looks", first, experiment=experiment)
+    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=experiment)
+    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=experiment)
+    name = f"{experiment.name}.nc"
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / name),
+                                read_netcdf(tmp_path / "plain" / name))
+    return larger
+
+
 def _computed(log) -> dict[int, list[int]]:
     blocks: dict[int, list[int]] = {}
     for line in log.read_text().splitlines() if log.exists() else []:
@@ -248,13 +261,9 @@ def test_logistic_regressions_blocks_are_kept_bit_for_bit_and_networks_are_not(t
     config = multi.configure(quick=True)
     assert {p["part"] for p in multi.points(config)
             if multi.kept_blocks(config, p) is not None} == {"logistic"}
-    _run(tmp_path / "looks", first, experiment=speedup)
     doubled = speedup.configure({**small, "n_replicates": 24}, quick=True)
-    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=speedup)
+    larger = _doubled_reads_the_kept_blocks(tmp_path, speedup, first, doubled)
     assert larger.sweep.kept_blocks == 2 * 3
-    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=speedup)
-    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "stale-blr-speedup.nc"),
-                                read_netcdf(tmp_path / "plain" / "stale-blr-speedup.nc"))
 
 
 def test_dsgld_points_keep_their_blocks_bit_for_bit(tmp_path):
@@ -265,13 +274,9 @@ def test_dsgld_points_keep_their_blocks_bit_for_bit(tmp_path):
     small = {"replicate_block": 1, "burn_in": 400, "n_iterations": 1600,
              "correction": ["corrected"]}
     first = dsgld.configure({**small, "n_replicates": 2}, quick=True)
-    _run(tmp_path / "looks", first, experiment=dsgld)
     doubled = dsgld.configure({**small, "n_replicates": 4}, quick=True)
-    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=dsgld)
+    larger = _doubled_reads_the_kept_blocks(tmp_path, dsgld, first, doubled)
     assert larger.sweep.kept_blocks == 2 and larger.sweep.split
-    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=dsgld)
-    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "dsgld-imbalance.nc"),
-                                read_netcdf(tmp_path / "plain" / "dsgld-imbalance.nc"))
 
 
 def test_phase_space_points_keep_their_blocks_bit_for_bit(tmp_path):
@@ -283,10 +288,6 @@ def test_phase_space_points_keep_their_blocks_bit_for_bit(tmp_path):
     first = order.configure({**small, "n_replicates": 40}, quick=True)
     assert all(order.kept_blocks(first, p) == [range(0, 20), range(20, 40)]
                for p in order.points(first))
-    _run(tmp_path / "looks", first, experiment=order)
     doubled = order.configure({**small, "n_replicates": 80}, quick=True)
-    larger = _run(tmp_path / "looks", doubled, processes=2, experiment=order)
+    larger = _doubled_reads_the_kept_blocks(tmp_path, order, first, doubled)
     assert larger.sweep.kept_blocks == 2 * 2
-    _run(tmp_path / "plain", doubled, keep_blocks=False, experiment=order)
-    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "integrator-order.nc"),
-                                read_netcdf(tmp_path / "plain" / "integrator-order.nc"))
