@@ -5,6 +5,7 @@ replicates stores, and a rerun computes nothing."""
 
 import io
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -430,6 +431,13 @@ def test_a_look_grows_only_the_parts_whose_checks_are_undecided(tmp_path):
     assert track.predicted(2) == pytest.approx(track.growing * 2 * track.seconds)
     assert track.config_at(3)["slow_n_replicates"] == 10
     assert track.config_at(3)["coin_n_replicates"] == 40
+    # a check that more replicates cannot decide does not grow its part
+    [coin_check] = track.undecided.values()
+    track.undecided["slow/stuck"] = replace(coin_check, check="slow/stuck",
+                                            replicate_factor=math.inf)
+    assert track.config_at(3)["slow_n_replicates"] == 10
+    track.undecided["slow/stuck"] = replace(coin_check, check="slow/stuck")
+    assert track.config_at(3)["slow_n_replicates"] == 40
 
     (whole,), _ = _run(tmp_path / "whole", [TwoPartsWhole()])
     assert whole.config["slow_n_replicates"] == whole.config["coin_n_replicates"] > 10

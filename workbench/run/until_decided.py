@@ -53,12 +53,12 @@ draws would (``reference_factor``, :func:`workbench.reference.compare.joint_fact
 on the experiment's later looks multiply its reference draws (``reference_draws`` and every
 ``*_reference_draws``) as they multiply its replicates.
 
-A look grows only the replicate parameters that the undecided checks read
-(:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a study of parts, the parameters
-of the parts that own an undecided check; the other parts keep the last look's replicates, so
-their points are read from the store, and the predicted time counts only the points computed
-again. Within one part (or one study) every point grows: growing only the sweep points an
-undecided check reads is not done yet.
+A look grows only the replicate parameters that the undecided checks more replicates could
+decide read (:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a study of parts,
+the parameters of the parts that own such a check; the other parts keep the last look's
+replicates, so their points are read from the store, and the predicted time counts only the
+points computed again. Within one part (or one study) every point grows: growing only the
+sweep points an undecided check reads is not done yet.
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ class Track:
     waiting: str = ""  # why the last round left out its next look (it may run in a later one)
     ceiling: int | None = None
     reusable: float = 0.0  # seconds of the last look's kept blocks, which a later look reads
-    #: the share of the last look's work in the points a later look computes again (the
-    #: others, read by no undecided check, are read from the store)
+    #: the share of the last look's compute seconds in the points a later look computes again
+    #: (the others, read by no check that more replicates could decide, come from the store)
     growing: float = 1.0
     references_grow: bool = False
     budget_left: float = math.inf
@@ -146,11 +146,13 @@ class Track:
 
     def config_at(self, look: int) -> dict:
         """The configuration of look ``look`` (``first``, look 1's): every grown parameter
-        that the undecided checks read (:meth:`~workbench.run.experiment.Experiment.
-        keys_read_by`) times 2^(k−1), the others as the last look ran them."""
+        that the undecided checks more replicates could decide read
+        (:meth:`~workbench.run.experiment.Experiment.keys_read_by`) times 2^(k−1), the others
+        as the last look ran them."""
         if look == 1:
             return self.first
-        read = self.experiment.keys_read_by(list(self.undecided))
+        read = self.experiment.keys_read_by([name for name, verdict in self.undecided.items()
+                                             if math.isfinite(self.factor(verdict))])
         last = self.first if self.outcome is None else self.outcome.config
         grown = {key: self.first[key] * Look(look).replicate_multiple
                  if read is None or key in read else last[key] for key in self.grown_keys}
