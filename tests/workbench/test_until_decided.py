@@ -13,6 +13,7 @@ import xarray as xr
 
 from bounds.checks import oracle_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, z_for_family
+from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
 from workbench.run.executors import open_workers
 from workbench.run.experiment import Experiment
@@ -444,6 +445,28 @@ def test_a_look_grows_only_the_parts_whose_checks_are_undecided(tmp_path):
     whole_track = Track(TwoPartsWhole(), {}, TwoPartsWhole().configure(), False)
     whole_track.absorb(first, Look(1))
     assert whole_track.growing == 1.0
+
+
+class Capped(Coin):
+    """Refuses more than 10 replicates at configuration (as a parameter's range would)."""
+
+    name = "capped"
+
+    def configure(self, overrides=None, quick=False):
+        if (overrides or {}).get("n_replicates", 10) > 10:
+            raise InvalidParameter("n_replicates", overrides["n_replicates"], "must be <= 10")
+        return super().configure(overrides, quick)
+
+
+def test_a_next_look_refused_at_configuration_stops_the_experiment_with_the_reason(tmp_path):
+    """Judging look 1 asks what the next look would compute again; a configuration that
+    refuses the next look's replicates does not break the run: the plan stops the
+    experiment, and its undecided check says why."""
+    (outcome,), undecided = _run(tmp_path, [Capped()])
+    assert outcome.error == "" and outcome.config["n_replicates"] == 10
+    [(name, verdict, why)] = undecided
+    assert name == "capped" and verdict.check == "mean"
+    assert "was refused" in why and "must be <= 10" in why
 
 
 def test_a_study_of_parts_names_the_parameters_of_the_parts_owning_the_checks():

@@ -161,9 +161,13 @@ class Track:
     def _growing_share(self) -> float:
         """The share of this look's compute seconds (as its sweep reports them per point) in
         the points whose identity the next look changes: the others are read from the store
-        (1 where the seconds are not known or the points differ)."""
+        (1 where the seconds are not known, the points differ, or the next look's
+        configuration is refused, which the plan then says)."""
         experiment, now, sweep = self.experiment, self.outcome.config, self.outcome.sweep
-        later = self.config_at(self.look + 1)
+        try:
+            later = self.config_at(self.look + 1)
+        except InvalidParameter:
+            return 1.0
         points = experiment.points(now)
         seconds = [] if sweep is None else sweep.point_seconds
         if points != experiment.points(later) or len(seconds) != len(points) \
