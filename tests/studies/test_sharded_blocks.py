@@ -1,12 +1,13 @@
-"""A D-SGLD point on traveling chains split into its replicates' seeding blocks (issue 35:
-every point splittable): its blocks run apart, grouped into tasks, and finished give exactly
-the unsplit point, for each of the shipped traveling-chains studies (imbalanced shards with
-the step ladder, trajectory lengths with the references, slow workers with adaptive balancing
-and the time-to-target curves, coupled groups with the gradient draws); the runner splits a
+"""A sharded-Gaussian point split into its replicates' seeding blocks (issue 35: every point
+splittable): its blocks run apart, grouped into tasks, and finished give exactly the unsplit
+point, for each of the shipped traveling-chains studies (imbalanced shards with the step
+ladder, trajectory lengths with the references, slow workers with adaptive balancing and the
+time-to-target curves, coupled groups with the gradient draws) and for federated rounds
+(fsgld-gaussian) of more than one block, every estimator replayed in each; the runner splits a
 one-point sweep over two processes into the dataset of one; a later look with more replicates
 reads the kept blocks into what a plain run stores (tests/workbench/test_kept_blocks.py).
-A federated-rounds point (fsgld-gaussian) splits into its estimators. Negative controls:
-another seed's blocks finish into another point."""
+A federated-rounds point of one block splits into its estimators. Negative controls: another
+seed's blocks finish into another point."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ CASES = [
      {"trajectory_length": 200}),
     ("dsgld-load-balancing", SMALL, {"slowdown": 1.0, "balancing": "adaptive"}),
     ("dsgld-coupling", SMALL, {"group_size": 2}),
+    # federated rounds of more than one seeding block: every estimator replayed in each
+    ("fsgld-gaussian", {**SMALL, "burn_in": 200, "n_iterations": 800}, {"local_updates": 10}),
 ]
 
 

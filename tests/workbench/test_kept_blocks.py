@@ -291,3 +291,16 @@ def test_phase_space_points_keep_their_blocks_bit_for_bit(tmp_path):
     doubled = order.configure({**small, "n_replicates": 80}, quick=True)
     larger = _doubled_reads_the_kept_blocks(tmp_path, order, first, doubled)
     assert larger.sweep.kept_blocks == 2 * 2
+
+
+def test_federated_rounds_points_of_several_seeding_blocks_keep_them_bit_for_bit(tmp_path):
+    """fsgld-gaussian with a seeding block per replicate (every estimator replayed in each): a
+    run with twice the replicates after a kept run reads every earlier block (on two
+    processes) and stores what a plain run stores."""
+    federated = experiments.get("fsgld-gaussian")
+    small = {"replicate_block": 1, "burn_in": 200, "n_iterations": 800,
+             "local_updates": [10]}
+    first = federated.configure({**small, "n_replicates": 2}, quick=True)
+    doubled = federated.configure({**small, "n_replicates": 4}, quick=True)
+    larger = _doubled_reads_the_kept_blocks(tmp_path, federated, first, doubled)
+    assert larger.sweep.kept_blocks == 2  # the sweep point's; its bound designs' points keep none

@@ -259,26 +259,30 @@ def _finish_held_out(experiment, config: dict, point: dict, seed, raw):
         experiment.code_directory(), experiment.with_reference(), raw), point)
 
 
-def _traveling_ranges(experiment, resolved: dict) -> list[range] | None:
-    """A traveling-chains point's replicate seeding blocks, each the same bits whatever the
-    point's replicate count (its replay's streams are the block's; the schedule, the oracle
-    and the references are the point's); None for a federated-rounds point, whose blocks are
-    its estimators."""
-    return seeding_ranges(experiment, resolved) if resolved["system"] == TRAVELING else None
+def _sharded_ranges(experiment, resolved: dict) -> list[range] | None:
+    """A sharded point's replicate seeding blocks where they are its blocks, each the same
+    bits whatever the point's replicate count (its replay's streams are the block's; the
+    schedule, the oracle and the references are the point's): always on traveling chains, on
+    federated rounds once the replicates fill more than one block (every estimator replayed in
+    each); None for a federated-rounds point of one block, whose blocks are its estimators."""
+    ranges = seeding_ranges(experiment, resolved)
+    return ranges if resolved["system"] == TRAVELING or len(ranges) > 1 else None
 
 
 def _sharded_count(experiment, resolved: dict) -> int:
-    """A sharded point's blocks: its replicate seeding blocks on traveling chains, its
-    estimators (each replaying the schedule from its own streams) on federated rounds."""
-    ranges = _traveling_ranges(experiment, resolved)
+    """A sharded point's blocks: its replicate seeding blocks (:func:`_sharded_ranges`), else
+    its estimators (each replaying the schedule from its own streams)."""
+    ranges = _sharded_ranges(experiment, resolved)
     return len(resolved["estimator"]) if ranges is None else len(ranges)
 
 
 def _sharded_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
     from workbench.studies import sharded_point
 
-    return sharded_point.run_blocks(experiment.name, experiment.resolve(config, point), point,
-                                    seed, experiment.study.paired, blocks)
+    resolved = experiment.resolve(config, point)
+    return sharded_point.run_blocks(experiment.name, resolved, point, seed,
+                                    experiment.study.paired, blocks,
+                                    _sharded_ranges(experiment, resolved) is not None)
 
 
 def _finish_sharded(experiment, config: dict, point: dict, seed, raw):
@@ -357,7 +361,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         _zipped(".sharded_point", lambda e: e.with_references(), lambda e: e.study.paired),
         ".sharded_checks", validate=validate_sharded_point, burn_in=True,
         blocks=Blocks(_sharded_blocks, _finish_sharded, count=_sharded_count,
-                      join=_imported(".sharded_point", "join_blocks"), kept=_traveling_ranges)),
+                      join=_imported(".sharded_point", "join_blocks"), kept=_sharded_ranges)),
     PointKind(
         PROTOCOL_ORACLE,
         lambda value, named: value("model") == GAUSSIAN and value("system") in PROTOCOL_SYSTEMS,

@@ -31,7 +31,9 @@ A traveling-chains point splits into its replicates' seeding blocks (``replicate
 bit for bit what :func:`run_point` gives (issue 35), since everything but the replay (data,
 schedule, oracle, references, the step ladder, the gradient draws) is fixed by the point and
 the seed, and each block's replay by its own streams. A federated-rounds point splits into its
-estimators, each replaying the schedule from its own streams.
+estimators, each replaying the schedule from its own streams; once its replicates fill more
+than one seeding block, into those blocks instead, every estimator replayed in each (so that
+the blocks are the same bits whatever the replicate count, and kept across looks).
 
 Every variable made by the runs carries the point's sweep dims (leading, size one); what
 depends only on the data, the step and the minibatch (posterior, references, shards) does not,
@@ -113,32 +115,44 @@ def _traveling(experiment, config, point, seed, dims, with_references, paired) -
 
 
 def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequence[str],
-               blocks: Sequence[int]) -> xr.Dataset:
-    """The raw results of some of the point's blocks (a traveling-chains point's replicate
-    seeding blocks, a federated-rounds point's estimators): their replays
+               blocks: Sequence[int], by_replicates: bool) -> xr.Dataset:
+    """The raw results of some of the point's blocks: their replays
     (:func:`workbench.systems.distributed.arm.replay_arm`), each the same bits whichever
-    blocks share the call. A traveling-chains point's carry a ``replicate`` coordinate of
-    global indices; a federated-rounds point's are along ``estimator``."""
+    blocks share the call. ``by_replicates``: the blocks are the replicates' seeding blocks
+    (always on traveling chains; on federated rounds every estimator replays each), with a
+    ``replicate`` coordinate of global indices; else a federated-rounds point's estimators,
+    along ``estimator``."""
+    rows = None
+    if by_replicates:
+        ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+        rows = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
     if config["system"] == TRAVELING:
         arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
-        ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-        return _raw(arm.replay(config, blocks),
-                    np.concatenate([np.arange(ranges[b].start, ranges[b].stop)
-                                    for b in blocks]))
+        return _raw(arm.replay(config, blocks), rows)
     federation = Federation.build(experiment, config, seed, int(config["local_updates"]))
-    methods = [config["estimator"][b] for b in blocks]
-    runs = [_federated_replay(experiment, config, point, seed, federation, method)
-            for method in methods]
-    return xr.concat([_raw(run, np.arange(config["n_replicates"])) for run in runs],
+    if by_replicates:
+        methods = list(config["estimator"])
+        runs = [_federated_replay(experiment, config, point, seed, federation, method, blocks)
+                for method in methods]
+    else:
+        methods = [config["estimator"][b] for b in blocks]
+        rows = np.arange(config["n_replicates"])
+        runs = [_federated_replay(experiment, config, point, seed, federation, method)
+                for method in methods]
+    return xr.concat([_raw(run, rows) for run in runs],
                      dim=xr.DataArray(methods, dims="estimator", name="estimator"))
 
 
 def join_blocks(raws: Sequence[xr.Dataset]) -> xr.Dataset:
     """The raw results of consecutive groups of blocks (:func:`run_blocks`), in order: along
-    ``estimator`` for a federated-rounds point, along ``replicate`` for a traveling one."""
-    dim = "estimator" if "estimator" in raws[0].dims else "replicate"
-    return raws[0] if len(raws) == 1 else xr.concat(
-        raws, dim=dim, data_vars="minimal", coords="minimal", compat="equals", join="exact")
+    ``estimator`` where they are a federated-rounds point's estimators (no estimator in two
+    groups), else along ``replicate``."""
+    if len(raws) == 1:
+        return raws[0]
+    by_estimator = "estimator" in raws[0].dims and not (
+        set(raws[0]["estimator"].values) & set(raws[1]["estimator"].values))
+    return xr.concat(raws, dim="estimator" if by_estimator else "replicate",
+                     data_vars="minimal", coords="minimal", compat="equals", join="exact")
 
 
 def finish_point(experiment: str, config: dict, point: dict, seed, dims: Sequence[str],
@@ -427,15 +441,17 @@ def _federated(experiment, config, point, seed, dims) -> xr.Dataset:
     return _federated_point(experiment, config, point, seed, dims, federation, runs)
 
 
-def _federated_replay(experiment, config, point, seed, federation, method) -> Replay:
-    """One estimator's replay of the federated schedule, from its own streams."""
+def _federated_replay(experiment, config, point, seed, federation, method,
+                      blocks: Sequence[int] | None = None) -> Replay:
+    """One estimator's replay of the federated schedule, from its own streams (of its
+    replicates' seeding ``blocks``; default all)."""
     burn_in = config["burn_in"]
     return replay_arm(federation.schedule, SGLD(chen_step_size(config["welling_teh_step_size"])),
                       federation.estimators[method], config,
                       derive(derive(seed, experiment, point_key(point)), "engine", method),
                       burn_in=burn_in, n_updates=burn_in + config["n_iterations"],
                       initial=np.full(federation.sharded.model.dim, config["initial_position"]),
-                      extra_checkpoints=burn_in + federation.window)
+                      extra_checkpoints=burn_in + federation.window, blocks=blocks)
 
 
 def _federated_point(experiment, config, point, seed, dims, federation, runs) -> xr.Dataset:
