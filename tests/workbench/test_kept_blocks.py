@@ -257,10 +257,10 @@ def test_logistic_regressions_blocks_are_kept_bit_for_bit_and_networks_are_not(t
     for other in (network, averaged):
         config = other.configure(quick=True)
         assert all(other.kept_blocks(config, p) is None for p in other.points(config))
-    multi = experiments.get("multi-server")
-    config = multi.configure(quick=True)
+    multi = experiments.get("multi-server")  # both parts keep their blocks: the logistic
+    config = multi.configure(quick=True)  # one as held-out points, the pooled Gaussian one
     assert {p["part"] for p in multi.points(config)
-            if multi.kept_blocks(config, p) is not None} == {"logistic"}
+            if multi.kept_blocks(config, p) is not None} == {"gaussian", "logistic"}
     doubled = speedup.configure({**small, "n_replicates": 24}, quick=True)
     larger = _doubled_reads_the_kept_blocks(tmp_path, speedup, first, doubled)
     assert larger.sweep.kept_blocks == 2 * 3
@@ -304,3 +304,16 @@ def test_federated_rounds_points_of_several_seeding_blocks_keep_them_bit_for_bit
     doubled = federated.configure({**small, "n_replicates": 4}, quick=True)
     larger = _doubled_reads_the_kept_blocks(tmp_path, federated, first, doubled)
     assert larger.sweep.kept_blocks == 2  # the sweep point's; its bound designs' points keep none
+
+
+def test_pooled_points_keep_their_blocks_bit_for_bit(tmp_path):
+    """multi-server's pooled Gaussian points in seeding blocks of 10 (every server of a
+    replicate in its block): a run with twice the replicates after a kept run reads every
+    earlier block (on two processes) and stores what a plain run stores."""
+    multi = experiments.get("multi-server")
+    small = {"gaussian_replicate_block": "10", "gaussian_n_iterations": 200,
+             "logistic_n_iterations": 200, "logistic_n_evaluations": 20, "servers": [1, 2]}
+    first = multi.configure({**small, "gaussian_n_replicates": 20}, quick=True)
+    doubled = multi.configure({**small, "gaussian_n_replicates": 40}, quick=True)
+    larger = _doubled_reads_the_kept_blocks(tmp_path, multi, first, doubled)
+    assert larger.sweep.kept_blocks == 2 * 2  # the Gaussian part's; the logistic part's stored

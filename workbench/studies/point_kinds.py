@@ -215,33 +215,21 @@ def _run_by_blocks(experiment, config: dict, point: dict, seed):
     return Experiment.run_point(experiment, config, point, seed)
 
 
-def _gaussian_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
-    from workbench.studies import gaussian_point
+def _seeded_blocks(module: str) -> Blocks:
+    """The blocks of a kind whose points are their replicates' seeding blocks, kept across
+    looks: ``module.run_blocks(name, resolved, point, seed, blocks)`` and
+    ``module.finish_point(name, resolved, point, seed, raw, dims=...)`` (the Gaussian mean's,
+    its phase space's, its pooled servers')."""
+    def run(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
+        return import_module(module, __package__).run_blocks(
+            experiment.name, experiment.resolve(config, point), point, seed, blocks)
 
-    return gaussian_point.run_blocks(experiment.name, experiment.resolve(config, point), point,
-                                     seed, blocks)
+    def finish(experiment, config: dict, point: dict, seed, raw):
+        return experiment.zipped_coords(import_module(module, __package__).finish_point(
+            experiment.name, experiment.resolve(config, point), point, seed, raw,
+            dims=experiment.sweep_dims), point)
 
-
-def _finish_gaussian(experiment, config: dict, point: dict, seed, raw):
-    from workbench.studies import gaussian_point
-
-    return experiment.zipped_coords(gaussian_point.finish_point(
-        experiment.name, experiment.resolve(config, point), point, seed, raw,
-        dims=experiment.sweep_dims), point)
-
-
-def _phase_space_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
-    from workbench.studies import phase_space_point
-
-    return phase_space_point.run_blocks(experiment.name, experiment.resolve(config, point),
-                                        point, seed, blocks)
-
-
-def _finish_phase_space(experiment, config: dict, point: dict, seed, raw):
-    from workbench.studies import phase_space_point
-
-    return phase_space_point.finish_point(experiment.name, experiment.resolve(config, point),
-                                          point, seed, raw, experiment.sweep_dims)
+    return Blocks(run, finish, kept=seeding_ranges)
 
 
 def _held_out_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
@@ -380,17 +368,17 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "posterior mean, as its oracle assumes, and keep φ̂_L at the last sample "
                        "count alone",
         validate=validate_phase_space_point, panel=".figures:phase_space_panel",
-        blocks=Blocks(_phase_space_blocks, _finish_phase_space, kept=seeding_ranges)),
+        blocks=_seeded_blocks(".phase_space_point")),
     PointKind(
         POOLED, lambda value, named: value("model") == GAUSSIAN and
         value("system") == ASYNCHRONOUS and "n_servers" in named,
-        _zipped(".pooled_point"), ".pooled_judgements", marks=True,
+        _run_by_blocks, ".pooled_judgements", marks=True,
         describes="the Gaussian mean with n_servers pooled",
         family=("oracle", "slope", "invariance"), unused=POOLED_UNUSED,
         unused_because="means nothing on the Gaussian mean with n_servers pooled: its exact "
-                       "pooled oracle judges θ in d = 1, its replicates run as one block and "
-                       "it keeps no draws",
-        panel=".figures:pooled_panel"),
+                       "pooled oracle judges θ in d = 1 and it keeps no draws",
+        panel=".figures:pooled_panel",
+        blocks=_seeded_blocks(".pooled_point")),
     PointKind(
         PAIRED_PROTOCOL, lambda value, named: value("start") == STARTS[1],
         _zipped(".paired_protocol_point", lambda e: e.streams), ".paired_protocol_judgements",
@@ -438,7 +426,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         validate=_check_held_out_sizes, burn_in=True, user_code=True,
         blocks=Blocks(_held_out_blocks, _finish_held_out, kept=_logistic_ranges)),
     PointKind(GAUSSIAN, lambda value, named: True, _run_by_blocks, ".gaussian_judgements",
-              blocks=Blocks(_gaussian_blocks, _finish_gaussian, kept=seeding_ranges),
+              blocks=_seeded_blocks(".gaussian_point"),
               validate=_validate_backend),
 )
 

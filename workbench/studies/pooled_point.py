@@ -21,9 +21,16 @@ coordinates, and the convergence diagnostics of about
 :data:`workbench.stats.diagnostics.DIAGNOSTIC_DRAWS` thinned draws per server (every
 replicate-server pair a chain; the draws are not stored). A replicate with a diverged server is
 marked and left out of the summaries.
+
+The replicates run in seeding blocks of ``replicate_block``, each from its own streams: a point
+splits into them (:func:`run_blocks` for some, :func:`finish_point` over all), bit for bit the
+unsplit point, and a block's numbers do not depend on the point's replicate count (kept across
+the looks of a sequential check). The shipped multi-server study runs one block.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
@@ -31,6 +38,7 @@ import xarray as xr
 from simulators.seeding import derive, generator
 from workbench.core.phi import THETA
 from workbench.engine.replay import log_checkpoints, replay
+from workbench.engine.replay_setup import replicate_blocks
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import dynamics_for, estimator_moments, finite_moments
 from workbench.run.experiment import point_key
@@ -46,31 +54,66 @@ SUMMARIES = ("bias", "bias_se", "bias_lower", "bias_upper", "variance", "varianc
              "variance_lower", "variance_upper", "n_valid")
 
 
-def run_point(experiment: str, config: dict, point: dict, seed,
-              dims: tuple[str, ...]) -> xr.Dataset:
-    """φ̂_L(θ) pooled over ``n_servers`` servers, its summaries and the exact oracle (module
-    docstring); ``point`` keys the schedule and the engine's streams, ``dims`` are the sweep
-    dims the point's Dataset takes."""
-    n_servers, n_workers = config["n_servers"], config["n_workers"]
-    n_updates, n_replicates = config["n_iterations"], config["n_replicates"]
-    model = GaussianMeanModel.generate(
+def _model(experiment: str, config: dict, seed) -> GaussianMeanModel:
+    return GaussianMeanModel.generate(
         generator(seed, experiment, DATA_STREAM), config["n_data"], 1, config["true_mean"],
         config["noise_scale"], config["prior_scale"], config["prior_mean"])
-    schedule = schedule_for(experiment, config, point, seed, n_workers, n_servers, n_updates)
+
+
+def _setup(experiment: str, config: dict, point: dict, seed):
+    """(model, schedule, sampler, checkpoints): the same for every block of the point."""
+    schedule = schedule_for(experiment, config, point, seed, config["n_workers"],
+                            config["n_servers"], config["n_iterations"])
     sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
-    checkpoints = log_checkpoints(n_updates, config["n_checkpoints"])
-    batch_size, replacement = config["batch_size"], config["replacement"]
+    return (_model(experiment, config, seed), schedule, sampler,
+            log_checkpoints(config["n_iterations"], config["n_checkpoints"]))
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed,
+               blocks: Sequence[int]) -> xr.Dataset:
+    """Raw results of some of the point's replicate seeding blocks (``replicate_block``):
+    every server's φ̂_L(θ) ``average`` ``(checkpoint, replicate, server)``, ``diverged_at``
+    ``(replicate, server)`` and the thinned ``draws`` ``(replicate, server, draw, component)``,
+    the ``replicate`` coordinate holding global indices; each block the engine's streams of
+    that block alone, the same bits whichever blocks share the call and whatever the point's
+    replicate count."""
+    model, schedule, sampler, checkpoints = _setup(experiment, config, point, seed)
+    n_updates = config["n_iterations"]
+    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
     run = replay(schedule, sampler, model.minibatch_gradient(), n_updates=n_updates,
-                 n_replicates=n_replicates, initial_position=config["initial_position"],
+                 n_replicates=config["n_replicates"],
+                 initial_position=config["initial_position"],
                  seed=derive(seed, experiment, point_key(point), "engine"),
-                 batch_size=batch_size, replacement=replacement, test_functions=(THETA,),
-                 checkpoints=checkpoints, thin=n_updates // draws_kept(n_updates, 0),
-                 replicate_block=n_replicates,
+                 batch_size=config["batch_size"], replacement=config["replacement"],
+                 test_functions=(THETA,), checkpoints=checkpoints,
+                 thin=n_updates // draws_kept(n_updates, 0),
+                 replicate_block=config["replicate_block"], blocks=blocks,
                  divergence_threshold=config["divergence_threshold"])
-    diverged = (run.diverged_at >= 0).any(axis=1)
-    diagnostics = diagnose_draws(run.draws, (THETA,), model.potential_gradient,
+    server = ("replicate", "server")
+    return xr.Dataset({"average": (("checkpoint",) + server, run.averages[THETA.name][..., 0]),
+                       "diverged_at": (server, run.diverged_at),
+                       "draws": (server + ("draw", "component"), run.draws)},
+                      coords={"replicate": replicates})
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
+                 dims: tuple[str, ...]) -> xr.Dataset:
+    """The point's Dataset from the raw results of all its blocks (:func:`run_blocks`):
+    φ̂_L(θ) pooled over the servers, its summaries and the exact oracle (module docstring),
+    with the sweep ``dims`` as leading size-1 dims."""
+    model, schedule, sampler, checkpoints = _setup(experiment, config, point, seed)
+    n_servers, n_workers = config["n_servers"], config["n_workers"]
+    n_updates, n_replicates = config["n_iterations"], config["n_replicates"]
+    batch_size, replacement = config["batch_size"], config["replacement"]
+
+    def values(name):  # C order, as a replay's (numpy may sum strided arrays in another order)
+        return np.ascontiguousarray(raw[name].values)
+
+    diverged = (values("diverged_at") >= 0).any(axis=1)
+    diagnostics = diagnose_draws(values("draws"), (THETA,), model.potential_gradient,
                                  valid=~diverged).isel(component=0, drop=True)
-    pooled = run.averages[THETA.name][:, :, :, 0].mean(axis=2)  # (checkpoint, replicate)
+    pooled = values("average").mean(axis=2)  # (checkpoint, replicate)
     estimate = xr.DataArray(pooled, dims=("checkpoint", "replicate"),
                             coords={"checkpoint": np.arange(checkpoints.size),
                                     "replicate": np.arange(n_replicates)})

@@ -279,8 +279,8 @@ OPTIMAL_STEP = "optimal"
 #: (:mod:`.pooled_point`, seed 001 §3.3)
 POOLED = "pooled-servers"
 #: the Gaussian fields a pooled point does not read: its servers run the asynchronous system,
-#: it judges θ alone in d = 1, runs its replicates as one block and keeps no draws
-POOLED_UNUSED = ("staleness", "dim", "test_function", "n_draws", "replicate_block")
+#: it judges θ alone in d = 1 and keeps no draws
+POOLED_UNUSED = ("staleness", "dim", "test_function", "n_draws")
 #: not a model or system kind but a point kind: seed 003's protocols on the Gaussian mean,
 #: judged against their exact protocol oracle (:mod:`.protocol_point`)
 PROTOCOL_ORACLE = "protocol-oracle"
