@@ -54,19 +54,16 @@ SUMMARIES = ("bias", "bias_se", "bias_lower", "bias_upper", "variance", "varianc
              "variance_lower", "variance_upper", "n_valid")
 
 
-def _model(experiment: str, config: dict, seed) -> GaussianMeanModel:
-    return GaussianMeanModel.generate(
-        generator(seed, experiment, DATA_STREAM), config["n_data"], 1, config["true_mean"],
-        config["noise_scale"], config["prior_scale"], config["prior_mean"])
-
-
 def _setup(experiment: str, config: dict, point: dict, seed):
     """(model, schedule, sampler, checkpoints): the same for every block of the point."""
+    model = GaussianMeanModel.generate(
+        generator(seed, experiment, DATA_STREAM), config["n_data"], 1, config["true_mean"],
+        config["noise_scale"], config["prior_scale"], config["prior_mean"])
     schedule = schedule_for(experiment, config, point, seed, config["n_workers"],
                             config["n_servers"], config["n_iterations"])
     sampler = make_sampler(config["sampler"], config["step_size"], config["friction"])
-    return (_model(experiment, config, seed), schedule, sampler,
-            log_checkpoints(config["n_iterations"], config["n_checkpoints"]))
+    return model, schedule, sampler, log_checkpoints(config["n_iterations"],
+                                                     config["n_checkpoints"])
 
 
 def run_blocks(experiment: str, config: dict, point: dict, seed,
