@@ -257,8 +257,9 @@ def test_logistic_regressions_blocks_are_kept_bit_for_bit_and_networks_are_not(t
     for other in (network, averaged):
         config = other.configure(quick=True)
         assert all(other.kept_blocks(config, p) is None for p in other.points(config))
-    multi = experiments.get("multi-server")  # both parts keep their blocks: the logistic
-    config = multi.configure(quick=True)  # one as held-out points, the pooled Gaussian one
+    # multi-server keeps both parts' blocks: logistic regression's, and its pooled Gaussian's
+    multi = experiments.get("multi-server")
+    config = multi.configure(quick=True)
     assert {p["part"] for p in multi.points(config)
             if multi.kept_blocks(config, p) is not None} == {"gaussian", "logistic"}
     doubled = speedup.configure({**small, "n_replicates": 24}, quick=True)

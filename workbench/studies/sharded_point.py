@@ -130,16 +130,12 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequenc
         arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
         return _raw(arm.replay(config, blocks), rows)
     federation = Federation.build(experiment, config, seed, int(config["local_updates"]))
-    if by_replicates:
-        methods = list(config["estimator"])
-        runs = [_federated_replay(experiment, config, point, seed, federation, method, blocks)
-                for method in methods]
-    else:
-        methods = [config["estimator"][b] for b in blocks]
-        rows = np.arange(config["n_replicates"])
-        runs = [_federated_replay(experiment, config, point, seed, federation, method)
-                for method in methods]
-    return xr.concat([_raw(run, rows) for run in runs],
+    methods = list(config["estimator"]) if by_replicates else [config["estimator"][b]
+                                                               for b in blocks]
+    replayed = blocks if by_replicates else None  # every replicate of an estimator's block
+    rows = rows if by_replicates else np.arange(config["n_replicates"])
+    return xr.concat([_raw(_federated_replay(experiment, config, point, seed, federation,
+                                             method, replayed), rows) for method in methods],
                      dim=xr.DataArray(methods, dims="estimator", name="estimator"))
 
 
