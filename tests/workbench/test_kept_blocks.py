@@ -318,3 +318,16 @@ def test_pooled_points_keep_their_blocks_bit_for_bit(tmp_path):
     doubled = multi.configure({**small, "gaussian_n_replicates": 40}, quick=True)
     larger = _doubled_reads_the_kept_blocks(tmp_path, multi, first, doubled)
     assert larger.sweep.kept_blocks == 2 * 2  # the Gaussian part's; the logistic part's stored
+
+
+def test_protocol_points_keep_their_blocks_bit_for_bit(tmp_path):
+    """elastic-vs-downpour's points (seed 003's protocols on the Gaussian mean, every point
+    sharing the engine's streams) in seeding blocks of 10: a run with twice the replicates
+    after a kept run reads every earlier block (on two processes) and stores what a plain run
+    stores."""
+    protocols = experiments.get("elastic-vs-downpour")
+    small = {"replicate_block": "10", "n_iterations": 200, "period": [1, 4]}
+    first = protocols.configure({**small, "n_replicates": 20}, quick=True)
+    doubled = protocols.configure({**small, "n_replicates": 40}, quick=True)
+    larger = _doubled_reads_the_kept_blocks(tmp_path, protocols, first, doubled)
+    assert larger.sweep.kept_blocks == 4 * 2  # two protocols × two periods, two blocks each

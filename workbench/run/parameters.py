@@ -44,10 +44,8 @@ INITIAL_POSITION = Parameter("initial_position", 0.0, "starting value θ₀ of e
                              finite)
 
 # the run's length and replicates
-ITERATIONS = Parameter("iterations", 2000, "updates L of every run", at_least_one)
 N_ITERATIONS = Parameter("n_iterations", 1000, "iterations L of every replicate (sharded: "
                          "updates per chain after the burn-in)", at_least_one)
-N_UPDATES = Parameter("n_updates", 20_000, "applied updates L of every run", at_least_one)
 BURN_IN = Parameter("burn_in", 1000, "updates per chain before the window", non_negative_int)
 THIN = Parameter("thin", 10, "keep every thin-th update as a sample for the figures",
                  at_least_one)

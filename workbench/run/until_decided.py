@@ -42,8 +42,9 @@ with larger replicate parameters: its points go through the result store like an
 a sequential run that stops at R replicates stores exactly what a plain run with R
 replicates stores, and a rerun of the same command reads every look's points from the store.
 Where a point's replicate blocks are the same bits whatever its replicate count (the Gaussian
-mean's points, its designs', its phase space's and its pooled servers', logistic regression's,
-the sharded Gaussian's on traveling chains and, of more than one block, on federated rounds),
+mean's points, its designs', its phase space's, its pooled servers' and its protocols',
+logistic regression's (downpour's from Laplace starts too), the sharded Gaussian's on
+traveling chains and, of more than one block, on federated rounds),
 the looks keep them (:meth:`~workbench.run.experiment.Experiment.kept_blocks`, the store's
 *Blocks*): a look computes only the replicates the last one did not have, and reads the
 others.

@@ -24,6 +24,7 @@ m, σ_ref and R-hat, so that a stored result is judged again without recomputing
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 TEST_FUNCTION = "log_loss"
 #: what determines the model, the reference and the starts: the same at every point
 SETUP_KEYS = ("data_source", "n_train", "n_test", "prior_scale", "n_test_points",
-              "n_replicates", *REFERENCE_KEYS)
+              "n_replicates", "replicate_block", *REFERENCE_KEYS)
 
 
 def laplace_approximation(model: LogisticRegression) -> tuple[np.ndarray, np.ndarray]:
@@ -62,13 +63,18 @@ def laplace_approximation(model: LogisticRegression) -> tuple[np.ndarray, np.nda
     return found.x, hessian
 
 
-def laplace_starts(model: LogisticRegression, rng: np.random.Generator,
-                   count: int) -> np.ndarray:
+def laplace_starts(model: LogisticRegression, rng: np.random.Generator, count: int,
+                   block: int | None = None) -> np.ndarray:
     """``count`` draws ``(count, d)`` of the Laplace approximation N(θ_MAP, H⁻¹)
-    (:func:`laplace_approximation`)."""
+    (:func:`laplace_approximation`): standard normal rows drawn in order and transformed
+    ``block`` rows at a time (default all), so that the draws of a block of rows are the same
+    bits whatever ``count`` (a product's rounding may depend on its size)."""
     mode, hessian = laplace_approximation(model)
     factor = np.linalg.cholesky(np.linalg.inv(hessian))
-    return mode + rng.standard_normal((count, model.dim)) @ factor.T
+    normal = rng.standard_normal((count, model.dim))
+    block = count if block is None else block
+    return np.concatenate([mode + normal[first:first + block] @ factor.T
+                           for first in range(0, count, block)])
 
 
 def model_identity(config: dict, model: LogisticRegression) -> dict:
@@ -98,7 +104,7 @@ def _setup(experiment: str, seed: int, streams: str, key: str):
     reference = reference_posterior(model, model_identity(config, model),
                                     reference_settings(config), int(seed), (function,))
     starts = laplace_starts(model, generator(seed, experiment, f"{streams}start"),
-                            config["n_replicates"])
+                            config["n_replicates"], config["replicate_block"])
     return model, function, reference, starts
 
 
@@ -109,35 +115,63 @@ def setup(experiment: str, config: dict, seed, streams: str = ""):
     return _setup(experiment, int(seed), streams, key)
 
 
-def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
-              streams: str = "") -> xr.Dataset:
-    """The point's Dataset (module docstring) at its resolved ``config``, with the sweep ``dims``
-    as leading size-1 dims;
-    ``streams``: the prefix of its random streams' names (a later part of a study of shared
-    points: ``logistic-`` names the schedule's ``logistic-schedule``)."""
+def _schedule(experiment: str, config: dict, point: dict, seed, streams: str):
+    """The point's downpour schedule: keyed by the point (module docstring)."""
+    from workbench.systems.protocols.run import make_protocol
+
+    return make_protocol(config, config["system"], config["n_workers"],
+                         config["period"]).simulate(
+        config["n_iterations"], derive(seed, experiment, point_key(point), f"{streams}schedule"))
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequence[int],
+               streams: str = "") -> xr.Dataset:
+    """Raw results of some of the point's replicate seeding blocks (``replicate_block``):
+    φ̂_L per replicate (``estimate``), the ``replicate`` coordinate holding global indices;
+    each block from its own starts and the engine's streams of that block alone, the same bits
+    whichever blocks share the call and whatever the point's replicate count. ``config``: the
+    point's resolved configuration; ``streams``: the prefix of its random streams' names (a
+    later part of a study of shared points: ``logistic-`` names the schedule's
+    ``logistic-schedule``)."""
     import xarray as xr
 
     from workbench.engine.replay import replay
-    from workbench.reference import reference_value
+    from workbench.engine.replay_setup import replicate_blocks
+    from workbench.run import progress
     from workbench.samplers.sgld import SGLD
-    from workbench.stats.estimators import summarize
-    from workbench.systems.asynchronous.run import at_point
-    from workbench.systems.protocols.run import make_protocol
 
-    model, function, reference, starts = setup(experiment, config, seed, streams)
-    n_updates, n_replicates = config["n_iterations"], starts.shape[0]
-    schedule = make_protocol(config, config["system"], config["n_workers"],
-                             config["period"]).simulate(
-        n_updates, derive(seed, experiment, point_key(point), f"{streams}schedule"))
+    model, function, _, starts = setup(experiment, config, seed, streams)
+    n_updates = config["n_iterations"]
+    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    schedule = _schedule(experiment, config, point, seed, streams)
     run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
-                 n_updates=n_updates, n_replicates=n_replicates,
-                 initial_position=starts[:, None, :],
+                 n_updates=n_updates, n_replicates=config["n_replicates"],
+                 initial_position=starts[replicates][:, None, :],
                  seed=derive(seed, experiment, f"{streams}engine"),
                  batch_size=config["batch_size"], test_functions=(function,),
-                 checkpoints=[n_updates], replicate_block=config["replicate_block"])
-    values = run.averages[function.name][-1, :, 0, 0]
+                 checkpoints=[n_updates], replicate_block=config["replicate_block"],
+                 blocks=blocks, progress=progress.reporter(replicates.size))
+    return xr.Dataset({"estimate": ("replicate", run.averages[function.name][-1, :, 0, 0])},
+                      coords={"replicate": replicates})
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
+                 streams: str = "", dims: tuple[str, ...] = ()) -> xr.Dataset:
+    """The point's Dataset (module docstring) from the raw results of all its blocks
+    (:func:`run_blocks`, whose arguments these are), with the sweep ``dims`` as leading size-1
+    dims."""
+    import xarray as xr
+
+    from workbench.reference import reference_value
+    from workbench.stats.estimators import summarize
+    from workbench.systems.asynchronous.run import at_point
+
+    _, _, reference, _ = setup(experiment, config, seed, streams)
+    n_updates = config["n_iterations"]
+    schedule = _schedule(experiment, config, point, seed, streams)
     mean, error = reference_value(reference, TEST_FUNCTION, 0)
-    estimate = xr.DataArray(values, dims="replicate", coords={"replicate": np.arange(values.size)})
+    estimate = raw["estimate"].assign_coords(replicate=np.arange(raw.sizes["replicate"]))
     summary = summarize(estimate, mean, dim="replicate", confidence=config["confidence"])
     data = {name: summary[name] for name in ("bias", "bias_se", "mse", "mse_se", "variance",
                                              "n_valid")}

@@ -215,19 +215,23 @@ def _run_by_blocks(experiment, config: dict, point: dict, seed):
     return Experiment.run_point(experiment, config, point, seed)
 
 
-def _seeded_blocks(module: str) -> Blocks:
+def _seeded_blocks(module: str, *arguments: Callable[[Any], Any]) -> Blocks:
     """The blocks of a kind whose points are their replicates' seeding blocks, kept across
-    looks: ``module.run_blocks(name, resolved, point, seed, blocks)`` and
-    ``module.finish_point(name, resolved, point, seed, raw, dims=...)`` (the Gaussian mean's,
-    its phase space's, its pooled servers')."""
+    looks: ``module.run_blocks(name, resolved, point, seed, blocks, *values)`` and
+    ``module.finish_point(name, resolved, point, seed, raw, *values, dims=...)``, ``values``
+    each argument read from the experiment (the Gaussian mean's, its phase space's, its pooled
+    servers', seed 003's protocols' on it and on logistic regression from Laplace starts, with
+    their streams)."""
     def run(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
         return import_module(module, __package__).run_blocks(
-            experiment.name, experiment.resolve(config, point), point, seed, blocks)
+            experiment.name, experiment.resolve(config, point), point, seed, blocks,
+            *(argument(experiment) for argument in arguments))
 
     def finish(experiment, config: dict, point: dict, seed, raw):
         return experiment.zipped_coords(import_module(module, __package__).finish_point(
             experiment.name, experiment.resolve(config, point), point, seed, raw,
-            dims=experiment.sweep_dims), point)
+            *(argument(experiment) for argument in arguments), dims=experiment.sweep_dims),
+            point)
 
     return Blocks(run, finish, kept=seeding_ranges)
 
@@ -353,13 +357,14 @@ POINT_KINDS: tuple[PointKind, ...] = (
     PointKind(
         PROTOCOL_ORACLE,
         lambda value, named: value("model") == GAUSSIAN and value("system") in PROTOCOL_SYSTEMS,
-        _zipped(".protocol_point", lambda e: e.streams), ".protocol_judgements", marks=True,
+        _run_by_blocks, ".protocol_judgements", marks=True,
         describes="seed 003's protocols on the Gaussian mean",
         family=("oracle", "envelope", "rate"), unused=PROTOCOL_UNUSED,
         unused_because="means nothing on a {system} point of the Gaussian mean: seed 003's "
                        "exact protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior "
                        "N(0, 1)) and runs SGLD with minibatches drawn with replacement",
-        resolve=_imported(".protocol_point", "resolve")),
+        resolve=_imported(".protocol_point", "resolve"),
+        blocks=_seeded_blocks(".protocol_point", lambda e: e.streams)),
     PointKind(
         "phase-space", lambda value, named: bool(value("phase_space")), _run_by_blocks,
         ".phase_space_judgements", fills_test_function=True,
@@ -381,12 +386,12 @@ POINT_KINDS: tuple[PointKind, ...] = (
         blocks=_seeded_blocks(".pooled_point")),
     PointKind(
         PAIRED_PROTOCOL, lambda value, named: value("start") == STARTS[1],
-        _zipped(".paired_protocol_point", lambda e: e.streams), ".paired_protocol_judgements",
+        _run_by_blocks, ".paired_protocol_judgements",
         marks=True, describes="seed 003's downpour with start = \"laplace\"",
         family=("reference", "rate", "ordering"), unused=PAIRED_UNUSED,
         unused_because="means nothing with start = \"laplace\": its points keep φ̂_L of the "
-                       "held-out log-loss at L alone, from shared Laplace starts, with SGLD, in "
-                       "one block"),
+                       "held-out log-loss at L alone, from shared Laplace starts, with SGLD",
+        blocks=_seeded_blocks(".paired_protocol_point", lambda e: e.streams)),
     PointKind(
         FEDERATED_MODELS,
         lambda value, named: value("model") in HELD_OUT and value("system") == FEDERATED,

@@ -1,14 +1,16 @@
 """One sweep point of a study of seed 003's protocols on the Gaussian mean, with its exact oracle.
 
-Seed 003 (Li, Chen, Pu, Henao & Carin, AAAI 2019): downpour SGLD (Algorithm 1: P workers
-push every π local steps to one master) and elastic averaging SGLD (Appendix B: P chains
-coupled to a centre every π steps with strength α). A point of a ``[system] kind`` downpour,
-elastic or protocol (either, as its ``protocol`` field says) on ``[model] kind =
-"gaussian-mean"`` is one run of :func:`workbench.systems.protocols.run.run_protocol`: SGLD on
-the d = 1 Gaussian mean of that module, replayed over the replicates, with the exact oracle of
-the run's own schedule (:mod:`workbench.oracles.protocols`). Its dims are ``test_function``,
-``checkpoint`` and ``replicate`` (no ``component``); its variables include ``squared_error``
-per replicate and ``messages`` per checkpoint, which :mod:`.protocol_judgements` reads.
+Seed 003 (Li, Chen, Pu, Henao & Carin, AAAI 2019): downpour SGLD (Algorithm 1: P workers push
+every π local steps to one master) and elastic averaging SGLD (Appendix B: P chains coupled to
+a centre every π steps with strength α). A point of a ``[system] kind`` downpour, elastic or
+protocol (either, as its ``protocol`` field says) on ``[model] kind = "gaussian-mean"`` is one
+run of :mod:`workbench.systems.protocols.run`: SGLD on the d = 1 Gaussian mean of that module,
+replayed over the replicates in seeding blocks of ``replicate_block`` (a point splits into
+them, and a block is the same bits whatever the point's replicate count, so a sequential
+check's looks keep it), with the exact oracle of the run's own schedule
+(:mod:`workbench.oracles.protocols`). Its dims are ``test_function``, ``checkpoint`` and
+``replicate`` (no ``component``); its variables include ``squared_error`` per replicate and
+``messages`` per checkpoint, which :mod:`.protocol_judgements` reads.
 
 Seeds as in that module: the schedule is keyed by the point, the engine's streams by the study
 alone, so every point of a sweep shares its noise and minibatches (common random numbers).
@@ -16,11 +18,11 @@ alone, so every point of a sweep shares its noise and minibatches (common random
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.studies.schema import BUDGETS, PROTOCOL
 from workbench.systems.asynchronous.system import ELASTIC
-from workbench.systems.protocols.run import COUPLING_STRENGTH
 
 # the run (engine, oracles, xarray) is imported where a point runs: resolving and configuring
 # a study stays light (issue 15)
@@ -47,15 +49,22 @@ def resolve(resolved: dict) -> dict:
     return {**resolved, "n_iterations": local_steps(resolved)}
 
 
-def run_point(experiment: str, resolved: dict, point: dict, seed,
-              dims: tuple[str, ...], streams: str = "") -> xr.Dataset:
-    """The point's Dataset (module docstring), with the sweep ``dims`` as leading size-1 dims
-    (:func:`workbench.systems.asynchronous.run.at_point`); ``streams``: the prefix of its
-    random streams' names (a later part of a study of shared points)."""
-    from workbench.systems.asynchronous.run import at_point
-    from workbench.systems.protocols.run import run_protocol
+def run_blocks(experiment: str, resolved: dict, point: dict, seed, blocks: Sequence[int],
+               streams: str = "") -> xr.Dataset:
+    """Raw results of some of the point's replicate seeding blocks
+    (:func:`workbench.systems.protocols.run.run_blocks`); ``streams``: the prefix of its random
+    streams' names (a later part of a study of shared points)."""
+    from workbench.systems.protocols import run
 
-    run = run_protocol(experiment, {**resolved, "iterations": resolved["n_iterations"]}, point,
-                       seed, resolved["system"], resolved["n_workers"], resolved["period"],
-                       resolved.get("coupling_strength", COUPLING_STRENGTH.default), streams)
-    return at_point(run, point, dims)
+    return run.run_blocks(experiment, resolved, point, seed, blocks, streams)
+
+
+def finish_point(experiment: str, resolved: dict, point: dict, seed, raw: xr.Dataset,
+                 streams: str = "", dims: tuple[str, ...] = ()) -> xr.Dataset:
+    """The point's Dataset (module docstring) from the raw results of all its blocks, with the
+    sweep ``dims`` as leading size-1 dims (:func:`workbench.systems.asynchronous.run.at_point`)."""
+    from workbench.systems.asynchronous.run import at_point
+    from workbench.systems.protocols import run
+
+    return at_point(run.finish_point(experiment, resolved, point, seed, raw, streams), point,
+                    dims)

@@ -411,10 +411,9 @@ _L, _W = (LDA,), (TOPIC_WORKERS,)
 PROTOCOL_SYSTEMS = (DOWNPOUR, ELASTIC, PROTOCOL)
 #: the Gaussian fields a protocol point does not read: its model is fixed by seed 003's
 #: exact protocol oracle (d = 1, x ~ N(0, 1), prior N(0, 1), SGLD, minibatches drawn with
-#: replacement; :mod:`workbench.systems.protocols.run`), and its replicates run as one block
+#: replacement; :mod:`workbench.systems.protocols.run`)
 PROTOCOL_UNUSED = ("staleness", "dim", "true_mean", "noise_scale", "prior_scale", "prior_mean",
-                   "friction", "replacement", "divergence_threshold", "n_draws",
-                   "replicate_block")
+                   "friction", "replacement", "divergence_threshold", "n_draws")
 #: the Gaussian fields a real-processes point does not read: it is one real run per worker
 #: count (no replicates, checkpoints or test functions) on seed 001's server, whose network
 #: the calibration measures rather than injects

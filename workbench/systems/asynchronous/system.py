@@ -39,7 +39,6 @@ LATENCY_SHAPE = Parameter("latency_shape", 1.0, "lognormal σ or gamma shape of 
 SERVER_UPDATE_TIME = Parameter("server_update_time", 0.3, "server time u per applied update",
                                non_negative)
 NETWORK_DELAY = Parameter("network_delay", 0.1, "one-way message delay δ", non_negative)
-SYSTEM_PARAMETERS = (LATENCY, LATENCY_MEAN, LATENCY_SHAPE, SERVER_UPDATE_TIME, NETWORK_DELAY)
 
 
 def count_grid(name, value):

@@ -1,10 +1,13 @@
-"""One protocol run on the Gaussian mean with SGLD, its summaries and its exact oracle.
+"""One protocol run on the Gaussian mean with SGLD, in replicate blocks: its summaries and its
+exact oracle.
 
 Model: d = 1, data x_i ~ N(0, 1), prior N(0, 1), N = ``n_data`` points
 (:class:`workbench.models.gaussian.GaussianMeanModel`); SGLD with step ``step_size`` from
-θ₀ = ``initial_position``. The system is simulated for ``iterations`` updates (downpour: master
-versions, i.e. pushes; elastic: local steps of every chain, :mod:`simulators.downpour`,
-:mod:`simulators.elastic`), and the engine replays it over ``n_replicates`` replicates.
+θ₀ = ``initial_position``. The system is simulated for ``n_iterations`` updates (downpour:
+master versions, i.e. pushes; elastic: local steps of every chain, :mod:`simulators.downpour`,
+:mod:`simulators.elastic`), and the engine replays it over ``n_replicates`` replicates, in
+seeding blocks of ``replicate_block`` (:func:`run_blocks` for some blocks, :func:`finish_point`
+over all of them: bit for bit the same point however it is split).
 
 Test functions φ = θ and φ = θ², estimated by φ̂_L (elastic: the mean over chains of the
 chains' φ̂_L, seed 003 Appendix B with equal steps). The run also keeps about
@@ -24,7 +27,7 @@ sent and a reply.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,44 +41,18 @@ from workbench.core.parameters import Parameter
 from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.core.validators import distinct_positive_ints
 from workbench.run.experiment import point_key
-from workbench.run.parameters import (
-    BATCH_SIZE,
-    CONFIDENCE,
-    FALSE_FAILURE_RATE,
-    INITIAL_POSITION,
-    ITERATIONS,
-    N_CHECKPOINTS,
-    N_DATA,
-    N_REPLICATES,
-    STEP_SIZE,
-)
 from workbench.samplers.sgld import SGLD
-from workbench.systems.asynchronous.system import SYSTEM_PARAMETERS, make_system
+from workbench.systems.asynchronous.system import make_system
 
 # xarray, the engine, the diagnostics and estimators (scipy.stats, arviz-stats), the model
-# and the oracles (numba) are imported by the functions that run a point: the experiments read
-# RUN_PARAMETERS, which `workbench show` prints without them (issue 15)
+# and the oracles (numba) are imported by the functions that run a point: the study schema
+# reads this module's parameters without them (issue 15)
 if TYPE_CHECKING:
     import xarray as xr
 
     from workbench.models.gaussian import GaussianMeanModel
 
 TEST_FUNCTIONS = (THETA, THETA_SQUARED)
-
-RUN_PARAMETERS = (
-    *SYSTEM_PARAMETERS,
-    N_DATA,
-    BATCH_SIZE,
-    replace(STEP_SIZE, default=2e-5, help="SGLD step h (Chen convention, docs/math.md §1)"),
-    replace(ITERATIONS, help="updates L: master versions (downpour) or local steps of every "
-            "chain (elastic)"),
-    replace(N_REPLICATES, default=400),
-    replace(INITIAL_POSITION, help="θ₀ (0: the data are centred at 0, so the chains start near "
-            "the posterior and the staleness effects are not hidden by a transient)"),
-    replace(N_CHECKPOINTS, default=8),
-    CONFIDENCE,
-    FALSE_FAILURE_RATE,
-)
 
 
 def _strength(name, value):
@@ -115,44 +92,92 @@ def message_count(schedule: Schedule, n_updates: int) -> int:
     return 2 * int(np.count_nonzero(couplings))
 
 
-def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str,
-                 n_workers: int, period: int, coupling_strength: float = 1.0,
+def _setup(experiment: str, config: dict, point: dict, seed, streams: str):
+    """(model, schedule, checkpoints): the same for every block of the point."""
+    from workbench.engine.replay import log_checkpoints
+
+    model = gaussian_model(experiment, config, seed)
+    system = make_protocol(config, config["system"], config["n_workers"], config["period"],
+                           config.get("coupling_strength", COUPLING_STRENGTH.default))
+    n_updates = config["n_iterations"]
+    schedule = system.simulate(n_updates, derive(seed, experiment, point_key(point),
+                                                 f"{streams}schedule"))
+    return model, schedule, log_checkpoints(n_updates, config["n_checkpoints"])
+
+
+def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequence[int],
+               streams: str = "") -> xr.Dataset:
+    """Raw results of some of the point's replicate seeding blocks (``replicate_block``):
+    every chain's φ̂_L ``average`` ``(test_function, checkpoint, replicate, server)`` (one
+    server for downpour's master, P for elastic's chains), ``diverged_at``
+    ``(replicate, server)`` and the thinned ``draws`` ``(replicate, server, draw,
+    component)``, the ``replicate`` coordinate holding global indices. ``config``: the
+    point's, its ``system`` the protocol and ``iterations`` its updates; ``streams`` prefixes
+    the names of the schedule's and the engine's random streams (the data's are the
+    experiment's alone). Each block draws from its own streams (:mod:`workbench.engine.replay`),
+    so a block is the same bits whichever blocks share the call and whatever the point's
+    replicate count."""
+    import xarray as xr
+
+    from workbench.engine.replay import replay
+    from workbench.engine.replay_setup import replicate_blocks
+    from workbench.run import progress
+    from workbench.stats.diagnostics import draws_kept
+
+    model, schedule, checkpoints = _setup(experiment, config, point, seed, streams)
+    n_updates = config["n_iterations"]
+    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
+    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
+                 n_updates=n_updates, n_replicates=config["n_replicates"],
+                 initial_position=config["initial_position"],
+                 seed=derive(seed, experiment, f"{streams}engine"),
+                 batch_size=config["batch_size"], test_functions=TEST_FUNCTIONS,
+                 checkpoints=checkpoints, thin=n_updates // draws_kept(n_updates, 0),
+                 replicate_block=config["replicate_block"], blocks=blocks,
+                 progress=progress.reporter(replicates.size))
+    names = [f.name for f in TEST_FUNCTIONS]
+    chains = ("replicate", "server")
+    average = np.stack([run.averages[name][..., 0] for name in names])
+    return xr.Dataset({"average": (("test_function", "checkpoint") + chains, average),
+                       "diverged_at": (chains, run.diverged_at),
+                       "draws": (chains + ("draw", "component"), run.draws)},
+                      coords={"test_function": names, "replicate": replicates})
+
+
+def finish_point(experiment: str, config: dict, point: dict, seed, raw: xr.Dataset,
                  streams: str = "") -> xr.Dataset:
-    """φ̂_L per replicate, its summaries and the exact oracle at one sweep point; ``streams``
-    prefixes the names of the schedule's and the engine's random streams (the data's are the
-    experiment's alone).
+    """φ̂_L per replicate (elastic: the mean over its chains), its summaries and the exact
+    oracle of the point's schedule, from the raw results of all its blocks
+    (:func:`run_blocks`, whose arguments these are).
 
     Dims: ``test_function`` (theta, theta_squared), ``checkpoint``, ``replicate``.
     """
     import xarray as xr
 
     from workbench.engine.protocols import coupling_steps
-    from workbench.engine.replay import log_checkpoints, replay
     from workbench.oracles.linear_gaussian import estimator_moments
     from workbench.oracles.protocols import downpour_moments, elastic_moments
-    from workbench.stats.diagnostics import diagnose_draws, draws_kept
+    from workbench.stats.diagnostics import diagnose_draws
     from workbench.stats.estimators import summarize
 
-    n_updates, n_replicates = config["iterations"], config["n_replicates"]
-    model = gaussian_model(experiment, config, seed)
-    system = make_protocol(config, protocol, n_workers, period, coupling_strength)
-    schedule = system.simulate(n_updates, derive(seed, experiment, point_key(point),
-                                                 f"{streams}schedule"))
-    checkpoints = log_checkpoints(n_updates, config["n_checkpoints"])
+    model, schedule, checkpoints = _setup(experiment, config, point, seed, streams)
+    n_updates, n_replicates = config["n_iterations"], config["n_replicates"]
     h, batch_size, start = config["step_size"], config["batch_size"], config["initial_position"]
-    run = replay(schedule, SGLD(h), model.minibatch_gradient(), n_updates=n_updates,
-                 n_replicates=n_replicates, initial_position=start,
-                 seed=derive(seed, experiment, f"{streams}engine"), batch_size=batch_size,
-                 test_functions=TEST_FUNCTIONS, checkpoints=checkpoints,
-                 thin=n_updates // draws_kept(n_updates, 0), replicate_block=n_replicates)
-    diverged = (run.diverged_at >= 0).any(axis=1)
-    diagnostics = diagnose_draws(run.draws, TEST_FUNCTIONS, model.potential_gradient,
+
+    def values(name):  # C order, as a replay's (numpy may sum strided arrays in another order)
+        return np.ascontiguousarray(raw[name].values)
+
+    diverged = (values("diverged_at") >= 0).any(axis=1)
+    diagnostics = diagnose_draws(values("draws"), TEST_FUNCTIONS, model.potential_gradient,
                                  valid=~diverged).isel(component=0, drop=True)
-    if protocol == "downpour":
+    if config["system"] == "downpour":
         staleness = schedule.update_staleness(n_updates)[:, 0]
-        moments = downpour_moments(h, model.precision, period, staleness, checkpoints)
+        moments = downpour_moments(h, model.precision, config["period"], staleness,
+                                   checkpoints)
     else:
-        moments = elastic_moments(h, model.precision, n_workers, coupling_strength,
+        moments = elastic_moments(h, model.precision, config["n_workers"],
+                                  config.get("coupling_strength", COUPLING_STRENGTH.default),
                                   coupling_steps(schedule, n_updates), n_updates, checkpoints)
         staleness = np.zeros(1)
     mu = float(model.posterior_mean[0])
@@ -162,7 +187,8 @@ def run_protocol(experiment: str, config: dict, point: dict, seed, protocol: str
     names = [f.name for f in TEST_FUNCTIONS]
     coords = {"test_function": names, "checkpoint": np.arange(checkpoints.size),
               "replicate": np.arange(n_replicates)}
-    pooled = np.stack([run.averages[name][..., 0].mean(axis=2) for name in names])
+    average = values("average")
+    pooled = np.stack([average[i].mean(axis=2) for i in range(len(names))])
     estimate = xr.DataArray(pooled, dims=("test_function", "checkpoint", "replicate"),
                             coords=coords)
     posterior = xr.DataArray([truth[name] for name in names], dims="test_function",
