@@ -1,116 +1,152 @@
-"""Common random numbers for stale-gaussian's invariance and slope checks (issue 33): the
-paired Monte Carlo error beside the unpaired one at the same replicates.
+"""Common random numbers for stale-gaussian's invariance and slope checks (issue 33, item 2):
+what ``[study] paired = ["staleness"]`` gains, judged by the checks themselves.
 
 stale-gaussian's checks that compare grid points judge (a) the MSE of φ̂_L(θ²) across τ
-(invariance: every pair's log ratio) and (b) the log-log slope of the variance of φ̂_L(θ)
-and φ̂_L(θ²) against τ. Its points draw independent minibatches and injected noise. Here the
-same points run twice at the same replicates:
+(``invariance``: every pair's log ratio) and (b) the log-log slope of the variance of φ̂_L(θ)
+and φ̂_L(θ²) against τ (``slope``). As shipped its points draw independent minibatches and
+injected noise. Here its grid (bound designs off) runs twice per seed at the same replicates,
+as shipped and at one h and one L for every τ (:data:`GRIDS`, Theorem 4's setting):
 
-- *independent*: as the experiment runs them (each point its own streams);
-- *common*: every point given the same streams (:func:`workbench.studies.gaussian_point.
-  run_blocks`, ``streams=``), so replicate r of every τ sees the same minibatches and
-  noise, consumed in the same order for as many updates as both run (L = L0·τ differs).
+- *independent*: the study as shipped (each point its own streams; each value's error its
+  own, independent of the others');
+- *paired*: the same study with ``paired = ["staleness"]`` in its ``[study]`` table, so that
+  replicate r of every τ sees the same minibatches and noise, consumed in the same order for
+  as many updates as both run (L = L0·τ differs); the checks then judge with the covariance
+  of a paired bootstrap over replicates (the invariance pairs on it, the slope by generalised
+  least squares with it).
 
-For the common run the error of each comparison is computed twice: unpaired (as the checks do
-today, from each point's own standard error) and paired (from the replicates' joint values: the
-covariance of the per-replicate squared errors for the MSE ratios; a bootstrap that resamples
-replicates jointly across τ for the slopes). The independent run's unpaired error is printed
-for reference. Nothing here is tuned: the gain is what the design gives.
+Printed per check: its verdict and Monte Carlo error (on the check's own scale) in each run,
+and their ratio, per seed and the median over seeds. Nothing is tuned: the gain is what the
+design gives. A ratio below 1 means paired replicates decide that check sooner (the
+replicates needed scale with its square).
 
-    python benchmarks/common_random_numbers.py [--full] [--bootstrap 400]
+``--calibration N`` then asks whether the paired errors are right: one paired run of N times
+the replicates, cut into N groups judged alone, the standard deviation of each check's
+statistic across the groups against the error the checks state (:func:`calibration`; one
+seed, so the data are fixed and the spread is Monte Carlo error alone).
+
+    python benchmarks/common_random_numbers.py [--full] [--seeds 3] [--calibration 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import time
 
 import numpy as np
 
 NAME, SEED = "stale-gaussian", 2016
+CHECKS = ("invariance/mse/theta_squared", "slope/variance-vs-staleness/theta",
+          "slope/variance-vs-staleness/theta_squared")
 
 
-def run(common: bool, quick: bool) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """τ values and per-replicate φ̂_L (rows: τ; columns: replicates) of θ and θ², and the
-    posterior values of θ and θ²."""
+#: the grids compared: as shipped (L = L0·τ, h ∝ τ^(-2/3) L^(-1/3)), and Theorem 4's setting
+#: (one h and one L at every τ, h inside the stability limit at τ = 20)
+GRIDS = {"as shipped": {}, "fixed h = 2e-5, L = 2000": {"step_size": "2e-5",
+                                                         "n_iterations": "2000"}}
+
+
+def paired_grid(paired: bool, quick: bool, seed: int, grid: dict, replicates: int = 0):
+    """(experiment, dataset) of stale-gaussian's grid (``grid``: its overrides; designs off),
+    its points paired along staleness or not; ``replicates``: their count (0: the study's)."""
     from workbench.experiments import get
-    from workbench.studies import gaussian_point
+    from workbench.run.runner import run_experiment
+    from workbench.studies.experiment import StudyExperiment
+    from workbench.studies.files import loads
 
-    experiment = get(NAME)
-    config = experiment.configure({"designs": False}, quick=quick)
-    taus, estimates, truth = [], [], None
-    for point in experiment.points(config):
-        resolved = experiment.resolve(config, point)
-        finished = gaussian_point.run_point(NAME, resolved, point, SEED,
-                                            streams={"common": 0} if common else None)
-        final = finished.isel(checkpoint=-1).sum("component").squeeze()
-        taus.append(int(point["staleness"]))
-        estimates.append(final["estimate"].transpose("test_function", "replicate").values)
-        truth = final["posterior_value"].values
-    return taus, np.stack(estimates), truth  # (tau, test_function, replicate), (test_function,)
-
-
-def mse_pair_errors(estimates: np.ndarray, truth: float) -> tuple[np.ndarray, np.ndarray]:
-    """Unpaired and paired standard errors of log(MSE_i/MSE_j) for every pair i < j (delta
-    method on the per-replicate squared errors)."""
-    squared = (estimates - truth) ** 2  # (tau, replicate)
-    n = squared.shape[1]
-    mse = squared.mean(axis=1)
-    covariance = np.cov(squared) / n
-    unpaired, paired = [], []
-    for i in range(mse.size):
-        for j in range(i + 1, mse.size):
-            independent = covariance[i, i] / mse[i] ** 2 + covariance[j, j] / mse[j] ** 2
-            unpaired.append(math.sqrt(independent))
-            paired.append(math.sqrt(max(independent - 2 * covariance[i, j] / (mse[i] * mse[j]),
-                                        0.0)))
-    return np.array(unpaired), np.array(paired)
+    shipped = get(NAME).study
+    text = shipped.text
+    if paired:
+        text = text.replace("[study]\n", '[study]\npaired = ["staleness"]\n', 1)
+    experiment = StudyExperiment(loads(text, shipped.origin))
+    overrides = {"designs": False, **grid, **({"n_replicates": replicates} if replicates
+                                              else {})}
+    config = experiment.configure(overrides, quick=quick)
+    return experiment, run_experiment(experiment, config, seed, processes=2)
 
 
-def slope_errors(taus: list[int], estimates: np.ndarray, n_boot: int,
-                 rng: np.random.Generator) -> tuple[float, float]:
-    """Bootstrap standard error of the log-log slope of the variance against τ: replicates
-    resampled independently per τ (unpaired) and jointly across τ (paired)."""
-    x = np.log(np.asarray(taus, dtype=float))
-    n = estimates.shape[1]
+def judged(experiment, dataset) -> dict:
+    """The checks of :data:`CHECKS`, by name."""
+    return {v.check: v for v in experiment.checks(dataset) if v.check in CHECKS}
 
-    def slope(rows: np.ndarray) -> float:
-        return float(np.polyfit(x, np.log(rows.var(axis=1, ddof=1)), 1)[0])
 
-    independent = [slope(np.stack([row[rng.integers(0, n, n)] for row in estimates]))
-                   for _ in range(n_boot)]
-    joint = [slope(estimates[:, rng.integers(0, n, n)]) for _ in range(n_boot)]
-    return float(np.std(independent, ddof=1)), float(np.std(joint, ddof=1))
+def verdicts(paired: bool, quick: bool, seed: int, grid: dict) -> dict:
+    """The checks of :data:`CHECKS` of stale-gaussian's grid (``grid``: its overrides), by
+    name."""
+    return judged(*paired_grid(paired, quick, seed, grid))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="the full configuration")
-    parser.add_argument("--bootstrap", type=int, default=400)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds, from 2016 on")
+    parser.add_argument("--calibration", type=int, default=0,
+                        help="groups of replicates of the calibration of the paired errors "
+                             "(0: none)")
     args = parser.parse_args()
     started = time.perf_counter()
-    taus, independent, truth = run(False, not args.full)
-    _, common, _ = run(True, not args.full)
-    rng = np.random.default_rng(7)
-    print(f"{NAME} ({'full' if args.full else 'quick'}), τ = {taus}, "
-          f"{common.shape[2]} replicates a point; {time.perf_counter() - started:.0f} s")
-    print("\n" + "check".ljust(46) + "independent   common: unpaired   paired   paired/unpaired")
-    for index, function in ((1, "theta_squared"),):
-        base, _ = mse_pair_errors(independent[:, index], truth[index])
-        unpaired, paired = mse_pair_errors(common[:, index], truth[index])
-        print(f"invariance/mse/{function} (median of {unpaired.size} pairs)".ljust(46)
-              + f"{np.median(base):11.4f}   {np.median(unpaired):16.4f}   "
-                f"{np.median(paired):6.4f}   {np.median(paired / unpaired):15.2f}")
-        print(f"  largest-ratio pair: τ = {taus[0]} against {taus[-1]}".ljust(46)
-              + f"{base[len(taus) - 2]:11.4f}   {unpaired[len(taus) - 2]:16.4f}   "
-                f"{paired[len(taus) - 2]:6.4f}   "
-                f"{paired[len(taus) - 2] / unpaired[len(taus) - 2]:15.2f}")
-    for index, function in ((0, "theta"), (1, "theta_squared")):
-        base, _ = slope_errors(taus, independent[:, index], args.bootstrap, rng)
-        unpaired, paired = slope_errors(taus, common[:, index], args.bootstrap, rng)
-        print(f"slope/variance-vs-staleness/{function}".ljust(46)
-              + f"{base:11.4f}   {unpaired:16.4f}   {paired:6.4f}   {paired / unpaired:15.2f}")
+    for label, grid in GRIDS.items():
+        ratios: dict[str, list[float]] = {name: [] for name in CHECKS}
+        print(f"{NAME} ({'full' if args.full else 'quick'}), {label}, designs off; Monte Carlo "
+              "error of each check, independent streams against common streams judged paired")
+        print("seed  " + "check".ljust(44) + "independent            paired                ratio")
+        for seed in range(SEED, SEED + args.seeds):
+            independent = verdicts(False, not args.full, seed, grid)
+            paired = verdicts(True, not args.full, seed, grid)
+            for name in CHECKS:
+                a, b = independent[name], paired[name]
+                ratios[name].append(b.mc_error / a.mc_error)
+                print(f"{seed}  {name:<44}{a.verdict:>12} {a.mc_error:9.4f}"
+                      f"{b.verdict:>13} {b.mc_error:9.4f}   {ratios[name][-1]:6.2f}")
+        print("median ratio over seeds (paired / independent error; replicates scale with its "
+              "square):")
+        for name in CHECKS:
+            print(f"  {name:<44}{statistics.median(ratios[name]):6.2f}")
+        print()
+    if args.calibration:
+        for label, grid in GRIDS.items():
+            calibration(label, grid, args.calibration, not args.full)
+    print(f"{time.perf_counter() - started:.0f} s")
+
+
+def calibration(label: str, grid: dict, n_groups: int, quick: bool) -> None:
+    """Whether the paired errors are right: one paired run of ``n_groups`` times the study's
+    replicates, its replicates cut into ``n_groups`` groups of the study's size, each judged
+    alone; the standard deviation of each check's statistic across the groups against the
+    median error the checks state for it (the slopes; the log ratio of the MSEs at the first
+    and last τ, its error from the check's log covariance). The data are the same for every
+    group (one seed), so the spread is Monte Carlo error alone. A ratio near 1 within the
+    stated uncertainty of a standard deviation over that many groups is calibrated; above 1,
+    the errors are too small."""
+    experiment, _ = paired_grid(True, quick, SEED, grid)
+    size = experiment.configure({"designs": False, **grid}, quick=quick)["n_replicates"]
+    experiment, dataset = paired_grid(True, quick, SEED, grid, size * n_groups)
+    statistic: dict[str, list[float]] = {name: [] for name in CHECKS}
+    stated: dict[str, list[float]] = {name: [] for name in CHECKS}
+    for group in range(n_groups):
+        part = dataset.isel(replicate=slice(group * size, (group + 1) * size))
+        for name, verdict in judged(experiment, part).items():
+            if name.startswith("slope"):
+                statistic[name].append(verdict.observed)
+                stated[name].append(verdict.mc_error)
+                continue
+            labels = verdict.evidence["labels"]
+            covariance = np.asarray(verdict.evidence["log_covariance"])
+            statistic[name].append(verdict.evidence["pair_log_ratios"][
+                f"{labels[0]}/{labels[-1]}"])
+            stated[name].append(math.sqrt(covariance[0, 0] + covariance[-1, -1]
+                                          - 2 * covariance[0, -1]))
+    spread = 1 / math.sqrt(2 * (n_groups - 1))
+    print(f"calibration, {label}, paired, {n_groups} groups of {size} replicates (seed "
+          f"{SEED}): SD across groups / median stated error (an SD over {n_groups} groups is "
+          f"itself uncertain by about ±{spread:.0%})")
+    for name in CHECKS:
+        observed = float(np.std(statistic[name], ddof=1))
+        median = statistics.median(stated[name])
+        print(f"  {name:<44}{observed:10.3g} / {median:<10.3g} = {observed / median:5.2f}")
+    print()
 
 
 if __name__ == "__main__":

@@ -135,19 +135,29 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
 
 def slope_check(check: str, x, y, y_errors, expected_slope: float, z: float, detail: str = "",
                 evidence: dict | None = None, *, margin: float | None = None,
-                n_replicates: int | None = None, z_holds: float | None = None) -> Verdict:
-    """The fitted log-log slope equals ``expected_slope`` within ``margin`` (slope units)."""
+                log_covariance=None, n_replicates: int | None = None,
+                z_holds: float | None = None) -> Verdict:
+    """The fitted log-log slope equals ``expected_slope`` within ``margin`` (slope units).
+
+    The values' errors are independent (``y_errors``), or their logs have the covariance
+    matrix ``log_covariance`` (values that share random numbers: a paired bootstrap), and the
+    slope is then fitted by generalised least squares (:func:`~bounds.rate.loglog_slope`)."""
     x, y, y_errors = (np.asarray(a, dtype=float) for a in (x, y, y_errors))
     width = DEFAULT_MARGINS["slope"].size if margin is None else margin
     evidence = dict(evidence or {})
     evidence.update({"x": x.tolist(), "y": y.tolist(), "y_errors": y_errors.tolist()})
     usable = np.isfinite(y) & np.isfinite(y_errors) & (y > 0) & (y_errors > 0)
+    if log_covariance is not None:  # shared errors: every value needs its covariances
+        log_covariance = np.asarray(log_covariance, dtype=float)
+        finite = np.all(np.isfinite(log_covariance))
+        usable = np.isfinite(y) & (y > 0) & finite & (np.diag(log_covariance) >= 0)
     if usable.sum() < 3:
         decision = decide(math.nan, math.nan, width, z)
         return verdict_from(check, "slope", decision, math.nan, expected_slope, z, "slope",
                             detail=detail or "needs three or more positive finite values",
                             evidence=evidence)
-    slope, error, intercept = loglog_slope(x[usable], y[usable], y_errors[usable])
+    covariance = None if log_covariance is None else log_covariance[np.ix_(usable, usable)]
+    slope, error, intercept = loglog_slope(x[usable], y[usable], y_errors[usable], covariance)
     evidence.update({"intercept": intercept, "slope_ci": [slope - z * error, slope + z * error]})
     decision = decide(slope - expected_slope, error, width, z, z_holds=z_holds)
     return verdict_from(check, "slope", decision, slope, expected_slope, z, "slope",

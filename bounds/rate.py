@@ -82,19 +82,31 @@ def bootstrap_slopes(x, samples, statistic: str, rng: np.random.Generator, n_res
     return slope, slopes, statistics
 
 
-def loglog_slope(x, y, y_errors) -> tuple[float, float, float]:
+def loglog_slope(x, y, y_errors, log_covariance=None) -> tuple[float, float, float]:
     """Weighted least-squares slope of log y on log x, its standard error and intercept.
 
-    The error of log y_i is taken as y_errors_i / y_i (delta method).
+    The error of log y_i is taken as y_errors_i / y_i (delta method), and the weights are its
+    inverse squares. Its standard error assumes the errors independent; given
+    ``log_covariance`` (the covariance matrix of log y, e.g. from a paired bootstrap when the
+    values share random numbers) it is the sandwich A Σ Aᵀ of the same weighted fit
+    (A = (XᵀWX)⁻¹XᵀW), which counts the correlation without fitting weights to an estimated
+    covariance (generalised least squares with a covariance estimated from the same
+    replicates understates its own error).
     """
     x, y, y_errors = (np.asarray(a, dtype=float) for a in (x, y, y_errors))
     log_x, log_y = np.log(x), np.log(y)
-    weights = (y / y_errors) ** 2
+    with np.errstate(divide="ignore"):  # an error of 0 only beside a covariance
+        weights = (y / y_errors) ** 2
+    if log_covariance is not None and not np.all(np.isfinite(weights)):
+        weights = np.ones_like(log_y)  # values without error of their own: equal weights
     design = np.stack([np.ones_like(log_x), log_x], axis=1)
     normal = design.T @ (weights[:, None] * design)
     covariance = np.linalg.inv(normal)
     intercept, slope = covariance @ design.T @ (weights * log_y)
-    return float(slope), float(math.sqrt(covariance[1, 1])), float(intercept)
+    if log_covariance is not None:
+        fit = covariance @ design.T * weights  # (intercept, slope) = fit @ log y
+        covariance = fit @ np.asarray(log_covariance, dtype=float) @ fit.T
+    return float(slope), float(math.sqrt(max(covariance[1, 1], 0.0))), float(intercept)
 
 
 def rate_check(check: str, x, samples, expected_exponent: float, z: float,

@@ -282,3 +282,30 @@ def test_envelope_of_seed_002_theorem_2_from_per_shard_values():
     verdict = envelope_check("fsgld", envelope, grid, observed, error,
                              one_sided_z_for_family(FAMILY, 9), ~short)
     assert verdict.verdict == HOLDS
+
+
+def test_a_slope_of_values_sharing_a_common_error_is_fitted_with_their_covariance():
+    """log y with covariance σ²((1 − ρ)I + ρ11ᵀ) (values sharing random numbers: a common
+    shift, which the intercept absorbs): the fitted slope has error σ·√((1 − ρ)/Sxx) exactly,
+    against σ/√Sxx for independent errors (negative control); a diagonal covariance gives
+    the weighted fit's error; values sharing every random number (ρ = 1, no error of their
+    own) a slope known exactly."""
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    y = 3.0 * x ** (-2 / 3)
+    sigma, rho = 0.2, 0.9
+    sxx = float(((np.log(x) - np.log(x).mean()) ** 2).sum())
+    shared = sigma**2 * ((1 - rho) * np.eye(5) + rho * np.ones((5, 5)))
+    slope, error, _ = loglog_slope(x, y, sigma * y, shared)
+    assert slope == pytest.approx(-2 / 3)
+    assert error == pytest.approx(sigma * math.sqrt((1 - rho) / sxx))
+    assert loglog_slope(x, y, sigma * y)[1] == pytest.approx(sigma / math.sqrt(sxx))
+    diagonal = np.diag((0.01 * np.arange(1, 6)) ** 2)
+    assert loglog_slope(x, y, 0.01 * np.arange(1, 6) * y, diagonal) == pytest.approx(
+        loglog_slope(x, y, 0.01 * np.arange(1, 6) * y))
+    common = sigma**2 * np.ones((5, 5))
+    assert loglog_slope(x, y, np.zeros(5), common)[:2] == pytest.approx((-2 / 3, 0.0))
+    # shared errors decide what independent ones cannot, and carry into slope_check
+    assert slope_check("independent", x, y, sigma * y, -2 / 3, 3.29,
+                       margin=0.1).verdict == INCONCLUSIVE
+    assert slope_check("paired", x, y, sigma * y, -2 / 3, 3.29, margin=0.1,
+                       log_covariance=shared).verdict == HOLDS

@@ -376,6 +376,12 @@ class Kind:
         options: dict[str, Any] = {"test_function": _function(entry)}
         if self.name in ("invariance", "slope", "rate"):
             options["over"] = _over(entry, dims)
+            options["bootstrap_resamples"] = entry.get("bootstrap_resamples", 1000)
+            if (not isinstance(options["bootstrap_resamples"], int)
+                    or isinstance(options["bootstrap_resamples"], bool)
+                    or options["bootstrap_resamples"] < 100):
+                raise CheckOptionError("bootstrap_resamples", "must be a whole number of at "
+                                                              "least 100")
         if self.name == "slope":
             options["expected"] = _expected(entry)
         if self.name == "rate":
@@ -392,7 +398,6 @@ class Kind:
                 except ValueError as error:
                     raise CheckOptionError("bound", f"{options['bound']!r} gives no rate in L "
                                                     f"({error}); give expected") from None
-            options["bootstrap_resamples"] = int(entry.get("bootstrap_resamples", 1000))
             options.update(_margins(entry, (RATE_MARGIN,)))
             options["paired"] = entry.get("paired", False)
             if not isinstance(options["paired"], bool):
@@ -612,11 +617,12 @@ KINDS = {kind.name: kind for kind in (
                     GAUSSIAN: ("difference", "label"), SHARDED: ()}),
     Kind("invariance", {FEDERATED_MODELS: _FEDERATED_KEYS + (INVARIANCE_MARGIN.name,),
                         POOLED: ("over", INVARIANCE_MARGIN.name, "name"),
-                        GAUSSIAN: ("test_function", "over"), FEDERATED: ("estimator", "over"),
+                        GAUSSIAN: ("test_function", "over", "bootstrap_resamples"),
+                        FEDERATED: ("estimator", "over"),
                         **dict.fromkeys(SERVED, ("test_function", "over",
                                                    INVARIANCE_MARGIN.name, "name"))}),
     Kind("slope", {POOLED: ("over", "expected", SLOPE_MARGIN.name, "name"),
-                   GAUSSIAN: ("test_function", "over", "expected"),
+                   GAUSSIAN: ("test_function", "over", "expected", "bootstrap_resamples"),
                    **dict.fromkeys(SERVED, ("test_function", "over", "expected",
                                               SLOPE_MARGIN.name, "name"))}),
     Kind("rate", {PROTOCOL_ORACLE: ("test_function", "against", "baseline", "expected",

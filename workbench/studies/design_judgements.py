@@ -37,7 +37,7 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import Envelope, envelope_check, fit_envelope, invariance_check, rate_check
-from bounds.rate import bootstrap_statistics, ols_slopes
+from bounds.rate import ols_slopes
 from bounds.record import Bound
 from bounds.symbols import SYMBOLS
 from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
@@ -49,6 +49,7 @@ from workbench.studies.gaussian_judgements import (
     bound_rate,
     calibration_mask,
     fixed_symbols,
+    paired_statistics,
     point_label,
     squared_errors,
     sweep_points,
@@ -217,19 +218,6 @@ def envelope_checks(data: xr.Dataset, design: Design, check: DesignCheck, ctx: C
     return verdicts
 
 
-def paired_variances(samples: np.ndarray, rng_for, n_resamples: int):
-    """Variances across ``over`` of ``samples`` ``(n, R, d)`` (summed over d): (variances,
-    covariance matrix of their logs, replicates kept). Replicates non-finite anywhere are
-    dropped; the covariance comes from a paired bootstrap, the same replicate draw at every
-    value (``rng_for()`` gives the same generator for every coordinate)."""
-    kept = np.all(np.isfinite(samples), axis=(0, 2))
-    samples = samples[:, kept, :]
-    variances = samples.var(axis=1, ddof=1).sum(axis=-1)
-    resampled = sum(bootstrap_statistics(samples[..., k], "variance", rng_for(), n_resamples,
-                                         paired=True) for k in range(samples.shape[-1]))
-    return variances, np.cov(np.log(resampled), rowvar=False), int(kept.sum())
-
-
 def invariance_checks(data: xr.Dataset, design: Design, check: DesignCheck, ctx: Context
                       ) -> list[Verdict]:
     over = check.over
@@ -247,8 +235,9 @@ def invariance_checks(data: xr.Dataset, design: Design, check: DesignCheck, ctx:
                              *([point_label(point)] if point else [])])
             samples = at["estimate"].sel(test_function=function).transpose(
                 over, "replicate", "component").values
-            variance, log_covariance, kept = paired_variances(
-                samples, lambda name=name: generator(ctx.seed, ctx.name, "check", name),
+            variance, log_covariance, kept = paired_statistics(
+                samples, "variance",
+                lambda name=name: generator(ctx.seed, ctx.name, "check", name),
                 ctx.config["bootstrap_resamples"])
             error = variance * np.sqrt(np.diag(log_covariance))
             exact = at["exact_variance"].sel(test_function=function).sum("component",

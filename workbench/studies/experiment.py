@@ -244,7 +244,17 @@ class StudyExperiment(Experiment):
         design = self.design_of(point)
         if design is not None and design.paired:
             identity[design.parameter("streams")] = f"common across {', '.join(design.paired)}"
+        elif design is None and any(dim in point for dim in self.study.paired):
+            identity["streams"] = f"common across {', '.join(self.study.paired)}"
         return identity
+
+    def common_streams(self, point: dict) -> dict | None:
+        """What keys a sweep point's engine streams where the study pairs dims (``[study]
+        paired``): the point without them, so that points along them share the engine's
+        noise and minibatches; None (the point itself) where it pairs none."""
+        if not self.study.paired:
+            return None
+        return {k: v for k, v in point.items() if k not in self.study.paired}
 
     def with_reference(self) -> bool:
         """Whether a check judges against the reference posterior, so that a point of a model
@@ -376,7 +386,8 @@ class StudyExperiment(Experiment):
 
         return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
                        int(dataset.attrs.get("seed", 0)), self.study.symbols,
-                       self.study.checks, family, self.study.point_kinds, self.streams)
+                       self.study.checks, family, self.study.point_kinds, self.streams,
+                       self.study.paired)
 
     def checks(self, dataset):
         """The verdicts of the study's checks; with ``[study] family = "study"`` one

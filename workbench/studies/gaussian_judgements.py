@@ -8,11 +8,14 @@
   h = C τ^(-2/3) L^(-1/3), L = L0·τ keeps the optimal MSE flat in τ);
 - ``slope``: the log-log slope of the variance of φ̂ against ``over`` equals ``expected``
   (Theorem 4 of seed 001: zero against τ where L·h is fixed);
+- both judge the values' errors as independent, or, along a ``[study] paired`` dim (the points
+  share the engine's noise and minibatches), with their covariance from a paired bootstrap
+  over replicates (:class:`Pairing`);
 - ``rate``: the MSE at the final checkpoint decays against ``over`` (a swept L) at least like
   the rate a bound predicts at its optimal step (:func:`bound_rate`), or ``expected``, within
   ``rate_margin``; one verdict per value of the other sweep dims that ``where`` keeps, named by
   the ``name`` template; ``paired``: the bootstrap resamples replicates jointly across L (the
-  points share their random numbers);
+  points share their random numbers; always along a ``[study] paired`` dim);
 - ``envelope``: a bound's terms with non-negative constants, fitted on a calibration part of the
   grid (``split``: checkerboard over the sweep points, or extrapolate from the shorter half of
   the checkpoints), stay above the held-out MSE.
@@ -51,7 +54,7 @@ from bounds.checks import (
     oracle_check,
     slope_check,
 )
-from bounds.rate import ols_slopes, rate_check
+from bounds.rate import bootstrap_statistics, ols_slopes, rate_check
 from bounds.record import Bound
 from bounds.symbols import SYMBOLS, n_iterations, step_size
 from bounds.verdict import VIOLATED, Verdict, one_sided_z_for_family, two_sided_rate, z_for_family
@@ -81,6 +84,7 @@ class Context:
     family: int = 0  # comparisons of the study's one family (``[study] family``); 0: per check
     point_kinds: tuple[str, ...] = ()  # the study's model, system and point kinds
     streams: str = ""  # the prefix of its random streams (a later part of shared points)
+    paired: tuple[str, ...] = ()  # sweep dims whose points share the engine's random numbers
 
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the study's checks."""
@@ -142,6 +146,54 @@ def _left_out_note(data: xr.Dataset, over: str) -> str:
               for v in fin[over].values.tolist()}
     parts = [f"{n} at {over} = {v}" for v, n in counts.items() if n]
     return f" Diverged replicates left out: {', '.join(parts)}." if parts else ""
+
+
+def paired_statistics(samples: np.ndarray, statistic: str, rng_for, n_resamples: int):
+    """``statistic`` (``"mean"`` or ``"variance"``, as :data:`bounds.rate.STATISTICS`) of
+    ``samples`` ``(n, R, d)`` across the first axis, summed over d: (values, covariance
+    matrix of their logs, replicates kept), for values whose replicates share random numbers
+    (common random numbers). Replicates non-finite anywhere are dropped; the covariance comes
+    from a paired bootstrap, the same replicate draw at every value (``rng_for()`` gives the
+    same generator for every coordinate)."""
+    kept = np.all(np.isfinite(samples), axis=(0, 2))
+    samples = samples[:, kept, :]
+    values = (samples.var(axis=1, ddof=1) if statistic == "variance"
+              else samples.mean(axis=1)).sum(axis=-1)
+    resampled = sum(bootstrap_statistics(samples[..., k], statistic, rng_for(), n_resamples,
+                                         paired=True) for k in range(samples.shape[-1]))
+    return values, np.cov(np.log(resampled), rowvar=False), int(kept.sum())
+
+
+class Pairing:
+    """How a check across the sweep dim ``over`` treats its points' errors: independent, or,
+    where the study pairs ``over`` (``[study] paired``: the points share the engine's noise
+    and minibatches), with the covariance of a paired bootstrap over replicates
+    (:func:`paired_statistics`, ``n_resamples`` resamples from the check's own stream)."""
+
+    def __init__(self, ctx: Context, over: str, name: str, n_resamples: int):
+        self.on = over in ctx.paired
+        self.over, self.n_resamples = over, n_resamples
+        self.rng_for = lambda: generator(ctx.seed, ctx.name, "check", name)
+
+    def statistics(self, samples: xr.DataArray, statistic: str):
+        """(values, log covariance, replicates kept) of ``samples`` over (``over``,
+        ``replicate``, ``component``), or None where the points are not paired."""
+        if not self.on:
+            return None
+        dims = [self.over, "replicate"] + (["component"] if "component" in samples.dims
+                                           else [])
+        values = samples.transpose(*dims).values
+        return paired_statistics(values if values.ndim == 3 else values[..., None], statistic,
+                                 self.rng_for, self.n_resamples)
+
+    def note(self, evidence: dict, log_covariance: np.ndarray, kept: int) -> str:
+        """Record the pairing in ``evidence``; the sentence the detail adds."""
+        evidence.update({"common_random_numbers": f"paired across {self.over}",
+                         "log_covariance": log_covariance.tolist(),
+                         "bootstrap_resamples": self.n_resamples, "paired_replicates": kept})
+        return (f" The points share the engine's random numbers along {self.over} ([study] "
+                f"paired): their errors are a paired bootstrap's covariance over {kept} "
+                "replicates, not independent ones.")
 
 
 def dominant_term(function: str) -> str:
@@ -249,7 +301,7 @@ def oracle_checks(dataset: xr.Dataset, dims: Sequence[str], false_failure_rate: 
 # ---------------------------------------------------------------------- invariance and slope
 
 def mse_invariance_check(data: xr.Dataset, function: str, over: str, name: str,
-                         false_failure_rate: float) -> Verdict:
+                         false_failure_rate: float, pairing: Pairing | None = None) -> Verdict:
     squared = squared_errors(final(data), function)
     n_valid = squared.count("replicate")
     mse = squared.mean("replicate")
@@ -273,13 +325,24 @@ def mse_invariance_check(data: xr.Dataset, function: str, over: str, name: str,
         "h = C τ^(-2/3) L^(-1/3), L = L0·τ) leaves the τ-free minibatch and discretisation "
         "terms, which shrink with h, so the MSE is flat only where they are small."
         + _left_out_note(data, over))
-    return invariance_check(name, mse.values, mse_se.values, [f"{over}={v}" for v in values],
+    paired = None if pairing is None else pairing.statistics(squared, "mean")
+    if paired is None:
+        return invariance_check(name, mse.values, mse_se.values,
+                                [f"{over}={v}" for v in values],
+                                z_for_family(false_failure_rate, 1), detail=detail,
+                                evidence=evidence, n_replicates=int(n_valid.min()))
+    mse_paired, log_covariance, kept = paired
+    detail += pairing.note(evidence, log_covariance, kept)
+    return invariance_check(name, mse_paired, mse_paired * np.sqrt(np.diag(log_covariance)),
+                            [f"{over}={v}" for v in values],
                             z_for_family(false_failure_rate, 1), detail=detail,
-                            evidence=evidence, n_replicates=int(n_valid.min()))
+                            evidence=evidence, log_covariance=log_covariance,
+                            n_replicates=kept)
 
 
 def variance_slope_check(data: xr.Dataset, function: str, over: str, expected: float,
-                         name: str, false_failure_rate: float) -> Verdict:
+                         name: str, false_failure_rate: float,
+                         pairing: Pairing | None = None) -> Verdict:
     fin = final(data).sel(test_function=function)
     variance = fin["variance"].sum("component")
     variance_se = np.sqrt((fin["variance_se"] ** 2).sum("component"))
@@ -295,10 +358,17 @@ def variance_slope_check(data: xr.Dataset, function: str, over: str, expected: f
         evidence.update({"exact_variance": exact.values.tolist(), "exact_slope": exact_slope})
         detail += (f" The exact oracle's slope is {exact_slope:.3g}. "
                    + _describe_shares(shares, over, "variance", function))
-    return slope_check(name, x, variance.values, variance_se.values, expected,
-                       z_for_family(false_failure_rate, 1),
-                       detail=detail + _left_out_note(data, over), evidence=evidence,
-                       n_replicates=int(fin["n_valid"].min()))
+    detail += _left_out_note(data, over)
+    paired = None if pairing is None else pairing.statistics(fin["estimate"], "variance")
+    if paired is None:
+        return slope_check(name, x, variance.values, variance_se.values, expected,
+                           z_for_family(false_failure_rate, 1), detail=detail,
+                           evidence=evidence, n_replicates=int(fin["n_valid"].min()))
+    variances, log_covariance, kept = paired
+    detail += pairing.note(evidence, log_covariance, kept)
+    return slope_check(name, x, variances, variances * np.sqrt(np.diag(log_covariance)),
+                       expected, z_for_family(false_failure_rate, 1), detail=detail,
+                       evidence=evidence, log_covariance=log_covariance, n_replicates=kept)
 
 
 # ----------------------------------------------------------------------------------- bounds
@@ -366,7 +436,8 @@ def rate_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
         verdicts.append(rate_check(
             name, lengths, samples.values, expected, z,
             generator(ctx.seed, ctx.name, "check", name), statistic="mean",
-            paired=options["paired"], n_resamples=options["bootstrap_resamples"],
+            paired=options["paired"] or over in ctx.paired,
+            n_resamples=options["bootstrap_resamples"],
             margin=options["rate_margin"], detail=detail, evidence=evidence))
     return verdicts
 
@@ -467,16 +538,18 @@ def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[V
         return oracle_checks(dataset, ctx.dims, rate, options.get("label"))
     if kind == "invariance":
         over = options["over"]
-        return [mse_invariance_check(data, function, over,
-                                     f"invariance/mse/{function}{suffix}", rate)
-                for suffix, data in point_slices(dataset, ctx.dims, over)]
+        return [mse_invariance_check(data, function, over, name, rate,
+                                     Pairing(ctx, over, name, options["bootstrap_resamples"]))
+                for suffix, data in point_slices(dataset, ctx.dims, over)
+                for name in [f"invariance/mse/{function}{suffix}"]]
     if kind == "slope":
         over = options["over"]
         functions = [given] if given else dataset["test_function"].values.tolist()
         slices = list(point_slices(dataset, ctx.dims, over))
-        return [variance_slope_check(data, f, over, options["expected"],
-                                     f"slope/variance-vs-{over}/{f}{suffix}", rate)
-                for f in functions for suffix, data in slices]
+        return [variance_slope_check(data, f, over, options["expected"], name, rate,
+                                     Pairing(ctx, over, name, options["bootstrap_resamples"]))
+                for f in functions for suffix, data in slices
+                for name in [f"slope/variance-vs-{over}/{f}{suffix}"]]
     if kind == "rate":
         return rate_checks(dataset, ctx, options)
     return envelope_checks(dataset, ctx, options)

@@ -215,25 +215,32 @@ def _run_by_blocks(experiment, config: dict, point: dict, seed):
     return Experiment.run_point(experiment, config, point, seed)
 
 
-def _seeded_blocks(module: str, *arguments: Callable[[Any], Any]) -> Blocks:
+def _seeded_blocks(module: str, run_options: Callable[[Any, dict], dict] | None = None,
+                   finish_options: Callable[[Any, dict], dict] | None = None) -> Blocks:
     """The blocks of a kind whose points are their replicates' seeding blocks, kept across
-    looks: ``module.run_blocks(name, resolved, point, seed, blocks, *values)`` and
-    ``module.finish_point(name, resolved, point, seed, raw, *values, dims=...)``, ``values``
-    each argument read from the experiment (the Gaussian mean's, its phase space's, its pooled
-    servers', seed 003's protocols' on it and on logistic regression from Laplace starts, with
-    their streams)."""
+    looks: ``module.run_blocks(name, resolved, point, seed, blocks, **run_options)`` and
+    ``module.finish_point(name, resolved, point, seed, raw, dims=..., **finish_options)``,
+    the options read from the experiment and the point (the Gaussian mean's, with the
+    study's common streams; its phase space's; its pooled servers'; seed 003's protocols' on
+    it and on logistic regression from Laplace starts, with their streams' prefix)."""
     def run(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
         return import_module(module, __package__).run_blocks(
             experiment.name, experiment.resolve(config, point), point, seed, blocks,
-            *(argument(experiment) for argument in arguments))
+            **(run_options(experiment, point) if run_options else {}))
 
     def finish(experiment, config: dict, point: dict, seed, raw):
         return experiment.zipped_coords(import_module(module, __package__).finish_point(
             experiment.name, experiment.resolve(config, point), point, seed, raw,
-            *(argument(experiment) for argument in arguments), dims=experiment.sweep_dims),
-            point)
+            dims=experiment.sweep_dims,
+            **(finish_options(experiment, point) if finish_options else {})), point)
 
     return Blocks(run, finish, kept=seeding_ranges)
+
+
+def _prefixed(experiment, point: dict) -> dict:
+    """A protocol point's options: its random streams' prefix (a later part of shared
+    points)."""
+    return {"streams": experiment.streams}
 
 
 def _held_out_blocks(experiment, config: dict, point: dict, seed, blocks: Sequence[int]):
@@ -364,7 +371,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
                        "exact protocol oracle fixes its model (d = 1, x ~ N(0, 1), prior "
                        "N(0, 1)) and runs SGLD with minibatches drawn with replacement",
         resolve=_imported(".protocol_point", "resolve"),
-        blocks=_seeded_blocks(".protocol_point", lambda e: e.streams)),
+        blocks=_seeded_blocks(".protocol_point", _prefixed, _prefixed)),
     PointKind(
         "phase-space", lambda value, named: bool(value("phase_space")), _run_by_blocks,
         ".phase_space_judgements", fills_test_function=True,
@@ -391,7 +398,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         family=("reference", "rate", "ordering"), unused=PAIRED_UNUSED,
         unused_because="means nothing with start = \"laplace\": its points keep φ̂_L of the "
                        "held-out log-loss at L alone, from shared Laplace starts, with SGLD",
-        blocks=_seeded_blocks(".paired_protocol_point", lambda e: e.streams)),
+        blocks=_seeded_blocks(".paired_protocol_point", _prefixed, _prefixed)),
     PointKind(
         FEDERATED_MODELS,
         lambda value, named: value("model") in HELD_OUT and value("system") == FEDERATED,
@@ -431,7 +438,8 @@ POINT_KINDS: tuple[PointKind, ...] = (
         validate=_check_held_out_sizes, burn_in=True, user_code=True,
         blocks=Blocks(_held_out_blocks, _finish_held_out, kept=_logistic_ranges)),
     PointKind(GAUSSIAN, lambda value, named: True, _run_by_blocks, ".gaussian_judgements",
-              blocks=_seeded_blocks(".gaussian_point"),
+              blocks=_seeded_blocks(".gaussian_point", lambda experiment, point: {
+                  "streams": experiment.common_streams(point)}),
               validate=_validate_backend),
 )
 

@@ -347,7 +347,8 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         if not isinstance(value, str) or (value and not value.strip()):
             raise doc.error(("study", "symbols", key), "must be a name (a string; empty: "
                                                        "the value alone names a point)")
-    paired = _paired(doc, head, dims, kinds)
+    paired = _paired(doc, head, dims, kinds,
+                     point_kind(values, set(values) | set(dims)).name == GAUSSIAN)
     headline, paper = presentation(doc, head)
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
@@ -444,21 +445,24 @@ def _designs(doc: Document, data: dict, kinds: set[str], values: dict, names: se
     return parsed, designs.parameters(parsed, grid)
 
 
-def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str]
-            ) -> tuple[str, ...]:
-    """``[study] paired``: sweep dims whose points share every random number (the schedule,
-    the minibatches, the noise: common random numbers), so that arms along them differ by
-    their design alone, as seed 004 §3.2.2 compares its balancing plans; traveling chains
-    only."""
+def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str],
+            gaussian_points: bool) -> tuple[str, ...]:
+    """``[study] paired``: sweep dims whose points share random numbers (common random
+    numbers), so that points along them differ by their design alone. Traveling chains share
+    every one (the schedule, the minibatches, the noise), as seed 004 §3.2.2 compares its
+    balancing plans; the Gaussian mean's points (``gaussian_points``) the engine's noise and
+    minibatches, their schedules staying the point's, and its ``invariance`` and ``slope``
+    checks along a paired dim judge with the covariance of a paired bootstrap."""
     paired = head.get("paired", [])
     if not isinstance(paired, list) or not all(isinstance(d, str) for d in paired):
         raise doc.error(("study", "paired"), "must be a list of sweep dims")
     for dim in paired:
         if dim not in dims:
             raise doc.error(("study", "paired"), f"{dim!r} is not a sweep dim of the study")
-    if paired and TRAVELING not in kinds:
-        raise doc.error(("study", "paired"), "pairs the points of traveling-chains studies "
-                                             f"only, not of {' / '.join(sorted(kinds))}")
+    if paired and TRAVELING not in kinds and not gaussian_points:
+        raise doc.error(("study", "paired"), "pairs the points of traveling-chains studies and "
+                                             "of the Gaussian mean on the engine only, not of "
+                                             f"{' / '.join(sorted(kinds))}")
     return tuple(paired)
 
 
