@@ -331,3 +331,43 @@ def test_protocol_points_keep_their_blocks_bit_for_bit(tmp_path):
     doubled = protocols.configure({**small, "n_replicates": 40}, quick=True)
     larger = _doubled_reads_the_kept_blocks(tmp_path, protocols, first, doubled)
     assert larger.sweep.kept_blocks == 4 * 2  # two protocols × two periods, two blocks each
+
+
+def test_drop_blocks_removes_the_kept_blocks_and_a_later_run_computes_them_again(tmp_path,
+                                                                                 capsys):
+    """``workbench store drop-blocks`` removes every experiment's kept blocks (saying the
+    bytes each held) and leaves the points; a larger run afterwards computes every block and
+    stores what it stored with the blocks kept. A directory under which a run holds a lock is
+    left, named, with exit status 3; an --experiment that is not a name is refused."""
+    from workbench.cli.main import main
+    from workbench.store import kept_blocks
+    from workbench.store.result_store import PointLock
+
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+    looks = tmp_path / "looks"
+    _run(looks, coin.configure({"n_replicates": 10, "log": str(log)}))
+    [blocks] = kept_blocks.directories(looks)
+    assert blocks.name == "block-coin.blocks" and any(blocks.rglob("*.nc"))
+    held = PointLock(blocks / "points" / "held.lock")  # a run writing a block
+    assert held.acquire(blocking=False)
+    try:
+        assert main(["store", "drop-blocks", "--out", str(looks)]) == 3
+        assert "left" in capsys.readouterr().out and blocks.is_dir()
+    finally:
+        held.release()
+    assert main(["store", "drop-blocks", "--out", str(looks), "--experiment", "../x"]) == 2
+    assert main(["store", "drop-blocks", "--out", str(looks)]) == 0
+    printed = capsys.readouterr().out
+    assert f"removed {blocks}" in printed and "MB freed" in printed
+    assert not blocks.exists() and (looks / "store" / "block-coin").is_dir()
+    log.unlink()
+    larger = _run(looks, coin.configure({"n_replicates": 20, "log": str(log)}))
+    assert larger.sweep.kept_blocks == 0
+    assert _computed(log) == {0: [0, 1, 2, 3], 1: [0, 1, 2, 3]}
+    plain = tmp_path / "plain"
+    _run(plain, coin.configure({"n_replicates": 20, "log": str(log)}), keep_blocks=False)
+    xr.testing.assert_identical(read_netcdf(looks / "block-coin.nc"),
+                                read_netcdf(plain / "block-coin.nc"))
+    assert main(["store", "drop-blocks", "--out", str(plain)]) == 0
+    assert "nothing to drop" in capsys.readouterr().out

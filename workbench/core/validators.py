@@ -3,7 +3,14 @@ name and value and returns the value, or raises ``InvalidParameter`` naming the 
 
 from __future__ import annotations
 
+import re
+
 from simulators import validation
+
+#: what an experiment's (a study's) name may be: it names ``<out>/<name>.nc`` and
+#: ``<out>/store/<name>/``, so no path separator, no leading dot (``..``), and a length a file
+#: system takes
+EXPERIMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def positive(name, value):

@@ -39,9 +39,8 @@ from workbench.run.runner import PointsLost, SweepRequest, SweepResult, run_swee
 from workbench.store.atomic import WriteFailed, move_aside, remove_orphaned_temporaries, under
 from workbench.store.figure_cache import discard_stale, figures_once
 from workbench.store.netcdf import CorruptResult, read_netcdf, write_netcdf
-from workbench.store.result_store import ResultStore, manifest_entries
+from workbench.store.result_store import STORE_DIR, ResultStore, manifest_entries
 
-STORE_DIR = "store"
 SWEEP_MODULES = ("bounds.registry", "workbench.stats.diagnostics",
                  "workbench.studies.gaussian_point", "distributed")
 """What the sweeps of the built-in experiments import beyond this module, and the checks too:

@@ -54,6 +54,7 @@ from workbench.store.atomic import (
 )
 from workbench.store.netcdf import CorruptResult, read_netcdf
 from workbench.store.result_store import (
+    STORE_DIR,
     STORE_FORMAT,
     CorruptPoint,
     PointLock,
@@ -75,7 +76,6 @@ LOCK = "lock"
 BAD = (CORRUPT, ORPHANED, DUPLICATE, TORN, MALFORMED)
 MANIFEST_LINES = (DUPLICATE, TORN, MALFORMED)
 ASIDE_SUFFIXES = (".corrupt", ".orphaned", ".before-repair", ".rejected")
-STORE_DIR = "store"
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,7 @@ from workbench.store.atomic import (
 
 STORE_FORMAT = 4  # 2: calibrated intervals, exact Var φ̂(θ²); 3: run diagnostics;
 # 4: diagnostics of every run with draws, the KSD over `replicate` (was `chain`)
+STORE_DIR = "store"  # the result store's directory under a run's --out
 BLOCKS_SUFFIX = ".blocks"  # the directory of an experiment's kept replicate blocks
 KEY_DIGITS = 24
 KEY_PATTERN = re.compile(f"[0-9a-f]{{{KEY_DIGITS}}}")

@@ -20,7 +20,6 @@ StudyExperiment` runs it like any built-in experiment.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from workbench.core.headline import Headline, HeadlineError
 from workbench.core.paper import PaperEntry, PaperError, entries
 from workbench.core.parameters import Parameter
 from workbench.core.phi import BUILTIN
+from workbench.core.validators import EXPERIMENT_NAME
 from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, designs, library
@@ -64,9 +64,6 @@ from workbench.studies.user_code import CONFIG_KEYS
 if TYPE_CHECKING:
     from bounds.record import Bound
 
-#: what a study's name may be: it names ``<out>/<name>.nc`` and ``<out>/store/<name>/``, so no
-#: path separator, no leading dot (``..``), and a length a file system takes
-STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 #: fields that set the shape of a point's results: the points of a sweep must share it
 SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function",
@@ -392,7 +389,7 @@ def heading(doc: Document, sections: tuple[str, ...]) -> tuple[str, dict]:
     name = head.get("name")
     if not isinstance(name, str) or not name.strip():
         raise doc.error(("study", "name"), "every study needs a name (a string)")
-    if not STUDY_NAME.fullmatch(name.strip()):
+    if not EXPERIMENT_NAME.fullmatch(name.strip()):
         raise doc.error(("study", "name"), "must be an identifier of at most 64 letters, digits, "
                         "'_', '.' or '-', starting with a letter or a digit (it names the "
                         "study's files under --out)")
