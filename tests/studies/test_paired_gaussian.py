@@ -131,3 +131,11 @@ def test_a_rate_along_a_paired_dim_resamples_its_replicates_jointly():
     _, _, [independent] = _judged(text.replace('paired = ["n_iterations"]\n', ""))
     assert paired.evidence["paired"] is True
     assert independent.evidence["paired"] is False
+
+
+def test_paired_points_whose_replicates_all_diverged_are_inconclusive_not_an_error():
+    """h·(N + 1) = 1 at τ = 2, beyond the stability limit 2 sin(π/10): every replicate
+    diverges, so the paired invariance has no replicate to judge and says so."""
+    _, _, [verdict] = _judged(BASE.replace("step_size = 1e-4", "step_size = 1e-3"))
+    assert verdict.verdict == INCONCLUSIVE
+    assert verdict.evidence["paired_replicates"] == 0

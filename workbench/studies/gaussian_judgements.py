@@ -156,6 +156,9 @@ def paired_statistics(samples: np.ndarray, statistic: str, rng_for, n_resamples:
     from a paired bootstrap, the same replicate draw at every value (``rng_for()`` gives the
     same generator for every coordinate)."""
     kept = np.all(np.isfinite(samples), axis=(0, 2))
+    if kept.sum() < 2:  # nothing to judge: the checks say so (inconclusive)
+        n = samples.shape[0]
+        return np.full(n, np.nan), np.full((n, n), np.nan), int(kept.sum())
     samples = samples[:, kept, :]
     values = (samples.var(axis=1, ddof=1) if statistic == "variance"
               else samples.mean(axis=1)).sum(axis=-1)
