@@ -1,5 +1,5 @@
-"""Common random numbers for stale-gaussian's invariance and slope checks (issue 33, item 2):
-what ``[study] paired = ["staleness"]`` gains, judged by the checks themselves.
+"""Common random numbers (issue 33, item 2): what ``[study] paired`` gains, judged by the
+checks themselves.
 
 stale-gaussian's checks that compare grid points judge (a) the MSE of φ̂_L(θ²) across τ
 (``invariance``: every pair's log ratio) and (b) the log-log slope of the variance of φ̂_L(θ)
@@ -12,18 +12,23 @@ as shipped and at one h and one L for every τ (:data:`GRIDS`, Theorem 4's setti
 - *paired*: the same study with ``paired = ["staleness"]`` in its ``[study]`` table, so that
   replicate r of every τ sees the same minibatches and noise, consumed in the same order for
   as many updates as both run (L = L0·τ differs); the checks then judge with the covariance
-  of a paired bootstrap over replicates (the invariance pairs on it, the slope by generalised
-  least squares with it).
+  of a paired bootstrap over replicates (the invariance each pair's log ratio with it, the
+  slope its weighted fit with the error through it, a sandwich).
+
+The same for stale-nn-workers' orderings of the test loss over the workers (seed 001 §5.2;
+a model without an oracle, its ordering's pairs judged on their paired differences), with
+``paired = ["workers"]``.
 
 Printed per check: its verdict and Monte Carlo error (on the check's own scale) in each run,
 and their ratio, per seed and the median over seeds. Nothing is tuned: the gain is what the
 design gives. A ratio below 1 means paired replicates decide that check sooner (the
 replicates needed scale with its square).
 
-``--calibration N`` then asks whether the paired errors are right: one paired run of N times
-the replicates, cut into N groups judged alone, the standard deviation of each check's
-statistic across the groups against the error the checks state (:func:`calibration`; one
-seed, so the data are fixed and the spread is Monte Carlo error alone).
+``--calibration N`` then asks whether stale-gaussian's paired errors are right: one paired run
+of N times the replicates, cut into N groups judged alone, the standard deviation of each
+check's statistic across the groups against the error the checks state
+(:func:`calibration`; one seed, so the data are fixed and the spread is Monte Carlo error
+alone).
 
     python benchmarks/common_random_numbers.py [--full] [--seeds 3] [--calibration 20]
 """
@@ -37,9 +42,12 @@ import time
 
 import numpy as np
 
-NAME, SEED = "stale-gaussian", 2016
+SEED = 2016
+NAME = "stale-gaussian"
 CHECKS = ("invariance/mse/theta_squared", "slope/variance-vs-staleness/theta",
           "slope/variance-vs-staleness/theta_squared")
+#: the network study whose ordering over the workers is compared (:func:`network_orderings`)
+NETWORKS = "stale-nn-workers"
 
 
 #: the grids compared: as shipped (L = L0·τ, h ∝ τ^(-2/3) L^(-1/3)), and Theorem 4's setting
@@ -48,23 +56,29 @@ GRIDS = {"as shipped": {}, "fixed h = 2e-5, L = 2000": {"step_size": "2e-5",
                                                          "n_iterations": "2000"}}
 
 
-def paired_grid(paired: bool, quick: bool, seed: int, grid: dict, replicates: int = 0):
-    """(experiment, dataset) of stale-gaussian's grid (``grid``: its overrides; designs off),
-    its points paired along staleness or not; ``replicates``: their count (0: the study's)."""
+def run_study(name: str, dim: str, paired: bool, quick: bool, seed: int, overrides: dict):
+    """(experiment, dataset) of the shipped study ``name`` with ``overrides``, its points
+    paired along ``dim`` (``[study] paired``) or not."""
     from workbench.experiments import get
     from workbench.run.runner import run_experiment
     from workbench.studies.experiment import StudyExperiment
     from workbench.studies.files import loads
 
-    shipped = get(NAME).study
+    shipped = get(name).study
     text = shipped.text
     if paired:
-        text = text.replace("[study]\n", '[study]\npaired = ["staleness"]\n', 1)
+        text = text.replace("[study]\n", f'[study]\npaired = ["{dim}"]\n', 1)
     experiment = StudyExperiment(loads(text, shipped.origin))
-    overrides = {"designs": False, **grid, **({"n_replicates": replicates} if replicates
-                                              else {})}
     config = experiment.configure(overrides, quick=quick)
     return experiment, run_experiment(experiment, config, seed, processes=2)
+
+
+def paired_grid(paired: bool, quick: bool, seed: int, grid: dict, replicates: int = 0):
+    """(experiment, dataset) of stale-gaussian's grid (``grid``: its overrides; designs off),
+    its points paired along staleness or not; ``replicates``: their count (0: the study's)."""
+    overrides = {"designs": False, **grid, **({"n_replicates": replicates} if replicates
+                                              else {})}
+    return run_study(NAME, "staleness", paired, quick, seed, overrides)
 
 
 def judged(experiment, dataset) -> dict:
@@ -78,6 +92,34 @@ def verdicts(paired: bool, quick: bool, seed: int, grid: dict) -> dict:
     return judged(*paired_grid(paired, quick, seed, grid))
 
 
+def compare(label: str, seeds: range, judge) -> None:
+    """Print, per seed, each check's verdict and Monte Carlo error without and with pairing
+    (``judge(paired, seed)``: the verdicts by name) and the median ratio over seeds."""
+    ratios: dict[str, list[float]] = {}
+    print(f"{label}; Monte Carlo error of each check, independent streams against common "
+          "streams judged paired")
+    print("seed  " + "check".ljust(44) + "independent            paired                ratio")
+    for seed in seeds:
+        independent, paired = judge(False, seed), judge(True, seed)
+        for name, a in independent.items():
+            b = paired[name]
+            ratios.setdefault(name, []).append(b.mc_error / a.mc_error)
+            print(f"{seed}  {name:<44}{a.verdict:>12} {a.mc_error:9.4f}"
+                  f"{b.verdict:>13} {b.mc_error:9.4f}   {ratios[name][-1]:6.2f}")
+    print("median ratio over seeds (paired / independent error; replicates scale with its "
+          "square):")
+    for name, values in ratios.items():
+        print(f"  {name:<44}{statistics.median(values):6.2f}")
+    print()
+
+
+def network_orderings(paired: bool, quick: bool, seed: int) -> dict:
+    """stale-nn-workers' orderings of the test loss over the workers (seed 001 §5.2), by
+    name, its points paired along ``workers`` or not."""
+    experiment, dataset = run_study(NETWORKS, "workers", paired, quick, seed, {})
+    return {v.check: v for v in experiment.checks(dataset) if v.kind == "ordering"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="the full configuration")
@@ -87,27 +129,16 @@ def main() -> None:
                              "(0: none)")
     args = parser.parse_args()
     started = time.perf_counter()
+    quick, seeds = not args.full, range(SEED, SEED + args.seeds)
+    size = "full" if args.full else "quick"
     for label, grid in GRIDS.items():
-        ratios: dict[str, list[float]] = {name: [] for name in CHECKS}
-        print(f"{NAME} ({'full' if args.full else 'quick'}), {label}, designs off; Monte Carlo "
-              "error of each check, independent streams against common streams judged paired")
-        print("seed  " + "check".ljust(44) + "independent            paired                ratio")
-        for seed in range(SEED, SEED + args.seeds):
-            independent = verdicts(False, not args.full, seed, grid)
-            paired = verdicts(True, not args.full, seed, grid)
-            for name in CHECKS:
-                a, b = independent[name], paired[name]
-                ratios[name].append(b.mc_error / a.mc_error)
-                print(f"{seed}  {name:<44}{a.verdict:>12} {a.mc_error:9.4f}"
-                      f"{b.verdict:>13} {b.mc_error:9.4f}   {ratios[name][-1]:6.2f}")
-        print("median ratio over seeds (paired / independent error; replicates scale with its "
-              "square):")
-        for name in CHECKS:
-            print(f"  {name:<44}{statistics.median(ratios[name]):6.2f}")
-        print()
+        compare(f"{NAME} ({size}), {label}, designs off", seeds,
+                lambda paired, seed, grid=grid: verdicts(paired, quick, seed, grid))
+    compare(f"{NETWORKS} ({size}), paired along workers", seeds,
+            lambda paired, seed: network_orderings(paired, quick, seed))
     if args.calibration:
         for label, grid in GRIDS.items():
-            calibration(label, grid, args.calibration, not args.full)
+            calibration(label, grid, args.calibration, quick)
     print(f"{time.perf_counter() - started:.0f} s")
 
 

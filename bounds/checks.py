@@ -193,16 +193,19 @@ def ordering_check(check: str, gap: float, error: float, expected_gap: float, z:
 def ordering_sequence(names: Sequence[str], points: Sequence, values, errors, z: float, *,
                       margin: float, n_replicates: int, evidence: Sequence[dict],
                       where: Callable[[int | None, list[Verdict]], str],
-                      by: float = 0.0) -> list[Verdict]:
+                      by: float = 0.0, pair_errors: Sequence[float] | None = None
+                      ) -> list[Verdict]:
     """The predicted order along a grid: for each consecutive pair of ``points`` an
     :func:`ordering_check` named ``names[k]`` on gap = values[k] − values[k+1] (positive when
     the values fall, as predicted), claimed at least ``by``, with the two measurements'
-    independent ``errors``. Every
+    independent ``errors``, or the pair's own error ``pair_errors[k]`` where the measurements
+    share random numbers (a paired difference). Every
     verdict's detail starts with ``where(stop, verdicts)``, ``stop`` the first pair whose fall
     is not shown (None: every pair holds), and its evidence adds ``turning_point``: the point
     the fall is shown up to (None when it is shown everywhere)."""
     pairs = [ordering_check(names[k], float(values[k] - values[k + 1]),
-                            math.hypot(errors[k], errors[k + 1]), by, z, margin=margin,
+                            math.hypot(errors[k], errors[k + 1]) if pair_errors is None
+                            else float(pair_errors[k]), by, z, margin=margin,
                             n_replicates=n_replicates, evidence=evidence[k], at_least=by)
              for k in range(len(points) - 1)]
     stop = next((k for k, v in enumerate(pairs) if v.verdict != HOLDS), None)

@@ -191,12 +191,22 @@ class Pairing:
 
     def note(self, evidence: dict, log_covariance: np.ndarray, kept: int) -> str:
         """Record the pairing in ``evidence``; the sentence the detail adds."""
-        evidence.update({"common_random_numbers": f"paired across {self.over}",
-                         "log_covariance": log_covariance.tolist(),
-                         "bootstrap_resamples": self.n_resamples, "paired_replicates": kept})
-        return (f" The points share the engine's random numbers along {self.over} ([study] "
-                f"paired): their errors are a paired bootstrap's covariance over {kept} "
-                "replicates, not independent ones.")
+        evidence["bootstrap_resamples"] = self.n_resamples
+        return pairing_note(evidence, self.over, kept, "a paired bootstrap's",
+                            log_covariance=log_covariance)
+
+
+def pairing_note(evidence: dict, over: str, kept: int, source: str,
+                 **covariances: np.ndarray) -> str:
+    """Record in ``evidence`` that a check's values along ``over`` were judged jointly from
+    ``kept`` paired replicates, with the ``covariances`` (by their evidence names); the
+    sentence its detail adds (``source``: whose covariance)."""
+    evidence.update({"common_random_numbers": f"paired across {over}",
+                     "paired_replicates": kept,
+                     **{name: matrix.tolist() for name, matrix in covariances.items()}})
+    return (f" The points share the engine's random numbers along {over} ([study] paired): "
+            f"their errors are {source} covariance over {kept} replicates, not independent "
+            "ones.")
 
 
 def dominant_term(function: str) -> str:

@@ -35,6 +35,13 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   function (or the one named) and every value of the other dims (seed 001 Theorem 6: pooling
   S servers at test time does not move the expectation of φ̂_L). One family over all of them.
 
+Along a ``[study] paired`` dim (the points share the engine's noise and minibatches, their
+starts being every point's anyway) the ``slope``, ``invariance`` and ``ordering`` checks judge
+the points' values jointly: from the replicates finite at every point, with the covariance
+of the per-replicate values (means) or of their squared deviations (variances) over R, so that
+an ordering's pair has the error of its paired difference (:func:`paired_moments`); their
+evidence says ``common_random_numbers``.
+
 A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
 (``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take
 their critical z from :meth:`.gaussian_judgements.Context.z` (the check's family, or the
@@ -72,6 +79,7 @@ from workbench.studies.gaussian_judgements import (
     calibration_mask,
     fixed_symbols,
     grid_values,
+    pairing_note,
     point_label,
     sweep_points,
 )
@@ -226,30 +234,80 @@ def curves_along(dataset: xr.Dataset, ctx: Context, options: dict):
     return ctx.z(len(curves)), curves
 
 
+def paired_moments(at: xr.Dataset, over: str, statistic: str):
+    """(values, their covariance, replicates kept) of the ``"mean"`` or ``"variance"`` over
+    replicates of φ̂_L along ``over`` (``at``: one curve, :func:`curves_along`), where the
+    points share the engine's random numbers: from the replicates finite at every point, by
+    the delta method (the covariance of the per-replicate values, or of their squared
+    deviations, over R), as the independent errors are."""
+    samples = at["estimate"].transpose(over, "replicate").values
+    kept = np.all(np.isfinite(samples), axis=0)
+    samples, n = samples[:, kept], int(kept.sum())
+    if n < 2:
+        size = samples.shape[0]
+        return np.full(size, np.nan), np.full((size, size), np.nan), n
+    if statistic == "mean":
+        return samples.mean(axis=1), np.atleast_2d(np.cov(samples)) / n, n
+    squares = (samples - samples.mean(axis=1, keepdims=True)) ** 2
+    return samples.var(axis=1, ddof=1), np.atleast_2d(np.cov(squares)) / n, n
+
+
+def _jointly(at: xr.Dataset, over: str, statistic: str, evidence: dict):
+    """A paired curve's (values, their errors, the covariance of their logs, replicates
+    kept, the sentence its detail adds), the pairing recorded in ``evidence``
+    (:func:`paired_moments`)."""
+    values, covariance, kept = paired_moments(at, over, statistic)
+    log_covariance = covariance / np.outer(values, values)
+    note = pairing_note(evidence, over, kept, "their paired replicates'",
+                        log_covariance=log_covariance)
+    return values, np.sqrt(np.diag(covariance)), log_covariance, kept, note
+
+
 def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over, expected = options["over"], options["expected"]
     z, curves = curves_along(dataset, ctx, options)
-    return [slope_check(
-        named(options, point, f"slope/variance-vs-{over}{suffix}"), at[over].values,
-        at["variance"].values, at["variance_se"].values, expected, z,
-        detail=f"The variance over replicates of φ̂_L({point['test_function']}) at the last "
-               f"checkpoint against {over} has log-log slope {expected:g} by the study's claim.",
-        evidence={"test_function": point["test_function"], "over": over},
-        margin=options["slope_margin"], n_replicates=int(at["n_valid"].min()))
-        for point, at, suffix in curves]
+    verdicts = []
+    for point, at, suffix in curves:
+        evidence = {"test_function": point["test_function"], "over": over}
+        detail = (f"The variance over replicates of φ̂_L({point['test_function']}) at the last "
+                  f"checkpoint against {over} has log-log slope {expected:g} by the study's "
+                  "claim.")
+        values, errors, log_covariance = (at["variance"].values, at["variance_se"].values,
+                                          None)
+        n_replicates = int(at["n_valid"].min())
+        if over in ctx.paired:
+            values, errors, log_covariance, n_replicates, note = _jointly(at, over, "variance",
+                                                                          evidence)
+            detail += note
+        verdicts.append(slope_check(
+            named(options, point, f"slope/variance-vs-{over}{suffix}"), at[over].values,
+            values, errors, expected, z, detail=detail, evidence=evidence,
+            margin=options["slope_margin"], log_covariance=log_covariance,
+            n_replicates=n_replicates))
+    return verdicts
 
 
 def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdict]:
     over = options["over"]
     symbol = ctx.symbols.get(over, over)
     z, curves = curves_along(dataset, ctx, options)
-    return [invariance_check(
-        named(options, point, f"invariance/mean-vs-{over}{suffix}"), at["mean"].values,
-        at["mean_se"].values, [f"{symbol}={v}" for v in at[over].values], z,
-        f"The replicates' mean of φ̂_L({point['test_function']}) at the last checkpoint "
-        f"across {over} is the same by the study's claim.",
-        margin=options["invariance_margin"], n_replicates=ctx.config["n_replicates"])
-        for point, at, suffix in curves]
+    verdicts = []
+    for point, at, suffix in curves:
+        detail = (f"The replicates' mean of φ̂_L({point['test_function']}) at the last "
+                  f"checkpoint across {over} is the same by the study's claim.")
+        evidence: dict = {}
+        values, errors, log_covariance = at["mean"].values, at["mean_se"].values, None
+        n_replicates = ctx.config["n_replicates"]
+        if over in ctx.paired:
+            values, errors, log_covariance, n_replicates, note = _jointly(at, over, "mean",
+                                                                          evidence)
+            detail += note
+        verdicts.append(invariance_check(
+            named(options, point, f"invariance/mean-vs-{over}{suffix}"), values, errors,
+            [f"{symbol}={v}" for v in at[over].values], z, detail, evidence,
+            margin=options["invariance_margin"], log_covariance=log_covariance,
+            n_replicates=n_replicates))
+    return verdicts
 
 
 def named(options: dict, point: dict, default: str) -> str:
@@ -274,31 +332,40 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
         points = data[over].values.tolist()
         for function in functions:
             at = final.sel(test_function=function)
-            means = at["mean"].values
+            means, errors, pair_errors = at["mean"].values, at["mean_se"].values, None
+            n_replicates, note, sentence = ctx.config["n_replicates"], {}, ""
+            if over in ctx.paired:
+                means, covariance, n_replicates = paired_moments(at, over, "mean")
+                errors = np.sqrt(np.diag(covariance))
+                pair_errors = [np.sqrt(max(covariance[k, k] + covariance[k + 1, k + 1]
+                                           - 2 * covariance[k, k + 1], 0.0))
+                               for k in range(steps)]
+                sentence = pairing_note(note, over, n_replicates, "their paired replicates'",
+                                        covariance=covariance)
 
             at_point = f"{point_label(point)}: " if point else ""
 
             def where(stop, pairs, function=function, points=points, final=final,
-                      at_point=at_point):
+                      at_point=at_point, sentence=sentence):
                 if stop is None:
                     return (f"{at_point}E φ̂_L of {function} {direction} over the whole grid "
-                            f"({symbol} = {points[0]}..{points[-1]}).")
+                            f"({symbol} = {points[0]}..{points[-1]}).{sentence}")
                 staleness = float(final["mean_staleness"].isel({over: stop + 1}))
                 return (f"{at_point}E φ̂_L of {function} {direction} with {symbol} up to "
                         f"{symbol} = {points[stop]}; from {symbol} = {points[stop]} to "
                         f"{points[stop + 1]} the {noun} is {pairs[stop].verdict} (staleness "
-                        f"τ̄ = {staleness:.2g} at {symbol} = {points[stop + 1]}).")
+                        f"τ̄ = {staleness:.2g} at {symbol} = {points[stop + 1]}).{sentence}")
 
             prefix, tail = (f"ordering/{function}/{direction}", suffix)
             if "name" in options:  # the check's own names (check_kinds._name_template)
                 prefix, tail = options["name"].format(**point, test_function=function), ""
             verdicts += ordering_sequence(
                 [f"{prefix}/{symbol}={points[k]}->{points[k + 1]}{tail}" for k in range(steps)],
-                points, sign * means, at["mean_se"].values, z,
-                margin=options["ordering_margin"], n_replicates=ctx.config["n_replicates"],
+                points, sign * means, errors, z,
+                margin=options["ordering_margin"], n_replicates=n_replicates,
                 evidence=[{"mean": [float(means[k]), float(means[k + 1])],
-                           "test_function": function} for k in range(steps)], where=where,
-                by=options.get("by", 0.0))
+                           "test_function": function, **note} for k in range(steps)],
+                where=where, by=options.get("by", 0.0), pair_errors=pair_errors)
     return verdicts
 
 

@@ -141,22 +141,13 @@ def setup(experiment: str, config: dict, seed, search: Path | None):
     return _setup(experiment, int(seed), _key(config), None if search is None else str(search))
 
 
-def run_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
-              search: Path | None, with_reference: bool = True) -> xr.Dataset:
-    """The point's φ̂_L per replicate, its summaries over replicates
-    (:func:`~workbench.systems.asynchronous.summaries.held_out_summary`), the schedule's
-    coordinates and, ``with_reference``, the reference's value of every φ (module
-    docstring; a study whose checks compare its runs only with each other needs none): every
-    replicate block (:func:`run_blocks`), finished (:func:`finish_point`)."""
-    raw = run_blocks(experiment, config, point, seed, search, None)
-    return finish_point(experiment, config, point, seed, dims, search, with_reference, raw)
-
-
 def run_blocks(experiment: str, config: dict, point: dict, seed, search: Path | None,
-               blocks) -> xr.Dataset:
+               blocks, streams: dict | None = None) -> xr.Dataset:
     """Raw results of some of the point's replicate blocks (``blocks``; None: all), the same
     bits for every replicate whichever blocks run together
-    (:func:`~workbench.systems.asynchronous.run.held_out_blocks`)."""
+    (:func:`~workbench.systems.asynchronous.run.held_out_blocks`); ``streams``: what keys the
+    engine's random numbers (None: the point; the study's common streams where it pairs
+    dims)."""
     model, functions = _model(experiment, int(seed), _key(config),
                               None if search is None else str(search))
     sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
@@ -165,12 +156,17 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, search: Path | 
     return held_out_blocks(experiment, config, point, seed, model,
                            n_workers=config["n_workers"], n_servers=chains,
                            n_updates=config["n_iterations"], burn_in=config["burn_in"],
-                           test_functions=functions, sampler=sampler, blocks=blocks)
+                           test_functions=functions, sampler=sampler, blocks=blocks,
+                           streams=streams)
 
 
 def finish_point(experiment: str, config: dict, point: dict, seed, dims: tuple[str, ...],
                  search: Path | None, with_reference: bool, raw: xr.Dataset) -> xr.Dataset:
-    """The point (:func:`run_point`) from the raw results of all its replicate blocks."""
+    """The point's φ̂_L per replicate, its summaries over replicates
+    (:func:`~workbench.systems.asynchronous.summaries.held_out_summary`), the schedule's
+    coordinates and, ``with_reference``, the reference's value of every φ (module docstring;
+    a study whose checks compare its runs only with each other needs none), from the raw
+    results of all its replicate blocks (:func:`run_blocks`)."""
     run = held_out_finish(raw)
     run = run.merge(held_out_summary(run["estimate"], config["confidence"]))
     if config["model"] == LOGISTIC:

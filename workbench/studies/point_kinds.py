@@ -247,7 +247,8 @@ def _held_out_blocks(experiment, config: dict, point: dict, seed, blocks: Sequen
     from workbench.studies import held_out_point
 
     return held_out_point.run_blocks(experiment.name, experiment.resolve(config, point), point,
-                                     seed, experiment.code_directory(), blocks)
+                                     seed, experiment.code_directory(), blocks,
+                                     experiment.common_streams(point))
 
 
 def _finish_held_out(experiment, config: dict, point: dict, seed, raw):
@@ -433,7 +434,7 @@ POINT_KINDS: tuple[PointKind, ...] = (
         "held-out",
         lambda value, named: value("model") in HELD_OUT and value("start") != STARTS[1]
         and value("system") != FEDERATED,
-        _zipped(".held_out_point", lambda e: e.code_directory(), lambda e: e.with_reference()),
+        _run_by_blocks,
         ".held_out_judgements", family=("slope", "invariance", "reference", "speed-up"),
         validate=_check_held_out_sizes, burn_in=True, user_code=True,
         blocks=Blocks(_held_out_blocks, _finish_held_out, kept=_logistic_ranges)),

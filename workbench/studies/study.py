@@ -35,7 +35,7 @@ from workbench.reference.parameters import REFERENCE_KEYS
 from workbench.run.plan import check_point_count
 from workbench.studies import check_kinds, designs, library
 from workbench.studies.document import Document, KeyPath, StudyError
-from workbench.studies.point_kinds import point_kind, study_kinds
+from workbench.studies.point_kinds import HELD_OUT_KIND, point_kind, study_kinds
 from workbench.studies.schema import (
     COUPLED_SGLD,
     COUPLING_FIELDS,
@@ -64,6 +64,9 @@ from workbench.studies.user_code import CONFIG_KEYS
 if TYPE_CHECKING:
     from bounds.record import Bound
 
+
+#: the point kinds whose points ``[study] paired`` makes share the engine's random numbers
+ENGINE_PAIRED = (GAUSSIAN, HELD_OUT_KIND.name)
 
 #: fields that set the shape of a point's results: the points of a sweep must share it
 SHAPE_FIELDS = ("dim", "n_replicates", "n_checkpoints", "n_draws", "test_function",
@@ -345,7 +348,7 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
             raise doc.error(("study", "symbols", key), "must be a name (a string; empty: "
                                                        "the value alone names a point)")
     paired = _paired(doc, head, dims, kinds,
-                     point_kind(values, set(values) | set(dims)).name == GAUSSIAN)
+                     point_kind(values, set(values) | set(dims)).name in ENGINE_PAIRED)
     headline, paper = presentation(doc, head)
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
@@ -443,22 +446,24 @@ def _designs(doc: Document, data: dict, kinds: set[str], values: dict, names: se
 
 
 def _paired(doc: Document, head: dict, dims: tuple[str, ...], kinds: set[str],
-            gaussian_points: bool) -> tuple[str, ...]:
+            engine_paired: bool) -> tuple[str, ...]:
     """``[study] paired``: sweep dims whose points share random numbers (common random
     numbers), so that points along them differ by their design alone. Traveling chains share
     every one (the schedule, the minibatches, the noise), as seed 004 §3.2.2 compares its
-    balancing plans; the Gaussian mean's points (``gaussian_points``) the engine's noise and
-    minibatches, their schedules staying the point's, and its ``invariance`` and ``slope``
-    checks along a paired dim judge with the covariance of a paired bootstrap."""
+    balancing plans; the points of :data:`ENGINE_PAIRED` kinds (``engine_paired``) the
+    engine's noise and minibatches, their schedules staying the point's, and their checks
+    along a paired dim judge the points' values jointly (:mod:`.gaussian_judgements`,
+    :mod:`.held_out_judgements`)."""
     paired = head.get("paired", [])
     if not isinstance(paired, list) or not all(isinstance(d, str) for d in paired):
         raise doc.error(("study", "paired"), "must be a list of sweep dims")
     for dim in paired:
         if dim not in dims:
             raise doc.error(("study", "paired"), f"{dim!r} is not a sweep dim of the study")
-    if paired and TRAVELING not in kinds and not gaussian_points:
-        raise doc.error(("study", "paired"), "pairs the points of traveling-chains studies and "
-                                             "of the Gaussian mean on the engine only, not of "
+    if paired and TRAVELING not in kinds and not engine_paired:
+        raise doc.error(("study", "paired"), "pairs the points of traveling-chains studies, "
+                                             "of the Gaussian mean and of models without an "
+                                             "oracle on the engine only, not of "
                                              f"{' / '.join(sorted(kinds))}")
     return tuple(paired)
 

@@ -235,7 +235,7 @@ def schedule_summary(schedule: Schedule, n_updates: int, iterations: np.ndarray,
 
 def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, n_workers: int,
                     n_servers: int, n_updates: int, burn_in: int = 0, test_functions=None,
-                    sampler=None, blocks=None) -> xr.Dataset:
+                    sampler=None, blocks=None, streams: dict | None = None) -> xr.Dataset:
     """Raw results of some of the point's replicate blocks (``blocks``, default all), which
     :func:`held_out_finish` turns into the point's server-averaged held-out φ̂_L per replicate
     at log-spaced checkpoints.
@@ -243,7 +243,10 @@ def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, 
     Reads :data:`RUN_PARAMETERS` from ``config``. The chains run ``burn_in + n_updates``
     updates and φ̂_L averages the draws of the last ``n_updates`` (L counts from the end of the
     burn-in); ``test_functions``: the φ scored, by default the model's held-out ones;
-    ``sampler``: by default the built-in one the configuration names.
+    ``sampler``: by default the built-in one the configuration names; ``streams``: what keys
+    the engine's random numbers (minibatches, injected noise), by default the point itself;
+    points given the same ``streams`` share them (common random numbers; the schedule stays
+    the point's, the starts are every point's).
 
     Kept per replicate: its running φ̂_L (``estimate``, diverged ones not yet masked),
     ``diverged``, whether the diagnostics use it (``diagnosed``), its ``ksd``, every scored φ
@@ -283,7 +286,8 @@ def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, 
     run = replay(schedule, sampler,
                  model.minibatch_gradient(), n_updates=total, n_replicates=n_replicates,
                  initial_position=start if blocks is None else start[replicates],
-                 seed=derive(seed, experiment, point_key(point), "engine"),
+                 seed=derive(seed, experiment, point_key(point if streams is None else streams),
+                             "engine"),
                  batch_size=config["batch_size"], test_functions=(), thin=thin,
                  replicate_block=config["replicate_block"],
                  blocks=None if blocks is None else list(blocks),

@@ -1,0 +1,112 @@
+"""Common random numbers on a model without an oracle (issue 33, item 2): ``[study] paired``
+makes the points of Bayesian logistic regression along its dims share the engine's noise and
+minibatches (their starts are every point's already), and the ``ordering``, ``invariance``
+and ``slope`` checks along a paired dim judge the points' values jointly.
+
+Exact: along a dim the chains do not read (``confidence``; constant latencies, so that the
+schedule, which stays the point's, is the same at every point), paired points are the same chains,
+so an ordering's paired difference is 0 ± 0 and the invariance holds exactly; unpaired (the
+negative control) the same checks see independent chains. Along the workers, the paired
+ordering's errors are smaller than the independent ones."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bounds.verdict import HOLDS
+from workbench.run.runner import run_experiment
+from workbench.studies.experiment import StudyExperiment
+from workbench.studies.files import loads
+
+SEED = 3
+BASE = """\
+[study]
+name = "paired-logistic"
+paired = ["confidence"]
+
+[model]
+kind = "logistic-regression"
+n_train = 500
+n_test = 200
+n_test_points = 100
+
+[system]
+kind = "asynchronous"
+n_workers = 2
+latency = "constant"         # a schedule the same at every point: the chains differ by noise
+
+[sampler]
+kind = "sgld"
+step_size = 1e-4
+
+[run]
+burn_in = 0
+n_iterations = 200
+n_replicates = 20
+n_evaluations = 20
+n_checkpoints = 4
+batch_size = 20
+
+[sweep]
+confidence = [0.9, 0.95, 0.99]
+
+[[check]]
+kind = "ordering"
+over = "confidence"
+test_function = "log_loss"
+
+[[check]]
+kind = "invariance"
+over = "confidence"
+test_function = "log_loss"
+
+[[check]]
+kind = "slope"
+over = "confidence"
+expected = 0.0
+test_function = "log_loss"
+"""
+UNPAIRED = BASE.replace('paired = ["confidence"]\n', "")
+
+
+def _judged(text: str):
+    experiment = StudyExperiment(loads(text, "<paired>"))
+    dataset = run_experiment(experiment, experiment.configure(), SEED)
+    return dataset, experiment.checks(dataset)
+
+
+def test_paired_points_along_a_dim_the_chains_do_not_read_are_the_same_chains():
+    dataset, verdicts = _judged(BASE)
+    estimate = dataset["estimate"].isel(checkpoint=-1).sel(test_function="log_loss")
+    np.testing.assert_array_equal(estimate.sel(confidence=0.9), estimate.sel(confidence=0.99))
+    orderings = [v for v in verdicts if v.kind == "ordering"]
+    [invariance] = [v for v in verdicts if v.kind == "invariance"]
+    [slope] = [v for v in verdicts if v.kind == "slope"]
+    assert len(orderings) == 2
+    assert all(v.observed == 0 and v.mc_error == 0 for v in orderings)
+    assert invariance.verdict == HOLDS and invariance.mc_error == 0
+    assert slope.verdict == HOLDS
+    for verdict in (*orderings, invariance, slope):
+        assert verdict.evidence["common_random_numbers"] == "paired across confidence"
+        assert verdict.evidence["paired_replicates"] == 20
+        assert "paired replicates' covariance" in verdict.detail
+    # negative control: independent chains, independent errors
+    unpaired, independent = _judged(UNPAIRED)
+    last = unpaired["estimate"].isel(checkpoint=-1).sel(test_function="log_loss")
+    assert not np.array_equal(last.sel(confidence=0.9), last.sel(confidence=0.99))
+    assert all(v.mc_error > 0 and "common_random_numbers" not in v.evidence
+               for v in independent)
+
+
+def test_a_paired_ordering_along_the_workers_has_smaller_errors_than_an_independent_one():
+    text = (BASE.replace('paired = ["confidence"]', 'paired = ["n_workers"]')
+            .replace("n_workers = 2\n", "")
+            .replace("confidence = [0.9, 0.95, 0.99]", "n_workers = [1, 2, 4]")
+            .replace('over = "confidence"', 'over = "n_workers"'))
+    _, paired = _judged(text)
+    _, independent = _judged(text.replace('paired = ["n_workers"]\n', ""))
+    ordered = [(a.mc_error, b.mc_error) for a, b in zip(paired, independent, strict=True)
+               if a.kind == "ordering"]
+    assert len(ordered) == 2
+    assert all(0 < mine < 0.5 * theirs for mine, theirs in ordered)
+
