@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bounds.verdict import HOLDS, VIOLATED
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from tests.studies.refusals import line_of
 from tests.studies.reproduction import assert_reproduces, assert_same_verdicts
@@ -595,7 +595,7 @@ def test_a_registered_bound_is_referenced_by_name_with_its_other_symbols_fixed()
 
 #: the examples the tests below judge in their quick form (the others have tests of their own)
 JUDGED_EXAMPLES = ("my-staleness-bound", "decreasing-step-rate", "async-stragglers",
-                   "federated-fsgld")
+                   "federated-fsgld", "common-random-numbers")
 
 
 @pytest.fixture(scope="module")
@@ -622,6 +622,7 @@ def test_every_example_is_a_valid_study_with_checks():
                             "rate/mse/theta_squared/my-bound/staleness=1")),
     ("decreasing-step-rate", ("rate/mse/theta_squared/first-order-sgld",)),
     ("async-stragglers", ("slope/variance-vs-n_workers/theta", "invariance/mse/theta")),
+    ("common-random-numbers", ("slope/variance-vs-staleness/theta",)),
 ])
 def test_examples_in_their_quick_form_hold_where_the_theory_says(quick_runs, name, decisive):
     experiment, dataset = quick_runs[name]
@@ -662,6 +663,25 @@ def test_the_federated_example_holds_in_its_quick_form_and_dsgld_is_not_invarian
     paths = experiment.figures(dataset, tmp_path)
     assert [p.name for p in paths] == [f"federated-fsgld-{k}.png" for k in
                                        ("oracle", "stationary", "invariance", "growth")]
+
+def test_the_paired_example_decides_what_independent_replicates_cannot(quick_runs):
+    """common-random-numbers: the slope of the variance of φ̂_L(θ) against τ holds on paired
+    replicates (above); the same study without its ``paired`` line, run at the same size,
+    cannot decide it (the negative control of the pairing), and a variance growing like τ
+    (expected = 1) is violated on the paired runs."""
+    experiment, dataset = quick_runs["common-random-numbers"]
+    name = "slope/variance-vs-staleness/theta"
+    paired = {v.check: v for v in experiment.checks(dataset)}[name]
+    assert paired.evidence["common_random_numbers"] == "paired across staleness"
+    text = experiment.study.text.replace('paired = ["staleness"]', "")
+    independent = StudyExperiment(loads(text, experiment.study.origin))
+    unpaired = run_experiment(independent, independent.configure(quick=True), seed=2016)
+    alone = {v.check: v for v in independent.checks(unpaired)}[name]
+    assert alone.verdict == INCONCLUSIVE and alone.mc_error > 10 * paired.mc_error
+    growing = StudyExperiment(loads(experiment.study.text.replace(
+        "expected = 0\n", "expected = 1.0\n"), experiment.study.origin))
+    assert {v.check: v for v in growing.checks(dataset)}[name].verdict == VIOLATED
+
 
 def _with_rate_expected(experiment, expected: float) -> StudyExperiment:
     text = experiment.study.text.replace('bound = "first-order-sgld"',
