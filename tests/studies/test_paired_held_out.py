@@ -1,7 +1,7 @@
-"""Common random numbers on a model without an oracle (issue 33, item 2): ``[study] paired``
-makes the points of Bayesian logistic regression along its dims share the engine's noise and
-minibatches (their starts are every point's already), and the ``ordering``, ``invariance``
-and ``slope`` checks along a paired dim judge the points' values jointly.
+"""Common random numbers on a model without an oracle (issue 33, item 2): ``[study] paired`` makes
+the points of Bayesian logistic regression along its dims share the engine's noise and
+minibatches (their starts come from one stream for every point), and the ``ordering``,
+``invariance`` and ``slope`` checks along a paired dim judge the points' values jointly.
 
 Exact: along a dim the chains do not read (``confidence``; constant latencies, so that the
 schedule, which stays the point's, is the same at every point), paired points are the same chains,

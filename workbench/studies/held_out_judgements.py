@@ -36,11 +36,11 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   S servers at test time does not move the expectation of φ̂_L). One family over all of them.
 
 Along a ``[study] paired`` dim (the points share the engine's noise and minibatches, their
-starts being every point's anyway) the ``slope``, ``invariance`` and ``ordering`` checks judge
-the points' values jointly: from the replicates finite at every point, with the covariance
-of the per-replicate values (means) or of their squared deviations (variances) over R, so that
-an ordering's pair has the error of its paired difference (:func:`paired_moments`); their
-evidence says ``common_random_numbers``.
+starts drawn from one stream for every point) the ``slope``, ``invariance`` and ``ordering``
+checks judge the points' values jointly: from the replicates finite at every point, with the
+covariance of the per-replicate values (means) or of their squared deviations (variances) over
+R, so that an ordering's pair has the error of its paired difference (:func:`paired_moments`);
+their evidence says ``common_random_numbers``.
 
 A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
 (``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take

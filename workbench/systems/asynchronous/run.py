@@ -246,7 +246,7 @@ def held_out_blocks(experiment: str, config: dict, point: dict, seed, model, *, 
     ``sampler``: by default the built-in one the configuration names; ``streams``: what keys
     the engine's random numbers (minibatches, injected noise), by default the point itself;
     points given the same ``streams`` share them (common random numbers; the schedule stays
-    the point's, the starts are every point's).
+    the point's, the starts are drawn from one stream for every point).
 
     Kept per replicate: its running φ̂_L (``estimate``, diverged ones not yet masked),
     ``diverged``, whether the diagnostics use it (``diagnosed``), its ``ksd``, every scored φ
