@@ -140,8 +140,8 @@ def slope_check(check: str, x, y, y_errors, expected_slope: float, z: float, det
     """The fitted log-log slope equals ``expected_slope`` within ``margin`` (slope units).
 
     The values' errors are independent (``y_errors``), or their logs have the covariance
-    matrix ``log_covariance`` (values that share random numbers: a paired bootstrap), and the
-    slope is then fitted by generalised least squares (:func:`~bounds.rate.loglog_slope`)."""
+    matrix ``log_covariance`` (values that share random numbers: a paired bootstrap), which
+    the weighted fit's error then counts (a sandwich, :func:`~bounds.rate.loglog_slope`)."""
     x, y, y_errors = (np.asarray(a, dtype=float) for a in (x, y, y_errors))
     width = DEFAULT_MARGINS["slope"].size if margin is None else margin
     evidence = dict(evidence or {})
