@@ -46,9 +46,9 @@ from workbench.core.specs import SAMPLER_KINDS, LinearMeanSpec, spec_of
 from workbench.engine.replay_setup import (
     GroupProgress,
     Replay,
+    block_rows,
     kept_updates,
     masked_after_divergence,
-    replicate_blocks,
 )
 
 #: the value of ``[run] backend`` that runs here
@@ -104,9 +104,7 @@ def replay(
             "\"numpy\"")
     if [f.name for f in test_functions] != [THETA.name, THETA_SQUARED.name]:
         raise validation.InvalidParameter("backend", BACKEND, "keeps φ̂ of θ and θ² alone")
-    ranges = replicate_blocks(n_replicates, replicate_block)
-    selected = range(len(ranges)) if blocks is None else blocks
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in selected])
+    replicates = block_rows(n_replicates, replicate_block, blocks)
     checkpoints = np.asarray([n_updates] if checkpoints is None else checkpoints, np.int64)
     kept = kept_updates(thin, n_updates)
     staleness = schedule.update_staleness(n_updates)[:, 0].astype(np.int64)

@@ -54,6 +54,14 @@ def replicate_blocks(n_replicates: int, block_size: int) -> list[range]:
             for start in range(0, n_replicates, block_size)]
 
 
+def block_rows(n_replicates: int, block_size: int, blocks=None) -> np.ndarray:
+    """The replicates (global indices, in order) of the seeding blocks ``blocks`` (default
+    all) of :func:`replicate_blocks`."""
+    ranges = replicate_blocks(n_replicates, block_size)
+    chosen = range(len(ranges)) if blocks is None else blocks
+    return np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in chosen])
+
+
 @dataclass(frozen=True)
 class GroupLayout:
     """What sizing a replay's replicate groups takes beyond the run's options (module

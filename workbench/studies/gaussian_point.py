@@ -27,7 +27,7 @@ from simulators.static import constant_staleness, iid_staleness
 from workbench.core.phi import THETA, THETA_SQUARED
 from workbench.engine import jax_replay
 from workbench.engine.replay import log_checkpoints, replay
-from workbench.engine.replay_setup import replicate_blocks
+from workbench.engine.replay_setup import block_rows, replicate_blocks
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import (
     ERROR_SOURCES,
@@ -124,8 +124,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     schedule = _schedule(experiment, config, point, seed, n_iterations)
     sampler = make_sampler(sampler_name(config), h, config["friction"])
     n_draws = draws_kept(n_iterations, config["n_draws"])
-    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    replicates = block_rows(config["n_replicates"], config["replicate_block"], blocks)
     on_jax = config["backend"] == jax_replay.BACKEND
     run = (jax_replay.replay if on_jax else replay)(
         schedule, sampler, model.minibatch_gradient(),

@@ -136,14 +136,13 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     import xarray as xr
 
     from workbench.engine.replay import replay
-    from workbench.engine.replay_setup import replicate_blocks
+    from workbench.engine.replay_setup import block_rows
     from workbench.run import progress
     from workbench.samplers.sgld import SGLD
 
     model, function, _, starts = setup(experiment, config, seed, streams)
     n_updates = config["n_iterations"]
-    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    replicates = block_rows(config["n_replicates"], config["replicate_block"], blocks)
     schedule = _schedule(experiment, config, point, seed, streams)
     run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
                  n_updates=n_updates, n_replicates=config["n_replicates"],

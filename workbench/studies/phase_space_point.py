@@ -30,7 +30,7 @@ from simulators.seeding import derive, generator
 from simulators.static import constant_staleness
 from workbench.core.phi import THETA_SQUARED
 from workbench.engine.replay import replay
-from workbench.engine.replay_setup import replicate_blocks
+from workbench.engine.replay_setup import block_rows
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import dynamics_for
 from workbench.oracles.phase_space import asymptotic_parts, optimal_step, square_moments
@@ -72,8 +72,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed,
     call and whatever the point's replicate count."""
     model, name, _, step = _setup(experiment, config, seed)
     n_updates = config["n_iterations"]
-    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    replicates = block_rows(config["n_replicates"], config["replicate_block"], blocks)
     run = replay(constant_staleness(n_updates, config["staleness"]),
                  PhaseSpace(make_sampler(name, step, config["friction"])),
                  model.minibatch_gradient(), n_updates=n_updates,

@@ -38,7 +38,7 @@ import xarray as xr
 from simulators.seeding import derive, generator
 from workbench.core.phi import THETA
 from workbench.engine.replay import log_checkpoints, replay
-from workbench.engine.replay_setup import replicate_blocks
+from workbench.engine.replay_setup import block_rows
 from workbench.models.gaussian import GaussianMeanModel
 from workbench.oracles.linear_gaussian import dynamics_for, estimator_moments, finite_moments
 from workbench.run.experiment import point_key
@@ -76,8 +76,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed,
     replicate count."""
     model, schedule, sampler, checkpoints = _setup(experiment, config, point, seed)
     n_updates = config["n_iterations"]
-    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    replicates = block_rows(config["n_replicates"], config["replicate_block"], blocks)
     run = replay(schedule, sampler, model.minibatch_gradient(), n_updates=n_updates,
                  n_replicates=config["n_replicates"],
                  initial_position=config["initial_position"],

@@ -50,7 +50,7 @@ import xarray as xr
 
 from simulators.seeding import derive, generator
 from simulators.traveling_chains import waiting_time
-from workbench.engine.replay_setup import Replay, replicate_blocks
+from workbench.engine.replay_setup import Replay, block_rows
 from workbench.gradients.sharded import ShardScaled
 from workbench.oracles.federated import (
     dsgld_stationary_variance,
@@ -124,8 +124,7 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, paired: Sequenc
     along ``estimator``."""
     rows = None
     if by_replicates:
-        ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-        rows = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+        rows = block_rows(config["n_replicates"], config["replicate_block"], blocks)
     if config["system"] == TRAVELING:
         arm = _Traveling.build(experiment, config, point, seed, paired, ladder=False)
         return _raw(arm.replay(config, blocks), rows)

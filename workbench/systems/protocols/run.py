@@ -120,14 +120,13 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, blocks: Sequenc
     import xarray as xr
 
     from workbench.engine.replay import replay
-    from workbench.engine.replay_setup import replicate_blocks
+    from workbench.engine.replay_setup import block_rows
     from workbench.run import progress
     from workbench.stats.diagnostics import draws_kept
 
     model, schedule, checkpoints = _setup(experiment, config, point, seed, streams)
     n_updates = config["n_iterations"]
-    ranges = replicate_blocks(config["n_replicates"], config["replicate_block"])
-    replicates = np.concatenate([np.arange(ranges[b].start, ranges[b].stop) for b in blocks])
+    replicates = block_rows(config["n_replicates"], config["replicate_block"], blocks)
     run = replay(schedule, SGLD(config["step_size"]), model.minibatch_gradient(),
                  n_updates=n_updates, n_replicates=config["n_replicates"],
                  initial_position=config["initial_position"],
