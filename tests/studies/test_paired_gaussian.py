@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bounds.verdict import HOLDS, INCONCLUSIVE
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.store.result_store import point_identity
@@ -139,3 +139,15 @@ def test_paired_points_whose_replicates_all_diverged_are_inconclusive_not_an_err
     _, _, [verdict] = _judged(BASE.replace("step_size = 1e-4", "step_size = 1e-3"))
     assert verdict.verdict == INCONCLUSIVE
     assert verdict.evidence["paired_replicates"] == 0
+
+
+def test_a_paired_invariance_the_staleness_breaks_is_violated():
+    """Negative control of the paired judgement: at one h and L the staleness bias of φ̂(θ²)
+    grows with τ, so its MSE is not flat over τ = 1, 4, 16, and the paired check says so."""
+    text = (BASE.replace('paired = ["confidence"]', 'paired = ["staleness"]')
+            .replace("staleness = 2\n", "")
+            .replace("confidence = [0.9, 0.95]", "staleness = [1, 4, 16]")
+            .replace('over = "confidence"', 'over = "staleness"'))
+    _, _, [verdict] = _judged(text)
+    assert verdict.verdict == VIOLATED
+    assert verdict.evidence["common_random_numbers"] == "paired across staleness"

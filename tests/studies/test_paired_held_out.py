@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.verdict import HOLDS
+from bounds.verdict import HOLDS, VIOLATED
 from workbench.run.runner import run_experiment
 from workbench.studies.experiment import StudyExperiment
 from workbench.studies.files import loads
@@ -110,3 +110,18 @@ def test_a_paired_ordering_along_the_workers_has_smaller_errors_than_an_independ
     assert len(ordered) == 2
     assert all(0 < mine < 0.5 * theirs for mine, theirs in ordered)
 
+
+
+def test_a_paired_ordering_claimed_the_wrong_way_is_violated():
+    """Negative control: the test loss falls from one worker to two at this budget; claimed to
+    rise, the paired ordering of that pair is violated."""
+    text = (BASE.replace('paired = ["confidence"]', 'paired = ["n_workers"]')
+            .replace("n_workers = 2\n", "")
+            .replace("confidence = [0.9, 0.95, 0.99]", "n_workers = [1, 2, 4]")
+            .replace('over = "confidence"', 'over = "n_workers"')
+            .replace('kind = "ordering"\nover = "n_workers"',
+                     'kind = "ordering"\nover = "n_workers"\ndirection = "rises"'))
+    _, verdicts = _judged(text)
+    [first] = [v for v in verdicts if v.check == "ordering/log_loss/rises/n_workers=1->2"]
+    assert first.verdict == VIOLATED
+    assert first.evidence["common_random_numbers"] == "paired across n_workers"
