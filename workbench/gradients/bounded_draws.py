@@ -15,6 +15,16 @@ compare with ``Generator.integers`` bit for bit, including the state.
 One bound for all (``Generator.integers(0, N, shape)``, the minibatches of an unsharded data
 set or of equal shards): numpy's vectorised fill calls the same Lemire draw per element; the
 compiled loop (:func:`uniform_integers`) is about a quarter faster (issue 15).
+
+The compiled loops fill an array that numpy allocates. A draw call's indices are large (64
+updates of 50 replicates of 20 chains with minibatches of 100: 51 MB), and numpy advises the
+kernel to back large arrays with huge pages (``madvise(MADV_HUGEPAGE)``, where transparent huge
+pages are in ``madvise`` mode, as on this machine), while an array allocated inside the
+compiled function (numba's own allocator) is faulted in 4 KB page by page on first write.
+For ``workbench run dsgld-coupling --set n_replicates=64 --processes 1`` that was 21.6 million
+page faults and 33 s of 111 s in the kernel; allocated by numpy, 0.78 million and 12 s
+(benchmarks/README.md, *Command-line start-up, oracle, engine, store, simulators*). The
+numbers are the same either way.
 """
 
 from __future__ import annotations
@@ -25,24 +35,20 @@ from numba.np.random.random_methods import buffered_bounded_lemire_uint32
 
 
 @numba.njit(cache=True)
-def _lemire(rng, bounds):
+def _lemire(rng, bounds, out):
     bit_generator = rng.bit_generator
-    out = np.empty(bounds.size, dtype=np.int64)
     for i in range(bounds.size):
         top = bounds[i] - 1
         out[i] = 0 if top == 0 else buffered_bounded_lemire_uint32(bit_generator,
                                                                    numba.uint32(top))
-    return out
 
 
 @numba.njit(cache=True)
-def _lemire_one_bound(rng, top, size):
+def _lemire_one_bound(rng, top, out):
     bit_generator = rng.bit_generator
-    out = np.empty(size, dtype=np.int64)
     top = numba.uint32(top)
-    for i in range(size):
+    for i in range(out.size):
         out[i] = 0 if top == 0 else buffered_bounded_lemire_uint32(bit_generator, top)
-    return out
 
 
 def uniform_integers(rng: np.random.Generator, bound: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -50,7 +56,9 @@ def uniform_integers(rng: np.random.Generator, bound: int, shape: tuple[int, ...
     state (module docstring)."""
     if not 1 <= bound <= 0xFFFFFFFF:
         return rng.integers(0, bound, shape)
-    return _lemire_one_bound(rng, bound - 1, int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    out = np.empty(shape, dtype=np.int64)  # numpy's allocation (module docstring)
+    _lemire_one_bound(rng, bound - 1, out.reshape(-1))
+    return out
 
 
 def bounded_integers(rng: np.random.Generator, bounds: np.ndarray) -> np.ndarray:
@@ -59,4 +67,6 @@ def bounded_integers(rng: np.random.Generator, bounds: np.ndarray) -> np.ndarray
     bounds = np.asarray(bounds, dtype=np.int64)
     if bounds.size == 0 or bounds.min() < 1 or bounds.max() > 0xFFFFFFFF:
         return rng.integers(0, bounds)
-    return _lemire(rng, np.ascontiguousarray(bounds).ravel()).reshape(bounds.shape)
+    out = np.empty(bounds.shape, dtype=np.int64)  # numpy's allocation (module docstring)
+    _lemire(rng, np.ascontiguousarray(bounds).ravel(), out.reshape(-1))
+    return out
