@@ -27,6 +27,7 @@ target beside the resampling of the replicates).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -80,6 +81,40 @@ def bootstrap_slopes(x, samples, statistic: str, rng: np.random.Generator, n_res
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = ols_slopes(log_x, np.log(statistics))
     return slope, slopes, statistics
+
+
+def _not_positive(x, samples, values, statistic: str, z: float, rng: np.random.Generator,
+                  n_resamples: int, paired: bool, target_error, evidence: dict
+                  ) -> tuple[str, float]:
+    """Why no slope is fitted where the statistic is not positive at some x (a power of x is
+    positive everywhere), and the replicate factor that would decide it: where some value is
+    shown negative (its upper end at ``z`` below 0), none, and ``evidence["cannot_decide"]``
+    says so (a power law cannot describe the quantity there, so more replicates cannot
+    decide the check as stated); otherwise the factor that would show the sign of every
+    value not shown positive, after which the check either fits a slope or is shown
+    undecidable. The values' errors are the bootstrap's (with the target's error, module
+    docstring)."""
+    statistics = bootstrap_statistics(samples, statistic, rng, n_resamples, paired)
+    if target_error is not None:
+        statistics = statistics + rng.standard_normal(n_resamples)[:, None] * target_error
+    errors = statistics.std(axis=0, ddof=1)
+    evidence.update({"values": values.tolist(), "value_errors": errors.tolist()})
+    at = list(np.flatnonzero(values <= 0))
+    where = "; ".join(f"x = {x[i]:.4g}: {values[i]:.3g} ± {errors[i]:.2g}" for i in at)
+    negative = [i for i in at if values[i] + z * errors[i] < 0]
+    if negative:
+        shown = ", ".join(f"{x[i]:.4g}" for i in negative)
+        evidence["cannot_decide"] = (
+            f"the {statistic} is shown negative at x = {shown} (z = {z:.3g}): no power of x "
+            "describes it there, so no slope is fitted, whatever the replicates")
+        return (f"the {statistic} is not positive everywhere ({where}); "
+                f"{evidence['cannot_decide']}", math.inf)
+    unsure = np.flatnonzero(values - z * errors <= 0)
+    factor = max(((z * errors[i] / abs(values[i])) ** 2 if values[i] != 0 else math.inf)
+                 for i in unsure)
+    return (f"the {statistic} is not positive everywhere ({where}), its sign not shown; about "
+            f"{factor:.3g} times the replicates would show the sign of every value not shown "
+            "positive", float(factor))
 
 
 def loglog_slope(x, y, y_errors, log_covariance=None) -> tuple[float, float, float]:
@@ -145,12 +180,15 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     expected_exponent = float(expected_exponent)
     values = STATISTICS[statistic](samples) if samples.shape[1] > 1 else np.full(x.size, np.nan)
     problem = ("needs three or more grid points" if x.size < 3 else
-               "fewer than two finite replicates" if samples.shape[1] < 2
-               else "the statistic is not positive everywhere" if not np.all(values > 0)
-               else "")
+               "fewer than two finite replicates" if samples.shape[1] < 2 else "")
+    decision = decide(np.nan, np.nan, width, z, one_sided=True)
+    if not problem and not np.all(values > 0):
+        problem, factor = _not_positive(x, samples, values, statistic, z, rng, n_resamples,
+                                        paired, target_error, evidence)
+        decision = replace(decision, replicate_factor=factor)
     if problem:
-        decision = decide(np.nan, np.nan, width, z, one_sided=True)
         return verdict_from(check, "rate", decision, np.nan, expected_exponent, z, "slope",
+                            n_replicates=int(samples.shape[1]),
                             detail=f"{detail} ({problem})".strip(), evidence=evidence)
     slope, slopes, statistics = bootstrap_slopes(x, samples, statistic, rng, n_resamples,
                                                  paired, target_error)

@@ -168,6 +168,47 @@ def test_rate_check_leaves_diverged_replicates_out_and_says_so():
     assert verdict.verdict == HOLDS
 
 
+def _excess(rng, means, replicates, spread=1.0):
+    """Per-replicate values at four x whose means are ``means`` (an excess over a baseline:
+    it can be negative where the baseline is the better run)."""
+    return np.asarray(means, float)[:, None] + spread * rng.standard_normal((len(means),
+                                                                             replicates))
+
+
+def test_a_rate_of_a_quantity_shown_negative_somewhere_says_no_replicates_decide_it():
+    """A power of x is positive: where the excess is shown below 0 (-1 ± 0.1 at x = 1), no
+    slope is fitted, and the reason names x, the value and its error, with no replicate
+    factor (the sequential checks then stop asking)."""
+    x = [1, 2, 4, 8]
+    samples = _excess(np.random.default_rng(4), [-1.0, 4.0, 16.0, 64.0], 100)
+    verdict = rate_check("excess", x, samples, 2.0, Z_ONE, np.random.default_rng(0))
+    assert verdict.verdict == INCONCLUSIVE and math.isinf(verdict.replicate_factor)
+    assert "shown negative at x = 1 " in verdict.evidence["cannot_decide"]
+    assert "x = 1: -1" in verdict.detail and "whatever the replicates" in verdict.detail
+    assert verdict.evidence["values"][0] < 0 < verdict.evidence["values"][1]
+    assert verdict.evidence["value_errors"][0] == pytest.approx(0.1, rel=0.2)
+
+
+def test_a_rate_of_a_quantity_whose_sign_is_not_shown_asks_for_the_replicates_to_show_it():
+    """-0.05 ± 0.1 at x = 1: its sign is not shown, so the check asks for (z·0.1/0.05)²
+    times the replicates (about 38 at z = 3.09), with no ``cannot_decide``; the same data with
+    the value 0.05 above 0 fit a slope (the negative control of the refusal)."""
+    x = [1, 2, 4, 8]
+    noise = _excess(np.random.default_rng(5), [0.0, 0.0, 0.0, 0.0], 100)
+    noise -= noise.mean(axis=1, keepdims=True)
+    low = noise + np.array([-0.05, 4.0, 16.0, 64.0])[:, None]
+    verdict = rate_check("excess", x, low, 2.0, Z_ONE, np.random.default_rng(0))
+    assert verdict.verdict == INCONCLUSIVE and "cannot_decide" not in verdict.evidence
+    expected = (Z_ONE * verdict.evidence["value_errors"][0] / 0.05) ** 2
+    assert verdict.replicate_factor == pytest.approx(expected)
+    assert 10 < verdict.replicate_factor < 100 and "its sign not shown" in verdict.detail
+    assert verdict.detail.endswith(f"about {verdict.replicates_needed:.0f} replicates (now 100) "
+                                   "would tell more.")
+    high = noise + np.array([0.05, 4.0, 16.0, 64.0])[:, None]
+    fitted = rate_check("excess", x, high, 2.0, Z_ONE, np.random.default_rng(0))
+    assert "not positive" not in fitted.detail and math.isfinite(fitted.observed)
+
+
 # ---------------------------------------------------------------- envelope
 def _grid():
     h = xr.DataArray([1e-3, 3e-3, 1e-2, 3e-2, 0.1], dims="step_size")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bounds.checks import oracle_check
+from bounds.checks import oracle_check, rate_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, z_for_family
 from simulators.validation import InvalidParameter
 from workbench.core.parameters import Parameter
@@ -172,6 +172,31 @@ def test_the_budget_stops_the_looks_and_the_reasons_say_what_would_decide(tmp_pa
     assert verdict.verdict == INCONCLUSIVE and outcome.config["n_replicates"] == 10
     assert why.startswith("the budget ran out at look 1 (n_replicates = 10): about ")
     assert why.endswith("the difference sits near the margin")  # 10 replicates: factor > 100
+
+
+class Excess(Coin):
+    """A rate of a quantity whose mean at the first x is -0.01 (its replicates centred there),
+    about 0 against its error: no slope, and no difference near a margin."""
+
+    name = "excess"
+
+    def run_point(self, config, point, seed):
+        noise = np.random.default_rng(seed).standard_normal((4, config["n_replicates"]))
+        noise -= noise.mean(axis=1, keepdims=True)
+        return xr.Dataset({"x": (("point", "x", "replicate"),
+                                 [noise + np.array([-0.01, 4.0, 16.0, 64.0])[:, None]])},
+                          coords={"point": [0]})
+
+    def checks(self, dataset):
+        return [rate_check("excess", [1, 2, 4, 8], dataset["x"].values[0], 2.0,
+                           z_for_family(0.05, 1), np.random.default_rng(0))]
+
+
+def test_a_rate_whose_sign_is_not_shown_says_what_would_show_it_not_a_margin(tmp_path):
+    (_, verdict, why), = _run(tmp_path, [Excess()], budget=1e-6)[1]
+    assert "its sign not shown" in verdict.detail and verdict.replicate_factor > 100
+    assert why.startswith("the budget ran out at look 1 (n_replicates = 10): about ")
+    assert "near the margin" not in why
 
 
 def test_an_experiment_without_replicates_is_not_grown_and_says_so(tmp_path):

@@ -295,7 +295,8 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
     if not math.isfinite(factor):
         return verdict.evidence.get("cannot_decide", "more replicates cannot decide it: no "
                                     "finite difference or Monte Carlo error")
-    near = "; the difference sits near the margin" if factor > ON_THE_MARGIN else ""
+    near = ("; the difference sits near the margin"
+            if factor > ON_THE_MARGIN and math.isfinite(verdict.difference) else "")
     what = ("the replicates" if math.isfinite(verdict.replicate_factor)
             else "both the replicates and the reference's draws")
     wants = f"about {factor:.3g} times {what} would decide it"
