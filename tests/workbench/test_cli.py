@@ -186,10 +186,29 @@ def test_check_prints_a_summary_first_and_every_verdict_with_verbose(tmp_path, c
         assert len(printed) == len(verdicts)
 
 
+@pytest.mark.parametrize("looks", [[], ["--until-decided", "--budget", "1"]])
+def test_check_of_several_names_checks_them_together_as_all_does(looks, tmp_path, capsys):
+    """``check A B``: both run, one summary row each and one total line; with looks, both
+    are planned together within one budget (a second: look 1 only) and every undecided
+    check says why."""
+    names = ["dsgld-coupling", "dsgld-trajectory"]
+    status = main(["check", *names, "--quick", "--processes", "1", "--quiet",
+                   "--out", str(tmp_path), *looks])
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[2:4]] == names
+    assert out[-1].startswith("2 experiment(s), ") and status in (0, 1)
+    assert all((tmp_path / f"{name}.nc").exists() for name in names)
+    assert ("Undecided when the looks stopped, and why:" in out) == bool(looks)
+
+
 @pytest.mark.parametrize("argv, field", [
     (["check", "--all", "--set", "n_replicates=10"], "--set"),
     (["check", "stale-gaussian", "--all"], "name"),
     (["check"], "name"),
+    (["check", "stale-gaussian", "stale-gaussian"], "names an experiment twice"),
+    (["check", "stale-gaussian", "mine.toml"], "check a study file on its own"),
+    (["check", "stale-gaussian", "dsgld-coupling", "--set", "n_replicates=10"], "--set"),
+    (["check", "stale-gaussian", "no-such-experiment"], "no-such-experiment"),
     (["run", "stale-gaussian", "--processes", "0"], "processes"),
     (["run", "stale-gaussian", "--processes", "100000"], "processes"),
     (["run", "stale-gaussian", "--seed", "99999999999999999999999999"], "--seed"),

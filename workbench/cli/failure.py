@@ -38,6 +38,8 @@ def _command(args: argparse.Namespace | None) -> str:
         value = getattr(args, attribute, None)
         if isinstance(value, str) and value:
             words.append(value)
+    if getattr(args, "command", None) == "check":  # its several names (report's are not shown)
+        words.extend(str(name) for name in getattr(args, "names", None) or ())
     if getattr(args, "all", False):
         words.append("--all")
     return " ".join(w for w in words if w)

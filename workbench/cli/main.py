@@ -133,8 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_set_option(run)
     _add_plan_options(run)
     check = sub.add_parser("check", help="run an experiment (or --all) and print its verdicts")
-    check.add_argument("name", nargs="?", help="experiment name (see `workbench list`) or a "
-                                               "study file (FILE.toml)")
+    check.add_argument("name", nargs="*", help="experiment name (see `workbench list`) or a "
+                                               "study file (FILE.toml); several names are "
+                                               "checked together, with the summary table of "
+                                               "--all")
     check.add_argument("--all", action="store_true",
                        help="every registered experiment, with a summary table of verdicts")
     _add_sweep_options(check)
@@ -180,17 +182,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         cli_store.check_arguments(args)
     if args.command not in ("show", "run", "check", "report"):
         return
-    if args.command == "check" and args.once and args.until_decided:
-        raise InvalidParameter("--once", True, "judges one look; leave out --until-decided")
-    if args.command == "check" and args.all:
-        if args.name:
-            raise InvalidParameter("name", args.name, "must be left out with --all")
-        if args.assignments:
-            raise InvalidParameter("--set", args.assignments,
-                                   "applies to one experiment; use it without --all")
-    elif args.command == "check" and not args.name:
-        raise InvalidParameter("name", None, "name an experiment or pass --all")
-    if args.command == "report":
+    if args.command == "check":
+        _check_names(args)
+    if args.command == "report" or args.command == "check" and args.names:
         _selected(args.names)
     elif not getattr(args, "all", False):
         args.experiment = experiments.get(args.name)
@@ -214,12 +208,34 @@ def check_arguments(args: argparse.Namespace) -> None:
     _size_plans(args)
 
 
+def _check_names(args: argparse.Namespace) -> None:
+    """``check``'s names: one (``args.name``, ``args.names`` empty), several (``args.names``,
+    ``args.name`` None: checked together as ``--all`` checks every one) or none with
+    ``--all``; refuses a name with ``--all``, a name twice, a study file among several, and
+    ``--set`` with several."""
+    names = list(args.name)
+    if args.once and args.until_decided:
+        raise InvalidParameter("--once", True, "judges one look; leave out --until-decided")
+    if args.all and names:
+        raise InvalidParameter("name", " ".join(names), "must be left out with --all")
+    if not args.all and not names:
+        raise InvalidParameter("name", None, "name an experiment or pass --all")
+    if len(set(names)) < len(names):
+        raise InvalidParameter("name", " ".join(names), "names an experiment twice")
+    args.name, args.names = (names[0], []) if len(names) == 1 else (None, names)
+    if len(names) > 1 and any(str(name).endswith(".toml") for name in names):
+        raise InvalidParameter("name", " ".join(names), "check a study file on its own")
+    if (args.all or args.names) and args.assignments:
+        raise InvalidParameter("--set", args.assignments,
+                               "applies to one experiment; use it with one name")
+
+
 def _looks(args: argparse.Namespace) -> None:
     """Whether ``check`` judges look after look, and within what budget: with
     ``--until-decided``, or where the one experiment it checks asks for looks (a study's
     ``[study] until_decided``, its budget the default) unless ``--once``; ``--budget`` applies
     to looks only."""
-    asked = None if args.all or args.once else args.experiment.until_decided
+    asked = None if args.all or args.names or args.once else args.experiment.until_decided
     args.until_decided = args.until_decided or asked is not None
     if args.budget is not None and not args.until_decided:
         raise InvalidParameter("--budget", args.budget, "applies to looks only: pass "
@@ -237,9 +253,10 @@ def _size_plans(args: argparse.Namespace) -> None:
     integer("--max-points", args.max_points, minimum=1)
     if not args.max_work >= 1:
         raise InvalidParameter("--max-work", args.max_work, "must be at least 1")
-    several = args.command == "report" or getattr(args, "all", False)
+    several = args.command == "report" or getattr(args, "all", False) or bool(
+        getattr(args, "names", None))
     if several:
-        runs = [(e, None) for e in _selected(args.names if args.command == "report" else [])]
+        runs = [(e, None) for e in _selected(getattr(args, "names", []))]
     else:
         runs = [(args.experiment, args.config)]
     for experiment, config in runs:
@@ -294,12 +311,13 @@ def _run_all(args, names: list[str]):
 
 
 def _check_until_decided(args) -> int:
-    """``check [NAME | --all] --until-decided``: the looks of :mod:`workbench.run.until_decided`,
-    then the usual summary and, for every check still undecided, why."""
+    """``check [NAME ... | --all] --until-decided``: the looks of
+    :mod:`workbench.run.until_decided`, then the usual summary and, for every check still
+    undecided, why."""
     from workbench.run.until_decided import until_decided
 
-    if args.all:
-        selected = _selected([])
+    if args.all or args.names:
+        selected = _selected(args.names)
         overrides = [{} for _ in selected]
     else:
         selected, overrides = [args.experiment], [args.overrides]
@@ -317,7 +335,7 @@ def _check_all(args, outcomes=None, epilogue: Sequence[str] = ()) -> int:
     from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
     from workbench.run.main_job import summary_lines, verdict_counts, verdict_table
 
-    outcomes = _run_all(args, []) if outcomes is None else outcomes
+    outcomes = _run_all(args, args.names) if outcomes is None else outcomes
     verdicts = [v for o in outcomes for v in o.verdicts]
     if args.json:
         print(json.dumps([{"experiment": o.experiment.name, **v.to_dict()}
@@ -462,7 +480,7 @@ def run_command(args: argparse.Namespace) -> int:
         return _report(args)
     if args.until_decided:
         return _check_until_decided(args)
-    if args.all:
+    if args.all or args.names:
         return _check_all(args)
     # check: results (and, with --figures, figures) are written as by `run`; verdicts go to
     # stdout.
