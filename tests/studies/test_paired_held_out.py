@@ -125,3 +125,27 @@ def test_a_paired_ordering_claimed_the_wrong_way_is_violated():
     [first] = [v for v in verdicts if v.check == "ordering/log_loss/rises/n_workers=1->2"]
     assert first.verdict == VIOLATED
     assert first.evidence["common_random_numbers"] == "paired across n_workers"
+
+
+def test_a_paired_speed_up_family_judges_theorem_4_jointly_and_says_the_speed_ups_do_not():
+    """Along the paired workers, Theorem 4's invariance of the variance at L takes the paired
+    replicates' covariance (a smaller error than independent curves give), and the
+    crossing-based speed-ups say that they keep each curve's own error; unpaired (the negative
+    control) neither says so."""
+    text = (BASE.replace('paired = ["confidence"]', 'paired = ["n_workers"]')
+            .replace("n_workers = 2\n", "")
+            .replace("confidence = [0.9, 0.95, 0.99]", "n_workers = [1, 2, 4]"))
+    text = text[:text.index("[[check]]")] + (
+        '[[check]]\nkind = "speed-up"\nover = "n_workers"\ntest_function = "log_loss"\n')
+    _, paired = _judged(text)
+    _, independent = _judged(text.replace('paired = ["n_workers"]\n', ""))
+    [mine] = [v for v in paired if v.check.startswith("theorem4/variance-at-L/")]
+    [theirs] = [v for v in independent if v.check.startswith("theorem4/variance-at-L/")]
+    assert mine.evidence["common_random_numbers"] == "paired across n_workers"
+    assert mine.evidence["paired_replicates"] == 20 and "log_covariance" in mine.evidence
+    assert 0 < mine.mc_error < theirs.mc_error
+    speedups = [v for v in paired if v.check.startswith("speed-up/")]
+    assert len(speedups) == 3
+    assert all("the crossings keep each curve's own error" in v.detail for v in speedups)
+    assert not any("share their random numbers" in v.detail or "common_random_numbers" in
+                   v.evidence for v in independent)

@@ -37,10 +37,12 @@ against its reference posterior, whose own Monte Carlo error enters every compar
 
 Along a ``[study] paired`` dim (the points share the engine's noise and minibatches, their
 starts drawn from one stream for every point) the ``slope``, ``invariance`` and ``ordering``
-checks judge the points' values jointly: from the replicates finite at every point, with the
-covariance of the per-replicate values (means) or of their squared deviations (variances) over
-R, so that an ordering's pair has the error of its paired difference (:func:`paired_moments`);
-their evidence says ``common_random_numbers``.
+checks, and the ``speed-up`` family's Theorem 4 invariance, judge the points' values jointly:
+from the replicates finite at every point, with the covariance of the per-replicate values
+(means) or of their squared deviations (variances) over R, so that an ordering's pair has the
+error of its paired difference (:func:`paired_moments`); their evidence says
+``common_random_numbers``. The speed-ups themselves (crossings of each worker count's variance
+curve with a target) keep each curve's own error and say so.
 
 A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
 (``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take
@@ -83,7 +85,12 @@ from workbench.studies.gaussian_judgements import (
     point_label,
     sweep_points,
 )
-from workbench.systems.asynchronous.speedup import FAMILY_SIZE, MARGINS, speedup_family
+from workbench.systems.asynchronous.speedup import (
+    FAMILY_SIZE,
+    MARGINS,
+    Paired,
+    speedup_family,
+)
 from workbench.systems.asynchronous.system import saturation_workers
 
 #: what the bend P* depends on (:func:`saturation_workers`)
@@ -212,14 +219,24 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
                            if key in options else f"{default}/{function}{suffix}")
                      for key, default in (("name", "speed-up"),
                                           ("invariance_name", "theorem4/variance-at-L"))}
+            curves = data.sel(test_function=function)
             verdicts += speedup_family(
-                names["name"], names["invariance_name"], data.sel(test_function=function),
-                over, z,
+                names["name"], names["invariance_name"], curves, over, z,
                 bend=saturation_workers(latencies), margins=margins,
                 n_replicates=ctx.config["n_replicates"],
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
-                       "(seed 001 Theorem 4: free of τ).")
+                       "(seed 001 Theorem 4: free of τ).",
+                paired=_paired_variances(curves.isel(checkpoint=-1), over)
+                if over in ctx.paired else None)
     return verdicts
+
+
+def _paired_variances(at: xr.Dataset, over: str) -> Paired:
+    """The last checkpoint's variances along a paired ``over``, judged jointly
+    (:func:`_jointly`), for the speed-up family's invariance."""
+    evidence: dict = {}
+    values, errors, log_covariance, kept, note = _jointly(at, over, "variance", evidence)
+    return Paired(values, errors, log_covariance, kept, note, evidence)
 
 
 def curves_along(dataset: xr.Dataset, ctx: Context, options: dict):

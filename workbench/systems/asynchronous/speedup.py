@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -100,15 +100,38 @@ MARGINS = ("speedup_margin", "slope_margin", "bend_margin", "invariance_margin")
 FAMILY_SIZE = 4
 
 
+class Paired(NamedTuple):
+    """The last checkpoint's variances judged jointly where the worker counts share their
+    random numbers (a study's ``[study] paired``): the variances, their errors, the
+    covariance of their logs, the replicates used, the sentence a detail adds and the
+    evidence that records the pairing."""
+
+    values: np.ndarray
+    errors: np.ndarray
+    log_covariance: np.ndarray
+    n_replicates: int
+    note: str
+    evidence: dict
+
+
+#: what the crossing-based verdicts say along a paired dim
+_CROSSINGS_UNPAIRED = (" The worker counts share their random numbers; the crossings keep each "
+                       "curve's own error (independent errors, which overstate the error of a "
+                       "speed-up where the shared numbers correlate the curves positively).")
+
+
 def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: str, z: float,
                    *, bend: float, margins: Mapping[str, float], n_replicates: int,
-                   detail: str) -> list[Verdict]:
+                   detail: str, paired: Paired | None = None) -> list[Verdict]:
     """The three speed-up verdicts of :func:`speedup_verdicts` (named ``prefix/...``) and
     Theorem 4's variance invariance at the last checkpoint (named ``invariance_name``), from
     ``curves``: one test function's ``variance``, ``variance_se``, ``iterations_per_worker``,
     ``time``, ``mean_staleness`` and ``n_valid`` along the worker counts ``over`` (which must
     include 1) and ``checkpoint``; ``margins``: :data:`MARGINS`; ``detail``: the invariance
-    verdict's."""
+    verdict's. ``paired``: the invariance judges the worker counts jointly (every pair with
+    the error of its paired log-ratio); the speed-ups say they do not."""
+    from dataclasses import replace
+
     from bounds.checks import invariance_check
 
     curves = curves.transpose(over, "checkpoint", ...)
@@ -124,10 +147,17 @@ def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: 
     final = curves.isel(checkpoint=-1)
     labels = [f"P={p} (τ̄={s:.2g})" for p, s in zip(workers, curves["mean_staleness"].values,
                                                     strict=True)]
+    evidence = {"n_valid": final["n_valid"].values.tolist()}
+    values, errors, log_covariance = final["variance"].values, final["variance_se"].values, None
+    if paired is not None:
+        verdicts = [replace(v, detail=v.detail + _CROSSINGS_UNPAIRED) for v in verdicts]
+        values, errors, log_covariance = paired.values, paired.errors, paired.log_covariance
+        n_replicates, detail = paired.n_replicates, detail + paired.note
+        evidence.update(paired.evidence)
     verdicts.append(invariance_check(
-        invariance_name, final["variance"].values, final["variance_se"].values, labels, z,
-        margin=margins["invariance_margin"], n_replicates=n_replicates, detail=detail,
-        evidence={"n_valid": final["n_valid"].values.tolist()}))
+        invariance_name, values, errors, labels, z, margin=margins["invariance_margin"],
+        n_replicates=n_replicates, detail=detail, evidence=evidence,
+        log_covariance=log_covariance))
     return verdicts
 
 
