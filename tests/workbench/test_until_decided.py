@@ -5,6 +5,7 @@ replicates stores, and a rerun computes nothing."""
 
 import io
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -146,7 +147,8 @@ def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided
         {**sure.evidence["sequential"]["looks"][0], "look": 1, "verdict": HOLDS}]
     assert "2 of 2 checks decided" in log.getvalue().splitlines()[-1]
     assert "round 1: 1 of 2 checks decided" in log.getvalue()
-    assert "next: coin look 4" in log.getvalue()  # past the margin: two looks on, not one
+    # past the margin: two looks on, not one; the line says the replicates the look adds
+    assert "next: coin look 4 (n_replicates 10 → 80)" in log.getvalue()
     assert outcome.config["n_replicates"] == look["replicates"]["n_replicates"]
 
 
@@ -199,6 +201,23 @@ def test_a_rate_whose_sign_is_not_shown_says_what_would_show_it_not_a_margin(tmp
     assert "near the margin" not in why
 
 
+class SlowlyJudged(Coin):
+    """Judging takes 0.3 s, the sweep almost nothing."""
+
+    name = "slowly-judged"
+
+    def checks(self, dataset):
+        time.sleep(0.3)
+        return super().checks(dataset)
+
+
+def test_judging_counts_in_a_look_s_time_and_so_in_the_next_look_s_prediction(tmp_path):
+    """The looks' checks run in this process after the sweeps: their time is part of the
+    experiment's and predicts the next look's (the budget counts the whole command)."""
+    (outcome,), _ = _run(tmp_path, [SlowlyJudged()], budget=1e-6)
+    assert outcome.seconds >= 0.3 > outcome.sweep.seconds
+
+
 def test_an_experiment_without_replicates_is_not_grown_and_says_so(tmp_path):
     (outcome,), undecided = _run(tmp_path, [Timings()])
     assert replicate_keys(outcome.config) == ()
@@ -211,7 +230,9 @@ def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
     log = io.StringIO()
     (outcome,), undecided = _run(tmp_path, [Fragile()], log=log)
     assert [line.split("next: ")[1] for line in log.getvalue().splitlines()
-            if "next: " in line] == ["fragile look 4", "fragile look 3", "fragile look 2"]
+            if "next: " in line] == ["fragile look 4 (n_replicates 10 → 80)",
+                                     "fragile look 3 (n_replicates 10 → 40)",
+                                     "fragile look 2 (n_replicates 10 → 20)"]
     assert not outcome.error and outcome.config["n_replicates"] == 10
     (_, verdict, why), = undecided
     assert verdict.check == "mean" and verdict.evidence["sequential"]["look"] == 1

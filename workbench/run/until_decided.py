@@ -32,6 +32,7 @@ it for nothing, so an experiment with none left stops, and the final table gives
 time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
 its number, whatever looks were taken before, so skipping looks only leaves their shares
 unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
+(its sweep and its judging, which runs in this process one experiment after the other)
 scaled by its replicates, where the last look's points and kept blocks read from the store
 count at the compute time the store recorded for them, shared among the workers (reading them
 takes a second, computing the next look's would not), less the compute time of the last look's
@@ -206,6 +207,7 @@ class Track:
         self.reusable = sweep.kept_seconds / workers if sweep is not None else 0.0
         if outcome.error:
             return
+        judging = time.perf_counter()
         try:
             with at_look(look):
                 verdicts = self.experiment.checks(outcome.dataset)
@@ -215,6 +217,10 @@ class Track:
             self.outcome = replace(outcome, error="".join(
                 traceback.format_exception(type(error), error, error.__traceback__)))
             return
+        finally:  # judged here, one experiment after the other: part of the look's time
+            judging = time.perf_counter() - judging
+            self.seconds += judging
+            self.total_seconds += judging
         self.undecided = {}
         for verdict in verdicts:
             if verdict.check in self.decided:
@@ -345,7 +351,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         total = sum(len(t.order) for t in tracks)
         print(f"round {rounds}: {decided} of {total} checks decided; {took:.1f} s, "
               f"{max(left, 0):.0f} s of the budget left"
-              + (f"; next: {', '.join(f'{t.experiment.name} look {k}' for t, k in plan.items())}"
+              + (f"; next: {', '.join(_next_look(t, k) for t, k in plan.items())}"
                  if plan else "; done"), file=log, flush=True)
     undecided = [(t.experiment.name, v, why_undecided(v, t))
                  for t in tracks for v in t.verdicts() if v.verdict == INCONCLUSIVE]
@@ -355,6 +361,15 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
             result.paths += figures_once(result.experiment.name, result.dataset, Path(out),
                                          result.experiment.figures)
     return results, undecided
+
+
+def _next_look(track: Track, look: int) -> str:
+    """``name look k (n_replicates 10 → 80, ...)``: the look a round runs next and the
+    replicate parameters (and reference draws) it adds to."""
+    now, then = track.outcome.config, track.config_at(look)
+    grown = [f"{key} {now[key]} → {then[key]}" for key in track.grown_keys
+             if then[key] != now[key]]
+    return f"{track.experiment.name} look {look} ({', '.join(grown)})"
 
 
 def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
