@@ -148,7 +148,7 @@ def test_looks_double_the_replicates_until_the_check_is_decided_and_keep_decided
     assert "2 of 2 checks decided" in log.getvalue().splitlines()[-1]
     assert "round 1: 1 of 2 checks decided" in log.getvalue()
     # past the margin: two looks on, not one; the line says the replicates the look adds
-    assert "next: coin look 4 (n_replicates 10 → 80)" in log.getvalue()
+    assert "next: coin look 4 (n_replicates 10 → 80; about " in log.getvalue()
     assert outcome.config["n_replicates"] == look["replicates"]["n_replicates"]
 
 
@@ -229,10 +229,10 @@ def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
     """Look 4 fails, then look 3, then look 2: each failure is tried one look smaller."""
     log = io.StringIO()
     (outcome,), undecided = _run(tmp_path, [Fragile()], log=log)
-    assert [line.split("next: ")[1] for line in log.getvalue().splitlines()
-            if "next: " in line] == ["fragile look 4 (n_replicates 10 → 80)",
-                                     "fragile look 3 (n_replicates 10 → 40)",
-                                     "fragile look 2 (n_replicates 10 → 20)"]
+    assert [line.split("next: ")[1].split(";")[0] for line in log.getvalue().splitlines()
+            if "next: " in line] == ["fragile look 4 (n_replicates 10 → 80",
+                                     "fragile look 3 (n_replicates 10 → 40",
+                                     "fragile look 2 (n_replicates 10 → 20"]
     assert not outcome.error and outcome.config["n_replicates"] == 10
     (_, verdict, why), = undecided
     assert verdict.check == "mean" and verdict.evidence["sequential"]["look"] == 1

@@ -364,12 +364,13 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
 
 
 def _next_look(track: Track, look: int) -> str:
-    """``name look k (n_replicates 10 → 80, ...)``: the look a round runs next and the
-    replicate parameters (and reference draws) it adds to."""
+    """``name look k (n_replicates 10 → 80, ...; about 12 s)``: the look a round runs next,
+    the replicate parameters (and reference draws) it adds to, and its predicted time."""
     now, then = track.outcome.config, track.config_at(look)
     grown = [f"{key} {now[key]} → {then[key]}" for key in track.grown_keys
              if then[key] != now[key]]
-    return f"{track.experiment.name} look {look} ({', '.join(grown)})"
+    return (f"{track.experiment.name} look {look} ({', '.join(grown)}; about "
+            f"{track.predicted(look):.0f} s)")
 
 
 def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
