@@ -34,18 +34,54 @@ def crossing(iterations, values, errors, target: float) -> tuple[float, float, i
     """
     iterations, values, errors = (np.asarray(a, dtype=float) for a in (iterations, values,
                                                                          errors))
+    found = _interpolated(iterations, values, target)
+    if found is None:
+        return math.nan, math.nan, -1
+    k, fraction, slope, log_crossing = found
+    relative = errors[k - 1:k + 1] / values[k - 1:k + 1]
+    relative_error = (1 - fraction) * relative[0] + fraction * relative[1]
+    return float(math.exp(log_crossing)), float(relative_error / abs(slope)), k
+
+
+def _interpolated(iterations: np.ndarray, values: np.ndarray, target: float):
+    """(k, fraction, local log-log slope, log L*) of the first crossing of ``target`` between
+    checkpoints k − 1 and k (module docstring), or None (:func:`crossing`)."""
     below = np.flatnonzero(values <= target)
     if below.size == 0 or below[0] == 0:
-        return math.nan, math.nan, -1
+        return None
     k = int(below[0])
     log_l = np.log(iterations[k - 1:k + 1])
     log_v = np.log(values[k - 1:k + 1])
     slope = (log_v[1] - log_v[0]) / (log_l[1] - log_l[0])
     fraction = (math.log(target) - log_v[0]) / (log_v[1] - log_v[0])
-    log_crossing = log_l[0] + fraction * (log_l[1] - log_l[0])
-    relative = errors[k - 1:k + 1] / values[k - 1:k + 1]
-    relative_error = (1 - fraction) * relative[0] + fraction * relative[1]
-    return float(math.exp(log_crossing)), float(relative_error / abs(slope)), k
+    return k, fraction, slope, log_l[0] + fraction * (log_l[1] - log_l[0])
+
+
+def paired_crossing_covariance(iterations, variances, samples, target: float) -> np.ndarray:
+    """The covariance of log L* across variance curves whose replicates share their random
+    numbers (common random numbers), by the delta method of :func:`crossing`: each curve's
+    log L* moves by its variance's relative error interpolated at the crossing over the local
+    log-log slope, and the variances' errors across curves and checkpoints covary as the
+    per-replicate squared deviations do, over R. ``iterations``, ``variances``: ``(curve,
+    checkpoint)``, as :func:`speedup_check` reads them; ``samples``: the per-replicate
+    estimates ``(curve, checkpoint, replicate)``, finite. A curve that does not cross has NaN
+    rows."""
+    iterations, variances = (np.atleast_2d(np.asarray(a, dtype=float))
+                             for a in (iterations, variances))
+    samples = np.asarray(samples, dtype=float)
+    n_curves, n_checkpoints, n_replicates = samples.shape
+    squares = (samples - samples.mean(axis=-1, keepdims=True)) ** 2
+    gradient = np.zeros((n_curves, n_curves * n_checkpoints))
+    for i in range(n_curves):
+        found = _interpolated(iterations[i], variances[i], target)
+        if found is None:
+            gradient[i] = np.nan
+            continue
+        k, fraction, slope, _ = found
+        for column, weight in ((k - 1, 1 - fraction), (k, fraction)):
+            gradient[i, i * n_checkpoints + column] = weight / (variances[i, column] * abs(slope))
+    covariance = np.cov(squares.reshape(n_curves * n_checkpoints, n_replicates)) / n_replicates
+    return gradient @ covariance @ gradient.T
 
 
 def _time_at(iterations, times, level: float) -> float:
@@ -56,12 +92,17 @@ def _time_at(iterations, times, level: float) -> float:
 def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
                   target: float | None = None, times=None,
                   relative_tolerance: float | None = None, z_holds: float | None = None,
-                  detail: str = "", evidence: dict | None = None) -> Verdict:
+                  detail: str = "", evidence: dict | None = None,
+                  log_covariance=None) -> Verdict:
     """Iteration speed-up against the number of workers (module docstring).
 
     workers: ``(n,)`` worker counts including 1; iterations, values, errors (and times):
     ``(n, checkpoints)`` curves, iterations counted per worker. ``target`` defaults to the
-    largest final value, the precision every curve reaches.
+    largest final value, the precision every curve reaches. ``log_covariance``: the
+    covariance of log L* across the curves where they share their random numbers
+    (:func:`paired_crossing_covariance`, at this target); each speed-up's error is then that
+    of its paired log-ratio, var(log L*_1) + var(log L*_P) − 2 cov, instead of the curves'
+    independent errors.
     """
     workers = np.asarray(workers, dtype=float)
     iterations, values, errors = (np.atleast_2d(np.asarray(a, dtype=float))
@@ -87,7 +128,13 @@ def speedup_check(check: str, workers, iterations, values, errors, z: float, *,
                             f"{target:.3g} between two checkpoints)".strip(), evidence=evidence)
     base = int(np.flatnonzero(workers == 1)[0])
     speedups = counts[base] / counts
-    speedup_log_errors = np.sqrt(log_errors[base] ** 2 + log_errors**2)
+    if log_covariance is None:
+        speedup_log_errors = np.sqrt(log_errors[base] ** 2 + log_errors**2)
+    else:
+        covariance = np.asarray(log_covariance, dtype=float)
+        evidence["crossing_log_covariance"] = covariance.tolist()
+        speedup_log_errors = np.sqrt(np.maximum(
+            covariance[base, base] + np.diag(covariance) - 2 * covariance[base], 0.0))
     speedup_log_errors[base] = 0.0
     evidence.update({"iteration_speedup": speedups.tolist(),
                      "iteration_speedup_log_se": speedup_log_errors.tolist(),

@@ -209,6 +209,44 @@ def test_a_rate_of_a_quantity_whose_sign_is_not_shown_asks_for_the_replicates_to
     assert "not positive" not in fitted.detail and math.isfinite(fitted.observed)
 
 
+def _paired_curves(speeds, replicates=200, seed=6):
+    """Per-replicate estimates of curves (worker, checkpoint, replicate) whose variance over
+    replicates is 1/(L·speed) at L iterations per worker, every curve and checkpoint from the
+    same normals (common random numbers, and running averages correlated along the run as a
+    chain's are), with each curve's iterations, variances and their errors."""
+    iterations = np.array([10.0, 20, 40, 80, 160, 320])
+    normals = np.random.default_rng(seed).standard_normal(replicates)
+    samples = np.stack([normals / np.sqrt(iterations * speed)[:, None] for speed in speeds])
+    variances = samples.var(axis=-1, ddof=1)
+    squares = (samples - samples.mean(axis=-1, keepdims=True)) ** 2
+    errors = squares.std(axis=-1, ddof=1) / np.sqrt(replicates)
+    return np.tile(iterations, (len(speeds), 1)), variances, errors, samples
+
+
+@pytest.mark.parametrize(("speeds", "verdict"), [((1.0, 2.0, 4.0), HOLDS),
+                                                 ((1.0, 1.8, 3.6), VIOLATED)])
+def test_a_paired_speed_up_takes_the_paired_crossings_error(speeds, verdict):
+    """Curves from the same normals, the iteration speed-up exactly P (holds) or 10 % short of
+    it, just beyond the margin log 1.1 (violated): the paired crossings' covariance makes
+    their log-ratios exact to rounding; independent errors cannot tell the short one."""
+    from bounds.speedup import paired_crossing_covariance
+
+    workers = [1, 2, 4]
+    iterations, variances, errors, samples = _paired_curves(speeds)
+    target = float(variances[:, -1].max())
+    covariance = paired_crossing_covariance(iterations, variances, samples, target)
+    z = z_for_family(FAMILY, 2)
+    paired = speedup_check("speed-up", workers, iterations, variances, errors, z,
+                           log_covariance=covariance)
+    assert paired.verdict == verdict
+    assert max(paired.evidence["iteration_speedup_log_se"]) < 1e-6
+    assert paired.evidence["crossing_log_covariance"] == covariance.tolist()
+    independent = speedup_check("speed-up", workers, iterations, variances, errors, z)
+    assert min(independent.evidence["iteration_speedup_log_se"][1:]) > 0.05
+    if verdict == VIOLATED:
+        assert independent.verdict == INCONCLUSIVE
+
+
 # ---------------------------------------------------------------- envelope
 def _grid():
     h = xr.DataArray([1e-3, 3e-3, 1e-2, 3e-2, 0.1], dims="step_size")

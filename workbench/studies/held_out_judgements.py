@@ -42,7 +42,9 @@ from the replicates finite at every point, with the covariance of the per-replic
 (means) or of their squared deviations (variances) over R, so that an ordering's pair has the
 error of its paired difference (:func:`paired_moments`); their evidence says
 ``common_random_numbers``. The speed-ups themselves (crossings of each worker count's variance
-curve with a target) keep each curve's own error and say so.
+curve with a target) take the covariance of the crossings' log L* over the paired replicates
+(the delta method of their independent errors), each speed-up the error of its paired
+log-ratio and the slope its sandwich error.
 
 A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
 (``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take
@@ -226,17 +228,27 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
                 n_replicates=ctx.config["n_replicates"],
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
                        "(seed 001 Theorem 4: free of τ).",
-                paired=_paired_variances(curves.isel(checkpoint=-1), over)
-                if over in ctx.paired else None)
+                paired=_paired_curves(curves, over) if over in ctx.paired else None)
     return verdicts
 
 
-def _paired_variances(at: xr.Dataset, over: str) -> Paired:
-    """The last checkpoint's variances along a paired ``over``, judged jointly
-    (:func:`_jointly`), for the speed-up family's invariance."""
+def _paired_curves(curves: xr.Dataset, over: str) -> Paired:
+    """A speed-up family's worker counts judged jointly along a paired ``over``: the last
+    checkpoint's variances (:func:`_jointly`) and the covariance of the crossings' log L*
+    over the replicates finite everywhere (:func:`bounds.speedup.paired_crossing_covariance`,
+    at the speed-up check's target)."""
+    from bounds.speedup import paired_crossing_covariance
+
     evidence: dict = {}
-    values, errors, log_covariance, kept, note = _jointly(at, over, "variance", evidence)
-    return Paired(values, errors, log_covariance, kept, note, evidence)
+    values, errors, log_covariance, kept, note = _jointly(curves.isel(checkpoint=-1), over,
+                                                          "variance", evidence)
+    samples = curves["estimate"].transpose(over, "checkpoint", "replicate").values
+    finite = np.all(np.isfinite(samples), axis=(0, 1))
+    variances = curves["variance"].transpose(over, "checkpoint").values
+    covariance = paired_crossing_covariance(
+        curves["iterations_per_worker"].transpose(over, "checkpoint").values, variances,
+        samples[:, :, finite], float(np.nanmax(variances[:, -1])))
+    return Paired(values, errors, log_covariance, kept, note, evidence, covariance)
 
 
 def curves_along(dataset: xr.Dataset, ctx: Context, options: dict):

@@ -63,11 +63,16 @@ def fitted_bend(workers, time_speedups, log_errors) -> float:
 def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, variance_se, times,
                      z: float, *, bend: float, expected_slope: float = 1.0,
                      speedup_margin: float | None = None, slope_margin: float | None = None,
-                     bend_margin: float = BEND_MARGIN) -> list[Verdict]:
+                     bend_margin: float = BEND_MARGIN,
+                     crossing_covariance=None) -> list[Verdict]:
     """The three speed-up verdicts (module docstring) of curves ``(worker, checkpoint)``.
 
     ``bend``: the predicted P* (∞ for none); ``expected_slope``: 1 in theory, another value
-    only for negative controls.
+    only for negative controls; ``crossing_covariance``: the covariance of log L* across the
+    worker counts where they share their random numbers
+    (:func:`bounds.speedup.paired_crossing_covariance`): the speed-ups' errors, and through
+    them the slope's (a sandwich, :func:`bounds.rate.loglog_slope`) and the bend's, are then
+    those of the paired log-ratios.
     """
     from bounds.checks import slope_check
     from bounds.speedup import crossing, speedup_check
@@ -77,7 +82,8 @@ def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, vari
                                                    variance_se, times)]
     iteration = speedup_check(f"{prefix}/iteration", workers, *curves[:3], z, times=curves[3],
                               relative_tolerance=speedup_margin,
-                              detail="Iteration speed-up ≈ P (Theorem 4, Corollary 5).")
+                              detail="Iteration speed-up ≈ P (Theorem 4, Corollary 5).",
+                              log_covariance=crossing_covariance)
     evidence = iteration.evidence
     target = evidence["target"]
     needed = [crossing(i, v, e, target) for i, v, e in zip(*curves[:3], strict=True)]
@@ -85,12 +91,17 @@ def speedup_verdicts(prefix: str, workers, iterations_per_worker, variance, vari
     own_errors = np.array([n[1] for n in needed])
     base = int(np.flatnonzero(workers == 1)[0])
     speedups = counts[base] / counts
+    log_covariance = None
+    if crossing_covariance is not None:  # log S_P = log L*_1 − log L*_P
+        difference = np.eye(workers.size)[[base]] - np.eye(workers.size)
+        log_covariance = difference @ np.asarray(crossing_covariance, float) @ difference.T
     slope = slope_check(f"{prefix}/slope", workers, speedups, speedups * own_errors,
                         expected_slope, z, margin=slope_margin,
                         detail="Log-log slope of the iteration speed-up against workers "
                         "(Corollary 5: 1, linear).",
                         evidence={"iteration_speedup": speedups.tolist(),
-                                  "log_errors": own_errors.tolist()})
+                                  "log_errors": own_errors.tolist()},
+                        log_covariance=log_covariance)
     return [iteration, slope, _bend_verdict(prefix, workers, evidence, z, bend, bend_margin)]
 
 
@@ -101,10 +112,11 @@ FAMILY_SIZE = 4
 
 
 class Paired(NamedTuple):
-    """The last checkpoint's variances judged jointly where the worker counts share their
-    random numbers (a study's ``[study] paired``): the variances, their errors, the
-    covariance of their logs, the replicates used, the sentence a detail adds and the
-    evidence that records the pairing."""
+    """The worker counts judged jointly where they share their random numbers (a study's
+    ``[study] paired``): the last checkpoint's variances, their errors and the covariance of
+    their logs, the replicates used, the sentence a detail adds and the evidence that records
+    the pairing; and the covariance of the crossings' log L* over the same replicates
+    (:func:`bounds.speedup.paired_crossing_covariance`)."""
 
     values: np.ndarray
     errors: np.ndarray
@@ -112,12 +124,7 @@ class Paired(NamedTuple):
     n_replicates: int
     note: str
     evidence: dict
-
-
-#: what the crossing-based verdicts say along a paired dim
-_CROSSINGS_UNPAIRED = (" The worker counts share their random numbers; the crossings keep each "
-                       "curve's own error (independent errors, which overstate the error of a "
-                       "speed-up where the shared numbers correlate the curves positively).")
+    crossing_covariance: np.ndarray
 
 
 def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: str, z: float,
@@ -128,8 +135,8 @@ def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: 
     ``curves``: one test function's ``variance``, ``variance_se``, ``iterations_per_worker``,
     ``time``, ``mean_staleness`` and ``n_valid`` along the worker counts ``over`` (which must
     include 1) and ``checkpoint``; ``margins``: :data:`MARGINS`; ``detail``: the invariance
-    verdict's. ``paired``: the invariance judges the worker counts jointly (every pair with
-    the error of its paired log-ratio); the speed-ups say they do not."""
+    verdict's. ``paired``: the worker counts are judged jointly, the invariance every pair with
+    the error of its paired log-ratio, the speed-ups with the paired crossings' covariance."""
     from dataclasses import replace
 
     from bounds.checks import invariance_check
@@ -143,14 +150,22 @@ def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: 
         prefix, workers, curves["iterations_per_worker"].values, curves["variance"].values,
         curves["variance_se"].values, curves["time"].values, z, bend=bend,
         speedup_margin=margins["speedup_margin"], slope_margin=margins["slope_margin"],
-        bend_margin=margins["bend_margin"])
+        bend_margin=margins["bend_margin"],
+        crossing_covariance=None if paired is None else paired.crossing_covariance)
     final = curves.isel(checkpoint=-1)
     labels = [f"P={p} (τ̄={s:.2g})" for p, s in zip(workers, curves["mean_staleness"].values,
                                                     strict=True)]
     evidence = {"n_valid": final["n_valid"].values.tolist()}
     values, errors, log_covariance = final["variance"].values, final["variance_se"].values, None
     if paired is not None:
-        verdicts = [replace(v, detail=v.detail + _CROSSINGS_UNPAIRED) for v in verdicts]
+        crossings = (" The worker counts share their random numbers: the crossings' errors "
+                     f"are their {paired.n_replicates} paired replicates' covariance "
+                     "(crossing_log_covariance), not independent ones.")
+        verdicts = [replace(v, detail=v.detail + crossings,
+                            evidence={**v.evidence, **{key: paired.evidence[key] for key in
+                                                       ("common_random_numbers",
+                                                        "paired_replicates")}})
+                    for v in verdicts]
         values, errors, log_covariance = paired.values, paired.errors, paired.log_covariance
         n_replicates, detail = paired.n_replicates, detail + paired.note
         evidence.update(paired.evidence)
