@@ -28,9 +28,12 @@ replicates needed scale with its square).
 of N times the replicates, cut into N groups judged alone, the standard deviation of each
 check's statistic across the groups against the error the checks state
 (:func:`calibration`; one seed, so the data are fixed and the spread is Monte Carlo error
-alone).
+alone). ``--speed-up N`` asks the same of the paired speed-ups' errors on stale-blr-speedup
+paired along its workers (:func:`speedup_calibration`: log S_P of each group against the
+paired crossings' error and the independent one).
 
     python benchmarks/common_random_numbers.py [--full] [--seeds 3] [--calibration 20]
+                                               [--speed-up 30]
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ CHECKS = ("invariance/mse/theta_squared", "slope/variance-vs-staleness/theta",
           "slope/variance-vs-staleness/theta_squared")
 #: the network study whose ordering over the workers is compared (:func:`network_orderings`)
 NETWORKS = "stale-nn-workers"
+#: the study whose speed-ups' paired errors are calibrated (:func:`speedup_calibration`)
+SPEEDUP = "stale-blr-speedup"
 
 
 #: the grids compared: as shipped (L = L0·τ, h ∝ τ^(-2/3) L^(-1/3)), and Theorem 4's setting
@@ -127,9 +132,16 @@ def main() -> None:
     parser.add_argument("--calibration", type=int, default=0,
                         help="groups of replicates of the calibration of the paired errors "
                              "(0: none)")
+    parser.add_argument("--speed-up", type=int, default=0,
+                        help="groups of replicates of the calibration of the paired "
+                             "speed-ups' errors alone (0: none; the other parts then run too)")
     args = parser.parse_args()
     started = time.perf_counter()
     quick, seeds = not args.full, range(SEED, SEED + args.seeds)
+    if args.speed_up:
+        speedup_calibration(args.speed_up, quick)
+        print(f"{time.perf_counter() - started:.0f} s")
+        return
     size = "full" if args.full else "quick"
     for label, grid in GRIDS.items():
         compare(f"{NAME} ({size}), {label}, designs off", seeds,
@@ -177,6 +189,59 @@ def calibration(label: str, grid: dict, n_groups: int, quick: bool) -> None:
         observed = float(np.std(statistic[name], ddof=1))
         median = statistics.median(stated[name])
         print(f"  {name:<44}{observed:10.3g} / {median:<10.3g} = {observed / median:5.2f}")
+    print()
+
+
+def speedup_calibration(n_groups: int, quick: bool) -> None:
+    """Whether the paired speed-ups' errors are right: stale-blr-speedup paired along its
+    workers, one run of ``n_groups`` times its replicates (seeding blocks of its size, so
+    every group is a paired run of its own), each group's log S_P (the held-out log-loss's
+    variance curves crossing the group's target, as :func:`bounds.speedup.speedup_check`
+    finds them) against the error the paired crossings' bootstrap states
+    (:func:`bounds.speedup.paired_crossing_covariance`, 1000 resamples) and the independent
+    one."""
+    from bounds.speedup import crossing, paired_crossing_covariance
+    from workbench.experiments import get
+
+    size = get(SPEEDUP).configure(quick=quick)["n_replicates"]
+    _, dataset = run_study(SPEEDUP, "workers", True, quick, SEED,
+                           {"n_replicates": size * n_groups, "replicate_block": size})
+    curves = dataset.sel(test_function="log_loss")
+    workers = curves["workers"].values
+    samples = curves["estimate"].transpose("workers", "checkpoint", "replicate").values
+    iterations = curves["iterations_per_worker"].transpose("workers", "checkpoint").values
+    logs, paired, independent = [], [], []
+    for group in range(n_groups):
+        part = samples[:, :, group * size:(group + 1) * size]
+        part = part[:, :, np.all(np.isfinite(part), axis=(0, 1))]
+        variances = part.var(axis=-1, ddof=1)
+        squares = (part - part.mean(axis=-1, keepdims=True)) ** 2
+        errors = squares.std(axis=-1, ddof=1) / math.sqrt(part.shape[-1])
+        target = float(variances[:, -1].max())
+        found = [crossing(i, v, e, target) for i, v, e in zip(iterations, variances, errors,
+                                                             strict=True)]
+        log_l = np.log([f[0] for f in found])
+        own = np.array([f[1] for f in found])
+        covariance, _ = paired_crossing_covariance(iterations, part,
+                                                   np.random.default_rng([SEED, group]))
+        logs.append(log_l[0] - log_l[1:])
+        paired.append(np.sqrt(covariance[0, 0] + np.diag(covariance)[1:]
+                              - 2 * covariance[0, 1:]))
+        independent.append(np.sqrt(own[0] ** 2 + own[1:] ** 2))
+    logs, paired, independent = (np.asarray(a) for a in (logs, paired, independent))
+    usable = np.all(np.isfinite(logs) & np.isfinite(paired), axis=1)
+    spread = 1 / math.sqrt(2 * (usable.sum() - 1))
+    print(f"calibration of the paired speed-ups, {SPEEDUP} ({'quick' if quick else 'full'}) "
+          f"paired along workers, {n_groups} groups of {size} replicates (seed {SEED}; "
+          f"{usable.sum()} with every curve crossing): SD of log S_P across groups against "
+          f"the median stated error (an SD over that many groups is itself uncertain by about "
+          f"±{spread:.0%})")
+    print("  P   SD(log S_P)  paired error  ratio   independent error  ratio")
+    for k, p in enumerate(workers[1:]):
+        observed = float(np.std(logs[usable, k], ddof=1))
+        mine, theirs = (float(np.median(a[usable, k])) for a in (paired, independent))
+        print(f"  {p:<3} {observed:11.4g} {mine:13.4g} {observed / mine:6.2f} {theirs:19.4g} "
+              f"{observed / theirs:6.2f}")
     print()
 
 

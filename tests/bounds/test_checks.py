@@ -233,8 +233,9 @@ def test_a_paired_speed_up_takes_the_paired_crossings_error(speeds, verdict):
 
     workers = [1, 2, 4]
     iterations, variances, errors, samples = _paired_curves(speeds)
-    target = float(variances[:, -1].max())
-    covariance = paired_crossing_covariance(iterations, variances, samples, target)
+    covariance, resamples = paired_crossing_covariance(iterations, samples,
+                                                       np.random.default_rng(1))
+    assert resamples == 1000
     z = z_for_family(FAMILY, 2)
     paired = speedup_check("speed-up", workers, iterations, variances, errors, z,
                            log_covariance=covariance)

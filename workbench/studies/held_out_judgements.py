@@ -42,9 +42,9 @@ from the replicates finite at every point, with the covariance of the per-replic
 (means) or of their squared deviations (variances) over R, so that an ordering's pair has the
 error of its paired difference (:func:`paired_moments`); their evidence says
 ``common_random_numbers``. The speed-ups themselves (crossings of each worker count's variance
-curve with a target) take the covariance of the crossings' log L* over the paired replicates
-(the delta method of their independent errors), each speed-up the error of its paired
-log-ratio and the slope its sandwich error.
+curve with a target) take the covariance of the crossings' log L* from a paired bootstrap of
+the procedure over the replicates (:data:`SPEEDUP_RESAMPLES` resamples from the check's own
+stream), each speed-up the error of its paired log-ratio and the slope its sandwich error.
 
 A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
 (``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take
@@ -75,6 +75,7 @@ from bounds.checks import (
     slope_check,
 )
 from bounds.verdict import Verdict, one_sided_z_for_family
+from simulators.seeding import generator
 from workbench.reference import reference_check
 from workbench.studies.gaussian_judgements import (
     Context,
@@ -228,15 +229,20 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
                 n_replicates=ctx.config["n_replicates"],
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
                        "(seed 001 Theorem 4: free of τ).",
-                paired=_paired_curves(curves, over) if over in ctx.paired else None)
+                paired=_paired_curves(curves, over, generator(
+                    ctx.seed, ctx.name, "check", names["name"])) if over in ctx.paired else None)
     return verdicts
 
 
-def _paired_curves(curves: xr.Dataset, over: str) -> Paired:
+#: resamples of a paired speed-up family's bootstrap of its crossings
+SPEEDUP_RESAMPLES = 1000
+
+
+def _paired_curves(curves: xr.Dataset, over: str, rng: np.random.Generator) -> Paired:
     """A speed-up family's worker counts judged jointly along a paired ``over``: the last
     checkpoint's variances (:func:`_jointly`) and the covariance of the crossings' log L*
-    over the replicates finite everywhere (:func:`bounds.speedup.paired_crossing_covariance`,
-    at the speed-up check's target)."""
+    from a paired bootstrap over the replicates finite everywhere
+    (:func:`bounds.speedup.paired_crossing_covariance`)."""
     from bounds.speedup import paired_crossing_covariance
 
     evidence: dict = {}
@@ -244,11 +250,10 @@ def _paired_curves(curves: xr.Dataset, over: str) -> Paired:
                                                           "variance", evidence)
     samples = curves["estimate"].transpose(over, "checkpoint", "replicate").values
     finite = np.all(np.isfinite(samples), axis=(0, 1))
-    variances = curves["variance"].transpose(over, "checkpoint").values
-    covariance = paired_crossing_covariance(
-        curves["iterations_per_worker"].transpose(over, "checkpoint").values, variances,
-        samples[:, :, finite], float(np.nanmax(variances[:, -1])))
-    return Paired(values, errors, log_covariance, kept, note, evidence, covariance)
+    covariance, resamples = paired_crossing_covariance(
+        curves["iterations_per_worker"].transpose(over, "checkpoint").values,
+        samples[:, :, finite], rng, SPEEDUP_RESAMPLES)
+    return Paired(values, errors, log_covariance, kept, note, evidence, covariance, resamples)
 
 
 def curves_along(dataset: xr.Dataset, ctx: Context, options: dict):

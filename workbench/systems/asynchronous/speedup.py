@@ -115,8 +115,8 @@ class Paired(NamedTuple):
     """The worker counts judged jointly where they share their random numbers (a study's
     ``[study] paired``): the last checkpoint's variances, their errors and the covariance of
     their logs, the replicates used, the sentence a detail adds and the evidence that records
-    the pairing; and the covariance of the crossings' log L* over the same replicates
-    (:func:`bounds.speedup.paired_crossing_covariance`)."""
+    the pairing; and the covariance of the crossings' log L* from a paired bootstrap
+    (:func:`bounds.speedup.paired_crossing_covariance`) with the resamples it used."""
 
     values: np.ndarray
     errors: np.ndarray
@@ -125,6 +125,7 @@ class Paired(NamedTuple):
     note: str
     evidence: dict
     crossing_covariance: np.ndarray
+    crossing_resamples: int
 
 
 def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: str, z: float,
@@ -159,12 +160,14 @@ def speedup_family(prefix: str, invariance_name: str, curves: xr.Dataset, over: 
     values, errors, log_covariance = final["variance"].values, final["variance_se"].values, None
     if paired is not None:
         crossings = (" The worker counts share their random numbers: the crossings' errors "
-                     f"are their {paired.n_replicates} paired replicates' covariance "
-                     "(crossing_log_covariance), not independent ones.")
+                     f"come from a paired bootstrap over their {paired.n_replicates} "
+                     f"replicates ({paired.crossing_resamples} resamples; "
+                     "crossing_log_covariance), not independent ones.")
         verdicts = [replace(v, detail=v.detail + crossings,
                             evidence={**v.evidence, **{key: paired.evidence[key] for key in
                                                        ("common_random_numbers",
-                                                        "paired_replicates")}})
+                                                        "paired_replicates")},
+                                      "crossing_resamples": paired.crossing_resamples})
                     for v in verdicts]
         values, errors, log_covariance = paired.values, paired.errors, paired.log_covariance
         n_replicates, detail = paired.n_replicates, detail + paired.note
