@@ -24,9 +24,8 @@ import math
 import numpy as np
 
 from bounds.equivalence import DEFAULT_MARGINS, decide, decide_all, verdict_from
+from bounds.rate import bootstrap_statistics
 from bounds.verdict import Verdict
-
-_RESAMPLE_CHUNK = 100
 
 
 def crossing(iterations, values, errors, target: float) -> tuple[float, float, int]:
@@ -69,15 +68,13 @@ def paired_crossing_covariance(iterations, samples, rng: np.random.Generator,
     samples = np.asarray(samples, dtype=float)
     n_curves, n_checkpoints, n_replicates = samples.shape
     unused = np.zeros(n_checkpoints)
+    resampled = bootstrap_statistics(samples.reshape(-1, n_replicates), "variance", rng,
+                                     n_resamples, paired=True)
     logs = []
-    for start in range(0, n_resamples, _RESAMPLE_CHUNK):
-        count = min(_RESAMPLE_CHUNK, n_resamples - start)
-        index = rng.integers(0, n_replicates, size=(count, n_replicates))
-        variances = samples[:, :, index].var(axis=-1, ddof=1)  # (curve, checkpoint, count)
-        for k in range(count):
-            target = float(variances[:, -1, k].max())
-            logs.append([math.log(crossing(iterations[i], variances[i, :, k], unused,
-                                           target)[0]) for i in range(n_curves)])
+    for variances in resampled.reshape(n_resamples, n_curves, n_checkpoints):
+        target = float(variances[:, -1].max())
+        logs.append([math.log(crossing(iterations[i], variances[i], unused, target)[0])
+                     for i in range(n_curves)])
     logs = np.asarray(logs)
     usable = logs[np.all(np.isfinite(logs), axis=1)]
     if usable.shape[0] < 2:
