@@ -155,3 +155,52 @@ def test_a_paired_speed_up_family_judges_the_worker_counts_jointly():
     assert "crossing_log_covariance" in speedups[0].evidence
     assert not any("share their random numbers" in v.detail or "common_random_numbers" in
                    v.evidence for v in independent)
+
+
+def _synthetic_curves(efficiencies, replicates=200):
+    """Paired variance curves of worker counts 1, 2, 4 (the same normals at every count and
+    checkpoint) over a common number of updates L, variance 1/(L·e_P) with L/P iterations per
+    worker, so the iteration speed-up is P·e_P, as a speed-up family reads them
+    (:func:`workbench.systems.asynchronous.speedup.speedup_family`)."""
+    import xarray as xr
+
+    workers = np.array([1, 2, 4])
+    updates = np.array([40.0, 80, 160, 320, 640, 1280])
+    normals = np.random.default_rng(6).standard_normal(replicates)
+    estimate = np.stack([normals / np.sqrt(updates * e)[:, None] for e in efficiencies])
+    variance = estimate.var(axis=-1, ddof=1)
+    squares = (estimate - estimate.mean(axis=-1, keepdims=True)) ** 2
+    per_worker = updates / workers[:, None]
+    dims = ("workers", "checkpoint")
+    return xr.Dataset({
+        "estimate": (dims + ("replicate",), estimate),
+        "variance": (dims, variance),
+        "variance_se": (dims, squares.std(axis=-1, ddof=1) / np.sqrt(replicates)),
+        "iterations_per_worker": (dims, per_worker),
+        "time": (dims, per_worker),
+        "mean_staleness": ("workers", [0.0, 1.0, 3.0]),
+        "n_valid": (dims, np.full(per_worker.shape, replicates))},
+        coords={"workers": workers})
+
+
+def test_a_paired_speed_up_family_that_falls_short_of_linear_is_violated():
+    """Negative control of the paired family: efficiencies 0.7 and 0.5 at P = 2 and 4
+    (speed-ups 1.4 and 2, slope 0.5; variances at the common L a factor 2 apart) are violated
+    (iteration, slope and Theorem 4's invariance) with the paired errors; with speed-ups
+    exactly P every one holds."""
+    from bounds.verdict import z_for_family
+    from workbench.studies.held_out_judgements import _paired_curves
+    from workbench.systems.asynchronous.speedup import speedup_family
+
+    margins = {"speedup_margin": 0.1, "slope_margin": 0.1, "bend_margin": 0.25,
+               "invariance_margin": 0.25}
+    z = z_for_family(0.001, 4)
+    for efficiencies, expected in (((1.0, 0.7, 0.5), VIOLATED), ((1.0, 1.0, 1.0), HOLDS)):
+        curves = _synthetic_curves(efficiencies)
+        verdicts = {v.check.split("/")[-1]: v for v in speedup_family(
+            "speed-up", "theorem4/variance-at-L", curves, "workers", z, bend=np.inf,
+            margins=margins, n_replicates=200, detail="",
+            paired=_paired_curves(curves, "workers", np.random.default_rng(0)))}
+        for name in ("iteration", "slope", "variance-at-L"):
+            assert verdicts[name].verdict == expected, name
+            assert verdicts[name].evidence["common_random_numbers"] == "paired across workers"
