@@ -242,6 +242,66 @@ def test_blocks_computed_faster_than_keeping_them_costs_are_not_kept(tmp_path, m
     assert larger.sweep.kept_blocks == 8
 
 
+def _kept_runs(out) -> list[tuple[int, int]]:
+    manifest = out / "store" / "block-coin.blocks" / "manifest.jsonl"
+    return sorted(tuple(json.loads(line)["replicates"])
+                  for line in manifest.read_text().splitlines()) if manifest.exists() else []
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_lone_block_shorter_than_the_block_size_is_neither_kept_nor_credited(tmp_path,
+                                                                               processes):
+    """Three replicates in blocks of five: a run with twice them has the block [0, 5), not
+    [0, 3), so nothing is kept and the next look is credited with no seconds; the larger run
+    computes its blocks anew and stores what a plain run stores."""
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+
+    def config(n_replicates):
+        return coin.configure({"n_replicates": n_replicates, "log": str(log)})
+
+    first = _run(tmp_path / "looks", config(3), processes)
+    assert _kept_runs(tmp_path / "looks") == []
+    assert first.sweep.kept_seconds == 0
+    log.unlink()
+    larger = _run(tmp_path / "looks", config(6), processes)
+    assert _computed(log) == {0: [0, 1], 1: [0, 1]} and larger.sweep.kept_blocks == 0
+    # the larger run's [0, 5) lasts and is kept, its short [5, 6) is not
+    assert _kept_runs(tmp_path / "looks") == [(0, 5)] * 2
+    _run(tmp_path / "plain", config(6), keep_blocks=False)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "block-coin.nc"),
+                                read_netcdf(tmp_path / "plain" / "block-coin.nc"))
+
+
+def test_only_the_full_blocks_before_a_short_last_one_are_kept_and_reused(tmp_path):
+    """Twelve replicates, blocks [0, 5), [5, 10), [10, 12): the first two are kept (and their
+    seconds credited), the last is not; the run with 24 reads the two and computes the rest,
+    into what a plain run of 24 stores."""
+    log = tmp_path / "computed.jsonl"
+    coin = BlockCoin()
+
+    def config(n_replicates):
+        return coin.configure({"n_replicates": n_replicates, "n_points": 1, "log": str(log)})
+
+    first = _run(tmp_path / "looks", config(12))
+    assert _kept_runs(tmp_path / "looks") == [(0, 10)]
+    assert first.sweep.kept_seconds > 0
+    log.unlink()
+    larger = _run(tmp_path / "looks", config(24))
+    assert _computed(log) == {0: [2, 3, 4]} and larger.sweep.kept_blocks == 2
+    _run(tmp_path / "plain", config(24), keep_blocks=False)
+    xr.testing.assert_identical(read_netcdf(tmp_path / "looks" / "block-coin.nc"),
+                                read_netcdf(tmp_path / "plain" / "block-coin.nc"))
+
+
+def test_lasting_blocks_are_the_full_ones_of_a_run_with_twice_the_replicates():
+    coin = BlockCoin()
+    for n, lasting in ((3, set()), (5, {0}), (12, {0, 1}), (15, {0, 1, 2})):
+        config = coin.configure({"n_replicates": n})
+        ranges = coin.kept_blocks(config, {"point": 0})
+        assert runner.lasting_blocks(coin, config, {"point": 0}, ranges) == lasting
+
+
 def test_logistic_regressions_blocks_are_kept_bit_for_bit_and_networks_are_not(tmp_path):
     """A held-out point keeps its blocks where they do not depend on the replicate count:
     logistic regression (one draw of starts for all replicates), not a network (starts drawn

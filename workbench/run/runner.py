@@ -42,7 +42,7 @@ import math
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 
@@ -62,6 +62,7 @@ from workbench.store.result_store import (
     block_identity,
     block_store,
     canonical_json,
+    is_replicate_count,
     point_identity,
     store_key,
 )
@@ -196,6 +197,22 @@ def run_sweeps(requests: Iterable[SweepRequest], workers: Workers, *,
             sweep.stack.close()
 
 
+def lasting_blocks(experiment: Experiment, config: dict, point: dict,
+                   ranges: Sequence[range]) -> frozenset[int]:
+    """The blocks of ``ranges`` (the point's, :meth:`Experiment.kept_blocks`) that a run with
+    twice its replicates (every replicate count of ``config`` and ``point`` doubled, as a
+    sequential look grows them) has too: every full block. A last block shorter than the
+    block size is replaced by a longer one there, so that keeping it would only take room,
+    and would credit the next look with seconds it does not save
+    (:mod:`workbench.run.until_decided`)."""
+    def doubled(values: dict) -> dict:
+        return {key: 2 * value if is_replicate_count(key) and isinstance(value, int)
+                and not isinstance(value, bool) else value for key, value in values.items()}
+
+    larger = set(experiment.kept_blocks(doubled(config), doubled(point)) or ())
+    return frozenset(b for b, rows in enumerate(ranges) if rows in larger)
+
+
 def _may_start(request: SweepRequest, active: deque[_Sweep], overlap: bool) -> bool:
     if not active:
         return True
@@ -301,7 +318,8 @@ class _Sweep:
                 return store_key(identity), identity
 
             runs = stored.get((canonical_json(self.points[i]), self.seed), [])
-            kept[i] = KeptBlocks(list(ranges), {}, {}, stored_as)
+            kept[i] = KeptBlocks(list(ranges), {}, {}, stored_as,
+                                 lasting_blocks(experiment, config, self.points[i], ranges))
             self._found(i, kept[i], runs, entries)
         return kept
 

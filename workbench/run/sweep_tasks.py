@@ -95,13 +95,16 @@ class KeptRun:
 class KeptBlocks:
     """A point whose replicate blocks the store keeps: each block's replicates (``ranges``),
     the raw results of the runs of consecutive blocks found stored (``found``, by first block,
-    with ``stops``, each run's end), and ``stored_as(rows)``, the store key and identity of a
-    run of blocks holding the replicates ``rows``."""
+    with ``stops``, each run's end), ``stored_as(rows)``, the store key and identity of a
+    run of blocks holding the replicates ``rows``, and the blocks a run with more replicates
+    has too (``lasting``: all but a last block shorter than the others, or a lone block
+    shorter than the block size, which a larger run replaces by a longer one)."""
 
     ranges: list[range]
     found: dict[int, xr.Dataset]
     stops: dict[int, int]
     stored_as: Callable[[range], tuple[str, dict]]
+    lasting: frozenset[int]
 
     @property
     def missing(self) -> list[int]:
@@ -109,14 +112,17 @@ class KeptBlocks:
         covered = {b for first, stop in self.stops.items() for b in range(first, stop)}
         return [b for b in range(len(self.ranges)) if b not in covered]
 
-    def runs(self, blocks: tuple[int, ...]) -> list[tuple[int, range, str, dict]]:
-        """``blocks`` as runs of consecutive blocks: each one's first block, replicates, and
-        store key and identity."""
+    def runs(self, blocks: tuple[int, ...]) -> list[tuple[int, range, str | None, dict | None]]:
+        """``blocks`` as runs of consecutive blocks, none of them both :attr:`lasting` and
+        not: each one's first block, replicates, and store key and identity (None for a run
+        of blocks that do not last, which no larger run could read, so it is not kept)."""
         runs, start = [], 0
         for end in range(1, len(blocks) + 1):
-            if end == len(blocks) or blocks[end] != blocks[end - 1] + 1:
+            if end == len(blocks) or blocks[end] != blocks[end - 1] + 1 or \
+                    (blocks[end] in self.lasting) != (blocks[start] in self.lasting):
                 rows = range(self.ranges[blocks[start]].start, self.ranges[blocks[end - 1]].stop)
-                runs.append((blocks[start], rows, *self.stored_as(rows)))
+                stored = self.stored_as(rows) if blocks[start] in self.lasting else (None, None)
+                runs.append((blocks[start], rows, *stored))
                 start = end
         return runs
 
@@ -167,14 +173,15 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
               blocks: tuple[int, ...] | None, sink,
               memory_budget: int | None = None,
               stored_as: tuple[str, dict] | None = None,
-              kept: list[tuple[int, range, str, dict]] | None = None,
+              kept: list[tuple[int, range, str | None, dict | None]] | None = None,
               found: dict[int, xr.Dataset] | None = None,
               keep_min_seconds: float = 0.0) -> tuple[Any, float]:
     """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
     returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
     identity. Blocks that are kept (``kept``: each run of consecutive blocks' first block,
     replicates, store key and identity) come back as one :class:`KeptRun` a run, encoded
-    only if computing it took at least ``keep_min_seconds`` (its share of the blocks' time), and
+    only if it has a key (its blocks last, :class:`KeptBlocks`) and computing it took at least
+    ``keep_min_seconds`` (its share of the blocks' time), and
     with ``found`` (the raw results of the point's other blocks, by first block) the point is
     finished here too: ``(runs, finished point)``. The seconds returned are the
     computation's, encoding left out."""
@@ -203,8 +210,9 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
         return result, seconds
     replicates = sum(len(rows) for _, rows, _, _ in kept)
     shares = [blocks_seconds * len(rows) / replicates for _, rows, _, _ in kept]
-    runs = [KeptRun(stamped_bytes(key, identity, pieces[first]) if share >= keep_min_seconds
-                    else None, None if found is not None else pieces[first], share)
+    runs = [KeptRun(stamped_bytes(key, identity, pieces[first])
+                    if key is not None and share >= keep_min_seconds else None,
+                    None if found is not None else pieces[first], share)
             for (first, _, key, identity), share in zip(kept, shares, strict=True)]
     return (runs, None if finished is None else _stored_form(finished, stored_as)), seconds
 
@@ -261,7 +269,7 @@ class TaskBatch:
         self.claim = claim
         self.kept, self.keep, self.keep_min_seconds = kept or {}, keep, keep_min_seconds
         # the runs of kept blocks each task in flight computes (KeptBlocks.runs), by task
-        self.described: dict[Task, list[tuple[int, range, str, dict]]] = {}
+        self.described: dict[Task, list[tuple[int, range, str | None, dict | None]]] = {}
         self.begun: set[int] = set()
         self.dropped: set[int] = set()
         self.planned = self._plan(todo, n_workers)
