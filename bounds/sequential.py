@@ -26,6 +26,13 @@ which account for the correlation of nested looks; the price is small because th
 carry little of the rate (at look 2 the two-sided z of a 0.05 family of one comparison is 2.24
 instead of 1.96).
 
+The only look: where it is known before look 1 is judged that no later look can run whatever
+its verdicts (the budget was spent by the first pass, or a limit of one look), look 1 spends
+the whole rate (``Look(1, only=True)``: s_1 = 1, the fixed-R critical values). The rates still
+hold: that knowledge comes from the clock, not from the data, so the procedure is, with that
+probability, the fixed-R test (error at most α) and otherwise the one above (at most α).
+A later look may not do so: whether it is reached depends on the verdicts before it.
+
 The current look is a context (:func:`at_look`) that :func:`bounds.verdict.z_for_family`,
 :func:`bounds.verdict.one_sided_z_for_family` and :func:`bounds.equivalence.resolve_z_holds`
 read, so every check kind
@@ -49,20 +56,27 @@ class Look:
     look's replicates."""
 
     number: int
+    #: look 1, known before it is judged to be the only one (module docstring, *The only look*)
+    only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.number, int) or self.number < 1:
             raise ValueError(f"a look is numbered from 1, got {self.number!r}")
+        if self.only and self.number != 1:
+            raise ValueError(f"only look 1 may be the only look, not look {self.number}: "
+                             "whether a later look is reached depends on the verdicts")
 
     @property
     def share(self) -> float:
-        """s_k = 2^(−k): the share of every error rate this look may spend."""
-        return 2.0 ** -self.number
+        """s_k = 2^(−k): the share of every error rate this look may spend (1 for the only
+        look)."""
+        return 1.0 if self.only else 2.0 ** -self.number
 
     @property
     def spent(self) -> float:
-        """Σ_{j ≤ k} s_j = 1 − 2^(−k): the share spent up to and including this look."""
-        return 1.0 - 2.0 ** -self.number
+        """Σ_{j ≤ k} s_j = 1 − 2^(−k): the share spent up to and including this look (1 for
+        the only look)."""
+        return 1.0 if self.only else 1.0 - 2.0 ** -self.number
 
     @property
     def replicate_multiple(self) -> int:
@@ -73,7 +87,9 @@ class Look:
         """What a verdict's evidence records about the look it was decided at."""
         return {"look": self.number, "replicate_multiple": self.replicate_multiple,
                 "rate_share": self.share, "rate_spent": self.spent,
-                "spending": "2^-k per look (Lan-DeMets, union bound over looks)"}
+                "spending": "the whole rate: the only look, no later one could run "
+                            "whatever its verdicts" if self.only else
+                            "2^-k per look (Lan-DeMets, union bound over looks)"}
 
 
 _CURRENT: contextvars.ContextVar[Look | None] = contextvars.ContextVar("look", default=None)

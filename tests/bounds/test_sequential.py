@@ -40,6 +40,21 @@ def test_a_look_spends_its_share_of_every_rate_and_only_inside_its_block():
     assert resolve_z_holds(None) == Z_HOLDS
 
 
+def test_the_only_look_spends_the_whole_rate_and_only_look_1_may_be_it():
+    only = Look(1, only=True)
+    assert only.share == only.spent == 1.0 and only.replicate_multiple == 1
+    assert "only look" in only.describe()["spending"]
+    fixed = z_for_family(0.05, 4)
+    with at_look(only):  # the fixed-R critical values
+        assert z_for_family(0.05, 4) == fixed
+        assert resolve_z_holds(None) == Z_HOLDS
+        assert z_for_family(0.05, 4) == pytest.approx(stats.norm.isf(0.05 / 4 / 2))
+    with at_look(Look(1)):  # negative control: a first look of a longer procedure
+        assert resolve_z_holds(None) > Z_HOLDS
+    with pytest.raises(ValueError, match="only look 1"):
+        Look(2, only=True)
+
+
 def test_a_difference_that_holds_at_fixed_r_may_need_another_look():
     # |d| + 1.645 σ = 0.9 ≤ 1 holds at fixed R; at look 1 z_holds = 1.96: 1.096 > 1
     assert decide(0.0, 0.9 / Z_HOLDS, 1.0, 3.0).verdict == HOLDS

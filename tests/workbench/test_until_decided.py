@@ -176,6 +176,24 @@ def test_the_budget_stops_the_looks_and_the_reasons_say_what_would_decide(tmp_pa
     assert why.endswith("the difference sits near the margin")  # 10 replicates: factor > 100
 
 
+def test_a_first_pass_that_spent_the_budget_is_judged_as_the_only_look_at_fixed_r_rates(
+        tmp_path):
+    """Nothing can follow it whatever its verdicts: its verdicts are a plain run's."""
+    (outcome,), _ = _run(tmp_path / "spent", [Coin()], budget=1e-6)
+    with open_workers(processes=1) as workers:
+        (plain,) = run_all([Coin()], False, 7, tmp_path / "plain", workers, figures=False,
+                           log=io.StringIO())
+    for sequential, fixed in zip(outcome.verdicts, plain.verdicts, strict=True):
+        assert sequential.evidence["sequential"]["rate_share"] == 1.0
+        assert "only look" in sequential.evidence["sequential"]["spending"]
+        assert replace(sequential, evidence=fixed.evidence) == fixed
+    # negative control: with budget left, look 1 spends half of each rate, a stricter z
+    (longer,), _ = _run(tmp_path / "longer", [Coin()])
+    first = longer.verdicts[0]
+    assert first.evidence["sequential"]["rate_share"] == 0.5
+    assert first.z_threshold > plain.verdicts[0].z_threshold
+
+
 class Excess(Coin):
     """A rate of a quantity whose mean at the first x is -0.01 (its replicates centred there),
     about 0 against its error: no slope, and no difference near a margin."""

@@ -7,9 +7,12 @@ Look k of an experiment runs it with 2^(k−1) times its configured replicates, 
 replicate parameter (``n_replicates`` and every ``*_replicates``) that its undecided checks
 read (below), and judges it at look k
 of :mod:`bounds.sequential` (the share 2^(−k) of every error rate). Look 1 is the configured
-run. A check that comes out ``holds`` or ``violated`` is decided: its verdict is kept as
-judged, with the look in its evidence and, under ``looks``, every look it was judged at
-(replicates, verdict, difference, error and both critical values). An experiment with an
+run; where it spent the whole budget (as the full-size experiments can on a slow machine), no
+look can follow whatever its verdicts, and it is judged as the only look, at the fixed-R rates:
+the verdicts of a plain ``workbench check``, not the stricter ones of a first look. A check
+that comes out ``holds`` or ``violated`` is decided: its verdict is kept as judged, with the
+look in its evidence and, under ``looks``, every look it was judged at (replicates, verdict,
+difference, error and both critical values). An experiment with an
 ``inconclusive`` check that more replicates could decide (a finite replicate factor) runs
 again at a later look, and its undecided checks are judged there, until no such check is
 left, the budget is spent, or a larger run cannot be made (the memory budget or the plan
@@ -342,11 +345,15 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
                            recompute=recompute, show_progress=show_progress, figures=False,
                            log=log, judge=False, keep_blocks=True,
                            configs=[t.config_at(plan[t]) for t in running])
+        # the first pass spent the budget (or one look is the limit): nothing can follow,
+        # whatever the verdicts, so look 1 is judged as the only one (bounds.sequential)
+        only = rounds == 1 and (budget - (time.perf_counter() - started) <= 0
+                                or max_looks == 1)
         for track, outcome in zip(running, outcomes, strict=True):
-            track.absorb(outcome, Look(plan[track]), workers.n_workers)
+            track.absorb(outcome, Look(plan[track], only=only), workers.n_workers)
         took = time.perf_counter() - round_started
         left = budget - (time.perf_counter() - started)
-        plan = _next_looks(tracks, left, max_looks)
+        plan = {} if only else _next_looks(tracks, left, max_looks)
         decided = sum(len(t.decided) for t in tracks)
         total = sum(len(t.order) for t in tracks)
         print(f"round {rounds}: {decided} of {total} checks decided; {took:.1f} s, "
