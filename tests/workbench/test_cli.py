@@ -7,6 +7,7 @@ import pytest
 import xarray as xr
 
 from bounds import registry
+from bounds.verdict import INCONCLUSIVE
 from workbench import experiments
 from workbench.cli.main import main
 from workbench.store.netcdf import read_netcdf
@@ -382,6 +383,9 @@ def test_until_decided_prints_its_rounds_and_what_stays_undecided(tmp_path, caps
     verdicts = json.loads(captured.out)
     looks = {v["check"]: v["evidence"]["sequential"]["look"] for v in verdicts}
     assert max(looks.values()) > 1 and looks["oracle/theta/mean/staleness=1"] == 1
+    # --json carries why each undecided check stayed so (the table is not printed)
+    assert all(("why_undecided" in v["evidence"]["sequential"]) == (v["verdict"] == INCONCLUSIVE)
+               for v in verdicts)
     late = next(v for v in verdicts if v["evidence"]["sequential"]["look"] > 1)
     assert late["evidence"]["sequential"]["replicates"]["n_replicates"] > 100
     last = max(v["evidence"]["sequential"]["replicates"]["n_replicates"] for v in verdicts)

@@ -174,6 +174,10 @@ def test_the_budget_stops_the_looks_and_the_reasons_say_what_would_decide(tmp_pa
     assert verdict.verdict == INCONCLUSIVE and outcome.config["n_replicates"] == 10
     assert why.startswith("the budget ran out at look 1 (n_replicates = 10): about ")
     assert why.endswith("the difference sits near the margin")  # 10 replicates: factor > 100
+    # the verdict keeps it (so --json carries it); a decided one has none
+    assert outcome.verdicts[1] == verdict
+    assert verdict.evidence["sequential"]["why_undecided"] == why
+    assert "why_undecided" not in outcome.verdicts[0].evidence["sequential"]
 
 
 def test_a_first_pass_that_spent_the_budget_is_judged_as_the_only_look_at_fixed_r_rates(

@@ -360,14 +360,28 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
               f"{max(left, 0):.0f} s of the budget left"
               + (f"; next: {', '.join(_next_look(t, k) for t, k in plan.items())}"
                  if plan else "; done"), file=log, flush=True)
-    undecided = [(t.experiment.name, v, why_undecided(v, t))
-                 for t in tracks for v in t.verdicts() if v.verdict == INCONCLUSIVE]
+    undecided = [row for t in tracks for row in _explained(t)]
     results = [t.result() for t in tracks]
     for result in results if figures else ():
         if not result.error:
             result.paths += figures_once(result.experiment.name, result.dataset, Path(out),
                                          result.experiment.figures)
     return results, undecided
+
+
+def _explained(track: Track) -> list[tuple[str, Verdict, str]]:
+    """``track``'s undecided checks, each with why (:func:`why_undecided`), which its
+    evidence keeps too (``sequential.why_undecided``, so that ``--json`` carries it)."""
+    rows = []
+    for verdict in track.verdicts():
+        if verdict.verdict != INCONCLUSIVE:
+            continue
+        why = why_undecided(verdict, track)
+        verdict = track.undecided[verdict.check] = replace(verdict, evidence={
+            **verdict.evidence,
+            "sequential": {**verdict.evidence.get("sequential", {}), "why_undecided": why}})
+        rows.append((track.experiment.name, verdict, why))
+    return rows
 
 
 def _next_look(track: Track, look: int) -> str:
