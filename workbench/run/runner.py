@@ -64,6 +64,7 @@ from workbench.store.result_store import (
     canonical_json,
     is_replicate_count,
     point_identity,
+    positive_counts,
     store_key,
 )
 
@@ -206,8 +207,8 @@ def lasting_blocks(experiment: Experiment, config: dict, point: dict,
     and would credit the next look with seconds it does not save
     (:mod:`workbench.run.until_decided`)."""
     def doubled(values: dict) -> dict:
-        return {key: 2 * value if is_replicate_count(key) and isinstance(value, int)
-                and not isinstance(value, bool) else value for key, value in values.items()}
+        counts = positive_counts(values, is_replicate_count)
+        return {key: 2 * value if key in counts else value for key, value in values.items()}
 
     larger = set(experiment.kept_blocks(doubled(config), doubled(point)) or ())
     return frozenset(b for b, rows in enumerate(ranges) if rows in larger)

@@ -73,7 +73,6 @@ import math
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -86,7 +85,7 @@ from workbench.run.experiment import Experiment
 from workbench.run.main_job import Outcome, run_all
 from workbench.run.plan import size_plan
 from workbench.store.figure_cache import figures_once
-from workbench.store.result_store import is_replicate_count
+from workbench.store.result_store import is_replicate_count, positive_counts
 
 #: a look's critical values are stricter than the last one's: aim this much further
 STRICTER = 1.5
@@ -98,20 +97,14 @@ MOST_LOOKS_AHEAD = 3
 def replicate_keys(config: dict) -> tuple[str, ...]:
     """The configuration's replicate parameters: ``n_replicates`` and every ``*_replicates``
     (:func:`~workbench.store.result_store.is_replicate_count`) holding a positive integer."""
-    return _counts(config, is_replicate_count)
+    return positive_counts(config, is_replicate_count)
 
 
 def reference_keys(config: dict) -> tuple[str, ...]:
     """The configuration's reference sizes: ``reference_draws`` and every
     ``*_reference_draws`` (a part's) holding a positive integer."""
-    return _counts(config, lambda key: key == "reference_draws"
-                   or key.endswith("_reference_draws"))
-
-
-def _counts(config: dict, named: Callable[[str], bool]) -> tuple[str, ...]:
-    return tuple(key for key, value in config.items()
-                 if named(key) and isinstance(value, int) and not isinstance(value, bool)
-                 and value > 0)
+    return positive_counts(config, lambda key: key == "reference_draws"
+                           or key.endswith("_reference_draws"))
 
 
 @dataclass(eq=False)

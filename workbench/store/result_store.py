@@ -67,6 +67,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -133,6 +134,14 @@ def is_replicate_count(key: str) -> bool:
     """Whether a configuration key counts replicates: ``n_replicates``, or a part's
     ``*_replicates``."""
     return key == "n_replicates" or key.endswith("_replicates")
+
+
+def positive_counts(values: dict, named: Callable[[str], bool]) -> tuple[str, ...]:
+    """The keys of ``values`` that ``named`` accepts (:func:`is_replicate_count`, say) and
+    that hold a positive integer."""
+    return tuple(key for key, value in values.items()
+                 if named(key) and isinstance(value, int) and not isinstance(value, bool)
+                 and value > 0)
 
 
 def block_identity(experiment, config: dict, point: dict, seed: int,
