@@ -171,8 +171,8 @@ def describe(decision: Decision, scale: str, n_replicates: int | None = None) ->
         more = f"; about {needed:.0f} replicates (now {n_replicates}) would decide it"
     if not math.isfinite(decision.detectable):
         if math.isfinite(decision.replicate_factor) and n_replicates is not None:
-            return (f"Cannot be decided yet (no finite difference); about {needed:.0f} "
-                    f"replicates (now {n_replicates}) would tell more.")
+            return (f"Cannot be decided yet (no finite difference or Monte Carlo error); "
+                    f"about {needed:.0f} replicates (now {n_replicates}) would tell more.")
         return "Cannot be decided: no finite difference or Monte Carlo error."
     return (f"Cannot tell whether {bound}: {interval}; the smallest difference this run can "
             f"show as a violation is {decision.detectable:.3g}{more}.")

@@ -109,12 +109,19 @@ def _not_positive(x, samples, values, statistic: str, z: float, rng: np.random.G
             "describes it there, so no slope is fitted, whatever the replicates")
         return (f"the {statistic} is not positive everywhere ({where}); "
                 f"{evidence['cannot_decide']}", math.inf)
-    unsure = np.flatnonzero(values - z * errors <= 0)
-    factor = max(((z * errors[i] / abs(values[i])) ** 2 if values[i] != 0 else math.inf)
-                 for i in unsure)
+    factor = _sign_factor(values, errors, z)
     return (f"the {statistic} is not positive everywhere ({where}), its sign not shown; about "
             f"{factor:.3g} times the replicates would show the sign of every value not shown "
-            "positive", float(factor))
+            "positive", factor)
+
+
+def _sign_factor(values: np.ndarray, errors: np.ndarray, z: float) -> float:
+    """The replicate factor that would show the sign of every value not shown positive at
+    ``z`` (its lower end at or below 0): the largest (z·error/|value|)² among them (infinite
+    for a value of exactly 0; 1 where every value is shown positive)."""
+    unsure = np.flatnonzero(values - z * errors <= 0)
+    return float(max(((z * errors[i] / abs(values[i])) ** 2 if values[i] != 0 else math.inf)
+                     for i in unsure)) if unsure.size else 1.0
 
 
 def loglog_slope(x, y, y_errors, log_covariance=None) -> tuple[float, float, float]:
@@ -207,5 +214,10 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     })
     decision = decide(slope - expected_exponent, error, width, z, z_holds=z_holds,
                       one_sided=True)
+    if undefined:  # the slope's error waits on the sign of the values its resamples cross
+        factor = _sign_factor(values, statistic_errors, z)
+        decision = replace(decision, replicate_factor=factor)
+        detail = (f"{detail[:-1]}; about {factor:.3g} times the replicates would show the sign "
+                  "of every value not shown positive)")
     return verdict_from(check, "rate", decision, slope, expected_exponent, z, "slope",
                         n_replicates=int(samples.shape[1]), detail=detail, evidence=evidence)

@@ -209,6 +209,28 @@ def test_a_rate_of_a_quantity_whose_sign_is_not_shown_asks_for_the_replicates_to
     assert "not positive" not in fitted.detail and math.isfinite(fitted.observed)
 
 
+def test_a_rate_whose_resamples_cross_zero_asks_for_the_replicates_that_show_the_sign():
+    """+0.01 ± 0.1 at x = 1: the value is positive, so a slope is fitted, but about half its
+    resamples are not, so the slope's error is undefined; the check asks for the replicates
+    that would show that value's sign, (z·0.1/0.01)² times (about 950 at z = 3.09), instead of
+    calling itself undecidable. Negative control: at 0.5 ± 0.1 no resample crosses 0 and the
+    slope's own error decides."""
+    x = [1, 2, 4, 8]
+    noise = _excess(np.random.default_rng(5), [0.0, 0.0, 0.0, 0.0], 100)
+    noise -= noise.mean(axis=1, keepdims=True)
+    near = noise + np.array([0.01, 4.0, 16.0, 64.0])[:, None]
+    verdict = rate_check("excess", x, near, 2.0, Z_ONE, np.random.default_rng(0))
+    assert verdict.verdict == INCONCLUSIVE and math.isfinite(verdict.observed)
+    expected = (Z_ONE * verdict.evidence["value_errors"][0] / 0.01) ** 2
+    assert verdict.replicate_factor == pytest.approx(expected) and verdict.replicate_factor > 100
+    assert "resamples give a statistic <= 0" in verdict.detail
+    assert "times the replicates would show the sign of every value not shown positive)" \
+        in verdict.detail
+    far = noise + np.array([0.5, 4.0, 16.0, 64.0])[:, None]
+    fitted = rate_check("excess", x, far, 2.0, Z_ONE, np.random.default_rng(0))
+    assert "resamples give" not in fitted.detail and math.isfinite(fitted.mc_error)
+
+
 def _paired_curves(speeds, replicates=200, seed=6):
     """Per-replicate estimates of curves (worker, checkpoint, replicate) whose variance over
     replicates is 1/(L·speed) at L iterations per worker, every curve and checkpoint from the

@@ -428,3 +428,28 @@ def test_estimators_and_the_reference_run_apart_finish_into_the_whole_point(text
     xr.testing.assert_identical(split_point(experiment, config, point, 7, groups), whole)
     with pytest.raises(AssertionError):
         xr.testing.assert_identical(split_point(experiment, config, point, 8, groups), whole)
+
+
+def test_table_1_s_layout_leaves_diverged_chains_out_and_is_nan_where_all_diverged():
+    """The average log-likelihood over the chains that stayed finite, its sd over them (as
+    numpy's nan-aware mean and sd), and NaN without a warning where every chain diverged (FSGLD
+    at the paper's step) or, for the sd, where one is left."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    estimate = rng.normal(size=(3, 2, 4, 10))  # (estimator, function, checkpoint, chain)
+    estimate[0, 0, -1, 3] = np.nan
+    estimate[1] = np.nan
+    estimate[2, :, -1, 1:] = np.nan
+    names = [federated_model_point.TRAIN_LOG_LOSS, "log_loss"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = federated_model_point._average_log_likelihood(estimate, names)
+    mean, sd = table["average_log_likelihood"][1], table["average_log_likelihood_sd"][1]
+    values = -estimate[0, :, -1, :]
+    np.testing.assert_allclose(mean[0], np.nanmean(values, axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(sd[0], np.nanstd(values, axis=-1, ddof=1), rtol=1e-12)
+    assert np.isnan(mean[1]).all() and np.isnan(sd[1]).all()
+    assert np.isfinite(mean[2]).all() and np.isnan(sd[2]).all()
+    lower, upper = (table[f"average_log_likelihood_{end}"][1][0] for end in ("lower", "upper"))
+    np.testing.assert_allclose((upper - lower) / 2, 1.96 * sd[0] / np.sqrt([9, 10]), rtol=1e-12)

@@ -6,6 +6,8 @@ reaches the target; determinism; refusals naming the key and line."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -111,11 +113,15 @@ def _curves(sooner: np.ndarray, later: np.ndarray, target: float = 10.0) -> xr.D
                               "replicate": np.arange(sooner.size)})
 
 
-def _time_verdict(dataset: xr.Dataset) -> str:
+def _time_judged(dataset: xr.Dataset):
     ctx = Context("made-up", {"false_failure_rate": 0.01}, (), {}, 0)
     options = {"order": ["fast", "slow"], "target": "slow", "time_margin": 0.0, "where": {}}
     (verdict,) = topic_judgements.time_checks(dataset, ctx, options)
-    return verdict.verdict
+    return verdict
+
+
+def _time_verdict(dataset: xr.Dataset) -> str:
+    return _time_judged(dataset).verdict
 
 
 def test_time_to_perplexity_holds_on_its_claim_and_is_violated_on_its_negation():
@@ -125,7 +131,11 @@ def test_time_to_perplexity_holds_on_its_claim_and_is_violated_on_its_negation()
     assert _time_verdict(_curves(later, sooner)) == VIOLATED
     # the claimed-sooner sampler never reaching the target cannot hold
     never = np.array([None, 2, 1, 2, 1, 1, 2, 1], dtype=object)
-    assert _time_verdict(_curves(never, later)) == INCONCLUSIVE
+    censored = _time_judged(_curves(never, later))
+    assert censored.verdict == INCONCLUSIVE and censored.replicate_factor == math.inf
+    assert censored.evidence["cannot_decide"].startswith(
+        "fast did not reach the target by the horizon 10 in every replicate")
+    assert "cannot_decide" not in _time_judged(_curves(sooner, later)).evidence
 
 
 def test_times_to_target_are_first_crossings_or_infinite():

@@ -224,8 +224,10 @@ def test_a_look_is_predicted_less_the_kept_blocks_it_reads(tmp_path):
     outcome = _run(tmp_path, config)
     track = Track(coin, {}, config, False)
     track.absorb(outcome, Look(1))
-    assert track.reusable == pytest.approx(outcome.sweep.kept_seconds) and track.reusable > 0
-    assert track.predicted(3) == pytest.approx(4 * track.seconds - track.reusable)
+    cost = track.cost
+    assert cost.kept == pytest.approx(outcome.sweep.kept_seconds) and cost.kept > 0
+    assert track.n_workers == 1 and cost.longest > 0
+    assert track.predicted(3) == pytest.approx(4 * cost.work - cost.kept + 4 * cost.serial)
 
 
 def test_blocks_computed_faster_than_keeping_them_costs_are_not_kept(tmp_path, monkeypatch):

@@ -290,15 +290,67 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
         "of about 20 s, more than the 12 s left")
 
 
+def test_a_round_shares_its_looks_compute_among_the_workers_bounded_by_the_longest_task():
+    """Looks computing 10 s and 6 s (longest tasks 4 s and 1 s), each writing and judged for
+    1 s: on two processes 8 s of shared compute + half the longest task (Graham's bound: the
+    last task may start when the other worker has just finished) + 2 s here = 12 s, where
+    the two looks alone would take 8 s and 4.5 s; on one process 18 s. Scaled to a look 4 times
+    as large that computes again half of it, less 2 s of kept blocks: 19 s of compute."""
+    from workbench.run.until_decided import LookCost, round_seconds
+
+    first, second = LookCost(10.0, 10.0, 0.0, 4.0, 1.0), LookCost(6.0, 6.0, 0.0, 1.0, 1.0)
+    assert round_seconds([first, second], 2) == 12.0
+    assert round_seconds([first], 2) + round_seconds([second], 2) == 12.5
+    assert round_seconds([first, second], 1) == 18.0
+    assert round_seconds([], 2) == 0.0
+    later = replace(first, kept=2.0).at(4, 0.5)
+    assert (later.computed, later.longest, later.serial) == (19.0, 16.0, 4.0)
+
+
+def test_the_next_round_is_planned_as_the_looks_run_together_not_one_after_the_other():
+    """Two experiments whose looks computed 10 s each on two processes, in tasks of at most
+    4 s: each next look (twice the replicates) alone is 10 s + half its 8 s longest task =
+    14 s, but together they share the workers and one longest task: 20 s + 4 s = 24 s, which
+    fit in 25 s where the sum of the looks alone (28 s) would not; in 20 s one waits."""
+    from workbench.run.until_decided import LookCost, _next_looks
+
+    first, second = _wanting(10.0, 1.0), _wanting(10.0, 1.0)
+    for track in (first, second):
+        track.n_workers, track.cost = 2, LookCost(10.0, 10.0, 0.0, 4.0, 0.0)
+    assert first.predicted(2) == 14.0
+    assert _next_looks([first, second], 25.0, None) == {first: 2, second: 2}
+    assert len(_next_looks([first, second], 20.0, None)) == 1
+
+
+def test_what_a_round_s_costs_do_not_explain_is_charged_to_its_looks_and_scales_with_them():
+    """A round explained at 6 s (looks of 8 s and 4 s of compute on two processes) took 9 s:
+    the 3 s its costs do not explain (reading the store, combining, an idle worker) go to the
+    looks' serial seconds in proportion to their 4 s and 2 s alone, so a next look of twice
+    the replicates is predicted at 2 × (4 + 2) = 12 s for the first. A round that took less
+    than explained charges nothing (negative control)."""
+    from workbench.run.until_decided import LookCost, _charge_unexplained
+
+    first, second = _wanting(8.0, 1.0), _wanting(4.0, 1.0)
+    for track in (first, second):
+        track.n_workers = 2
+    _charge_unexplained([first, second], 9.0, 2)
+    assert first.cost.serial == pytest.approx(2.0) and second.cost.serial == pytest.approx(1.0)
+    assert first.predicted(2) == pytest.approx(12.0)
+    first.cost = LookCost(8.0, 8.0)
+    _charge_unexplained([first], 3.0, 2)
+    assert first.cost.serial == 0.0
+
+
 def _wanting(seconds: float, factor: float, checks: int = 1):
     """A track at look 1 whose ``checks`` undecided checks each ask for ``factor`` times its
-    replicates, its look having taken ``seconds``."""
+    replicates, its look having computed for ``seconds`` in one process."""
     from dataclasses import replace as replaced
 
     from workbench.run.main_job import Outcome
-    from workbench.run.until_decided import Track
+    from workbench.run.until_decided import LookCost, Track
 
-    track = Track(Coin(), {}, Coin().configure(), False, look=1, seconds=seconds)
+    track = Track(Coin(), {}, Coin().configure(), False, look=1,
+                  cost=LookCost(work=seconds, computed=seconds))
     track.outcome = Outcome(Coin(), Coin().configure(), 7)
     undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
     names = ["mean", *(f"mean{k}" for k in range(1, checks))]
@@ -416,7 +468,8 @@ def test_a_look_read_from_the_store_is_predicted_at_the_compute_time_the_store_r
     assert again.sweep.computed == [] and again.sweep.stored_seconds >= 0.5
     track = Track(Slow(), {}, Slow().configure(), False)
     track.absorb(again, Look(1))
-    assert track.undecided and track.seconds >= again.sweep.stored_seconds
+    assert track.undecided and track.cost.work >= again.sweep.stored_seconds >= 0.5
+    assert track.cost.computed < 0.5  # what the rerun computed: nothing, or almost
     assert _next_looks([track], 3.0, None)[track] < 4
 
 
@@ -497,7 +550,8 @@ def test_a_look_grows_only_the_parts_whose_checks_are_undecided(tmp_path):
     slow_seconds, coin_seconds = first.sweep.point_seconds
     assert slow_seconds >= 0.4 and track.growing == pytest.approx(
         coin_seconds / (slow_seconds + coin_seconds))
-    assert track.predicted(2) == pytest.approx(track.growing * 2 * track.seconds)
+    assert track.predicted(2) == pytest.approx(track.growing * 2 * track.cost.work
+                                               + 2 * track.cost.serial)
     assert track.config_at(3)["slow_n_replicates"] == 10
     assert track.config_at(3)["coin_n_replicates"] == 40
     # a check that more replicates cannot decide does not grow its part

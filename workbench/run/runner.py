@@ -105,6 +105,9 @@ class SweepResult:
     #: each point's compute seconds (one process), in the order of the experiment's points:
     #: measured where computed, as the store recorded them where loaded (nan: not known)
     point_seconds: list[float] = field(default_factory=list)
+    #: the compute seconds (one process) of the longest task computed: no worker can finish a
+    #: round sooner than that task takes (the sequential checks' round prediction)
+    longest_task: float = 0.0
 
     def describe(self) -> str:
         parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
@@ -494,6 +497,7 @@ class _Sweep:
         batch.raise_failures()
         submitted = batch.submitted
         self.report.tasks += len(submitted)
+        self.report.longest_task = max(self.report.longest_task, batch.longest)
         block_tasks = Counter(t.point for t in submitted if t.blocks)
         self.report.split += [self.points[i] for i in sorted(block_tasks)
                               if block_tasks[i] > 1]

@@ -279,6 +279,7 @@ class TaskBatch:
         self.partial: dict[int, dict[int, xr.Dataset]] = {
             i: dict(self.kept[i].found) if i in self.kept else {} for i in todo}
         self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
+        self.longest = 0.0  # the compute seconds of the longest task back so far
         self.finished: dict[int, Any] = {}
         self.running = 0
         self.error: BaseException | None = None
@@ -364,6 +365,7 @@ class TaskBatch:
         if task.point in self.lost:
             return False
         self.seconds[task.point] += elapsed
+        self.longest = max(self.longest, elapsed)
         if task.blocks is None or task.blocks == FINISH:
             self.finished[task.point] = value
             return True

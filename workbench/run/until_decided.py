@@ -34,12 +34,22 @@ the budget count: a look towards checks that no look within the budget could dec
 it for nothing, so an experiment with none left stops, and the final table gives the predicted
 time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
 its number, whatever looks were taken before, so skipping looks only leaves their shares
-unspent (:mod:`bounds.sequential`). The predicted time of a look is the experiment's last look
-(its sweep and its judging, which runs in this process one experiment after the other)
-scaled by its replicates, where the last look's points and kept blocks read from the store
-count at the compute time the store recorded for them, shared among the workers (reading them
-takes a second, computing the next look's would not), less the compute time of the last look's
-kept blocks, which the next look reads; the budget counts the whole command, look 1 included.
+unspent (:mod:`bounds.sequential`).
+
+The predicted time of a round is that of its looks run together (:func:`round_seconds`), as
+the sweeps of one round overlap on the workers: each look's compute seconds (one process, as
+its tasks measured them) are its experiment's last look's scaled by the replicates, where the
+points and kept blocks that look read from the store count at the compute seconds the store
+recorded for them (reading them took a moment; the next look must compute them), less the
+compute seconds of its kept blocks, which the next look reads, for the share of them in the
+points the look computes again (:attr:`Track.growing`); the round's compute is shared among
+the workers, plus (1 − 1/n) of the longest task (scaled too), Graham's bound on a schedule
+that leaves no worker idle while a task waits, plus the seconds spent in this process (writing
+each combined file and judging it, scaled too). What a round's costs do not explain of its
+time (reading the store, combining, a worker left idle) is charged to its looks' seconds in
+this process, so it scales with them (:func:`_charge_unexplained`). The predicted time of one
+experiment's look is that of a round running it alone; the budget counts the whole command,
+look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
@@ -107,6 +117,77 @@ def reference_keys(config: dict) -> tuple[str, ...]:
                            or key.endswith("_reference_draws"))
 
 
+@dataclass(frozen=True)
+class LookCost:
+    """What an experiment's look cost, in the terms that predict a later one (module
+    docstring): compute seconds are those of one process, as the tasks measure them."""
+
+    #: the compute seconds of every point and kept block the look computed or read (as the
+    #: store recorded them): what computing all of it would take
+    work: float = 0.0
+    #: the compute seconds of what the look computed (the rest it read from the store)
+    computed: float = 0.0
+    #: the compute seconds of its kept blocks, which a later look reads instead of computing
+    kept: float = 0.0
+    #: the compute seconds of the longest task it computed
+    longest: float = 0.0
+    #: the seconds it spent in this process: writing its combined file and judging it
+    serial: float = 0.0
+
+    @classmethod
+    def of(cls, outcome: Outcome, n_workers: int) -> LookCost:
+        """``outcome``'s cost; where a point's compute seconds are not known (a store that did
+        not record them), the sweep's wall time on ``n_workers`` stands for what it computed,
+        and no task is known to be longest."""
+        sweep = outcome.sweep
+        if sweep is None:
+            return cls(serial=outcome.seconds)
+        serial = max(outcome.seconds - sweep.seconds, 0.0)
+        seconds = sweep.point_seconds
+        if seconds and all(math.isfinite(s) for s in seconds):
+            return cls(sum(seconds) + sweep.reused_seconds,
+                       max(sum(seconds) - sweep.stored_seconds, 0.0), sweep.kept_seconds,
+                       sweep.longest_task, serial)
+        computed = sweep.seconds * n_workers
+        return cls(computed + sweep.stored_seconds + sweep.reused_seconds, computed,
+                   sweep.kept_seconds, 0.0, serial)
+
+    def at(self, multiple: float, growing: float) -> LookCost:
+        """A look with ``multiple`` times these replicates that computes again the share
+        ``growing`` of this look's compute seconds (the points whose identity it changes), less
+        the kept blocks it reads; every task, and the writing and judging, ``multiple`` times
+        as long."""
+        computed = growing * max(self.work * multiple - self.kept, 0.0)
+        return LookCost(self.work * multiple, computed, 0.0, self.longest * multiple,
+                        self.serial * multiple)
+
+
+def round_seconds(costs: list[LookCost], n_workers: int) -> float:
+    """The time of a round that runs looks of these ``costs`` together on ``n_workers``
+    processes: their compute shared among the workers, plus (1 − 1/n) of the longest task,
+    Graham's bound on any schedule that leaves no worker idle while a task waits
+    (R. L. Graham, *Bounds on multiprocessing timing anomalies*, SIAM J. Appl. Math. 17, 1969),
+    plus the seconds spent in this process."""
+    workers = max(n_workers, 1)
+    compute = sum(cost.computed for cost in costs) / workers
+    longest = max((cost.longest for cost in costs), default=0.0) * (1 - 1 / workers)
+    return compute + longest + sum(cost.serial for cost in costs)
+
+
+def _charge_unexplained(tracks: list[Track], took: float, n_workers: int) -> None:
+    """Charge the part of a round's ``took`` seconds that its looks' costs do not explain
+    (:func:`round_seconds`: reading the store, combining points, a worker left idle) to the
+    serial seconds of its looks, in proportion to what each explains alone: it then scales
+    with their replicates, as reading and combining do."""
+    alone = [round_seconds([track.cost], n_workers) for track in tracks]
+    unexplained = took - round_seconds([track.cost for track in tracks], n_workers)
+    if unexplained <= 0 or sum(alone) <= 0:
+        return
+    for track, seconds in zip(tracks, alone, strict=True):
+        track.cost = replace(track.cost, serial=track.cost.serial
+                             + unexplained * seconds / sum(alone))
+
+
 @dataclass(eq=False)
 class Track:
     """One experiment's sequential run: its verdicts so far, and why it stopped."""
@@ -121,12 +202,12 @@ class Track:
     history: dict[str, list[dict]] = field(default_factory=dict)
     outcome: Outcome | None = None
     look: int = 0
-    seconds: float = 0.0
+    cost: LookCost = field(default_factory=LookCost)  # the last look's, which predicts a later
+    n_workers: int = 1  # the processes the looks' tasks run on
     total_seconds: float = 0.0
     stopped: str = ""
     waiting: str = ""  # why the last round left out its next look (it may run in a later one)
     ceiling: int | None = None
-    reusable: float = 0.0  # seconds of the last look's kept blocks, which a later look reads
     #: the share of the last look's compute seconds in the points a later look computes again
     #: (the others, read by no check that more replicates could decide, come from the store)
     growing: float = 1.0
@@ -196,11 +277,9 @@ class Track:
             self.stopped = (f"look {look.number} failed: "
                             f"{outcome.error.strip().splitlines()[-1]}")
             return
-        sweep, workers = outcome.sweep, max(n_workers, 1)
-        stored = sweep.stored_seconds + sweep.reused_seconds if sweep is not None else 0.0
         self.outcome, self.look = outcome, look.number
-        self.seconds = outcome.seconds + stored / workers
-        self.reusable = sweep.kept_seconds / workers if sweep is not None else 0.0
+        self.n_workers = max(n_workers, 1)
+        self.cost = LookCost.of(outcome, self.n_workers)
         if outcome.error:
             return
         judging = time.perf_counter()
@@ -215,7 +294,7 @@ class Track:
             return
         finally:  # judged here, one experiment after the other: part of the look's time
             judging = time.perf_counter() - judging
-            self.seconds += judging
+            self.cost = replace(self.cost, serial=self.cost.serial + judging)
             self.total_seconds += judging
         self.undecided = {}
         for verdict in verdicts:
@@ -269,11 +348,13 @@ class Track:
         looks_on = max(math.ceil(math.log(max(factor, 1.0), GROWTH) - 1e-9), 1)
         return self.predicted(self.look + looks_on)
 
+    def later(self, look: int) -> LookCost:
+        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`)."""
+        return self.cost.at(GROWTH ** (look - self.look), self.growing)
+
     def predicted(self, look: int) -> float:
-        """The predicted time of a later look ``look``: this look's, scaled by the replicates,
-        less what its kept blocks would save (:attr:`reusable`), for the share of it in the
-        points the look computes again (:attr:`growing`)."""
-        return self.growing * (self.seconds * GROWTH ** (look - self.look) - self.reusable)
+        """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""
+        return round_seconds([self.later(look)], self.n_workers)
 
     def fits(self, factor: float) -> bool:
         """Whether the look that ``factor`` asks for is predicted to fit in
@@ -345,14 +426,16 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         for track, outcome in zip(running, outcomes, strict=True):
             track.absorb(outcome, Look(plan[track], only=only), workers.n_workers)
         took = time.perf_counter() - round_started
+        _charge_unexplained([t for t in running if t.look == plan[t]], took, workers.n_workers)
         left = budget - (time.perf_counter() - started)
         plan = {} if only else _next_looks(tracks, left, max_looks)
         decided = sum(len(t.decided) for t in tracks)
         total = sum(len(t.order) for t in tracks)
         print(f"round {rounds}: {decided} of {total} checks decided; {took:.1f} s, "
               f"{max(left, 0):.0f} s of the budget left"
-              + (f"; next: {', '.join(_next_look(t, k) for t, k in plan.items())}"
-                 if plan else "; done"), file=log, flush=True)
+              + (f"; next: {', '.join(_next_look(t, k) for t, k in plan.items())}; "
+                 f"about {_round_predicted(plan):.0f} s together" if plan else "; done"),
+              file=log, flush=True)
     undecided = [row for t in tracks for row in _explained(t)]
     results = [t.result() for t in tracks]
     for result in results if figures else ():
@@ -387,6 +470,12 @@ def _next_look(track: Track, look: int) -> str:
             f"{track.predicted(look):.0f} s)")
 
 
+def _round_predicted(plan: dict[Track, int]) -> float:
+    """The predicted time of a round that runs these looks together (:func:`round_seconds`)."""
+    some = next(iter(plan))
+    return round_seconds([t.later(k) for t, k in plan.items()], some.n_workers)
+
+
 def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
     """The next look of every experiment that wants more (module docstring): at most
     :data:`MOST_LOOKS_AHEAD` looks on, and fewer until their predicted times fit together in
@@ -404,7 +493,7 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict
         aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
         if aim > track.look:
             plan[track] = aim
-    while plan and sum(t.predicted(k) for t, k in plan.items()) > left:
+    while plan and _round_predicted(plan) > left:
         track = min(plan, key=lambda t: (t.promised(plan[t]) / max(t.predicted(plan[t]), 1e-9),
                                          -t.predicted(plan[t])))
         if plan[track] > track.look + 1:

@@ -333,12 +333,18 @@ def _average_log_likelihood(estimate: np.ndarray, names: list[str]) -> dict:
     """Seed 002 Table 1's layout: the average log-likelihood, −E φ̂_L of the log-loss at the
     last sample count, on the learning (``train``) and held-out (``test``) data, per estimator:
     its mean over the chains with a 95 % interval of that mean (``_lower``, ``_upper``) and its
-    standard deviation over the chains (``_sd``, the paper's ±)."""
+    standard deviation over the chains (``_sd``, the paper's ±). Chains that diverged are left
+    out; where every chain diverged (FSGLD at the paper's step) the mean is NaN, and the
+    standard deviation where fewer than two are left."""
     rows = [names.index(name) for name in (TRAIN_LOG_LOSS, "log_loss")]
     values = -estimate[:, rows, -1, :]  # (estimator, split, chain)
-    mean = np.nanmean(values, axis=-1)
-    sd = np.nanstd(values, axis=-1, ddof=1)
-    half = 1.96 * sd / np.sqrt(np.isfinite(values).sum(axis=-1))
+    finite = np.isfinite(values)
+    count = finite.sum(axis=-1)
+    kept = np.where(finite, values, 0.0)
+    mean = np.where(count > 0, kept.sum(axis=-1) / np.maximum(count, 1), np.nan)
+    squares = (np.where(finite, values - mean[..., None], 0.0) ** 2).sum(axis=-1)
+    sd = np.where(count > 1, np.sqrt(squares / np.maximum(count - 1, 1)), np.nan)
+    half = 1.96 * sd / np.sqrt(np.maximum(count, 1))
     dims = ("estimator", "split")
     return {"average_log_likelihood": (dims, mean), "average_log_likelihood_sd": (dims, sd),
             "average_log_likelihood_lower": (dims, mean - half),

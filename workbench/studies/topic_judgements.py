@@ -127,13 +127,18 @@ def time_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
             gain = float(logs.mean())
             error = float(logs.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
             decision = decide(-gain, error, options["time_margin"], z, one_sided=True)
-            censored = ""
-            if decision.verdict == HOLDS and not np.isfinite(sooner).all():
+            censored, evidence = "", {}
+            short = (first if decision.verdict == HOLDS and not np.isfinite(sooner).all() else
+                     second if decision.verdict == VIOLATED and not np.isfinite(later).all()
+                     else None)
+            if short is not None:
                 decision = decide(math.nan, math.nan, options["time_margin"], z, one_sided=True)
-                censored = f" {first} did not reach the target in every replicate."
-            elif decision.verdict == VIOLATED and not np.isfinite(later).all():
-                decision = decide(math.nan, math.nan, options["time_margin"], z, one_sided=True)
-                censored = f" {second} did not reach the target in every replicate."
+                censored = f" {short} did not reach the target in every replicate."
+                evidence["cannot_decide"] = (
+                    f"{short} did not reach the target by the horizon {horizon:.4g} in every "
+                    f"replicate, so its time is only bounded below (censored), which the "
+                    f"test of the mean log ratio cannot use: more replicates do not remove the "
+                    f"censoring, a longer horizon does")
             verdicts.append(verdict_from(
                 _name("time-to-perplexity", f"{first}-before-{second}", point, options),
                 "time-to-perplexity", decision, gain, 0.0, z, "log-ratio", n_replicates=n,
@@ -144,5 +149,5 @@ def time_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdic
                           f"0.{censored} {cost_line(at)}"),
                 evidence={"point": point, "target": target,
                           "times": {k: v if math.isfinite(v) else None
-                                    for k, v in table.items()}}))
+                                    for k, v in table.items()}, **evidence}))
     return verdicts
