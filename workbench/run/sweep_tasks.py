@@ -46,6 +46,7 @@ from simulators.exceptions import PicklesWithArguments
 from workbench.core.interrupts import wait_deferring_interrupt
 from workbench.core.memory_budget import replay_memory_budget
 from workbench.run import progress
+from workbench.run.compile_time import compiling
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment, point_key
 from workbench.run.pool import one_blas_thread
@@ -184,14 +185,15 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
     ``keep_min_seconds`` (its share of the blocks' time), and
     with ``found`` (the raw results of the point's other blocks, by first block) the point is
     finished here too: ``(runs, finished point)``. The seconds returned are the
-    computation's, encoding left out."""
+    computation's, encoding and numba's compiling left out (:mod:`.compile_time`)."""
     start = time.perf_counter()
-    with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget):
+    with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget), \
+            compiling() as compiled:
         if blocks is None:
             result = experiment.run_point(config, point, seed)
         else:
             result = experiment.run_blocks(config, point, seed, list(blocks))
-        blocks_seconds = time.perf_counter() - start
+        blocks_seconds = time.perf_counter() - start - compiled.seconds
         if kept is not None:
             # each run's replicates by position, as a slice: a selection by an index array
             # would lay the values out otherwise, and sums over them round otherwise
@@ -203,7 +205,7 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
                 raws = {**found, **pieces}
                 finished = experiment.finish_point(config, point, seed, experiment.merge_blocks(
                     config, point, [raws[b] for b in sorted(raws)]))
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - compiled.seconds
     if blocks is None:
         return _stored_form(result, stored_as), seconds
     if kept is None:
@@ -230,12 +232,13 @@ def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
                  raws: list[xr.Dataset],
                  memory_budget: int | None = None,
                  stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
-    """Merge a split point's blocks and finish it; encoded as :func:`_run_task` says."""
+    """Merge a split point's blocks and finish it; encoded, and its seconds counted, as
+    :func:`_run_task` says."""
     start = time.perf_counter()
-    with one_blas_thread(), replay_memory_budget(memory_budget):
+    with one_blas_thread(), replay_memory_budget(memory_budget), compiling() as compiled:
         raw = experiment.merge_blocks(config, point, raws)
         finished = experiment.finish_point(config, point, seed, raw)
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - compiled.seconds
     return _stored_form(finished, stored_as), seconds
 
 
