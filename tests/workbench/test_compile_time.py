@@ -68,6 +68,23 @@ def test_a_task_s_seconds_leave_its_compiling_out(compile):
         result, seconds = _run_task(experiment, {"compile": compile}, {}, 0, None, None)
         wall = time.perf_counter() - started
     assert float(result["total"]) == 285.0
-    assert seconds >= PAUSE
-    assert seconds == pytest.approx(wall - outer.seconds, abs=0.02)
+    assert seconds.compute >= PAUSE
+    assert seconds.compute == pytest.approx(wall - outer.seconds, abs=0.02)
+    assert seconds.compiling == pytest.approx(outer.seconds, abs=0.02)
     assert (outer.seconds > 0.1) is compile
+
+
+def test_a_look_s_compiling_counts_in_its_round_and_in_no_later_look():
+    """A look that computed 10 s and compiled for 3 s of its round (its tasks' compiling
+    shared among the workers, and its judging's): its round is explained with the 3 s, so
+    they are not charged to it as unexplained; a later look of twice the replicates is
+    predicted without them."""
+    from tests.workbench.test_until_decided import _wanting
+    from workbench.run.until_decided import LookCost, _charge_unexplained, round_seconds
+
+    track = _wanting(10.0, 1.0)
+    track.cost = LookCost(10.0, 10.0, compiling=3.0)
+    assert round_seconds([track.cost], 1) == 13.0
+    _charge_unexplained([track], 13.0, 1)
+    assert track.cost.serial == 0.0
+    assert track.predicted(2) == 20.0

@@ -108,6 +108,8 @@ class SweepResult:
     #: the compute seconds (one process) of the longest task computed: no worker can finish a
     #: round sooner than that task takes (the sequential checks' round prediction)
     longest_task: float = 0.0
+    #: the seconds numba spent compiling in the tasks (left out of their compute seconds)
+    compile_seconds: float = 0.0
 
     def describe(self) -> str:
         parts = [f"{len(self.loaded)} from the store", f"{len(self.computed)} computed"]
@@ -498,6 +500,7 @@ class _Sweep:
         submitted = batch.submitted
         self.report.tasks += len(submitted)
         self.report.longest_task = max(self.report.longest_task, batch.longest)
+        self.report.compile_seconds += batch.compiling
         block_tasks = Counter(t.point for t in submitted if t.blocks)
         self.report.split += [self.points[i] for i in sorted(block_tasks)
                               if block_tasks[i] > 1]

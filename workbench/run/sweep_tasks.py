@@ -37,7 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import ALL_COMPLETED, CancelledError, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -78,6 +78,15 @@ class Task:
     blocks: tuple[int, ...] | None
     cost: float
     finishes: bool = False
+
+
+class TaskSeconds(NamedTuple):
+    """What a task took, in seconds of its process: its computation (encoding and numba's
+    compiling left out), and numba's compiling (:mod:`.compile_time`), which a later task of
+    the process, or a later run on this machine, does not pay again."""
+
+    compute: float
+    compiling: float
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,7 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
               stored_as: tuple[str, dict] | None = None,
               kept: list[tuple[int, range, str | None, dict | None]] | None = None,
               found: dict[int, xr.Dataset] | None = None,
-              keep_min_seconds: float = 0.0) -> tuple[Any, float]:
+              keep_min_seconds: float = 0.0) -> tuple[Any, TaskSeconds]:
     """Run a whole point (``blocks`` None) or some of its replicate blocks; a whole point is
     returned encoded for the store (:func:`_stored_form`) if ``stored_as`` gives its key and
     identity. Blocks that are kept (``kept``: each run of consecutive blocks' first block,
@@ -184,8 +193,7 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
     only if it has a key (its blocks last, :class:`KeptBlocks`) and computing it took at least
     ``keep_min_seconds`` (its share of the blocks' time), and
     with ``found`` (the raw results of the point's other blocks, by first block) the point is
-    finished here too: ``(runs, finished point)``. The seconds returned are the
-    computation's, encoding and numba's compiling left out (:mod:`.compile_time`)."""
+    finished here too: ``(runs, finished point)``. With it come its :class:`TaskSeconds`."""
     start = time.perf_counter()
     with progress.reporting_to(sink), one_blas_thread(), replay_memory_budget(memory_budget), \
             compiling() as compiled:
@@ -205,7 +213,7 @@ def _run_task(experiment: Experiment, config: dict, point: dict, seed: int,
                 raws = {**found, **pieces}
                 finished = experiment.finish_point(config, point, seed, experiment.merge_blocks(
                     config, point, [raws[b] for b in sorted(raws)]))
-    seconds = time.perf_counter() - start - compiled.seconds
+    seconds = TaskSeconds(time.perf_counter() - start - compiled.seconds, compiled.seconds)
     if blocks is None:
         return _stored_form(result, stored_as), seconds
     if kept is None:
@@ -231,14 +239,14 @@ def raw_block(dataset: xr.Dataset) -> xr.Dataset:
 def _finish_task(experiment: Experiment, config: dict, point: dict, seed: int,
                  raws: list[xr.Dataset],
                  memory_budget: int | None = None,
-                 stored_as: tuple[str, dict] | None = None) -> tuple[Any, float]:
+                 stored_as: tuple[str, dict] | None = None) -> tuple[Any, TaskSeconds]:
     """Merge a split point's blocks and finish it; encoded, and its seconds counted, as
     :func:`_run_task` says."""
     start = time.perf_counter()
     with one_blas_thread(), replay_memory_budget(memory_budget), compiling() as compiled:
         raw = experiment.merge_blocks(config, point, raws)
         finished = experiment.finish_point(config, point, seed, raw)
-    seconds = time.perf_counter() - start - compiled.seconds
+    seconds = TaskSeconds(time.perf_counter() - start - compiled.seconds, compiled.seconds)
     return _stored_form(finished, stored_as), seconds
 
 
@@ -283,6 +291,7 @@ class TaskBatch:
             i: dict(self.kept[i].found) if i in self.kept else {} for i in todo}
         self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
         self.longest = 0.0  # the compute seconds of the longest task back so far
+        self.compiling = 0.0  # the seconds numba compiled in the tasks back so far
         self.finished: dict[int, Any] = {}
         self.running = 0
         self.error: BaseException | None = None
@@ -445,6 +454,7 @@ class TaskLoop:
             batch.running -= 1
             try:
                 value, elapsed = future.result()
+                batch.compiling += elapsed.compiling
             except CancelledError:
                 continue
             except BrokenProcessPool:
@@ -453,7 +463,7 @@ class TaskLoop:
             except Exception as failure:  # noqa: BLE001 - raised by raise_failures
                 batch.error = batch.error or failure
                 continue
-            if batch.accept(task, value, elapsed):
+            if batch.accept(task, value, elapsed.compute):
                 finished.append((batch, task.point))
         if broken:
             self._recover(broken)

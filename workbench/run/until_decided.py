@@ -90,6 +90,7 @@ from bounds.equivalence import ON_THE_MARGIN, resolve_z_holds
 from bounds.sequential import GROWTH, Look, at_look
 from bounds.verdict import INCONCLUSIVE, Verdict
 from simulators.validation import InvalidParameter
+from workbench.run.compile_time import compiling
 from workbench.run.executors import Workers
 from workbench.run.experiment import Experiment
 from workbench.run.main_job import Outcome, run_all
@@ -133,6 +134,9 @@ class LookCost:
     longest: float = 0.0
     #: the seconds it spent in this process: writing its combined file and judging it
     serial: float = 0.0
+    #: the round's seconds numba spent compiling for it (its tasks' compiling shared among
+    #: the workers, and its judging's): once a process or a machine, so no later look's
+    compiling: float = 0.0
 
     @classmethod
     def of(cls, outcome: Outcome, n_workers: int) -> LookCost:
@@ -143,11 +147,12 @@ class LookCost:
         if sweep is None:
             return cls(serial=outcome.seconds)
         serial = max(outcome.seconds - sweep.seconds, 0.0)
+        compiling = sweep.compile_seconds / n_workers
         seconds = sweep.point_seconds
         if seconds and all(math.isfinite(s) for s in seconds):
             return cls(sum(seconds) + sweep.reused_seconds,
                        max(sum(seconds) - sweep.stored_seconds, 0.0), sweep.kept_seconds,
-                       sweep.longest_task, serial)
+                       sweep.longest_task, serial, compiling)
         computed = sweep.seconds * n_workers
         return cls(computed + sweep.stored_seconds + sweep.reused_seconds, computed,
                    sweep.kept_seconds, 0.0, serial)
@@ -156,7 +161,7 @@ class LookCost:
         """A look with ``multiple`` times these replicates that computes again the share
         ``growing`` of this look's compute seconds (the points whose identity it changes), less
         the kept blocks it reads; every task, and the writing and judging, ``multiple`` times
-        as long."""
+        as long; no compiling."""
         computed = growing * max(self.work * multiple - self.kept, 0.0)
         return LookCost(self.work * multiple, computed, 0.0, self.longest * multiple,
                         self.serial * multiple)
@@ -167,11 +172,11 @@ def round_seconds(costs: list[LookCost], n_workers: int) -> float:
     processes: their compute shared among the workers, plus (1 − 1/n) of the longest task,
     Graham's bound on any schedule that leaves no worker idle while a task waits
     (R. L. Graham, *Bounds on multiprocessing timing anomalies*, SIAM J. Appl. Math. 17, 1969),
-    plus the seconds spent in this process."""
+    plus the seconds spent in this process and the compiling."""
     workers = max(n_workers, 1)
     compute = sum(cost.computed for cost in costs) / workers
     longest = max((cost.longest for cost in costs), default=0.0) * (1 - 1 / workers)
-    return compute + longest + sum(cost.serial for cost in costs)
+    return compute + longest + sum(cost.serial + cost.compiling for cost in costs)
 
 
 def _charge_unexplained(tracks: list[Track], took: float, n_workers: int) -> None:
@@ -284,7 +289,7 @@ class Track:
             return
         judging = time.perf_counter()
         try:
-            with at_look(look):
+            with at_look(look), compiling() as compiled:
                 verdicts = self.experiment.checks(outcome.dataset)
                 evidence = {**look.describe(), "z_holds": resolve_z_holds(None),
                             "replicates": {k: outcome.config[k] for k in self.grown_keys}}
@@ -294,7 +299,8 @@ class Track:
             return
         finally:  # judged here, one experiment after the other: part of the look's time
             judging = time.perf_counter() - judging
-            self.cost = replace(self.cost, serial=self.cost.serial + judging)
+            self.cost = replace(self.cost, serial=self.cost.serial + judging - compiled.seconds,
+                                compiling=self.cost.compiling + compiled.seconds)
             self.total_seconds += judging
         self.undecided = {}
         for verdict in verdicts:
