@@ -42,9 +42,14 @@ _RESAMPLE_CHUNK = 250
 
 
 def ols_slopes(log_x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    """Least-squares slopes of log_y (..., n) on log_x (n,), vectorised over leading axes."""
+    """Least-squares slopes of log_y (..., n) on log_x (n,), vectorised over leading axes; NaN
+    where log_x does not vary (one grid value: no slope to fit)."""
     centred = log_x - log_x.mean()
-    return ((log_y - log_y.mean(axis=-1, keepdims=True)) @ centred) / (centred @ centred)
+    spread = centred @ centred
+    products = (log_y - log_y.mean(axis=-1, keepdims=True)) @ centred
+    if spread == 0:
+        return np.full(np.shape(products), np.nan)[()]
+    return products / spread
 
 
 def bootstrap_statistics(samples, statistic: str, rng: np.random.Generator, n_resamples: int,

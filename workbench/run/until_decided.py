@@ -45,7 +45,10 @@ compute seconds of its kept blocks, which the next look reads, for the share of 
 points the look computes again (:attr:`Track.growing`); the round's compute is shared among
 the workers, plus (1 − 1/n) of the longest task (scaled too), Graham's bound on a schedule
 that leaves no worker idle while a task waits, plus the seconds spent in this process (writing
-each combined file and judging it, scaled too). What a round's costs do not explain of its
+each combined file and judging it, scaled too). numba's compiling, left out of the tasks'
+compute seconds and of the judging's (:mod:`.compile_time`), counts in the round it happened
+in and in no later look: a kernel compiles once a process, and once a machine with its
+cache. What a round's costs do not explain of its
 time (reading the store, combining, a worker left idle) is charged to its looks' seconds in
 this process, so it scales with them (:func:`_charge_unexplained`). The predicted time of one
 experiment's look is that of a round running it alone; the budget counts the whole command,
