@@ -307,6 +307,26 @@ def test_a_round_shares_its_looks_compute_among_the_workers_bounded_by_the_longe
     assert (later.computed, later.longest, later.serial) == (19.0, 16.0, 4.0)
 
 
+def test_a_look_s_cost_is_read_from_its_sweep_and_from_its_wall_time_where_points_lack_seconds():
+    """Points with their compute seconds: the look's work is their sum with the kept blocks
+    it read, what it computed that sum less the points read from the store; a point whose
+    seconds are not known (a store that did not record them): the sweep's 10 s on two
+    workers, less the 4 s its tasks compiled, stand for what it computed. Either way the
+    writing (the outcome's seconds beyond the sweep's) is spent in this process and the
+    compiling is shared among the workers."""
+    from workbench.run.main_job import Outcome
+    from workbench.run.runner import SweepResult
+    from workbench.run.until_decided import LookCost
+
+    sweep = SweepResult(xr.Dataset(), seconds=10.0, stored_seconds=3.0, reused_seconds=1.0,
+                        kept_seconds=2.0, point_seconds=[5.0, 3.0], longest_task=4.0,
+                        compile_seconds=4.0)
+    outcome = Outcome(Coin(), Coin().configure(), 7, sweep=sweep, seconds=10.5)
+    assert LookCost.of(outcome, 2) == LookCost(9.0, 5.0, 2.0, 4.0, 0.5, 2.0)
+    sweep.point_seconds = [5.0, math.nan]
+    assert LookCost.of(outcome, 2) == LookCost(20.0, 16.0, 2.0, 0.0, 0.5, 2.0)
+
+
 def test_the_next_round_is_planned_as_the_looks_run_together_not_one_after_the_other():
     """Two experiments whose looks computed 10 s each on two processes, in tasks of at most
     4 s: each next look (twice the replicates) alone is 10 s + half its 8 s longest task =

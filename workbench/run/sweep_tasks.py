@@ -454,7 +454,6 @@ class TaskLoop:
             batch.running -= 1
             try:
                 value, elapsed = future.result()
-                batch.compiling += elapsed.compiling
             except CancelledError:
                 continue
             except BrokenProcessPool:
@@ -463,6 +462,7 @@ class TaskLoop:
             except Exception as failure:  # noqa: BLE001 - raised by raise_failures
                 batch.error = batch.error or failure
                 continue
+            batch.compiling += elapsed.compiling
             if batch.accept(task, value, elapsed.compute):
                 finished.append((batch, task.point))
         if broken:

@@ -144,8 +144,8 @@ class LookCost:
     @classmethod
     def of(cls, outcome: Outcome, n_workers: int) -> LookCost:
         """``outcome``'s cost; where a point's compute seconds are not known (a store that did
-        not record them), the sweep's wall time on ``n_workers`` stands for what it computed,
-        and no task is known to be longest."""
+        not record them), the sweep's wall time on ``n_workers``, less its compiling, stands
+        for what it computed, and no task is known to be longest."""
         sweep = outcome.sweep
         if sweep is None:
             return cls(serial=outcome.seconds)
@@ -156,9 +156,9 @@ class LookCost:
             return cls(sum(seconds) + sweep.reused_seconds,
                        max(sum(seconds) - sweep.stored_seconds, 0.0), sweep.kept_seconds,
                        sweep.longest_task, serial, compiling)
-        computed = sweep.seconds * n_workers
+        computed = max(sweep.seconds * n_workers - sweep.compile_seconds, 0.0)
         return cls(computed + sweep.stored_seconds + sweep.reused_seconds, computed,
-                   sweep.kept_seconds, 0.0, serial)
+                   sweep.kept_seconds, 0.0, serial, compiling)
 
     def at(self, multiple: float, growing: float) -> LookCost:
         """A look with ``multiple`` times these replicates that computes again the share
