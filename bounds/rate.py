@@ -206,10 +206,14 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
                                                  paired, target_error)
     error = float(np.std(slopes, ddof=1))
     undefined = int(np.count_nonzero(~np.isfinite(slopes)))
+    statistic_errors = statistics.std(axis=0, ddof=1)
+    # the slope's error then waits on the sign of the values its resamples cross
+    factor = _sign_factor(values, statistic_errors, z) if undefined else None
     if undefined:
         detail = (f"{detail} ({undefined} of {n_resamples} resamples give a statistic <= 0 "
-                  "somewhere: its interval reaches 0, so the slope's error is undefined)").strip()
-    statistic_errors = statistics.std(axis=0, ddof=1)
+                  "somewhere: its interval reaches 0, so the slope's error is undefined; about "
+                  f"{factor:.3g} times the replicates would show the sign of every value not "
+                  "shown positive)").strip()
     evidence.update({
         "values": values.tolist(), "value_errors": statistic_errors.tolist(),
         "bootstrap_se": error,
@@ -219,10 +223,7 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     })
     decision = decide(slope - expected_exponent, error, width, z, z_holds=z_holds,
                       one_sided=True)
-    if undefined:  # the slope's error waits on the sign of the values its resamples cross
-        factor = _sign_factor(values, statistic_errors, z)
+    if undefined:
         decision = replace(decision, replicate_factor=factor)
-        detail = (f"{detail[:-1]}; about {factor:.3g} times the replicates would show the sign "
-                  "of every value not shown positive)")
     return verdict_from(check, "rate", decision, slope, expected_exponent, z, "slope",
                         n_replicates=int(samples.shape[1]), detail=detail, evidence=evidence)

@@ -191,9 +191,9 @@ def _charge_unexplained(tracks: list[Track], took: float, n_workers: int) -> Non
     unexplained = took - round_seconds([track.cost for track in tracks], n_workers)
     if unexplained <= 0 or sum(alone) <= 0:
         return
+    share = unexplained / sum(alone)
     for track, seconds in zip(tracks, alone, strict=True):
-        track.cost = replace(track.cost, serial=track.cost.serial
-                             + unexplained * seconds / sum(alone))
+        track.cost = replace(track.cost, serial=track.cost.serial + seconds * share)
 
 
 @dataclass(eq=False)
