@@ -28,12 +28,14 @@ replicates needed scale with its square).
 of N times the replicates, cut into N groups judged alone, the standard deviation of each
 check's statistic across the groups against the error the checks state
 (:func:`calibration`; one seed, so the data are fixed and the spread is Monte Carlo error
-alone). ``--speed-up N`` asks the same of the paired speed-ups' errors on stale-blr-speedup
-paired along its workers (:func:`speedup_calibration`: log S_P of each group against the
-paired crossings' error and the independent one).
+alone). ``--speed-up N`` asks the same of the speed-ups' errors on stale-blr-speedup paired
+along its workers (:func:`speedup_calibration`: log S_P of each group against the paired
+crossings' bootstrap error and the independent one); with ``--independent``, of the study as
+shipped (every worker count its own streams, the replicates' starts common), which its
+speed-up check judges paired by those starts.
 
     python benchmarks/common_random_numbers.py [--full] [--seeds 3] [--calibration 20]
-                                               [--speed-up 30]
+                                               [--speed-up 30 [--independent]]
 """
 
 from __future__ import annotations
@@ -61,9 +63,12 @@ GRIDS = {"as shipped": {}, "fixed h = 2e-5, L = 2000": {"step_size": "2e-5",
                                                          "n_iterations": "2000"}}
 
 
-def run_study(name: str, dim: str, paired: bool, quick: bool, seed: int, overrides: dict):
+def run_study(name: str, dim: str, paired: bool, quick: bool, seed: int, overrides: dict,
+              starts_paired: bool = True):
     """(experiment, dataset) of the shipped study ``name`` with ``overrides``, its points
-    paired along ``dim`` (``[study] paired``) or not."""
+    paired along ``dim`` (``[study] paired``) or not; ``starts_paired`` false judges a model
+    without an oracle's points as independent where they share their starts alone
+    (``[study] pair_common_starts = false``)."""
     from workbench.experiments import get
     from workbench.run.runner import run_experiment
     from workbench.studies.experiment import StudyExperiment
@@ -73,6 +78,8 @@ def run_study(name: str, dim: str, paired: bool, quick: bool, seed: int, overrid
     text = shipped.text
     if paired:
         text = text.replace("[study]\n", f'[study]\npaired = ["{dim}"]\n', 1)
+    if not starts_paired:
+        text = text.replace("[study]\n", "[study]\npair_common_starts = false\n", 1)
     experiment = StudyExperiment(loads(text, shipped.origin))
     config = experiment.configure(overrides, quick=quick)
     return experiment, run_experiment(experiment, config, seed, processes=2)
@@ -120,8 +127,10 @@ def compare(label: str, seeds: range, judge) -> None:
 
 def network_orderings(paired: bool, quick: bool, seed: int) -> dict:
     """stale-nn-workers' orderings of the test loss over the workers (seed 001 §5.2), by
-    name, its points paired along ``workers`` or not."""
-    experiment, dataset = run_study(NETWORKS, "workers", paired, quick, seed, {})
+    name, its points paired along ``workers`` or, as independent points, not (their common
+    starts not paired either)."""
+    experiment, dataset = run_study(NETWORKS, "workers", paired, quick, seed, {},
+                                    starts_paired=paired)
     return {v.check: v for v in experiment.checks(dataset) if v.kind == "ordering"}
 
 
@@ -135,11 +144,14 @@ def main() -> None:
     parser.add_argument("--speed-up", type=int, default=0,
                         help="groups of replicates of the calibration of the paired "
                              "speed-ups' errors alone (0: none; the other parts then run too)")
+    parser.add_argument("--independent", action="store_true",
+                        help="with --speed-up: the study as shipped, each worker count on its "
+                             "own streams (the replicates' starts common)")
     args = parser.parse_args()
     started = time.perf_counter()
     quick, seeds = not args.full, range(SEED, SEED + args.seeds)
     if args.speed_up:
-        speedup_calibration(args.speed_up, quick)
+        speedup_calibration(args.speed_up, quick, paired=not args.independent)
         print(f"{time.perf_counter() - started:.0f} s")
         return
     size = "full" if args.full else "quick"
@@ -192,25 +204,28 @@ def calibration(label: str, grid: dict, n_groups: int, quick: bool) -> None:
     print()
 
 
-def speedup_calibration(n_groups: int, quick: bool) -> None:
-    """Whether the paired speed-ups' errors are right: stale-blr-speedup paired along its
-    workers, one run of ``n_groups`` times its replicates (seeding blocks of its size, so
-    every group is a paired run of its own), each group's log S_P (the held-out log-loss's
-    variance curves crossing the group's target, as :func:`bounds.speedup.speedup_check`
-    finds them) against the error the paired crossings' bootstrap states
-    (:func:`bounds.speedup.paired_crossing_covariance`, 1000 resamples) and the independent
-    one."""
+def speedup_calibration(n_groups: int, quick: bool, paired: bool = True) -> None:
+    """Whether the speed-ups' errors are right: stale-blr-speedup, one run of ``n_groups``
+    times its replicates (seeding blocks of its size, so every group is a run of its own),
+    each group's log S_P (the held-out log-loss's variance curves crossing the group's
+    target, as :func:`bounds.speedup.speedup_check` finds them) against the errors stated
+    for it: the paired crossings' bootstrap's (:func:`bounds.speedup.paired_crossing_covariance`,
+    1000 resamples of the same replicates at every worker count) and the independent one
+    (each curve's crossing error from its variance error over its local log-log slope, added
+    in quadrature). ``paired``: the study paired along its workers (common streams); else as
+    shipped, each worker count its own streams, its replicates sharing only their starts
+    (replicate r of every worker count starts from the same θ₀)."""
     from bounds.speedup import crossing, paired_crossing_covariance
     from workbench.experiments import get
 
     size = get(SPEEDUP).configure(quick=quick)["n_replicates"]
-    _, dataset = run_study(SPEEDUP, "workers", True, quick, SEED,
+    _, dataset = run_study(SPEEDUP, "workers", paired, quick, SEED,
                            {"n_replicates": size * n_groups, "replicate_block": size})
     curves = dataset.sel(test_function="log_loss")
     workers = curves["workers"].values
     samples = curves["estimate"].transpose("workers", "checkpoint", "replicate").values
     iterations = curves["iterations_per_worker"].transpose("workers", "checkpoint").values
-    logs, paired, independent = [], [], []
+    logs, bootstrap, independent = [], [], []
     for group in range(n_groups):
         part = samples[:, :, group * size:(group + 1) * size]
         part = part[:, :, np.all(np.isfinite(part), axis=(0, 1))]
@@ -225,22 +240,24 @@ def speedup_calibration(n_groups: int, quick: bool) -> None:
         covariance, _ = paired_crossing_covariance(iterations, part,
                                                    np.random.default_rng([SEED, group]))
         logs.append(log_l[0] - log_l[1:])
-        paired.append(np.sqrt(covariance[0, 0] + np.diag(covariance)[1:]
-                              - 2 * covariance[0, 1:]))
+        bootstrap.append(np.sqrt(covariance[0, 0] + np.diag(covariance)[1:]
+                                 - 2 * covariance[0, 1:]))
         independent.append(np.sqrt(own[0] ** 2 + own[1:] ** 2))
-    logs, paired, independent = (np.asarray(a) for a in (logs, paired, independent))
-    usable = np.all(np.isfinite(logs) & np.isfinite(paired), axis=1)
+    logs, bootstrap, independent = (np.asarray(a) for a in (logs, bootstrap, independent))
+    usable = np.all(np.isfinite(logs) & np.isfinite(bootstrap), axis=1)
     spread = 1 / math.sqrt(2 * (usable.sum() - 1))
-    print(f"calibration of the paired speed-ups, {SPEEDUP} ({'quick' if quick else 'full'}) "
-          f"paired along workers, {n_groups} groups of {size} replicates (seed {SEED}; "
+    design = ("paired along workers (common streams)" if paired else
+              "as shipped (each worker count its own streams; common starts)")
+    print(f"calibration of the speed-ups, {SPEEDUP} ({'quick' if quick else 'full'}) "
+          f"{design}, {n_groups} groups of {size} replicates (seed {SEED}; "
           f"{usable.sum()} with every curve crossing): SD of log S_P across groups against "
           f"the median stated error (an SD over that many groups is itself uncertain by about "
           f"±{spread:.0%})")
-    print("  P   SD(log S_P)  paired error  ratio   independent error  ratio")
+    print("  P   SD(log S_P)  bootstrap error  ratio   independent error  ratio")
     for k, p in enumerate(workers[1:]):
         observed = float(np.std(logs[usable, k], ddof=1))
-        mine, theirs = (float(np.median(a[usable, k])) for a in (paired, independent))
-        print(f"  {p:<3} {observed:11.4g} {mine:13.4g} {observed / mine:6.2f} {theirs:19.4g} "
+        mine, theirs = (float(np.median(a[usable, k])) for a in (bootstrap, independent))
+        print(f"  {p:<3} {observed:11.4g} {mine:16.4g} {observed / mine:6.2f} {theirs:19.4g} "
               f"{observed / theirs:6.2f}")
     print()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bounds.verdict import HOLDS, VIOLATED
+from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from tests.studies.refusals import refused_when_read
 from workbench.run.runner import run_experiment
 from workbench.studies.experiment import StudyExperiment
@@ -44,16 +44,24 @@ def test_the_study_builds_the_network_stale_nn_workers_trains():
 def test_the_loss_falls_with_p_until_staleness_costs_more(quick):
     """Seed 2016, quick size (measured): the held-out cross-entropy at 50 gradients per worker
     falls from P = 1 to 6 and rises from 6 to 9 (τ̄ ≈ 8), as stale-nn-workers finds; the
-    rise is a finding, stated where the fall stops."""
+    rise is a finding, stated where the fall stops. Judged as the study is shipped, paired by
+    the replicates' common starts, the rise (−0.19) is inconclusive at 4 replicates (its
+    paired error 0.057, just short of showing it); judged as independent points
+    (``pair_common_starts = false``, error 0.051) it is violated."""
     experiment, dataset = quick
     verdicts = experiment.checks(dataset)
     assert [v.check for v in verdicts] == [f"ordering/log_loss/falls/n_workers={p}"
                                            for p in PAIRS]
     assert [v.verdict for v in verdicts[:3]] == [HOLDS] * 3, [v.detail for v in verdicts]
-    assert verdicts[3].verdict == VIOLATED, verdicts[3].detail
+    assert verdicts[3].verdict == INCONCLUSIVE and verdicts[3].observed < -0.15
     assert all(v.evidence["turning_point"] == 6 for v in verdicts)
-    assert "up to n_workers = 6; from n_workers = 6 to 9 the fall is violated" in \
+    assert "up to n_workers = 6; from n_workers = 6 to 9 the fall is inconclusive" in \
         verdicts[0].detail
+    independent = StudyExperiment(loads(
+        TEXT.replace("[study]\n", "[study]\npair_common_starts = false\n"), str(EXAMPLE)))
+    theirs = independent.checks(dataset)
+    assert [v.verdict for v in theirs] == [HOLDS] * 3 + [VIOLATED], [v.detail for v in theirs]
+    assert "from n_workers = 6 to 9 the fall is violated" in theirs[0].detail
     assert not any(name.startswith("reference_") for name in dataset.data_vars)
 
 

@@ -12,6 +12,7 @@ ordering's errors are smaller than the independent ones."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from bounds.verdict import HOLDS, VIOLATED
 from workbench.run.runner import run_experiment
@@ -67,6 +68,8 @@ expected = 0.0
 test_function = "log_loss"
 """
 UNPAIRED = BASE.replace('paired = ["confidence"]\n', "")
+#: judged as independent points (their replicates' common starts not paired)
+INDEPENDENT = BASE.replace('paired = ["confidence"]\n', "pair_common_starts = false\n")
 
 
 def _judged(text: str):
@@ -90,10 +93,16 @@ def test_paired_points_along_a_dim_the_chains_do_not_read_are_the_same_chains():
         assert verdict.evidence["common_random_numbers"] == "paired across confidence"
         assert verdict.evidence["paired_replicates"] == 20
         assert "paired replicates' covariance" in verdict.detail
-    # negative control: independent chains, independent errors
-    unpaired, independent = _judged(UNPAIRED)
+    # negative control: chains on their own streams from common starts, judged paired by
+    # their starts (errors > 0), and with pair_common_starts = false as independent
+    unpaired, starts_only = _judged(UNPAIRED)
     last = unpaired["estimate"].isel(checkpoint=-1).sel(test_function="log_loss")
     assert not np.array_equal(last.sel(confidence=0.9), last.sel(confidence=0.99))
+    assert all(v.mc_error > 0 and v.evidence["common_random_numbers"]
+               == "starts common across confidence" for v in starts_only)
+    assert all("Replicate r starts from the same draw at every confidence" in v.detail
+               for v in starts_only)
+    _, independent = _judged(INDEPENDENT)
     assert all(v.mc_error > 0 and "common_random_numbers" not in v.evidence
                for v in independent)
 
@@ -104,7 +113,8 @@ def test_a_paired_ordering_along_the_workers_has_smaller_errors_than_an_independ
             .replace("confidence = [0.9, 0.95, 0.99]", "n_workers = [1, 2, 4]")
             .replace('over = "confidence"', 'over = "n_workers"'))
     _, paired = _judged(text)
-    _, independent = _judged(text.replace('paired = ["n_workers"]\n', ""))
+    _, independent = _judged(text.replace('paired = ["n_workers"]\n',
+                                          "pair_common_starts = false\n"))
     ordered = [(a.mc_error, b.mc_error) for a, b in zip(paired, independent, strict=True)
                if a.kind == "ordering"]
     assert len(ordered) == 2
@@ -138,7 +148,8 @@ def test_a_paired_speed_up_family_judges_the_worker_counts_jointly():
     text = text[:text.index("[[check]]")] + (
         '[[check]]\nkind = "speed-up"\nover = "n_workers"\ntest_function = "log_loss"\n')
     _, paired = _judged(text)
-    _, independent = _judged(text.replace('paired = ["n_workers"]\n', ""))
+    _, independent = _judged(text.replace('paired = ["n_workers"]\n',
+                                          "pair_common_starts = false\n"))
     [mine] = [v for v in paired if v.check.startswith("theorem4/variance-at-L/")]
     [theirs] = [v for v in independent if v.check.startswith("theorem4/variance-at-L/")]
     assert mine.evidence["common_random_numbers"] == "paired across n_workers"
@@ -200,7 +211,102 @@ def test_a_paired_speed_up_family_that_falls_short_of_linear_is_violated():
         verdicts = {v.check.split("/")[-1]: v for v in speedup_family(
             "speed-up", "theorem4/variance-at-L", curves, "workers", z, bend=np.inf,
             margins=margins, n_replicates=200, detail="",
-            paired=_paired_curves(curves, "workers", np.random.default_rng(0)))}
+            paired=_paired_curves(curves, "workers", np.random.default_rng(0), False))}
         for name in ("iteration", "slope", "variance-at-L"):
             assert verdicts[name].verdict == expected, name
             assert verdicts[name].evidence["common_random_numbers"] == "paired across workers"
+
+
+# ------------------------------------------------------------------ common starts alone
+#: the workers swept without [study] paired: every point its own streams, replicate r of every
+#: point the same start (one stream of starts for every point)
+WORKERS = (BASE.replace('paired = ["confidence"]\n', "")
+           .replace("n_workers = 2\n", "")
+           .replace("confidence = [0.9, 0.95, 0.99]", "n_workers = [1, 2, 4]")
+           .replace('over = "confidence"', 'over = "n_workers"'))
+
+
+def _speed_up_study(text: str) -> str:
+    return text[:text.index("[[check]]")] + (
+        '[[check]]\nkind = "speed-up"\nover = "n_workers"\ntest_function = "log_loss"\n')
+
+
+def test_common_starts_alone_pair_the_speed_ups_and_shrink_their_errors():
+    """Without [study] paired, the workers' points share their replicates' starts alone: the
+    speed-up family judges them as paired replicates (the crossings' covariance from the
+    paired bootstrap), with errors a fraction of the independent ones that
+    ``pair_common_starts = false`` gives (which say nothing of pairing)."""
+    text = _speed_up_study(WORKERS)
+    _, paired = _judged(text)
+    _, independent = _judged(text.replace("[study]\n", "[study]\npair_common_starts = false\n"))
+    theirs = {v.check: v for v in independent}
+    assert len(paired) == 4
+    for verdict in paired:
+        assert verdict.evidence["common_random_numbers"] == "starts common across n_workers"
+        assert "common_random_numbers" not in theirs[verdict.check].evidence
+    for verdict in (v for v in paired if v.check.startswith("speed-up/")):
+        assert 0 < verdict.mc_error < 0.5 * theirs[verdict.check].mc_error, verdict.check
+
+
+def test_an_ordering_paired_by_its_starts_alone_is_violated_where_the_loss_rises():
+    """Negative control of the starts' pairing: every replicate's held-out loss at two
+    workers raised by 0.1 (about ten times the paired error of a pair, a seventh of the
+    independent one's reach) makes the claimed fall from one worker to two violated, judged
+    paired by the starts; as independent points the same data cannot tell."""
+    experiment = StudyExperiment(loads(WORKERS, "<starts>"))
+    dataset = run_experiment(experiment, experiment.configure(), SEED)
+    at = {"n_workers": 2, "test_function": "log_loss"}
+    for name in ("estimate", "mean"):
+        dataset[name].loc[at] = dataset[name].loc[at] + 0.1
+    [paired] = [v for v in experiment.checks(dataset)
+                if v.check == "ordering/log_loss/falls/n_workers=1->2"]
+    assert paired.verdict == VIOLATED and paired.observed < -0.05
+    assert paired.evidence["common_random_numbers"] == "starts common across n_workers"
+    independent = StudyExperiment(loads(
+        WORKERS.replace("[study]\n", "[study]\npair_common_starts = false\n"), "<starts>"))
+    [theirs] = [v for v in independent.checks(dataset)
+                if v.check == "ordering/log_loss/falls/n_workers=1->2"]
+    assert theirs.verdict != VIOLATED and theirs.mc_error > 4 * paired.mc_error
+
+
+@pytest.mark.parametrize(("change", "common"), [
+    ("", ("n_workers",)),                                   # an asynchronous server's workers
+    ('kind = "downpour"', ("n_workers",)),
+    ('kind = "elastic"', ()),                               # a chain per worker
+    ('kind = "asynchronous"\n[sweep]\nn_servers = [1, 2]', ("n_workers",)),
+])
+def test_the_dims_whose_points_share_their_starts(change, common):
+    """A dim pairs the replicates by their starts where its points draw the same starts: the
+    same model, replicates and chains pooled; elastic pools a chain per worker, and the
+    servers pooled change the starts too."""
+    from workbench.studies.held_out_point import common_start_dims
+
+    text = WORKERS
+    if change:
+        system, _, sweep = change.partition("\n[sweep]\n")
+        text = text.replace('kind = "asynchronous"', system, 1)
+        text = text.replace("[sweep]\n", f"[sweep]\n{sweep}\n" if sweep else "[sweep]\n", 1)
+    experiment = StudyExperiment(loads(text, "<starts>"))
+    assert common_start_dims(experiment, experiment.configure()) == common
+
+
+def test_a_swept_model_draws_its_own_starts():
+    """stale-nn-workers sweeps the network (mlp, cnn) and the workers: its replicates share
+    their starts along the workers only."""
+    from workbench.experiments import get
+    from workbench.studies.held_out_point import common_start_dims
+
+    experiment = get("stale-nn-workers")
+    assert common_start_dims(experiment, experiment.configure(quick=True)) == ("workers",)
+
+
+@pytest.mark.parametrize(("text", "needle", "words"), [
+    (BASE.replace("[study]\n", "[study]\npair_common_starts = 1\n"), "pair_common_starts",
+     ("true or false",)),
+    ("[study]\nname = \"g\"\npair_common_starts = false\n\n[run]\nn_iterations = 10\n",
+     "pair_common_starts", ("means nothing here", "model without an oracle")),
+])
+def test_pair_common_starts_is_refused_where_it_cannot_apply(text, needle, words):
+    from tests.studies.refusals import refused_when_read
+
+    refused_when_read(text, needle, *words)

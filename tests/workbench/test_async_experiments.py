@@ -6,6 +6,7 @@ time-speed-up bend, falling loss, pooled-variance oracle). multi-server is a stu
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from bounds.verdict import HOLDS, VIOLATED
 from simulators.validation import InvalidParameter
@@ -183,9 +184,14 @@ def test_predicted_bend_from_latencies():
 def test_rising_loss_is_violated_and_located(datasets):
     nn = datasets["stale-nn-workers"].copy(deep=True)
     loss = nn["mean"].loc[{"test_function": "log_loss"}]
-    # losses 1.0, 0.5, 3.0 at the budget with tiny errors: falls from 1 to 2, rises at 3
+    # losses 1.0, 0.5, 3.0 at the budget with tiny errors: falls from 1 to 2, rises at 3; in
+    # every replicate too, as the workers pair them by their common starts
     loss[:, :, -1] = np.array([1.0, 0.5, 3.0])
     nn["mean_se"].loc[{"test_function": "log_loss"}] = 1e-3
+    at = {"test_function": "log_loss", "checkpoint": nn["checkpoint"][-1]}
+    spread = 1e-3 * np.random.default_rng(0).standard_normal(nn.sizes["replicate"])
+    nn["estimate"].loc[at] = (xr.DataArray([1.0, 0.5, 3.0], dims="workers")
+                              + xr.DataArray(spread, dims="replicate"))
     verdicts = [v for v in experiments.get("stale-nn-workers").checks(nn)
                 if v.check.startswith("mlp/")]
     assert [v.verdict for v in verdicts] == [HOLDS, VIOLATED]

@@ -41,7 +41,7 @@ from workbench.run.plan import check_memory, check_point_count, check_work
 from workbench.studies import designs, grid
 from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
-from workbench.studies.point_kinds import point_kind, seeding_ranges
+from workbench.studies.point_kinds import HELD_OUT_KIND, point_kind, seeding_ranges
 from workbench.studies.schema import (
     FEDERATED,
     HELD_OUT,
@@ -384,10 +384,21 @@ class StudyExperiment(Experiment):
         from workbench.store.netcdf import config_of
         from workbench.studies.gaussian_judgements import Context
 
-        return Context(self.name, config_of(dataset), self.sweep_dims, self.study.bounds,
+        config = config_of(dataset)
+        return Context(self.name, config, self.sweep_dims, self.study.bounds,
                        int(dataset.attrs.get("seed", 0)), self.study.symbols,
                        self.study.checks, family, self.study.point_kinds, self.streams,
-                       self.study.paired)
+                       self.study.paired, self.common_starts(config))
+
+    def common_starts(self, config: dict) -> tuple[str, ...]:
+        """The sweep dims along which the replicates share their starts, judged as paired: a
+        held-out study's (:func:`.held_out_point.common_start_dims`) unless it writes
+        ``pair_common_starts = false``; none for the other kinds."""
+        if not self.study.pair_common_starts or point_kind(config) is not HELD_OUT_KIND:
+            return ()
+        from workbench.studies import held_out_point
+
+        return held_out_point.common_start_dims(self, config)
 
     def checks(self, dataset):
         """The verdicts of the study's checks; with ``[study] family = "study"`` one

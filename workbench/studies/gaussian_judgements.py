@@ -85,6 +85,14 @@ class Context:
     point_kinds: tuple[str, ...] = ()  # the study's model, system and point kinds
     streams: str = ""  # the prefix of its random streams (a later part of shared points)
     paired: tuple[str, ...] = ()  # sweep dims whose points share the engine's random numbers
+    #: sweep dims along which replicate r of every point starts from the same draw
+    #: (:func:`.held_out_point.common_start_dims`)
+    common_starts: tuple[str, ...] = ()
+
+    def pairs(self, over: str) -> bool:
+        """Whether the points along ``over`` are judged as paired replicates: they share the
+        engine's random numbers (``[study] paired``) or their replicates' starts."""
+        return over in self.paired or over in self.common_starts
 
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the study's checks."""
@@ -196,17 +204,20 @@ class Pairing:
                             log_covariance=log_covariance)
 
 
-def pairing_note(evidence: dict, over: str, kept: int, source: str,
+def pairing_note(evidence: dict, over: str, kept: int, source: str, starts_only: bool = False,
                  **covariances: np.ndarray) -> str:
     """Record in ``evidence`` that a check's values along ``over`` were judged jointly from
     ``kept`` paired replicates, with the ``covariances`` (by their evidence names); the
-    sentence its detail adds (``source``: whose covariance)."""
-    evidence.update({"common_random_numbers": f"paired across {over}",
-                     "paired_replicates": kept,
+    sentence its detail adds (``source``: whose covariance). ``starts_only``: the points share
+    their replicates' starts alone, not the engine's random numbers."""
+    shared = (f"starts common across {over}" if starts_only else f"paired across {over}")
+    evidence.update({"common_random_numbers": shared, "paired_replicates": kept,
                      **{name: matrix.tolist() for name, matrix in covariances.items()}})
-    return (f" The points share the engine's random numbers along {over} ([study] paired): "
-            f"their errors are {source} covariance over {kept} replicates, not independent "
-            "ones.")
+    why = (f" Replicate r starts from the same draw at every {over} (one stream of starts for "
+           "every point)" if starts_only else
+           f" The points share the engine's random numbers along {over} ([study] paired)")
+    return (f"{why}: their errors are {source} covariance over {kept} replicates, not "
+            "independent ones.")
 
 
 def dominant_term(function: str) -> str:

@@ -36,15 +36,23 @@ against its reference posterior, whose own Monte Carlo error enters every compar
   S servers at test time does not move the expectation of φ̂_L). One family over all of them.
 
 Along a ``[study] paired`` dim (the points share the engine's noise and minibatches, their
-starts drawn from one stream for every point) the ``slope``, ``invariance`` and ``ordering``
+starts drawn from one stream for every point), and along any dim whose points draw the same
+start for replicate r (:func:`.held_out_point.common_start_dims`: the workers of an
+asynchronous server or of downpour, a step size, a latency; not the servers or elastic's
+workers, whose chains are as many as they), the ``slope``, ``invariance`` and ``ordering``
 checks, and the ``speed-up`` family's Theorem 4 invariance, judge the points' values jointly:
 from the replicates finite at every point, with the covariance of the per-replicate values
 (means) or of their squared deviations (variances) over R, so that an ordering's pair has the
 error of its paired difference (:func:`paired_moments`); their evidence says
-``common_random_numbers``. The speed-ups themselves (crossings of each worker count's variance
-curve with a target) take the covariance of the crossings' log L* from a paired bootstrap of
-the procedure over the replicates (:data:`SPEEDUP_RESAMPLES` resamples from the check's own
-stream), each speed-up the error of its paired log-ratio and the slope its sandwich error.
+``common_random_numbers`` (``paired across`` the dim, or ``starts common across`` it). Random
+starts shared alone correlate a replicate's values across the points strongly: on
+stale-blr-speedup the final log-loss 0.98 across its worker counts, where errors taken as
+independent were 4 to 5.5 times the spread of log S_P over 30 groups of replicates and the
+paired bootstrap's 0.88 to 1.13 times it (benchmarks/README.md, *Common starts*). The
+speed-ups themselves (crossings of each worker count's variance curve with a target) take
+the covariance of the crossings' log L* from a paired bootstrap of the procedure over the
+replicates (:data:`SPEEDUP_RESAMPLES` resamples from the check's own stream), each speed-up
+the error of its paired log-ratio and the slope its sandwich error.
 
 A ``slope`` or ``invariance`` check's ``name`` template names its verdicts
 (``"theorem7/variance-vs-servers"``), as an ``ordering``'s does. The two-sided kinds take
@@ -230,7 +238,8 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
                        "(seed 001 Theorem 4: free of τ).",
                 paired=_paired_curves(curves, over, generator(
-                    ctx.seed, ctx.name, "check", names["name"])) if over in ctx.paired else None)
+                    ctx.seed, ctx.name, "check", names["name"]), over not in ctx.paired)
+                if ctx.pairs(over) else None)
     return verdicts
 
 
@@ -238,8 +247,10 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
 SPEEDUP_RESAMPLES = 1000
 
 
-def _paired_curves(curves: xr.Dataset, over: str, rng: np.random.Generator) -> Paired:
-    """A speed-up family's worker counts judged jointly along a paired ``over``: the last
+def _paired_curves(curves: xr.Dataset, over: str, rng: np.random.Generator,
+                   starts_only: bool) -> Paired:
+    """A speed-up family's worker counts judged jointly along a paired ``over`` (``starts_only``:
+    paired by their replicates' common starts alone, :func:`_jointly`): the last
     checkpoint's variances (:func:`_jointly`) and the covariance of the crossings' log L*
     from a paired bootstrap over the replicates finite everywhere
     (:func:`bounds.speedup.paired_crossing_covariance`)."""
@@ -247,7 +258,7 @@ def _paired_curves(curves: xr.Dataset, over: str, rng: np.random.Generator) -> P
 
     evidence: dict = {}
     values, errors, log_covariance, kept, note = _jointly(curves.isel(checkpoint=-1), over,
-                                                          "variance", evidence)
+                                                          "variance", evidence, starts_only)
     samples = curves["estimate"].transpose(over, "checkpoint", "replicate").values
     finite = np.all(np.isfinite(samples), axis=(0, 1))
     covariance, resamples = paired_crossing_covariance(
@@ -286,13 +297,14 @@ def paired_moments(at: xr.Dataset, over: str, statistic: str):
     return samples.var(axis=1, ddof=1), np.atleast_2d(np.cov(squares)) / n, n
 
 
-def _jointly(at: xr.Dataset, over: str, statistic: str, evidence: dict):
+def _jointly(at: xr.Dataset, over: str, statistic: str, evidence: dict, starts_only: bool):
     """A paired curve's (values, their errors, the covariance of their logs, replicates
     kept, the sentence its detail adds), the pairing recorded in ``evidence``
-    (:func:`paired_moments`)."""
+    (:func:`paired_moments`; ``starts_only``: the points share their replicates' starts, not
+    the engine's random numbers)."""
     values, covariance, kept = paired_moments(at, over, statistic)
     log_covariance = covariance / np.outer(values, values)
-    note = pairing_note(evidence, over, kept, "their paired replicates'",
+    note = pairing_note(evidence, over, kept, "their paired replicates'", starts_only,
                         log_covariance=log_covariance)
     return values, np.sqrt(np.diag(covariance)), log_covariance, kept, note
 
@@ -309,9 +321,9 @@ def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdi
         values, errors, log_covariance = (at["variance"].values, at["variance_se"].values,
                                           None)
         n_replicates = int(at["n_valid"].min())
-        if over in ctx.paired:
-            values, errors, log_covariance, n_replicates, note = _jointly(at, over, "variance",
-                                                                          evidence)
+        if ctx.pairs(over):
+            values, errors, log_covariance, n_replicates, note = _jointly(
+                at, over, "variance", evidence, over not in ctx.paired)
             detail += note
         verdicts.append(slope_check(
             named(options, point, f"slope/variance-vs-{over}{suffix}"), at[over].values,
@@ -332,9 +344,9 @@ def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[
         evidence: dict = {}
         values, errors, log_covariance = at["mean"].values, at["mean_se"].values, None
         n_replicates = ctx.config["n_replicates"]
-        if over in ctx.paired:
-            values, errors, log_covariance, n_replicates, note = _jointly(at, over, "mean",
-                                                                          evidence)
+        if ctx.pairs(over):
+            values, errors, log_covariance, n_replicates, note = _jointly(
+                at, over, "mean", evidence, over not in ctx.paired)
             detail += note
         verdicts.append(invariance_check(
             named(options, point, f"invariance/mean-vs-{over}{suffix}"), values, errors,
@@ -368,13 +380,14 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
             at = final.sel(test_function=function)
             means, errors, pair_errors = at["mean"].values, at["mean_se"].values, None
             n_replicates, note, sentence = ctx.config["n_replicates"], {}, ""
-            if over in ctx.paired:
+            if ctx.pairs(over):
                 means, covariance, n_replicates = paired_moments(at, over, "mean")
                 errors = np.sqrt(np.diag(covariance))
                 pair_errors = [np.sqrt(max(covariance[k, k] + covariance[k + 1, k + 1]
                                            - 2 * covariance[k, k + 1], 0.0))
                                for k in range(steps)]
                 sentence = pairing_note(note, over, n_replicates, "their paired replicates'",
+                                        over not in ctx.paired,
                                         covariance=covariance)
 
             at_point = f"{point_label(point)}: " if point else ""

@@ -56,6 +56,48 @@ MODEL_KEYS = (tuple(f.name for f in SECTIONS["model"])
               + ("test_functions", "python_test_functions", "test_function_entry_points")
               + REFERENCE_KEYS)
 
+#: what a point's starts depend on besides the study's one stream of starts and the chains it
+#: pools (:func:`pooled_chains`): the model and the replicates
+#: (:func:`workbench.systems.asynchronous.models.initial_positions`)
+START_KEYS = MODEL_KEYS + ("n_replicates",)
+
+
+def pooled_chains(config: dict) -> int:
+    """The independent chains a replicate pools at test time: elastic's one per worker, else
+    the servers'."""
+    return config["n_workers"] if config["system"] == ELASTIC else config["n_servers"]
+
+
+def common_start_dims(experiment, config: dict) -> tuple[str, ...]:
+    """The sweep dims along which replicate r of every point starts from the same draw, so
+    that the points' replicates are paired even where their engine streams are not.
+
+    A point draws its starts from one stream for every point of the study
+    (:func:`~workbench.systems.asynchronous.run.held_out_blocks`), by the model for the
+    chains' shape; two points that agree on :data:`START_KEYS` therefore give replicate r the
+    same start. A dim qualifies where every pair of the sweep's points that differ in it
+    alone agree on them and on the chains pooled (the servers, elastic's workers, a model
+    setting or the replicate count swept change the draws; downpour's or an asynchronous
+    server's workers, a step size or a latency do not). Random starts make the
+    replicates' values correlated across such points (stale-blr-speedup's final log-loss
+    0.98 across its worker counts, benchmarks/README.md, *Common starts*)."""
+    resolved = [(point, experiment.resolve(config, point))
+                for point in experiment.points(config)]
+    common = []
+    for dim in experiment.sweep_dims:
+        starts: dict[str, set[str]] = {}
+        for point, values in resolved:
+            if dim not in point:
+                continue
+            others = json.dumps({k: v for k, v in point.items() if k != dim}, sort_keys=True,
+                                default=str)
+            starts.setdefault(others, set()).add(json.dumps(
+                [values.get(key) for key in START_KEYS] + [pooled_chains(values)],
+                default=str))
+        if starts and all(len(drawn) == 1 for drawn in starts.values()):
+            common.append(dim)
+    return tuple(common)
+
 
 def make_model(experiment: str, config: dict, seed, search: Path | None):
     """The study's model: logistic regression, a digits network, a language model, or the
@@ -151,10 +193,8 @@ def run_blocks(experiment: str, config: dict, point: dict, seed, search: Path | 
     model, functions = _model(experiment, int(seed), _key(config),
                               None if search is None else str(search))
     sampler = user_sampler(config, search, model.dim) if config["sampler"] == PYTHON else None
-    # the independent chains pooled at test time: elastic's one per worker, else the servers'
-    chains = config["n_workers"] if config["system"] == ELASTIC else config["n_servers"]
     return held_out_blocks(experiment, config, point, seed, model,
-                           n_workers=config["n_workers"], n_servers=chains,
+                           n_workers=config["n_workers"], n_servers=pooled_chains(config),
                            n_updates=config["n_iterations"], burn_in=config["burn_in"],
                            test_functions=functions, sampler=sampler, blocks=blocks,
                            streams=streams)

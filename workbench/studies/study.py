@@ -127,6 +127,8 @@ class Study:
     headline: Headline | None = None  # the chart the Experiment browser opens on
     paper: tuple[PaperEntry, ...] = ()  # [[paper]]: what the paper states, cited
     paired: tuple[str, ...] = ()  # sweep dims whose points share every random number
+    #: [study] pair_common_starts: judge points whose replicates share their starts as paired
+    pair_common_starts: bool = True
     family: str = FAMILIES[0]  # [study] family (FAMILIES)
     point_kinds: tuple[str, ...] = ()  # its model, system and point kinds (point_kinds.study_kinds)
     designs: tuple[designs.Design, ...] = ()  # [[design]]: grids of their own, with checks
@@ -347,13 +349,31 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
         if not isinstance(value, str) or (value and not value.strip()):
             raise doc.error(("study", "symbols", key), "must be a name (a string; empty: "
                                                        "the value alone names a point)")
-    paired = _paired(doc, head, dims, kinds,
-                     point_kind(values, set(values) | set(dims)).name in ENGINE_PAIRED)
+    kind = point_kind(values, set(values) | set(dims))
+    paired = _paired(doc, head, dims, kinds, kind.name in ENGINE_PAIRED)
     headline, paper = presentation(doc, head)
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
-                 parameters, doc.text, dict(symbols), headline, paper, paired, family,
-                 tuple(sorted(kinds)), extra, looks_budget(doc, head), unused)
+                 parameters, doc.text, dict(symbols), headline, paper, paired,
+                 _pair_common_starts(doc, head, kind), family, tuple(sorted(kinds)), extra,
+                 looks_budget(doc, head), unused)
+
+
+def _pair_common_starts(doc: Document, head: dict, kind) -> bool:
+    """``[study] pair_common_starts`` (default true): whether the checks of a model without an
+    oracle judge the points along a dim whose replicates share their starts as paired
+    replicates (:func:`.held_out_point.common_start_dims`); false judges them as independent,
+    for comparison. Refused where the points share no starts (the other kinds)."""
+    value = head.get("pair_common_starts", True)
+    if not isinstance(value, bool):
+        raise doc.error(("study", "pair_common_starts"), "must be true or false")
+    if "pair_common_starts" in head and kind is not HELD_OUT_KIND:
+        raise doc.error(("study", "pair_common_starts"),
+                        "means nothing here: only the points of a model without an oracle "
+                        "(logistic regression, the networks, the language models, your own) "
+                        "on the asynchronous, downpour or elastic systems draw their "
+                        "replicates' starts from one stream")
+    return value
 
 
 def looks_budget(doc: Document, head: dict) -> float | None:

@@ -37,8 +37,8 @@ ORDER = ("stale-gaussian", "integrator-order", "fsgld-gaussian", "fsgld-metric-l
 #: for the whole study; ``parts``: the names of a study of parts, :mod:`workbench.studies.parts`,
 #: and ``points``: whether its parts share the sweep's points; ``until_decided``: the budget
 #: of the looks ``workbench check`` runs by default, :func:`.study.looks_budget`)
-STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "headline", "family", "parts",
-              "points", "until_decided", "figure")
+STUDY_KEYS = ("name", "summary", "source", "symbols", "paired", "pair_common_starts",
+              "headline", "family", "parts", "points", "until_decided", "figure")
 #: the ``[study]`` key only a shipped file may use: it names Python code of the workbench's own
 CODE_KEY = "figure"
 
