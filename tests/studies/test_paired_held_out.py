@@ -7,7 +7,12 @@ Exact: along a dim the chains do not read (``confidence``; constant latencies, s
 schedule, which stays the point's, is the same at every point), paired points are the same chains,
 so an ordering's paired difference is 0 ± 0 and the invariance holds exactly; unpaired (the
 negative control) the same checks see independent chains. Along the workers, the paired
-ordering's errors are smaller than the independent ones."""
+ordering's errors are smaller than the independent ones.
+
+Without ``[study] paired`` the points still share their replicates' starts (one stream of
+starts for every point) along the dims that leave the model, the replicates and the chains
+pooled alone: the checks judge them as paired replicates there (``pair_common_starts = false``:
+as independent), with a negative control of their own."""
 
 from __future__ import annotations
 
