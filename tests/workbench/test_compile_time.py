@@ -79,10 +79,10 @@ def test_a_look_s_compiling_counts_in_its_round_and_in_no_later_look():
     shared among the workers, and its judging's): its round is explained with the 3 s, so
     they are not charged to it as unexplained; a later look of twice the replicates is
     predicted without them."""
-    from tests.workbench.test_until_decided import _wanting
+    from tests.workbench.tracks import wanting_track
     from workbench.run.until_decided import LookCost, _charge_unexplained, round_seconds
 
-    track = _wanting(10.0, 1.0)
+    track = wanting_track(10.0, 1.0)
     track.cost = LookCost(10.0, 10.0, compiling=3.0)
     assert round_seconds([track.cost], 1) == 13.0
     _charge_unexplained([track], 13.0, 1)

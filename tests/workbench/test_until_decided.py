@@ -15,39 +15,13 @@ import xarray as xr
 from bounds.checks import oracle_check, rate_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, z_for_family
 from simulators.validation import InvalidParameter
+from tests.workbench.tracks import Coin, wanting_track
 from workbench.core.parameters import Parameter
 from workbench.run.executors import open_workers
 from workbench.run.experiment import Experiment
 from workbench.run.main_job import run_all
 from workbench.run.until_decided import replicate_keys, until_decided, why_undecided
 from workbench.store.netcdf import read_netcdf
-
-
-class Coin(Experiment):
-    """R replicates of N(0, 1) (each seeded by its own index, so the first R of a larger run
-    are the same numbers), one point; ``mean`` is judged against 0 within ``margin`` (needs
-    about 160 replicates to hold), ``sure`` within 10 (holds at once)."""
-
-    name = "coin"
-    parameters = (Parameter("n_replicates", 10, "replicates R"),
-                  Parameter("margin", 0.25, "margin of the mean check"))
-    sweep_dims = ("point",)
-
-    def points(self, config):
-        return [{"point": 0}]
-
-    def run_point(self, config, point, seed):
-        draws = [np.random.default_rng([seed, i]).standard_normal()
-                 for i in range(config["n_replicates"])]
-        return xr.Dataset({"x": (("point", "replicate"), [draws])}, coords={"point": [0]})
-
-    def checks(self, dataset):
-        x = dataset["x"].values[0]
-        n, z = x.size, z_for_family(0.05, 2)
-        error = x.std(ddof=1) / math.sqrt(n)
-        return [oracle_check("sure", x.mean(), error, 0.0, z, margin=10.0, n_replicates=n),
-                oracle_check("mean", x.mean(), error, 0.0, z,
-                             margin=dataset.attrs.get("margin", 0.25), n_replicates=n)]
 
 
 class Drawn(Coin):
@@ -266,7 +240,7 @@ def test_a_look_that_fails_leaves_the_last_one_and_says_why(tmp_path):
 def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_looks_on_or_waits():
     from workbench.run.until_decided import _next_looks
 
-    slow, fast = _wanting(10.0, 3.0), _wanting(1.0, 3.0)  # 4.5 times: three looks on
+    slow, fast = wanting_track(10.0, 3.0), wanting_track(1.0, 3.0)  # 4.5 times: three looks on
     assert _next_looks([slow, fast], 1000.0, None) == {slow: 4, fast: 4}
     assert _next_looks([slow, fast], 40.0, None) == {slow: 2, fast: 4}  # 20 s + 8 s
     assert _next_looks([slow, fast], 1000.0, 2) == {slow: 2, fast: 2}  # max_looks
@@ -274,7 +248,7 @@ def test_when_the_next_looks_do_not_fit_together_the_most_expensive_goes_fewer_l
     assert _next_looks([slow, fast], 15.0, None) == {fast: 4}
     # 1.5 times (2.25 with the stricter values: two looks on), 40 s + 4 s in 21 s: the slow
     # one goes one look down, 20 s + 4 s still do not fit, so it is left out and says why
-    slow, fast = _wanting(10.0, 1.5), _wanting(1.0, 1.5)
+    slow, fast = wanting_track(10.0, 1.5), wanting_track(1.0, 1.5)
     assert _next_looks([slow, fast], 21.0, None) == {fast: 3}
     why = why_undecided(next(iter(slow.undecided.values())), slow)
     assert why.startswith("look 2 (about 20 s) did not fit beside the other experiments' looks "
@@ -335,7 +309,7 @@ def test_the_next_round_is_planned_as_the_looks_run_together_not_one_after_the_o
     fit in 25 s where the sum of the looks alone (28 s) would not; in 20 s one waits."""
     from workbench.run.until_decided import LookCost, _next_looks
 
-    first, second = _wanting(10.0, 1.0), _wanting(10.0, 1.0)
+    first, second = wanting_track(10.0, 1.0), wanting_track(10.0, 1.0)
     for track in (first, second):
         track.n_workers, track.cost = 2, LookCost(10.0, 10.0, 0.0, 4.0, 0.0)
     assert first.predicted(2) == 14.0
@@ -351,7 +325,7 @@ def test_what_a_round_s_costs_do_not_explain_is_charged_to_its_looks_and_scales_
     than explained charges nothing (negative control)."""
     from workbench.run.until_decided import LookCost, _charge_unexplained
 
-    first, second = _wanting(8.0, 1.0), _wanting(4.0, 1.0)
+    first, second = wanting_track(8.0, 1.0), wanting_track(4.0, 1.0)
     for track in (first, second):
         track.n_workers = 2
     _charge_unexplained([first, second], 9.0, 2)
@@ -362,24 +336,6 @@ def test_what_a_round_s_costs_do_not_explain_is_charged_to_its_looks_and_scales_
     assert first.cost.serial == 0.0
 
 
-def _wanting(seconds: float, factor: float, checks: int = 1):
-    """A track at look 1 whose ``checks`` undecided checks each ask for ``factor`` times its
-    replicates, its look having computed for ``seconds`` in one process."""
-    from dataclasses import replace as replaced
-
-    from workbench.run.main_job import Outcome
-    from workbench.run.until_decided import LookCost, Track
-
-    track = Track(Coin(), {}, Coin().configure(), False, look=1,
-                  cost=LookCost(work=seconds, computed=seconds))
-    track.outcome = Outcome(Coin(), Coin().configure(), 7)
-    undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
-    names = ["mean", *(f"mean{k}" for k in range(1, checks))]
-    track.undecided = {name: replaced(undecided, check=name, replicate_factor=factor)
-                       for name in names}
-    return track
-
-
 def test_the_look_promising_fewest_decisions_per_second_goes_fewer_looks_on_first():
     """Four checks asking 3 times a 10 s look: look 4 (80 s) should decide all four. One check
     asking 16 times a 5 s look: look 4 (40 s, 8 times) should decide none. With 90 s left the
@@ -387,7 +343,7 @@ def test_the_look_promising_fewest_decisions_per_second_goes_fewer_looks_on_firs
     taken the first down instead)."""
     from workbench.run.until_decided import _next_looks
 
-    many, none = _wanting(10.0, 3.0, checks=4), _wanting(5.0, 16.0)
+    many, none = wanting_track(10.0, 3.0, checks=4), wanting_track(5.0, 16.0)
     assert many.promised(4) == 4 and many.promised(2) == 0 and none.promised(4) == 0
     assert _next_looks([many, none], 1000.0, None) == {many: 4, none: 4}
     assert _next_looks([many, none], 90.0, None) == {many: 4, none: 2}
@@ -400,7 +356,7 @@ def test_no_look_is_spent_towards_checks_whose_deciding_look_does_not_fit_in_the
     experiment's 64 s look fits, so it goes on (three looks at most)."""
     from workbench.run.until_decided import _next_looks, why_undecided
 
-    slow, fast = _wanting(10.0, 50.0), _wanting(1.0, 50.0)
+    slow, fast = wanting_track(10.0, 50.0), wanting_track(1.0, 50.0)
     assert _next_looks([slow, fast], 1000.0, None) == {slow: 4, fast: 4}
     assert _next_looks([slow, fast], 100.0, None) == {fast: 4}
     why = why_undecided(slow.undecided["mean"], slow)
@@ -408,7 +364,7 @@ def test_no_look_is_spent_towards_checks_whose_deciding_look_does_not_fit_in_the
                    "it: a look of about 640 s, more than the 100 s left of the budget")
     assert why_undecided(fast.undecided["mean"], fast).startswith("the budget ran out at look 1")
     # looks double the replicates: 1.18 times a 62 s look is look 2, 124 s, not 73 s
-    near = _wanting(62.0, 1.18)
+    near = wanting_track(62.0, 1.18)
     assert near.deciding_seconds(1.18) == 124.0
     assert _next_looks([near], 103.0, None) == {} and _next_looks([near], 124.0, None) == {near: 2}
 
