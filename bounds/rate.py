@@ -30,8 +30,10 @@ import math
 from dataclasses import replace
 
 import numpy as np
+from scipy import stats
 
 from bounds.equivalence import DEFAULT_MARGINS, decide, verdict_from
+from bounds.sequential import GROWTH
 from bounds.verdict import Verdict
 
 STATISTICS = {
@@ -118,6 +120,27 @@ def _not_positive(x, samples, values, statistic: str, z: float, rng: np.random.G
     return (f"the {statistic} is not positive everywhere ({where}), its sign not shown; about "
             f"{factor:.3g} times the replicates would show the sign of every value not shown "
             "positive", factor)
+
+
+def resampled_reach(z: float, n_resamples: int) -> float:
+    """How many errors above 0 a value must lie for none of ``n_resamples`` bootstrap
+    resamples to cross 0 more often than not: the chance that none does is about
+    exp(−n Φ(−r)), one half at r = Φ⁻¹(1 − ln 2 / n) (3.39 for 2000 resamples); at least the
+    check's ``z``."""
+    return max(float(z), float(stats.norm.isf(math.log(2) / n_resamples)))
+
+
+def undefined_error(values: np.ndarray, errors: np.ndarray, reach: float) -> tuple[str, float]:
+    """Why a slope whose resamples cross 0 has no error yet, and the replicate factor that
+    would give it one: the factor that keeps every value above 0 by ``reach`` errors
+    (:func:`resampled_reach`); where every value already is, the crossing is chance and the
+    next look's replicates (:data:`bounds.sequential.GROWTH`) are asked."""
+    factor = _sign_factor(values, errors, reach)
+    if factor > 1:
+        return (f"about {factor:.3g} times the replicates would keep every value above 0 by "
+                f"{reach:.3g} errors, where a resample crosses 0 less often than not", factor)
+    return (f"every value is above 0 by {reach:.3g} errors, so the crossing is chance and a "
+            "larger run would likely define it", float(GROWTH))
 
 
 def _sign_factor(values: np.ndarray, errors: np.ndarray, z: float) -> float:
@@ -207,13 +230,11 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     error = float(np.std(slopes, ddof=1))
     undefined = int(np.count_nonzero(~np.isfinite(slopes)))
     statistic_errors = statistics.std(axis=0, ddof=1)
-    # the slope's error then waits on the sign of the values its resamples cross
-    factor = _sign_factor(values, statistic_errors, z) if undefined else None
+    factor = None
     if undefined:
+        why, factor = undefined_error(values, statistic_errors, resampled_reach(z, n_resamples))
         detail = (f"{detail} ({undefined} of {n_resamples} resamples give a statistic <= 0 "
-                  "somewhere: its interval reaches 0, so the slope's error is undefined; about "
-                  f"{factor:.3g} times the replicates would show the sign of every value not "
-                  "shown positive)").strip()
+                  f"somewhere: the slope's error is undefined; {why})").strip()
     evidence.update({
         "values": values.tolist(), "value_errors": statistic_errors.tolist(),
         "bootstrap_se": error,

@@ -212,23 +212,39 @@ def test_a_rate_of_a_quantity_whose_sign_is_not_shown_asks_for_the_replicates_to
 def test_a_rate_whose_resamples_cross_zero_asks_for_the_replicates_that_show_the_sign():
     """+0.01 ± 0.1 at x = 1: the value is positive, so a slope is fitted, but about half its
     resamples are not, so the slope's error is undefined; the check asks for the replicates
-    that would show that value's sign, (z·0.1/0.01)² times (about 950 at z = 3.09), instead of
-    calling itself undecidable. Negative control: at 0.5 ± 0.1 no resample crosses 0 and the
-    slope's own error decides."""
+    that keep the value above 0 by the resamples' reach (3.39 errors for 2000 resamples, more
+    than z = 3.09), (3.39·0.1/0.01)² times (about 1,150), instead of calling itself
+    undecidable. Negative control: at 0.5 ± 0.1 no resample crosses 0 and the slope's own
+    error decides."""
+    from bounds.rate import resampled_reach
+
     x = [1, 2, 4, 8]
     noise = _excess(np.random.default_rng(5), [0.0, 0.0, 0.0, 0.0], 100)
     noise -= noise.mean(axis=1, keepdims=True)
     near = noise + np.array([0.01, 4.0, 16.0, 64.0])[:, None]
     verdict = rate_check("excess", x, near, 2.0, Z_ONE, np.random.default_rng(0))
     assert verdict.verdict == INCONCLUSIVE and math.isfinite(verdict.observed)
-    expected = (Z_ONE * verdict.evidence["value_errors"][0] / 0.01) ** 2
+    reach = resampled_reach(Z_ONE, 2000)
+    assert reach == pytest.approx(3.392, abs=1e-3) and resampled_reach(4.0, 2000) == 4.0
+    expected = (reach * verdict.evidence["value_errors"][0] / 0.01) ** 2
     assert verdict.replicate_factor == pytest.approx(expected) and verdict.replicate_factor > 100
     assert "resamples give a statistic <= 0" in verdict.detail
-    assert "times the replicates would show the sign of every value not shown positive)" \
-        in verdict.detail
+    assert "times the replicates would keep every value above 0 by 3.39 errors" in verdict.detail
     far = noise + np.array([0.5, 4.0, 16.0, 64.0])[:, None]
     fitted = rate_check("excess", x, far, 2.0, Z_ONE, np.random.default_rng(0))
     assert "resamples give" not in fitted.detail and math.isfinite(fitted.mc_error)
+
+
+def test_a_crossing_by_chance_asks_for_the_next_look():
+    """Every value above 0 by more than the resamples' reach (here 4 and 5 errors against
+    3.39): a resample that crossed 0 did so by chance, and the next look's replicates are asked
+    (twice), not "1 times"; a value 2 errors above 0 asks (3.39/2)² times."""
+    from bounds.rate import undefined_error
+
+    why, factor = undefined_error(np.array([0.4, 0.5]), np.array([0.1, 0.1]), 3.39)
+    assert factor == 2.0 and "the crossing is chance" in why
+    why, factor = undefined_error(np.array([0.2, 0.5]), np.array([0.1, 0.1]), 3.39)
+    assert factor == pytest.approx((3.39 / 2) ** 2) and "about 2.87 times" in why
 
 
 def _paired_curves(speeds, replicates=200, seed=6):
