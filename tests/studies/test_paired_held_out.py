@@ -315,3 +315,31 @@ def test_pair_common_starts_is_refused_where_it_cannot_apply(text, needle, words
     from tests.studies.refusals import refused_when_read
 
     refused_when_read(text, needle, *words)
+
+
+def _shipped_text(name: str) -> str:
+    """A shipped study's text without its figure plug-in (which only shipped files name)."""
+    import re
+
+    from workbench.studies.library import DIRECTORY
+
+    return re.sub(r"\nfigure = .*\n", "\n", (DIRECTORY / f"{name}.toml").read_text())
+
+
+def test_a_study_of_parts_gives_pair_common_starts_to_its_parts_without_an_oracle():
+    """multi-server's logistic part takes the study's ``pair_common_starts = false``; its
+    Gaussian part, whose points share no random starts, keeps the default."""
+    text = _shipped_text("multi-server").replace(
+        "[study]\n", "[study]\npair_common_starts = false\n", 1)
+    parts = {part.name: part.study.pair_common_starts for part in loads(text, "<parts>").parts}
+    assert parts == {"gaussian": True, "logistic": False}
+
+
+def test_pair_common_starts_is_refused_on_parts_that_share_no_starts():
+    """downpour-period's parts are the Gaussian mean's protocols and logistic regression from
+    Laplace starts: none draws random starts per replicate from one stream."""
+    from tests.studies.refusals import refused_when_read
+
+    text = _shipped_text("downpour-period").replace(
+        "[study]\n", "[study]\npair_common_starts = false\n", 1)
+    refused_when_read(text, "pair_common_starts", "means nothing here")

@@ -142,7 +142,8 @@ def from_document(doc: Document, defer_bounds: bool = False) -> PartsStudy:
             raise doc.error(("part", written, *first), f"{written!r} is not a part of the "
                                                        f"study; [study] parts lists "
                                                        f"{', '.join(names)}")
-    parts = tuple(_part(doc, head, part, tables.get(part, {}), defer_bounds) for part in names)
+    parts = _paired_by_starts(doc, head, tuple(_part(doc, head, part, tables.get(part, {}),
+                                                     defer_bounds) for part in names))
     points = head.get("points", POINTS[0])
     if points not in POINTS:
         raise doc.error(("study", "points"), f"must be one of {', '.join(POINTS)}, got "
@@ -168,6 +169,18 @@ def from_document(doc: Document, defer_bounds: bool = False) -> PartsStudy:
                       tuple(parameters.values()), coerce_quick(doc, tuple(parameters.values())),
                       doc.source, doc.text, headline, paper, head.get("family", "check"),
                       points, looks_budget(doc, head))
+
+
+def _paired_by_starts(doc: Document, head: dict, parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """The parts with ``[study] pair_common_starts`` as the study writes it: the parts on a
+    model without an oracle take it (:func:`.study.pair_common_starts`; refused where no part
+    is one)."""
+    if "pair_common_starts" not in head:
+        return parts
+    held_out = {part.name for part in parts if study.held_out(part.study)}
+    value = study.pair_common_starts(doc, head, bool(held_out))
+    return tuple(Part(part.name, replace(part.study, pair_common_starts=value), part.shared)
+                 if part.name in held_out else part for part in parts)
 
 
 def _part(doc: Document, head: dict, name: str, table, defer_bounds: bool) -> Part:

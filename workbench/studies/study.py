@@ -355,19 +355,25 @@ def from_document(doc: Document, defer_bounds: bool = False) -> Study:
     return Study(name, str(head.get("summary", "")), str(head.get("source", "")),
                  values, constants, product, zipped, quick, checks, bounds, doc.source,
                  parameters, doc.text, dict(symbols), headline, paper, paired,
-                 _pair_common_starts(doc, head, kind), family, tuple(sorted(kinds)), extra,
-                 looks_budget(doc, head), unused)
+                 pair_common_starts(doc, head, kind is HELD_OUT_KIND), family,
+                 tuple(sorted(kinds)), extra, looks_budget(doc, head), unused)
 
 
-def _pair_common_starts(doc: Document, head: dict, kind) -> bool:
+def held_out(study: Study) -> bool:
+    """Whether the study's points are a model without an oracle's (the held-out kind)."""
+    return point_kind(study.values, set(study.values) | set(study.sweep_dims)) is HELD_OUT_KIND
+
+
+def pair_common_starts(doc: Document, head: dict, shares_starts: bool) -> bool:
     """``[study] pair_common_starts`` (default true): whether the checks of a model without an
     oracle judge the points along a dim whose replicates share their starts as paired
     replicates (:func:`.held_out_point.common_start_dims`); false judges them as independent,
-    for comparison. Refused where the points share no starts (the other kinds)."""
+    for comparison. Refused where no points share their starts (``shares_starts`` false: the
+    other kinds, or a study of parts without such a part)."""
     value = head.get("pair_common_starts", True)
     if not isinstance(value, bool):
         raise doc.error(("study", "pair_common_starts"), "must be true or false")
-    if "pair_common_starts" in head and kind is not HELD_OUT_KIND:
+    if "pair_common_starts" in head and not shares_starts:
         raise doc.error(("study", "pair_common_starts"),
                         "means nothing here: only the points of a model without an oracle "
                         "(logistic regression, the networks, the language models, your own) "
