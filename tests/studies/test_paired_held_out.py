@@ -343,3 +343,16 @@ def test_pair_common_starts_is_refused_on_parts_that_share_no_starts():
     text = _shipped_text("downpour-period").replace(
         "[study]\n", "[study]\npair_common_starts = false\n", 1)
     refused_when_read(text, "pair_common_starts", "means nothing here")
+
+
+def test_a_study_of_parts_gives_paired_to_its_parts_or_refuses_it():
+    """``[study] paired`` of a study of parts reaches every part (it was read and ignored):
+    protocols-networks' downpour and elastic parts pair their workers; multi-server's pooled
+    Gaussian part cannot pair its servers, so the line is refused, naming it."""
+    from tests.studies.refusals import refused_when_read
+
+    text = _shipped_text("protocols-networks").replace(
+        "[study]\n", '[study]\npaired = ["workers"]\n', 1)
+    assert [part.study.paired for part in loads(text, "<parts>").parts] == [("workers",)] * 2
+    text = _shipped_text("multi-server").replace("[study]\n", '[study]\npaired = ["servers"]\n', 1)
+    refused_when_read(text, "paired = ", "pooled-servers")

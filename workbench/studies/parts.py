@@ -195,8 +195,8 @@ def _part(doc: Document, head: dict, name: str, table, defer_bounds: bool) -> Pa
             why = (": a study of parts sweeps its dims once, in [sweep], for every part"
                    if key == "sweep" else f"; known: {', '.join(PART_SECTIONS)}")
             raise doc.error(("part", name, key), "is not a table of a part" + why)
-    data: dict[str, Any] = {"study": {k: head[k] for k in ("name", "symbols", "family")
-                                      if k in head}}
+    data: dict[str, Any] = {"study": {k: head[k] for k in ("name", "symbols", "family",
+                                                          "paired") if k in head}}
     data.update({k: doc.data[k] for k in ("constants", "sweep") if k in doc.data})
     renamed, shared = {}, set(data.get("constants", {}))
     for section in FIELD_SECTIONS:
