@@ -356,3 +356,20 @@ def test_a_study_of_parts_gives_paired_to_its_parts_or_refuses_it():
     assert [part.study.paired for part in loads(text, "<parts>").parts] == [("workers",)] * 2
     text = _shipped_text("multi-server").replace("[study]\n", '[study]\npaired = ["servers"]\n', 1)
     refused_when_read(text, "paired = ", "pooled-servers")
+
+
+def test_a_dim_zipped_with_a_model_setting_does_not_share_its_starts():
+    """The workers zipped with the network (``[sweep.zip]``): every worker count is another
+    network, whose starts are its own; zipped with the step size instead, they share them."""
+    from pathlib import Path
+
+    from workbench.studies.held_out_point import common_start_dims
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "network-workers.toml").read_text()
+    text = text.replace('network = "mlp"\n', "")
+    for zipped, common in (('network = ["mlp", "cnn"]', ()),
+                           ("step_size = [0.001, 0.002]", ("n_workers",))):
+        swept = text.replace("[sweep]\nn_workers = [1, 2, 4, 6, 9]",
+                             f"[sweep.zip]\nn_workers = [1, 2]\n{zipped}")
+        experiment = StudyExperiment(loads(swept, "<zipped>"))
+        assert common_start_dims(experiment, experiment.configure(quick=True)) == common

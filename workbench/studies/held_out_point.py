@@ -76,20 +76,23 @@ def common_start_dims(experiment, config: dict) -> tuple[str, ...]:
     (:func:`~workbench.systems.asynchronous.run.held_out_blocks`), by the model for the
     chains' shape; two points that agree on :data:`START_KEYS` therefore give replicate r the
     same start. A dim qualifies where every pair of the sweep's points that differ in it
-    alone agree on them and on the chains pooled (the servers, elastic's workers, a model
-    setting or the replicate count swept change the draws; downpour's or an asynchronous
-    server's workers, a step size or a latency do not). Random starts make the
-    replicates' values correlated across such points (stale-blr-speedup's final log-loss
-    0.98 across its worker counts, benchmarks/README.md, *Common starts*)."""
+    alone (and in the names zipped with it) agree on them and on the chains pooled (the
+    servers, elastic's workers, a model setting or the replicate count swept change the
+    draws; downpour's or an asynchronous server's workers, a step size or a latency do not).
+    Random starts make the replicates' values correlated across such points
+    (stale-blr-speedup's final log-loss 0.98 across its worker counts, benchmarks/README.md,
+    *Common starts*)."""
     resolved = [(point, experiment.resolve(config, point))
                 for point in experiment.points(config)]
+    moving = {group[0]: set(group) for group in experiment.study.zipped}  # zipped: together
     common = []
     for dim in experiment.sweep_dims:
         starts: dict[str, set[str]] = {}
         for point, values in resolved:
             if dim not in point:
                 continue
-            others = json.dumps({k: v for k, v in point.items() if k != dim}, sort_keys=True,
+            others = json.dumps({k: v for k, v in point.items()
+                                 if k not in moving.get(dim, {dim})}, sort_keys=True,
                                 default=str)
             starts.setdefault(others, set()).add(json.dumps(
                 [values.get(key) for key in START_KEYS] + [pooled_chains(values)],
