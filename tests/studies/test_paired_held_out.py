@@ -255,8 +255,8 @@ def test_common_starts_alone_pair_the_speed_ups_and_shrink_their_errors():
 
 def test_an_ordering_paired_by_its_starts_alone_is_violated_where_the_loss_rises():
     """Negative control of the starts' pairing: every replicate's held-out loss at two
-    workers raised by 0.1 (about ten times the paired error of a pair, a seventh of the
-    independent one's reach) makes the claimed fall from one worker to two violated, judged
+    workers raised by 0.1 (about ten times the paired error of the pair, 0.009; not two of
+    the independent one, 0.07) makes the claimed fall from one worker to two violated, judged
     paired by the starts; as independent points the same data cannot tell."""
     experiment = StudyExperiment(loads(WORKERS, "<starts>"))
     dataset = run_experiment(experiment, experiment.configure(), SEED)
