@@ -230,11 +230,6 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     error = float(np.std(slopes, ddof=1))
     undefined = int(np.count_nonzero(~np.isfinite(slopes)))
     statistic_errors = statistics.std(axis=0, ddof=1)
-    factor = None
-    if undefined:
-        why, factor = undefined_error(values, statistic_errors, resampled_reach(z, n_resamples))
-        detail = (f"{detail} ({undefined} of {n_resamples} resamples give a statistic <= 0 "
-                  f"somewhere: the slope's error is undefined; {why})").strip()
     evidence.update({
         "values": values.tolist(), "value_errors": statistic_errors.tolist(),
         "bootstrap_se": error,
@@ -245,6 +240,9 @@ def rate_check(check: str, x, samples, expected_exponent: float, z: float,
     decision = decide(slope - expected_exponent, error, width, z, z_holds=z_holds,
                       one_sided=True)
     if undefined:
+        why, factor = undefined_error(values, statistic_errors, resampled_reach(z, n_resamples))
         decision = replace(decision, replicate_factor=factor)
+        detail = (f"{detail} ({undefined} of {n_resamples} resamples give a statistic <= 0 "
+                  f"somewhere: the slope's error is undefined; {why})").strip()
     return verdict_from(check, "rate", decision, slope, expected_exponent, z, "slope",
                         n_replicates=int(samples.shape[1]), detail=detail, evidence=evidence)

@@ -94,6 +94,11 @@ class Context:
         engine's random numbers (``[study] paired``) or their replicates' starts."""
         return over in self.paired or over in self.common_starts
 
+    def starts_only(self, over: str) -> bool:
+        """Whether the points along ``over`` share their replicates' starts alone, not the
+        engine's random numbers."""
+        return over in self.common_starts and over not in self.paired
+
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the study's checks."""
         return tuple(spec.kind for spec in self.checks)

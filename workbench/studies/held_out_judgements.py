@@ -238,7 +238,7 @@ def speedup_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ver
                 detail=f"Variance of φ̂({function}) at L = {length} across worker counts "
                        "(seed 001 Theorem 4: free of τ).",
                 paired=_paired_curves(curves, over, generator(
-                    ctx.seed, ctx.name, "check", names["name"]), over not in ctx.paired)
+                    ctx.seed, ctx.name, "check", names["name"]), ctx.starts_only(over))
                 if ctx.pairs(over) else None)
     return verdicts
 
@@ -323,7 +323,7 @@ def slope_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Verdi
         n_replicates = int(at["n_valid"].min())
         if ctx.pairs(over):
             values, errors, log_covariance, n_replicates, note = _jointly(
-                at, over, "variance", evidence, over not in ctx.paired)
+                at, over, "variance", evidence, ctx.starts_only(over))
             detail += note
         verdicts.append(slope_check(
             named(options, point, f"slope/variance-vs-{over}{suffix}"), at[over].values,
@@ -346,7 +346,7 @@ def invariance_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[
         n_replicates = ctx.config["n_replicates"]
         if ctx.pairs(over):
             values, errors, log_covariance, n_replicates, note = _jointly(
-                at, over, "mean", evidence, over not in ctx.paired)
+                at, over, "mean", evidence, ctx.starts_only(over))
             detail += note
         verdicts.append(invariance_check(
             named(options, point, f"invariance/mean-vs-{over}{suffix}"), values, errors,
@@ -387,7 +387,7 @@ def ordering_checks(dataset: xr.Dataset, ctx: Context, options: dict) -> list[Ve
                                            - 2 * covariance[k, k + 1], 0.0))
                                for k in range(steps)]
                 sentence = pairing_note(note, over, n_replicates, "their paired replicates'",
-                                        over not in ctx.paired,
+                                        ctx.starts_only(over),
                                         covariance=covariance)
 
             at_point = f"{point_label(point)}: " if point else ""
