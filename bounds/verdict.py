@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from scipy import stats
 
+from bounds.family_sizes import family_size
 from bounds.sequential import rate_share
 
 HOLDS = "holds"
@@ -67,11 +68,13 @@ class Verdict:
 def z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
     """Two-sided Bonferroni critical z so that ``n_comparisons`` checks of a correct system
     fail together with probability at most ``false_failure_rate`` (at a look of a sequential
-    procedure, with the look's share of it: :mod:`bounds.sequential`)."""
+    procedure, with the look's share of it: :mod:`bounds.sequential`; at a look of fewer
+    points, the family's size at every point: :mod:`bounds.family_sizes`)."""
     if not 0 < false_failure_rate < 1:
         raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
     if n_comparisons < 1:
         raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
+    n_comparisons = family_size(False, false_failure_rate, n_comparisons)
     return float(stats.norm.isf(false_failure_rate * rate_share() / (2 * n_comparisons)))
 
 
@@ -82,7 +85,22 @@ def one_sided_z_for_family(false_failure_rate: float, n_comparisons: int) -> flo
         raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
     if n_comparisons < 1:
         raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
+    n_comparisons = family_size(True, false_failure_rate, n_comparisons)
     return float(stats.norm.isf(false_failure_rate * rate_share() / n_comparisons))
+
+
+def student_z_for_family(false_failure_rate: float, n_comparisons: int, n_units: int) -> float:
+    """Two-sided Bonferroni critical value of Student's t with ``n_units - 1`` degrees of
+    freedom (at least 1), for a family whose comparisons each rest on ``n_units`` independent
+    units (few chains, few coupled groups); at a look, with the look's share of the rate and
+    the family's size at every point, as :func:`z_for_family`."""
+    if not 0 < false_failure_rate < 1:
+        raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
+    if n_comparisons < 1:
+        raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
+    n_comparisons = family_size(False, false_failure_rate, n_comparisons)
+    return float(stats.t.isf(false_failure_rate * rate_share() / (2 * n_comparisons),
+                             max(n_units - 1, 1)))
 
 
 def one_sided_rate(z: float) -> float:

@@ -15,6 +15,7 @@ from bounds.verdict import (
     INCONCLUSIVE,
     VIOLATED,
     one_sided_z_for_family,
+    student_z_for_family,
     z_for_family,
 )
 
@@ -38,6 +39,21 @@ def test_a_look_spends_its_share_of_every_rate_and_only_inside_its_block():
         assert resolve_z_holds(1.0) == 1.0
     assert z_for_family(0.05, 4) == fixed and current() is None
     assert resolve_z_holds(None) == Z_HOLDS
+
+
+def test_student_critical_values_spend_the_look_s_share_too():
+    """The D-SGLD and federated checks' Student t critical values (few chains): at look 2 the
+    quarter of the rate, outside a look the whole; they did not spend before 2026-12-02."""
+    fixed = student_z_for_family(0.05, 4, 10)
+    assert fixed == pytest.approx(stats.t.isf(0.05 / 4 / 2, 9))
+    with at_look(Look(2)):
+        assert student_z_for_family(0.05, 4, 10) == pytest.approx(stats.t.isf(0.05 / 4 / 4 / 2, 9))
+        assert student_z_for_family(0.05, 4, 10) > fixed
+    with at_look(Look(1, only=True)):
+        assert student_z_for_family(0.05, 4, 10) == fixed
+    assert student_z_for_family(0.05, 4, 1) == pytest.approx(stats.t.isf(0.05 / 4 / 2, 1))
+    with pytest.raises(ValueError, match="n_comparisons"):
+        student_z_for_family(0.05, 0, 10)
 
 
 def test_the_only_look_spends_the_whole_rate_and_only_look_1_may_be_it():

@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 
 from bounds.checks import oracle_check, rate_check
+from bounds.sequential import Look, at_look
 from bounds.verdict import HOLDS, INCONCLUSIVE, z_for_family
 from simulators.validation import InvalidParameter
 from tests.workbench.tracks import Coin, wanting_track
@@ -435,7 +436,6 @@ def test_a_look_read_from_the_store_is_predicted_at_the_compute_time_the_store_r
     predicted from the seconds the store recorded for the point (at least the 0.5 s it slept),
     so three looks on (8 × 0.5 s) do not fit in 3 s. Predicted from the read alone, look 4
     would have seemed to cost almost nothing."""
-    from bounds.sequential import Look
     from workbench.run.until_decided import Track, _next_looks
 
     with open_workers(processes=1) as workers:
@@ -505,7 +505,6 @@ def test_a_look_grows_only_the_parts_whose_checks_are_undecided(tmp_path):
     replicates alone, the slow part's point is read from the store (its check kept as
     decided), and the predicted time counts only the coin part's share of look 1's seconds.
     Negative control: an experiment whose checks read every key grows both parts."""
-    from bounds.sequential import Look
     from workbench.run.until_decided import Track
 
     (outcome,), undecided = _run(tmp_path / "parts", [TwoParts()])
@@ -582,3 +581,137 @@ def test_a_study_of_parts_names_the_parameters_of_the_parts_owning_the_checks():
     assert {"logistic_n_replicates", "gaussian_n_replicates"} <= both
     assert experiments.get("downpour-period").keys_read_by(["logistic/rate"]) is None
     assert experiments.get("stale-gaussian").keys_read_by(["oracle/theta"]) is None
+
+
+class Coins(Coin):
+    """Two points, R replicates of N(0, 1) each (seeded by point and index): ``mean/point=0``
+    reads point 0 alone within 0.25 (about 160 replicates decide it), ``sure/point=1`` point 1
+    within 10 and ``sure/both`` both points within 10 (both decided at once); one family of a
+    check per point and one more (three at both points, two at one)."""
+
+    name = "coins"
+    parameters = (*Coin.parameters, Parameter("point", [0, 1], "the points"))
+    both_margin = 10.0
+
+    def points(self, config):
+        return [{"point": p} for p in config["point"]]
+
+    def run_point(self, config, point, seed):
+        draws = [np.random.default_rng([seed, point["point"], i]).standard_normal()
+                 for i in range(config["n_replicates"])]
+        return xr.Dataset({"x": (("point", "replicate"), [draws])},
+                          coords={"point": [point["point"]]})
+
+    def checks(self, dataset):
+        z = z_for_family(0.05, dataset.sizes["point"] + 1)
+
+        def check(name, x, margin):
+            return oracle_check(name, x.mean(), x.std(ddof=1) / math.sqrt(x.size), 0.0, z,
+                                margin=margin, n_replicates=x.size)
+
+        return [*(check("mean/point=0", dataset["x"].sel(point=0).values, 0.25) if p == 0
+                  else check(f"sure/point={p}", dataset["x"].sel(point=p).values, 10.0)
+                  for p in dataset["point"].values.tolist()),
+                check("sure/both", dataset["x"].values.ravel(), self.both_margin)]
+
+
+class PooledCoins(Coins):
+    """``mean/point=0`` as in :class:`Coins`, and a check of both points' mean within 0.25
+    that stays undecided as long: a look aimed at both reads both points."""
+
+    name = "pooled-coins"
+    both_margin = 0.25
+
+
+def _stored_points(out, name):
+    import json
+
+    lines = (out / "store" / name / "manifest.jsonl").read_text().splitlines()
+    return [json.loads(line)["point"]["point"] for line in lines]
+
+
+def test_a_look_runs_only_the_points_the_checks_it_aims_at_read(tmp_path):
+    """After look 1 only ``mean/point=0`` is undecided; it reads point 0 alone (leaving out
+    point 1 judges it the same), so the later looks run point 0 alone with their replicates,
+    and judge that check alone, in its family's size at both points. The experiment's result
+    stays its last look of every point,
+    the file a plain run with those replicates writes; a rerun computes nothing. Negative
+    control: a check of both points' mean keeps both points in every look."""
+    log = io.StringIO()
+    (outcome,), undecided = _run(tmp_path / "narrow", [Coins()], log=log)
+    assert undecided == []
+    mean, sure, both = outcome.verdicts
+    assert [v.verdict for v in outcome.verdicts] == [HOLDS] * 3
+    assert sure.evidence["sequential"]["look"] == both.evidence["sequential"]["look"] == 1
+    look = mean.evidence["sequential"]
+    assert look["look"] >= 3 and look["sweep"] == {"point": [0]}
+    assert look["replicates"] == {"n_replicates": 10 * 2 ** (look["look"] - 1)}
+    assert [h.get("sweep") for h in look["looks"]] == [None] + [{"point": [0]}] * (
+        len(look["looks"]) - 1)
+    assert "next: coins look 4 (n_replicates 10 → 80, only point = 0; about " in log.getvalue()
+    with at_look(Look(look["look"])):  # its family's size at both points: three, not two
+        assert mean.z_threshold == pytest.approx(z_for_family(0.05, 3))
+        assert mean.z_threshold > z_for_family(0.05, 2)
+    # point 1 ran once, at look 1; point 0 at every look
+    stored = _stored_points(tmp_path / "narrow", "coins")
+    assert stored.count(1) == 1 and stored.count(0) == len(look["looks"])
+    assert outcome.config["point"] == [0, 1] and outcome.config["n_replicates"] == 10
+    with open_workers(processes=1) as workers:
+        run_all([Coins()], False, 7, tmp_path / "plain", workers, figures=False,
+                log=io.StringIO())
+    xr.testing.assert_identical(read_netcdf(tmp_path / "narrow" / "coins.nc"),
+                                read_netcdf(tmp_path / "plain" / "coins.nc"))
+    (again,), _ = _run(tmp_path / "narrow", [Coins()])
+    assert again.verdicts == outcome.verdicts
+    assert _stored_points(tmp_path / "narrow", "coins") == stored
+
+    (pooled,), undecided = _run(tmp_path / "pooled", [PooledCoins()])
+    assert undecided == []
+    assert all("sweep" not in v.evidence["sequential"] for v in pooled.verdicts)
+    assert pooled.config["n_replicates"] > 10 and pooled.config["point"] == [0, 1]
+
+
+def test_a_later_look_is_predicted_from_each_point_s_last_two_measurements():
+    """A point whose compute seconds doubled over two looks (four times the replicates)
+    grows as R^0.5: its look 4 is predicted at 20·√2 s, not 8 times its look 1's 10 s; with
+    one measurement, linearly (negative control); a power outside its range is clipped."""
+    from workbench.run.until_decided import POWER_RANGE, replicate_power
+
+    track = wanting_track(seconds=10.0, factor=4.0)
+    track.computing = {"point=0": 10.0}
+    assert track.multiple(4) == 8.0  # not measured: the replicates' multiple
+    track.measured = {"point=0": [(1, 10.0)]}
+    assert track.multiple(4) == pytest.approx(8.0)  # one measurement: linear
+    track.measured = {"point=0": [(1, 10.0), (3, 20.0)]}
+    assert replicate_power((1, 10.0), (3, 20.0)) == pytest.approx(0.5)
+    assert track.multiple(4) == pytest.approx(20 * math.sqrt(2) / 10)
+    assert track.predicted(4) < wanting_track(seconds=10.0, factor=4.0).predicted(4)
+    assert replicate_power((1, 10.0), (2, 10.0)) == POWER_RANGE[0]
+    assert replicate_power((1, 1.0), (2, 100.0)) == POWER_RANGE[1]
+    assert replicate_power((2, 1.0), (2, 3.0)) == 1.0
+
+
+class CoinsWithUnknown(Coins):
+    """:class:`Coins` and a check of point 0 that no replicates decide (no error estimate)."""
+
+    name = "coins-with-unknown"
+
+    def checks(self, dataset):
+        unknown = [oracle_check("unknown/point=0", float(dataset["x"].sel(point=0).mean()),
+                                math.nan, 0.0, 3.0, margin=0.25)] \
+            if 0 in dataset["point"].values.tolist() else []
+        return super().checks(dataset) + unknown
+
+
+def test_a_narrower_look_judges_every_undecided_check_its_points_give_not_only_its_aim(
+        tmp_path):
+    """The look aimed at ``mean/point=0`` runs point 0 alone; ``unknown/point=0`` reads that
+    point alone too, so it is judged at every such look, not left at look 1."""
+    (outcome,), undecided = _run(tmp_path, [CoinsWithUnknown()])
+    [(_, unknown, why)] = undecided
+    assert unknown.check == "unknown/point=0" and "more replicates cannot decide" in why
+    mean = next(v for v in outcome.verdicts if v.check == "mean/point=0")
+    looks = [h["look"] for h in unknown.evidence["sequential"]["looks"]]
+    assert looks == [h["look"] for h in mean.evidence["sequential"]["looks"]]
+    assert looks[0] == 1 and len(looks) > 1
+    assert all(h["sweep"] == {"point": [0]} for h in unknown.evidence["sequential"]["looks"][1:])

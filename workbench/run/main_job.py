@@ -89,19 +89,21 @@ def _sweep(experiment: Experiment, config: dict, seed: int, out: Path, workers: 
     return Outcome(experiment, config, seed, sweep.dataset, sweep, seconds=sweep.seconds)
 
 
-def _finish(outcome: Outcome, out: Path, judge: bool, figures: bool) -> Outcome:
-    """The rest of :func:`run_one`: the combined file, the figures and the checks (each if
-    asked)."""
+def _finish(outcome: Outcome, out: Path, judge: bool, figures: bool,
+            write: bool = True) -> Outcome:
+    """The rest of :func:`run_one`: the combined file (unless not ``write``), the figures
+    and the checks (each if asked)."""
     started = time.perf_counter()
     out = Path(out)
     experiment, dataset = outcome.experiment, outcome.dataset
-    combined = under(out, out / f"{experiment.name}.nc")
-    _report_corrupt(combined, outcome, out)
-    outcome.paths = [write_netcdf(dataset, combined)]
-    if figures:
-        outcome.paths += figures_once(experiment.name, dataset, out, experiment.figures)
-    else:
-        discard_stale(experiment.name, dataset, out)
+    if write:
+        combined = under(out, out / f"{experiment.name}.nc")
+        _report_corrupt(combined, outcome, out)
+        outcome.paths = [write_netcdf(dataset, combined)]
+        if figures:
+            outcome.paths += figures_once(experiment.name, dataset, out, experiment.figures)
+        else:
+            discard_stale(experiment.name, dataset, out)
     if judge:
         outcome.verdicts = experiment.checks(dataset)
     outcome.seconds += time.perf_counter() - started
@@ -146,11 +148,13 @@ def _rebuilt(outcome: Outcome, out: Path) -> str:
 def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, workers: Workers,
             *, recompute: bool = False, show_progress: bool = False, figures: bool = True,
             log=None, configs: list[dict] | None = None, judge: bool = True,
-            keep_blocks: bool = False) -> list[Outcome]:
+            keep_blocks: bool = False, written: list[bool] | None = None) -> list[Outcome]:
     """:func:`run_one` with checks (unless ``judge`` is false; and figures, if asked) for each
     experiment: its quick configuration if asked, or the given ``configs``; ``keep_blocks``:
     keep the replicate blocks that a run with more replicates would reuse (the sequential
-    checks' looks, :mod:`workbench.run.runner`).
+    checks' looks, :mod:`workbench.run.runner`); ``written``: false for an experiment whose
+    result is not to be written as ``<out>/<name>.nc`` (a sequential look at some of its
+    points only, :mod:`workbench.run.narrowing`; no figures are drawn or discarded either).
 
     With worker processes or a cluster, the sweeps overlap (:func:`workbench.run.runner.run_sweeps`:
     the next one starts once the last tasks of the one before are handed out), and an
@@ -170,12 +174,14 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
                              recompute=recompute, show_progress=show_progress,
                              keep_blocks=keep_blocks)
                 for experiment, config in zip(selected, configs, strict=True)]
+    written = [True] * len(selected) if written is None else written
     finishing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-checks")
     overlap = workers.kind != "serial"
     pending: list[Future] = []
     try:
         swept = run_sweeps(requests, workers, overlap=overlap)
-        for experiment, config, sweep in zip(selected, configs, swept, strict=True):
+        for experiment, config, sweep, write in zip(selected, configs, swept, written,
+                                                    strict=True):
             if isinstance(sweep, Exception):
                 pending.append(_done(_failed(experiment, config, seed, sweep, log)))
                 continue
@@ -183,21 +189,21 @@ def run_all(selected: list[Experiment], quick: bool, seed: int, out: Path, worke
                               seconds=sweep.seconds)
             if overlap:
                 pending.append(finishing.submit(_finish_logged, outcome, out, figures, log,
-                                                judge))
+                                                judge, write))
             else:
-                pending.append(_done(_finish_logged(outcome, out, figures, log, judge)))
+                pending.append(_done(_finish_logged(outcome, out, figures, log, judge, write)))
         return [future.result() for future in pending]
     finally:
         finishing.shutdown(wait=True, cancel_futures=True)
 
 
 def _finish_logged(outcome: Outcome, out: Path, figures: bool, log,
-                   judge: bool = True) -> Outcome:
+                   judge: bool = True, write: bool = True) -> Outcome:
     """:func:`_finish` (with checks, if ``judge``), its errors made an error row, and its line
     in ``log``."""
     swept = outcome.seconds
     try:
-        outcome = _finish(outcome, out, judge=judge, figures=figures)
+        outcome = _finish(outcome, out, judge=judge, figures=figures, write=write)
     except Exception as error:  # noqa: BLE001 - reported as an error row; the others still run
         return _failed(outcome.experiment, outcome.config, outcome.seed, error, log)
     done = " and ".join(part for part, asked in (("checks", judge), ("figures", figures))

@@ -486,12 +486,8 @@ class _Sweep:
         except Exception as error:  # noqa: BLE001 - this sweep's result; the others still run
             return error
         request, report = self.request, self.report
-        for dataset in self.results:
-            for name in STORE_ATTRS:
-                dataset.attrs.pop(name, None)
-        combined = request.experiment.combine(request.config, self.results)
-        report.dataset = with_provenance(combined, request.experiment.name, request.config,
-                                         self.seed)
+        report.dataset = combined_result(request.experiment, request.config, self.seed,
+                                         self.results)
         report.seconds = time.perf_counter() - self.started
         return report
 
@@ -541,6 +537,34 @@ class _Sweep:
                      f"saved in {store.directory}")
         print(f"workbench: {name} interrupted; {saved}; a rerun resumes from there",
               file=sys.stderr)
+
+
+def combined_result(experiment: Experiment, config: dict, seed: int,
+                    results: list[xr.Dataset]) -> xr.Dataset:
+    """The points' results (in the order of ``experiment.points(config)``) combined, with the
+    run's provenance and without the store's attributes of each point."""
+    for dataset in results:
+        for name in STORE_ATTRS:
+            dataset.attrs.pop(name, None)
+    return with_provenance(experiment.combine(config, results), experiment.name, config, seed)
+
+
+def stored_result(experiment: Experiment, config: dict, seed: int,
+                  store: ResultStore) -> xr.Dataset | None:
+    """What a sweep of ``config`` that reads every point from ``store`` returns, computing
+    nothing: None where a point is not stored (or is corrupt, which a sweep would recompute)."""
+    entries = store.manifest()
+    results = []
+    for point in experiment.points(config):
+        key = store_key(point_identity(experiment, config, point, seed))
+        try:
+            dataset = store.load(key, entries.get(key))
+        except CorruptPoint:
+            return None
+        if dataset is None:
+            return None
+        results.append(dataset)
+    return combined_result(experiment, config, seed, results)
 
 
 def run_experiment(experiment: Experiment, config: dict, seed: int, processes: int = 1,

@@ -38,8 +38,9 @@ unspent (:mod:`bounds.sequential`).
 
 The predicted time of a round is that of its looks run together (:func:`round_seconds`), as
 the sweeps of one round overlap on the workers: each look's compute seconds (one process, as
-its tasks measured them) are its experiment's last look's scaled by the replicates, where the
-points and kept blocks that look read from the store count at the compute seconds the store
+its tasks measured them) are its experiment's last full look's scaled by the replicates (by
+each point's power of them once it was computed at two looks: :meth:`Track.multiple`), where
+the points and kept blocks that look read from the store count at the compute seconds the store
 recorded for them (reading them took a moment; the next look must compute them), less the
 compute seconds of its kept blocks, which the next look reads, for the share of them in the
 points the look computes again (:attr:`Track.growing`); the round's compute is shared among
@@ -76,8 +77,13 @@ A look grows only the replicate parameters that the undecided checks more replic
 decide read (:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a study of parts,
 the parameters of the parts that own such a check; the other parts keep the last look's
 replicates, so their points are read from the store, and the predicted time counts only the
-points computed again. Within one part (or one study) every point grows: growing only the
-sweep points an undecided check reads is not done yet.
+points computed again. Within a study, a look runs only the sweep points the checks it aims at
+read, where that is fewer than every point (:mod:`.narrowing`; :meth:`Track.aim_at`): it
+judges those checks, and the other undecided ones those points alone give, at their
+families' sizes at every point
+(:mod:`bounds.family_sizes`), the others keep their last look, and the experiment's result
+stays its last look of every point (:attr:`Track.full`), whose cost predicts the later looks
+(for the share of its compute seconds in the points they run).
 """
 
 from __future__ import annotations
@@ -86,20 +92,29 @@ import math
 import sys
 import time
 import traceback
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bounds.equivalence import ON_THE_MARGIN, resolve_z_holds
+from bounds.family_sizes import Sizes, family_sizes
 from bounds.sequential import GROWTH, Look, at_look
 from bounds.verdict import INCONCLUSIVE, Verdict
 from simulators.validation import InvalidParameter
 from workbench.run.compile_time import compiling
 from workbench.run.executors import Workers
-from workbench.run.experiment import Experiment
+from workbench.run.experiment import Experiment, point_key
 from workbench.run.main_job import Outcome, run_all
+from workbench.run.narrowing import narrowed_sweep
 from workbench.run.plan import size_plan
+from workbench.store.atomic import under
 from workbench.store.figure_cache import figures_once
-from workbench.store.result_store import is_replicate_count, positive_counts
+from workbench.store.result_store import (
+    STORE_DIR,
+    ResultStore,
+    is_replicate_count,
+    positive_counts,
+)
 
 #: a look's critical values are stricter than the last one's: aim this much further
 STRICTER = 1.5
@@ -210,7 +225,14 @@ class Track:
     history: dict[str, list[dict]] = field(default_factory=dict)
     outcome: Outcome | None = None
     look: int = 0
-    cost: LookCost = field(default_factory=LookCost)  # the last look's, which predicts a later
+    #: the last look of every point (:attr:`sweep` empty), whose cost predicts a later look and
+    #: whose result is the experiment's; its number, the verdicts judged at it, and its look
+    full: Outcome | None = None
+    cost_look: int | None = None
+    full_judged: dict[str, Verdict] = field(default_factory=dict)
+    full_families: Sizes = field(default_factory=dict)
+    full_at: Look | None = None
+    cost: LookCost = field(default_factory=LookCost)  # the last full look's: predicts a later
     n_workers: int = 1  # the processes the looks' tasks run on
     total_seconds: float = 0.0
     stopped: str = ""
@@ -221,6 +243,18 @@ class Track:
     growing: float = 1.0
     references_grow: bool = False
     budget_left: float = math.inf
+    #: the next look's sweep lists, where it needs fewer points than every one
+    #: (:mod:`.narrowing`), and the checks it aims at (None: every undecided one)
+    sweep: dict[str, list] = field(default_factory=dict)
+    aiming: frozenset[str] | None = None
+    #: where the looks' points are stored (and the narrower sweeps' trials read them)
+    seed: int = 0
+    store: ResultStore | None = None
+    narrowings: dict[frozenset[str], dict[str, list]] = field(default_factory=dict)
+    #: each point's compute seconds at every look that computed it (look, seconds), and the
+    #: points the next look computes, with their seconds at the last full look
+    measured: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    computing: dict[str, float] = field(default_factory=dict)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -234,45 +268,94 @@ class Track:
 
     def config_at(self, look: int) -> dict:
         """The configuration of look ``look`` (``first``, look 1's): every grown parameter
-        that the undecided checks more replicates could decide read
-        (:meth:`~workbench.run.experiment.Experiment.keys_read_by`) times 2^(k−1), the others
-        as the last look ran them."""
+        that the checks it aims at read (:attr:`aiming`, else every undecided check more
+        replicates could decide; :meth:`~workbench.run.experiment.Experiment.keys_read_by`)
+        times 2^(k−1), the others as the last look ran them; the sweep narrowed to
+        :attr:`sweep`."""
         if look == 1:
             return self.first
-        read = self.experiment.keys_read_by([name for name, verdict in self.undecided.items()
-                                             if math.isfinite(self.factor(verdict))])
+        read = self.experiment.keys_read_by([
+            name for name, verdict in self.undecided.items()
+            if math.isfinite(self.factor(verdict))
+            and (self.aiming is None or name in self.aiming)])
         last = self.first if self.outcome is None else self.outcome.config
         grown = {key: self.first[key] * Look(look).replicate_multiple
                  if read is None or key in read else last[key] for key in self.grown_keys}
-        return self.experiment.configure({**self.overrides, **grown}, quick=self.quick)
+        return self.experiment.configure({**self.overrides, **grown, **self.sweep},
+                                         quick=self.quick)
 
     def _growing_share(self) -> float:
-        """The share of this look's compute seconds (as its sweep reports them per point) in
-        the points whose identity the next look changes: the others are read from the store
-        (1 where the seconds are not known, the points differ, or the next look's
-        configuration is refused, which the plan then says)."""
-        experiment, now, sweep = self.experiment, self.outcome.config, self.outcome.sweep
+        """The share of the last full look's compute seconds (as its sweep reports them per
+        point) in the points the next look computes: those it runs whose identity it changes
+        (the others are read from the store, or not run; 1 where the seconds are not known,
+        the next look has a point the full look did not, or its configuration is refused,
+        which the plan then says)."""
+        base = self.full or self.outcome
+        experiment, now, sweep = self.experiment, base.config, base.sweep
         try:
             later = self.config_at(self.look + 1)
         except InvalidParameter:
             return 1.0
         points = experiment.points(now)
         seconds = [] if sweep is None else sweep.point_seconds
-        if points != experiment.points(later) or len(seconds) != len(points) \
-                or not all(math.isfinite(s) for s in seconds):
+        index = {point_key(point): i for i, point in enumerate(points)}
+        runs = experiment.points(later)
+        self.computing = {}
+        if len(seconds) != len(points) or not all(math.isfinite(s) for s in seconds) \
+                or any(point_key(point) not in index for point in runs):
             return 1.0
-        changed = [experiment.point_identity(now, point) != experiment.point_identity(later, point)
-                   for point in points]
         total = sum(seconds)
-        return sum(s for s, c in zip(seconds, changed, strict=True) if c) / total if total else 1.0
+        self.computing = {point_key(point): seconds[index[point_key(point)]] for point in runs
+                          if experiment.point_identity(now, point)
+                          != experiment.point_identity(later, point)}
+        return sum(self.computing.values()) / total if total else 1.0
+
+    def _measure(self, outcome: Outcome, look: int) -> None:
+        """Keep the compute seconds of the points ``outcome`` computed (not read) at ``look``."""
+        sweep = outcome.sweep
+        if sweep is None:
+            return
+        points = self.experiment.points(outcome.config)
+        if len(points) != len(sweep.point_seconds):
+            return
+        for point, seconds in zip(points, sweep.point_seconds, strict=True):
+            if point in sweep.computed and math.isfinite(seconds):
+                self.measured.setdefault(point_key(point), []).append((look, seconds))
+
+    def multiple(self, look: int) -> float:
+        """How many times the last full look's compute seconds of the points a later look
+        ``look`` computes (:attr:`computing`) that look's are predicted to be: each point's
+        last measured seconds scaled to its replicates by the power of the replicates that
+        its last two measurements show (:func:`replicate_power`; 1, linear, from one), where
+        every such point was measured; else the replicates' multiple."""
+        basis = self.look if self.cost_look is None else self.cost_look
+        linear = float(GROWTH ** (look - basis))
+        total = sum(self.computing.values())
+        if not total or any(key not in self.measured for key in self.computing):
+            return linear
+        predicted = 0.0
+        for key in self.computing:
+            *earlier, (last, seconds) = self.measured[key]
+            power = replicate_power(earlier[-1], (last, seconds)) if earlier else 1.0
+            predicted += seconds * float(GROWTH) ** ((look - last) * power)
+        return predicted / total
 
     def factor(self, verdict: Verdict) -> float:
-        """What ``verdict`` asks for, as a multiple of this look's grown parameters: its
-        replicate factor, or, where only the reference's error stands in the way, the
-        factor on both the replicates and the reference's draws (once they grow)."""
+        """What ``verdict`` asks for, as a multiple of the grown parameters of the look it
+        was last judged at: its replicate factor, or, where only the reference's error stands
+        in the way, the factor on both the replicates and the reference's draws (once they
+        grow)."""
         if math.isfinite(verdict.replicate_factor) or not self.references_grow:
             return verdict.replicate_factor
         return float(verdict.evidence.get("reference_factor", math.inf))
+
+    def needs(self, name: str) -> float:
+        """What the undecided check ``name`` asks for as a multiple of this look's grown
+        parameters (:meth:`factor`; a check a narrower look did not judge was last judged
+        at an earlier look, with fewer replicates)."""
+        judged = self.history.get(name)
+        earlier = self.look - judged[-1]["look"] if judged else 0
+        return self.factor(self.undecided[name]) / GROWTH ** earlier
 
     def absorb(self, outcome: Outcome, look: Look, n_workers: int = 1) -> None:
         """Judge ``outcome`` at ``look``: keep the checks it decides, the others stay
@@ -285,34 +368,51 @@ class Track:
             self.stopped = (f"look {look.number} failed: "
                             f"{outcome.error.strip().splitlines()[-1]}")
             return
+        narrowed, aiming = dict(self.sweep), self.aiming
+        self.sweep, self.aiming = {}, None
         self.outcome, self.look = outcome, look.number
+        self._measure(outcome, look.number)
         self.n_workers = max(n_workers, 1)
-        self.cost = LookCost.of(outcome, self.n_workers)
+        if not narrowed:
+            self.full, self.cost_look, self.full_at = outcome, look.number, look
+            self.cost = LookCost.of(outcome, self.n_workers)
         if outcome.error:
             return
         judging = time.perf_counter()
         try:
-            with at_look(look), compiling() as compiled:
+            with at_look(look), compiling() as compiled, family_sizes(
+                    self.full_families if narrowed else None) as families:
                 verdicts = self.experiment.checks(outcome.dataset)
                 evidence = {**look.describe(), "z_holds": resolve_z_holds(None),
-                            "replicates": {k: outcome.config[k] for k in self.grown_keys}}
+                            "replicates": {k: outcome.config[k] for k in self.grown_keys},
+                            **({"sweep": narrowed} if narrowed else {})}
         except Exception as error:  # noqa: BLE001 - an error row, as run_all makes of it
             self.outcome = replace(outcome, error="".join(
                 traceback.format_exception(type(error), error, error.__traceback__)))
+            self.full = self.full if narrowed else self.outcome
             return
         finally:  # judged here, one experiment after the other: part of the look's time
             judging = time.perf_counter() - judging
-            self.cost = replace(self.cost, serial=self.cost.serial + judging - compiled.seconds,
-                                compiling=self.cost.compiling + compiled.seconds)
+            if not narrowed:
+                self.cost = replace(self.cost,
+                                    serial=self.cost.serial + judging - compiled.seconds,
+                                    compiling=self.cost.compiling + compiled.seconds)
             self.total_seconds += judging
-        self.undecided = {}
+        if not narrowed:
+            self.full_judged = {verdict.check: verdict for verdict in verdicts}
+            self.full_families = families.recorded
+            self.narrowings = {}
+        # a narrower look judges only the checks it aims at: the others keep their last look
+        self.undecided = {name: verdict for name, verdict in self.undecided.items()
+                          if narrowed and name not in aiming}
         for verdict in verdicts:
-            if verdict.check in self.decided:
+            if verdict.check in self.decided or (narrowed and verdict.check not in aiming):
                 continue
             if verdict.check not in self.order:
                 self.order.append(verdict.check)
             looks = self.history.setdefault(verdict.check, [])
             looks.append({"look": look.number, "replicates": evidence["replicates"],
+                          **({"sweep": narrowed} if narrowed else {}),
                           "verdict": verdict.verdict, "difference": verdict.difference,
                           "mc_error": verdict.mc_error, "z_threshold": verdict.z_threshold,
                           "z_holds": evidence["z_holds"]})
@@ -336,20 +436,45 @@ class Track:
         if not self.keys or self.outcome.error or (self.stopped and (
                 self.ceiling is None or self.ceiling <= self.look)):
             return 0.0
-        factors = [self.factor(v) for v in self.undecided.values()
-                   if math.isfinite(self.factor(v))]
-        useful = [f for f in factors if f <= ON_THE_MARGIN] or ([GROWTH**2] if factors else [])
-        affordable = [f for f in useful if self.fits(f)]
+        needs = {name: self.needs(name) for name in self.undecided}
+        needs = {name: factor for name, factor in needs.items() if math.isfinite(factor)}
+        useful = ({name: f for name, f in needs.items() if f <= ON_THE_MARGIN}
+                  or dict.fromkeys(needs, float(GROWTH**2)))
+        self.aim_at(useful)
+        affordable = {name: f for name, f in useful.items() if self.fits(f)}
         if not affordable:
             return 0.0
-        return max(max(affordable) * STRICTER, GROWTH)
+        if len(affordable) < len(useful):
+            self.aim_at(affordable)
+        return max(max(affordable.values()) * STRICTER, GROWTH)
+
+    def aim_at(self, names: Collection[str]) -> None:
+        """Aim the next look at the undecided checks ``names``: only their points where they
+        read fewer than every one (:mod:`.narrowing`, from the last full look's stored
+        points), judging the other undecided checks those points give too, and the share of
+        the compute seconds that look computes."""
+        aimed = frozenset(names)
+        self.aiming, self.sweep = aimed, {}
+        if self.store is not None and self.full is not None and self.full.sweep is not None:
+            if aimed not in self.narrowings:
+                full = self.full.config
+                kept = {key: full[key] for key in self.grown_keys}
+                self.narrowings[aimed] = narrowed_sweep(
+                    self.experiment, full, self.seed, self.store, self.full_judged,
+                    self.full_families, aimed, set(self.undecided) - aimed, self.full_at,
+                    lambda lists: self.experiment.configure(
+                        {**self.overrides, **kept, **lists}, quick=self.quick))
+            self.sweep, covered = self.narrowings[aimed]
+            self.aiming = aimed | covered
+        self.growing = self._growing_share()
 
     def promised(self, look: int) -> int:
         """How many undecided checks look ``look`` should decide: those asking for no more
         than its replicates (their factor at most 2^(look − this look)); the stricter critical
         values of later looks are left out of this count, as the factors are estimates."""
         multiple = GROWTH ** (look - self.look)
-        return sum(self.factor(v) <= multiple for v in self.undecided.values())
+        return sum(self.needs(name) <= multiple for name in self.undecided
+                   if self.aiming is None or name in self.aiming)
 
     def deciding_seconds(self, factor: float) -> float:
         """The predicted time of the first later look with at least ``factor`` times this
@@ -358,8 +483,9 @@ class Track:
         return self.predicted(self.look + looks_on)
 
     def later(self, look: int) -> LookCost:
-        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`)."""
-        return self.cost.at(GROWTH ** (look - self.look), self.growing)
+        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`, from the last
+        full look's)."""
+        return self.cost.at(self.multiple(look), self.growing)
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""
@@ -376,14 +502,34 @@ class Track:
         return [known[name] for name in self.order if name in known]
 
     def result(self) -> Outcome:
-        return replace(self.outcome, verdicts=self.verdicts(), seconds=self.total_seconds)
+        """The last full look's outcome (a narrower look's result is not the experiment's)
+        with every check's verdict."""
+        return replace(self.full or self.outcome, verdicts=self.verdicts(),
+                       seconds=self.total_seconds)
+
+
+#: the range of the power of the replicates that a point's compute seconds are extrapolated
+#: with: below 1 where a fixed cost (its schedule, oracle, data) is amortised, above where
+#: larger arrays fall out of the caches
+POWER_RANGE = (0.25, 2.0)
+
+
+def replicate_power(first: tuple[int, float], second: tuple[int, float]) -> float:
+    """The power p of the replicates that two measurements (look, compute seconds) of a point
+    show, seconds ∝ R^p with R doubling a look, within :data:`POWER_RANGE` (1 where they
+    cannot show one)."""
+    (look_1, seconds_1), (look_2, seconds_2) = first, second
+    if look_2 <= look_1 or seconds_1 <= 0 or seconds_2 <= 0:
+        return 1.0
+    power = math.log(seconds_2 / seconds_1) / ((look_2 - look_1) * math.log(GROWTH))
+    return min(max(power, POWER_RANGE[0]), POWER_RANGE[1])
 
 
 def why_undecided(verdict: Verdict, track: Track) -> str:
     """Why more replicates did not decide ``verdict`` (for the final table)."""
     if not track.keys:
         return "the experiment has no replicate parameter to grow"
-    factor = track.factor(verdict)
+    factor = track.needs(verdict.check)
     if not math.isfinite(factor):
         return verdict.evidence.get("cannot_decide", "more replicates cannot decide it: no "
                                     "finite difference or Monte Carlo error")
@@ -416,7 +562,8 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
     each experiment's figures from its last look."""
     log = sys.stderr if log is None else log
     started = time.perf_counter()
-    tracks = [Track(e, chosen, e.configure(chosen, quick=quick), quick)
+    tracks = [Track(e, chosen, e.configure(chosen, quick=quick), quick, seed=seed,
+                    store=ResultStore(under(out, Path(out) / STORE_DIR), e.name))
               for e, chosen in zip(selected, overrides, strict=True)]
     plan = {track: 1 for track in tracks}
     rounds = 0
@@ -427,7 +574,8 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         outcomes = run_all([t.experiment for t in running], quick, seed, out, workers,
                            recompute=recompute, show_progress=show_progress, figures=False,
                            log=log, judge=False, keep_blocks=True,
-                           configs=[t.config_at(plan[t]) for t in running])
+                           configs=[t.config_at(plan[t]) for t in running],
+                           written=[not t.sweep for t in running])
         # the first pass spent the budget (or one look is the limit): nothing can follow,
         # whatever the verdicts, so look 1 is judged as the only one (bounds.sequential)
         only = rounds == 1 and (budget - (time.perf_counter() - started) <= 0
@@ -435,7 +583,8 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         for track, outcome in zip(running, outcomes, strict=True):
             track.absorb(outcome, Look(plan[track], only=only), workers.n_workers)
         took = time.perf_counter() - round_started
-        _charge_unexplained([t for t in running if t.look == plan[t]], took, workers.n_workers)
+        _charge_unexplained([t for t in running if t.look == plan[t] and t.outcome is t.full],
+                            took, workers.n_workers)
         left = budget - (time.perf_counter() - started)
         plan = {} if only else _next_looks(tracks, left, max_looks)
         decided = sum(len(t.decided) for t in tracks)
@@ -475,6 +624,9 @@ def _next_look(track: Track, look: int) -> str:
     now, then = track.outcome.config, track.config_at(look)
     grown = [f"{key} {now[key]} → {then[key]}" for key in track.grown_keys
              if then[key] != now[key]]
+    if track.sweep:
+        grown.append("only " + " and ".join(f"{dim} = {', '.join(map(str, values))}"
+                                            for dim, values in track.sweep.items()))
     return (f"{track.experiment.name} look {look} ({', '.join(grown)}; about "
             f"{track.predicted(look):.0f} s)")
 

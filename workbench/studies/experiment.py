@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bounds.family_sizes import family_of
 from simulators.validation import InvalidParameter
 from workbench.run.experiment import Experiment, results_bytes
 from workbench.run.plan import check_memory, check_point_count, check_work
@@ -412,12 +413,14 @@ class StudyExperiment(Experiment):
         that many comparisons (:meth:`~.gaussian_judgements.Context.z`)."""
         context = self.context(dataset, family)
         verdicts = []
-        for spec in self.study.checks:
-            verdicts.extend(KINDS[spec.kind].run(dataset, context, spec.options))
+        for index, spec in enumerate(self.study.checks):
+            with family_of((self.name, index)):  # its families (bounds.family_sizes)
+                verdicts.extend(KINDS[spec.kind].run(dataset, context, spec.options))
         if self.study.designs:
             from workbench.studies import design_judgements
 
-            verdicts.extend(design_judgements.checks(dataset, self.study.designs, context))
+            with family_of((self.name, "designs")):
+                verdicts.extend(design_judgements.checks(dataset, self.study.designs, context))
         return verdicts
 
     def figures(self, dataset, out_dir):

@@ -38,14 +38,13 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check, slope_check
-from bounds.verdict import Verdict, z_for_family
+from bounds.verdict import Verdict, student_z_for_family, z_for_family
 from workbench.store.netcdf import config_of
 from workbench.systems.distributed.references import wasserstein
 from workbench.systems.distributed.windows import (
     about,
     chain_level_check,
     pooled,
-    student_threshold,
     window_oracle_checks,
     with_student_rate,
 )
@@ -264,7 +263,7 @@ def distance_check(dataset: xr.Dataset, name: str, selection: dict, nearer: str,
     leave_one_out = np.array([gap(distances(dataset, selection, keep=np.arange(n_units) != u))
                               for u in range(n_units)])
     error = math.sqrt((n_units - 1) * np.mean((leave_one_out - leave_one_out.mean()) ** 2))
-    z = student_threshold(false_failure_rate, n_family, n_units)
+    z = student_z_for_family(false_failure_rate, n_family, n_units)
     observed = gap(measured)
     sd = math.sqrt(float(dataset["posterior_variance"]))
     at = ", ".join(f"{k} = {v}" for k, v in selection.items())
@@ -360,7 +359,7 @@ def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
             "component", skipna=False)
         verdicts.append(with_student_rate(invariance_check(
             f"invariance/{method}/stationary-vs-{symbol}{suffix}", means, errors,
-            [label({over: v}, symbols) for v in values], student_threshold(rate, 1, n_chains),
+            [label({over: v}, symbols) for v in values], student_z_for_family(rate, 1, n_chains),
             detail=f"seed 002 §5.1: {method.upper()}'s stationary E‖θ - μ‖² is the same for "
                    f"every {over} (docs/math.md §7, with exact surrogates); the exact values are "
                    + ", ".join(f"{v:.4g}" for v in exact.values.tolist()),
@@ -385,7 +384,7 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
         verdicts.append(with_student_rate(oracle_check(
             f"growth/{method}/stationary/{label({over: low}, symbols)}->"
             f"{label({over: high}, symbols)}{suffix}", growth, error, predicted,
-            student_threshold(rate, 1, n_chains),
+            student_z_for_family(rate, 1, n_chains),
             detail=f"{method.upper()} drifts towards the local posteriors as {over} grows: "
                    f"E‖θ - μ‖² rises by {predicted:.4g} from {low} to {high} (Φ(a, T), "
                    "docs/math.md §7)",

@@ -28,9 +28,9 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check
-from bounds.verdict import Verdict
+from bounds.verdict import Verdict, student_z_for_family
 from workbench.studies.sharded_judgements import label, slices
-from workbench.systems.distributed.windows import about, student_threshold, with_student_rate
+from workbench.systems.distributed.windows import about, with_student_rate
 
 
 def time_grid(at: xr.Dataset, points: int) -> np.ndarray:
@@ -133,7 +133,7 @@ def accuracy_check(dataset: xr.Dataset, name: str, selection: dict, over: str, r
         exact[arm] = float(floor_values(dataset, at, "exact_").mean())
     n_chains = dataset.sizes["chain"]
     return with_student_rate(invariance_check(
-        f"accuracy/{name}", values, errors, arms, student_threshold(rate, n_family, n_chains),
+        f"accuracy/{name}", values, errors, arms, student_z_for_family(rate, n_family, n_chains),
         detail="error after the burn-in, E‖θ - μ‖²/(d s²): exact "
                + ", ".join(f"{k} {v:.4g}" for k, v in exact.items())
                + " (paired arms share their random numbers, so the check is conservative)",
@@ -150,6 +150,6 @@ def time_to_target_checks(dataset: xr.Dataset, dims, symbols, options: dict, rat
     verdicts = []
     for selection, name in rest:
         verdicts += speedup_checks(dataset, name, selection, over, config,
-                                   lambda n: student_threshold(rate, 2 * len(rest), n))
+                                   lambda n: student_z_for_family(rate, 2 * len(rest), n))
     return verdicts + [accuracy_check(dataset, name, selection, over, rate, len(rest))
                        for selection, name in rest]

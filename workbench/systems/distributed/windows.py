@@ -31,7 +31,7 @@ import numpy as np
 from scipy import stats
 
 from bounds.checks import oracle_check
-from bounds.verdict import Verdict
+from bounds.verdict import Verdict, student_z_for_family
 from workbench.core.phi import THETA, TestFunction
 from workbench.engine.replay_setup import Replay
 from workbench.oracles.sharded_gaussian import ConditionalMoments, conditional_moments
@@ -110,17 +110,12 @@ def conditional_check(name: str, measured: np.ndarray, exact: np.ndarray,
     valid = residual[np.isfinite(residual)]
     error = valid.std(ddof=1) / math.sqrt(valid.size) if valid.size > 1 else math.nan
     evidence = dict(evidence or {}, n_values=int(valid.size))
-    threshold = student_threshold(false_failure_rate, n_comparisons, max(valid.size, 2))
+    threshold = student_z_for_family(false_failure_rate, n_comparisons, max(valid.size, 2))
     return with_student_rate(oracle_check(name, float(np.nanmean(measured)), error,
                                           float(np.mean(exact)), threshold, detail=detail,
                                           evidence=evidence, n_replicates=max(valid.size, 2),
                                           margin=margin, relative=relative),
                              max(valid.size, 2))
-
-
-def student_threshold(false_failure_rate: float, n_comparisons: int, n_units: int) -> float:
-    """Two-sided Bonferroni critical value of Student's t with ``n_units - 1`` dof."""
-    return float(stats.t.isf(false_failure_rate / (2 * n_comparisons), max(n_units - 1, 1)))
 
 
 def with_student_rate(verdict: Verdict, n_units: int) -> Verdict:
@@ -145,7 +140,7 @@ def chain_level_check(name: str, measured: np.ndarray, expected: float,
     measured = np.asarray(measured, dtype=float)
     per_chain = measured.ravel() if per_run else np.nanmean(measured, axis=0)
     error = per_chain.std(ddof=1) / math.sqrt(per_chain.size)
-    threshold = student_threshold(false_failure_rate, n_comparisons, per_chain.size)
+    threshold = student_z_for_family(false_failure_rate, n_comparisons, per_chain.size)
     evidence = dict(evidence or {}, n_chains=int(per_chain.size))
     return with_student_rate(oracle_check(name, float(per_chain.mean()), error, float(expected),
                                           threshold, detail=detail, evidence=evidence,
