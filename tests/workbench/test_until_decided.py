@@ -672,23 +672,23 @@ def test_a_look_runs_only_the_points_the_checks_it_aims_at_read(tmp_path):
 
 
 def test_a_later_look_is_predicted_from_each_point_s_last_two_measurements():
-    """A point whose compute seconds doubled over two looks (four times the replicates)
-    grows as R^0.5: its look 4 is predicted at 20·√2 s, not 8 times its look 1's 10 s; with
-    one measurement, linearly (negative control); a power outside its range is clipped."""
-    from workbench.run.until_decided import POWER_RANGE, replicate_power
+    """A point whose compute seconds went from 10 s at look 1 to 20 s at look 3 (four times
+    the replicates) adds 10/3 s a first look's replicates: its look 4 (eight times) is
+    predicted at 20 + 4·10/3 s, a third of the 8 times its look 1's 10 s that the replicates'
+    multiple gives; with one measurement, in proportion (negative control); a fall between
+    two measurements is read as a quarter of the last seconds per replicate."""
+    from workbench.run.until_decided import LEAST_RATE, point_seconds
 
     track = wanting_track(seconds=10.0, factor=4.0)
     track.computing = {"point=0": 10.0}
     assert track.multiple(4) == 8.0  # not measured: the replicates' multiple
     track.measured = {"point=0": [(1, 10.0)]}
-    assert track.multiple(4) == pytest.approx(8.0)  # one measurement: linear
+    assert track.multiple(4) == pytest.approx(8.0)  # one measurement: in proportion
     track.measured = {"point=0": [(1, 10.0), (3, 20.0)]}
-    assert replicate_power((1, 10.0), (3, 20.0)) == pytest.approx(0.5)
-    assert track.multiple(4) == pytest.approx(20 * math.sqrt(2) / 10)
+    assert point_seconds(track.measured["point=0"], 4) == pytest.approx(20 + 4 * 10 / 3)
+    assert track.multiple(4) == pytest.approx((20 + 4 * 10 / 3) / 10)
     assert track.predicted(4) < wanting_track(seconds=10.0, factor=4.0).predicted(4)
-    assert replicate_power((1, 10.0), (2, 10.0)) == POWER_RANGE[0]
-    assert replicate_power((1, 1.0), (2, 100.0)) == POWER_RANGE[1]
-    assert replicate_power((2, 1.0), (2, 3.0)) == 1.0
+    assert point_seconds([(1, 10.0), (2, 9.0)], 3) == pytest.approx(9 + LEAST_RATE * 9 / 2 * 2)
 
 
 class CoinsWithUnknown(Coins):

@@ -38,8 +38,9 @@ unspent (:mod:`bounds.sequential`).
 
 The predicted time of a round is that of its looks run together (:func:`round_seconds`), as
 the sweeps of one round overlap on the workers: each look's compute seconds (one process, as
-its tasks measured them) are its experiment's last full look's scaled by the replicates (by
-each point's power of them once it was computed at two looks: :meth:`Track.multiple`), where
+its tasks measured them) are its experiment's last full look's scaled by the replicates (for
+each point computed at two looks, by the seconds a replicate added between them:
+:func:`point_seconds`), where
 the points and kept blocks that look read from the store count at the compute seconds the store
 recorded for them (reading them took a moment; the next look must compute them), less the
 compute seconds of its kept blocks, which the next look reads, for the share of them in the
@@ -325,20 +326,14 @@ class Track:
     def multiple(self, look: int) -> float:
         """How many times the last full look's compute seconds of the points a later look
         ``look`` computes (:attr:`computing`) that look's are predicted to be: each point's
-        last measured seconds scaled to its replicates by the power of the replicates that
-        its last two measurements show (:func:`replicate_power`; 1, linear, from one), where
-        every such point was measured; else the replicates' multiple."""
+        seconds at that look from its measurements (:func:`point_seconds`), where every such
+        point was measured; else the replicates' multiple."""
         basis = self.look if self.cost_look is None else self.cost_look
         linear = float(GROWTH ** (look - basis))
         total = sum(self.computing.values())
         if not total or any(key not in self.measured for key in self.computing):
             return linear
-        predicted = 0.0
-        for key in self.computing:
-            *earlier, (last, seconds) = self.measured[key]
-            power = replicate_power(earlier[-1], (last, seconds)) if earlier else 1.0
-            predicted += seconds * float(GROWTH) ** ((look - last) * power)
-        return predicted / total
+        return sum(point_seconds(self.measured[key], look) for key in self.computing) / total
 
     def factor(self, verdict: Verdict) -> float:
         """What ``verdict`` asks for, as a multiple of the grown parameters of the look it
@@ -508,21 +503,26 @@ class Track:
                        seconds=self.total_seconds)
 
 
-#: the range of the power of the replicates that a point's compute seconds are extrapolated
-#: with: below 1 where a fixed cost (its schedule, oracle, data) is amortised, above where
-#: larger arrays fall out of the caches
-POWER_RANGE = (0.25, 2.0)
+#: the least seconds a replicate adds to a point, as a share of its last look's seconds per
+#: replicate (two noisy measurements may show less, or a fall)
+LEAST_RATE = 0.25
 
 
-def replicate_power(first: tuple[int, float], second: tuple[int, float]) -> float:
-    """The power p of the replicates that two measurements (look, compute seconds) of a point
-    show, seconds ∝ R^p with R doubling a look, within :data:`POWER_RANGE` (1 where they
-    cannot show one)."""
-    (look_1, seconds_1), (look_2, seconds_2) = first, second
-    if look_2 <= look_1 or seconds_1 <= 0 or seconds_2 <= 0:
-        return 1.0
-    power = math.log(seconds_2 / seconds_1) / ((look_2 - look_1) * math.log(GROWTH))
-    return min(max(power, POWER_RANGE[0]), POWER_RANGE[1])
+def point_seconds(measured: list[tuple[int, float]], look: int) -> float:
+    """A point's compute seconds at look ``look`` from its measurements (look, seconds) at
+    earlier looks: its last seconds plus, for every replicate added, the seconds a replicate
+    added between its last two (a point's fixed cost, its schedule, oracle and data, does not
+    grow with its replicates), at least :data:`LEAST_RATE` of its last seconds per replicate;
+    from one measurement, in proportion to the replicates (look k runs 2^(k−1) times the
+    first look's)."""
+    last, seconds = measured[-1]
+    per_replicate = seconds / GROWTH ** (last - 1)
+    rate = per_replicate
+    if len(measured) > 1:
+        before, earlier = measured[-2]
+        rate = max((seconds - earlier) / (GROWTH ** (last - 1) - GROWTH ** (before - 1)),
+                   LEAST_RATE * per_replicate)
+    return seconds + rate * (GROWTH ** (look - 1) - GROWTH ** (last - 1))
 
 
 def why_undecided(verdict: Verdict, track: Track) -> str:
