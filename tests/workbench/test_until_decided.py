@@ -691,6 +691,23 @@ def test_a_later_look_is_predicted_from_each_point_s_last_two_measurements():
     assert point_seconds([(1, 10.0), (2, 9.0)], 3) == pytest.approx(9 + LEAST_RATE * 9 / 2 * 2)
 
 
+def test_a_look_s_points_are_measured_where_it_computed_them_whole(tmp_path):
+    """The points a look computed give their seconds; a look that read kept blocks computed
+    only the replicates it added, and gives none (negative control: the same look without)."""
+    from workbench.run.main_job import Outcome
+    from workbench.run.runner import SweepResult
+
+    track = wanting_track(seconds=1.0, factor=4.0)
+    config = Coins().configure()
+    track.experiment = Coins()
+    sweep = SweepResult(xr.Dataset(), computed=[{"point": 0}], loaded=[{"point": 1}],
+                        point_seconds=[2.0, 3.0])
+    track._measure(Outcome(Coins(), config, 7, sweep=sweep), 2)
+    assert track.measured == {"point=0": [(2, 2.0)]}
+    track._measure(Outcome(Coins(), config, 7, sweep=replace(sweep, kept_blocks=3)), 3)
+    assert track.measured == {"point=0": [(2, 2.0)]}
+
+
 class CoinsWithUnknown(Coins):
     """:class:`Coins` and a check of point 0 that no replicates decide (no error estimate)."""
 

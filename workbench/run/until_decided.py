@@ -312,9 +312,12 @@ class Track:
         return sum(self.computing.values()) / total if total else 1.0
 
     def _measure(self, outcome: Outcome, look: int) -> None:
-        """Keep the compute seconds of the points ``outcome`` computed (not read) at ``look``."""
+        """Keep the compute seconds of the points ``outcome`` computed (not read) at ``look``;
+        none where it read kept blocks (their points' seconds are then those of the
+        replicates it added alone, which the kept blocks' share of a look predicts:
+        :meth:`LookCost.at`)."""
         sweep = outcome.sweep
-        if sweep is None:
+        if sweep is None or sweep.kept_blocks:
             return
         points = self.experiment.points(outcome.config)
         if len(points) != len(sweep.point_seconds):
