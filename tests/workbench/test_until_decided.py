@@ -706,6 +706,13 @@ def test_a_look_s_points_are_measured_where_it_computed_them_whole(tmp_path):
     assert track.measured == {"point=0": [(2, 2.0)]}
     track._measure(Outcome(Coins(), config, 7, sweep=replace(sweep, kept_blocks=3)), 3)
     assert track.measured == {"point=0": [(2, 2.0)]}
+    # a full look that read kept blocks: the next look scales by the replicates alone
+    track.outcome = track.full = Outcome(Coins(), config, 7, sweep=replace(
+        sweep, computed=[{"point": 0}, {"point": 1}], loaded=[], kept_blocks=3))
+    assert track._growing_share() == 1.0 and track.computing == {}
+    track.full = replace(track.full, sweep=replace(track.full.sweep, kept_blocks=0))
+    assert track._growing_share() == 1.0 and track.computing == {"point=0": 2.0,
+                                                                  "point=1": 3.0}
 
 
 class CoinsWithUnknown(Coins):

@@ -252,8 +252,9 @@ class Track:
     seed: int = 0
     store: ResultStore | None = None
     narrowings: dict[frozenset[str], dict[str, list]] = field(default_factory=dict)
-    #: each point's compute seconds at every look that computed it (look, seconds), and the
-    #: points the next look computes, with their seconds at the last full look
+    #: each point's compute seconds at every look that computed it whole (look, seconds), and
+    #: the points the next look computes, with their seconds at the last full look (none
+    #: where that look read kept blocks: :meth:`multiple` then scales by the replicates)
     measured: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     computing: dict[str, float] = field(default_factory=dict)
 
@@ -306,10 +307,12 @@ class Track:
                 or any(point_key(point) not in index for point in runs):
             return 1.0
         total = sum(seconds)
-        self.computing = {point_key(point): seconds[index[point_key(point)]] for point in runs
-                          if experiment.point_identity(now, point)
-                          != experiment.point_identity(later, point)}
-        return sum(self.computing.values()) / total if total else 1.0
+        computing = {point_key(point): seconds[index[point_key(point)]] for point in runs
+                     if experiment.point_identity(now, point)
+                     != experiment.point_identity(later, point)}
+        # a full look that read kept blocks measured only the replicates it added
+        self.computing = {} if sweep.kept_blocks else computing
+        return sum(computing.values()) / total if total else 1.0
 
     def _measure(self, outcome: Outcome, look: int) -> None:
         """Keep the compute seconds of the points ``outcome`` computed (not read) at ``look``;
