@@ -739,3 +739,26 @@ def test_a_narrower_look_judges_every_undecided_check_its_points_give_not_only_i
     assert looks == [h["look"] for h in mean.evidence["sequential"]["looks"]]
     assert looks[0] == 1 and len(looks) > 1
     assert all(h["sweep"] == {"point": [0]} for h in unknown.evidence["sequential"]["looks"][1:])
+
+
+def test_an_aimed_check_a_narrower_look_does_not_give_stays_as_last_judged(tmp_path):
+    """Were a narrower look's result to lack a check it aimed at, the check keeps its last
+    verdict: it is never dropped from the experiment's verdicts."""
+    from workbench.run.until_decided import Track
+
+    coins = Coins()
+    with open_workers(processes=1) as workers:
+        (first,) = run_all([coins], False, 7, tmp_path, workers, figures=False, judge=False,
+                           log=io.StringIO())
+        track = Track(coins, {}, coins.configure(), False)
+        track.absorb(first, Look(1))
+        ghost = replace(track.undecided["mean/point=0"], check="ghost")
+        track.undecided["ghost"], track.order = ghost, [*track.order, "ghost"]
+        track.sweep, track.aiming = {"point": [0]}, frozenset({"mean/point=0", "ghost"})
+        (narrow,) = run_all([coins], False, 7, tmp_path, workers, figures=False, judge=False,
+                            log=io.StringIO(), written=[False],
+                            configs=[track.config_at(2)])
+    track.absorb(narrow, Look(2))
+    assert track.undecided["ghost"] == ghost
+    assert [v.check for v in track.verdicts()] == track.order
+    assert track.result().config["point"] == [0, 1]

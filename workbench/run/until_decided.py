@@ -403,9 +403,11 @@ class Track:
             self.full_judged = {verdict.check: verdict for verdict in verdicts}
             self.full_families = families.recorded
             self.narrowings = {}
-        # a narrower look judges only the checks it aims at: the others keep their last look
+        # a narrower look judges the checks it aims at (those its points give): the others
+        # keep their last look
+        judged = {verdict.check for verdict in verdicts}
         self.undecided = {name: verdict for name, verdict in self.undecided.items()
-                          if narrowed and name not in aiming}
+                          if narrowed and (name not in aiming or name not in judged)}
         for verdict in verdicts:
             if verdict.check in self.decided or (narrowed and verdict.check not in aiming):
                 continue
