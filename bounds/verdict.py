@@ -65,41 +65,37 @@ class Verdict:
         return _json_safe(asdict(self))
 
 
-def z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
-    """Two-sided Bonferroni critical z so that ``n_comparisons`` checks of a correct system
-    fail together with probability at most ``false_failure_rate`` (at a look of a sequential
-    procedure, with the look's share of it: :mod:`bounds.sequential`; at a look of fewer
-    points, the family's size at every point: :mod:`bounds.family_sizes`)."""
+def _tail(false_failure_rate: float, n_comparisons: int, one_sided: bool) -> float:
+    """The tail probability of one comparison of a Bonferroni family (at a look of a
+    sequential procedure, with the look's share of the rate: :mod:`bounds.sequential`; at a
+    look of fewer points, the family's size at every point: :mod:`bounds.family_sizes`)."""
     if not 0 < false_failure_rate < 1:
         raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
     if n_comparisons < 1:
         raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
-    n_comparisons = family_size(False, false_failure_rate, n_comparisons)
-    return float(stats.norm.isf(false_failure_rate * rate_share() / (2 * n_comparisons)))
+    n_comparisons = family_size(one_sided, false_failure_rate, n_comparisons)
+    return false_failure_rate * rate_share() / (n_comparisons if one_sided
+                                                else 2 * n_comparisons)
+
+
+def z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
+    """Two-sided Bonferroni critical z so that ``n_comparisons`` checks of a correct system
+    fail together with probability at most ``false_failure_rate`` (:func:`_tail`)."""
+    return float(stats.norm.isf(_tail(false_failure_rate, n_comparisons, False)))
 
 
 def one_sided_z_for_family(false_failure_rate: float, n_comparisons: int) -> float:
     """One-sided Bonferroni critical z (for checks that fail in one direction only, such as
     a bound being exceeded or a rate being too slow)."""
-    if not 0 < false_failure_rate < 1:
-        raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
-    if n_comparisons < 1:
-        raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
-    n_comparisons = family_size(True, false_failure_rate, n_comparisons)
-    return float(stats.norm.isf(false_failure_rate * rate_share() / n_comparisons))
+    return float(stats.norm.isf(_tail(false_failure_rate, n_comparisons, True)))
 
 
 def student_z_for_family(false_failure_rate: float, n_comparisons: int, n_units: int) -> float:
     """Two-sided Bonferroni critical value of Student's t with ``n_units - 1`` degrees of
     freedom (at least 1), for a family whose comparisons each rest on ``n_units`` independent
-    units (few chains, few coupled groups); at a look, with the look's share of the rate and
-    the family's size at every point, as :func:`z_for_family`."""
-    if not 0 < false_failure_rate < 1:
-        raise ValueError(f"false_failure_rate must lie in (0, 1), got {false_failure_rate}")
-    if n_comparisons < 1:
-        raise ValueError(f"n_comparisons must be >= 1, got {n_comparisons}")
-    n_comparisons = family_size(False, false_failure_rate, n_comparisons)
-    return float(stats.t.isf(false_failure_rate * rate_share() / (2 * n_comparisons),
+    units (few chains, few coupled groups); at a look as :func:`z_for_family`
+    (:func:`_tail`)."""
+    return float(stats.t.isf(_tail(false_failure_rate, n_comparisons, False),
                              max(n_units - 1, 1)))
 
 

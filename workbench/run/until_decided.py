@@ -229,7 +229,6 @@ class Track:
     #: the last look of every point (:attr:`sweep` empty), whose cost predicts a later look and
     #: whose result is the experiment's; its number, the verdicts judged at it, and its look
     full: Outcome | None = None
-    cost_look: int | None = None
     full_judged: dict[str, Verdict] = field(default_factory=dict)
     full_families: Sizes = field(default_factory=dict)
     full_at: Look | None = None
@@ -334,7 +333,7 @@ class Track:
         ``look`` computes (:attr:`computing`) that look's are predicted to be: each point's
         seconds at that look from its measurements (:func:`point_seconds`), where every such
         point was measured; else the replicates' multiple."""
-        basis = self.look if self.cost_look is None else self.cost_look
+        basis = self.look if self.full_at is None else self.full_at.number
         linear = float(GROWTH ** (look - basis))
         total = sum(self.computing.values())
         if not total or any(key not in self.measured for key in self.computing):
@@ -375,7 +374,7 @@ class Track:
         self._measure(outcome, look.number)
         self.n_workers = max(n_workers, 1)
         if not narrowed:
-            self.full, self.cost_look, self.full_at = outcome, look.number, look
+            self.full, self.full_at = outcome, look
             self.cost = LookCost.of(outcome, self.n_workers)
         if outcome.error:
             return
