@@ -762,3 +762,68 @@ def test_an_aimed_check_a_narrower_look_does_not_give_stays_as_last_judged(tmp_p
     assert track.undecided["ghost"] == ghost
     assert [v.check for v in track.verdicts()] == track.order
     assert track.result().config["point"] == [0, 1]
+
+
+def test_a_narrower_look_that_kept_blocks_predicts_the_next_look_of_its_points(tmp_path):
+    """A narrower look of point 0 whose 8 s of compute all went into kept blocks predicts the
+    next look of that point: twice the replicates, half of them read, so 8 s computed in
+    tasks of up to 8 s, 4 + 4 = 8 s on two processes; the last full look (40 s of compute in
+    tasks of 20 s, three looks before) would predict many times that. Negative control: a
+    narrower look that kept no block leaves the prediction to the full look."""
+    from workbench.run.until_decided import LookCost, Track
+
+    coins = Coins()
+    with open_workers(processes=1) as workers:
+        (first,) = run_all([coins], False, 7, tmp_path, workers, figures=False, judge=False,
+                           log=io.StringIO())
+        track = Track(coins, {}, coins.configure(), False)
+        track.absorb(first, Look(1), 2)
+        track.cost = LookCost(work=40.0, computed=40.0, longest=20.0)
+        track.sweep, track.aiming = {"point": [0]}, frozenset({"mean/point=0"})
+        (narrow,) = run_all([coins], False, 7, tmp_path, workers, figures=False, judge=False,
+                            log=io.StringIO(), written=[False], configs=[track.config_at(3)])
+
+    def absorbed(kept_seconds):
+        seen = Track(coins, {}, coins.configure(), False)
+        seen.absorb(first, Look(1), 2)
+        seen.cost = track.cost
+        sweep = replace(narrow.sweep, point_seconds=[8.0], kept_seconds=kept_seconds,
+                        longest_task=4.0, stored_seconds=0.0, reused_seconds=0.0,
+                        compile_seconds=0.0)
+        seen.sweep, seen.aiming = dict(track.sweep), track.aiming
+        seen.absorb(replace(narrow, sweep=sweep, seconds=sweep.seconds), Look(3), 2)
+        seen.sweep = {"point": [0]}
+        seen.growing = seen._growing_share()
+        return seen
+
+    kept = absorbed(8.0)
+    assert kept.last_key == (("point", (0,)),) and kept.growing == 1.0
+    assert kept.later(4).computed == pytest.approx(8.0)
+    assert kept.predicted(4) == pytest.approx(8.0, abs=0.5)  # + the judging's serial seconds
+    whole = absorbed(0.0)
+    assert whole.last_key is None and whole.narrower_costs == {}
+    assert whole.predicted(4) > 5 * kept.predicted(4)
+    assert whole.later(4) == whole.cost.at(whole.multiple(4), whole.growing)
+
+
+def test_a_narrower_look_predicts_later_looks_of_its_points_or_of_some_of_them():
+    """A narrower look's points include a later look's where every dim it narrowed is
+    narrowed at least as much; a dim the later look does not narrow runs every value, which
+    the narrower look did not (negative controls)."""
+    from workbench.run.until_decided import _covers
+
+    assert _covers({"group_size": (2, 5, 10, 20)}, {"group_size": [10, 20]})
+    assert _covers({"group_size": (10, 20)}, {"group_size": [10, 20], "network": ["cnn"]})
+    assert not _covers({"group_size": (10, 20)}, {"group_size": [5, 10, 20]})
+    assert not _covers({"group_size": (10, 20)}, {"network": ["cnn"]})
+
+
+def test_no_task_of_a_later_look_is_predicted_longer_than_all_it_computes():
+    """A look whose longest task took 6 s of 10 s, with 8 s of kept blocks: the next look
+    (twice the replicates) computing half of its points again computes 6 s in all, so its
+    longest task is 6 s, not twice 6 s; computing every point again (no kept blocks), 20 s,
+    its longest task scales with the replicates (negative control)."""
+    from workbench.run.until_decided import LookCost
+
+    assert LookCost(10.0, 10.0, 8.0, 6.0).at(2.0, 0.5) == LookCost(20.0, 6.0, 0.0, 6.0)
+    assert LookCost(10.0, 10.0, 0.0, 6.0).at(2.0, 1.0) == LookCost(20.0, 20.0, 0.0, 12.0)

@@ -84,7 +84,10 @@ judges those checks, and the other undecided ones those points alone give, at th
 families' sizes at every point
 (:mod:`bounds.family_sizes`), the others keep their last look, and the experiment's result
 stays its last look of every point (:attr:`Track.full`), whose cost predicts the later looks
-(for the share of its compute seconds in the points they run).
+(for the share of its compute seconds in the points they run), but for a look of some of the
+points of a narrower look since then that kept blocks: the latest such look's cost predicts
+it, for its share in them (:attr:`Track.narrower_costs`), as it counts the blocks the next
+look reads.
 """
 
 from __future__ import annotations
@@ -180,10 +183,22 @@ class LookCost:
         """A look with ``multiple`` times these replicates that computes again the share
         ``growing`` of this look's compute seconds (the points whose identity it changes), less
         the kept blocks it reads; every task, and the writing and judging, ``multiple`` times
-        as long; no compiling."""
+        as long, but no task longer than all it computes; no compiling."""
         computed = growing * max(self.work * multiple - self.kept, 0.0)
-        return LookCost(self.work * multiple, computed, 0.0, self.longest * multiple,
-                        self.serial * multiple)
+        return LookCost(self.work * multiple, computed, 0.0,
+                        min(self.longest * multiple, computed), self.serial * multiple)
+
+
+def _sweep_key(sweep: dict[str, list]) -> tuple:
+    """A narrower sweep's lists as a key."""
+    return tuple(sorted((dim, tuple(values)) for dim, values in sweep.items()))
+
+
+def _covers(sweep: dict, narrower: dict[str, list]) -> bool:
+    """Whether the points of the sweep lists ``sweep`` (a dim it does not name: every value)
+    include those of ``narrower``'s."""
+    return all(dim in narrower and set(narrower[dim]) <= set(values)
+               for dim, values in sweep.items())
 
 
 def round_seconds(costs: list[LookCost], n_workers: int) -> float:
@@ -203,13 +218,13 @@ def _charge_unexplained(tracks: list[Track], took: float, n_workers: int) -> Non
     (:func:`round_seconds`: reading the store, combining points, a worker left idle) to the
     serial seconds of its looks, in proportion to what each explains alone: it then scales
     with their replicates, as reading and combining do."""
-    alone = [round_seconds([track.cost], n_workers) for track in tracks]
-    unexplained = took - round_seconds([track.cost for track in tracks], n_workers)
+    alone = [round_seconds([track.last_cost], n_workers) for track in tracks]
+    unexplained = took - round_seconds([track.last_cost for track in tracks], n_workers)
     if unexplained <= 0 or sum(alone) <= 0:
         return
     share = unexplained / sum(alone)
     for track, seconds in zip(tracks, alone, strict=True):
-        track.cost = replace(track.cost, serial=track.cost.serial + seconds * share)
+        track.charge(serial=seconds * share)
 
 
 @dataclass(eq=False)
@@ -256,6 +271,14 @@ class Track:
     #: where that look read kept blocks: :meth:`multiple` then scales by the replicates)
     measured: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     computing: dict[str, float] = field(default_factory=dict)
+    #: the outcome, cost and look number of the last look of each narrower sweep
+    #: (:func:`_sweep_key`) since the last full look, where it kept replicate blocks: a later
+    #: look of its points, or of some of them, reads them, which the last full look's cost
+    #: does not know
+    narrower_costs: dict[tuple, tuple[Outcome, LookCost, int]] = field(default_factory=dict)
+    #: the key of the cost the look just absorbed predicts later looks with: () for
+    #: :attr:`cost` (a full look), a key of :attr:`narrower_costs`, or None (neither)
+    last_key: tuple | None = ()
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -286,32 +309,70 @@ class Track:
                                          quick=self.quick)
 
     def _growing_share(self) -> float:
-        """The share of the last full look's compute seconds (as its sweep reports them per
-        point) in the points the next look computes: those it runs whose identity it changes
-        (the others are read from the store, or not run; 1 where the seconds are not known,
-        the next look has a point the full look did not, or its configuration is refused,
-        which the plan then says)."""
-        base = self.full or self.outcome
+        """The share of the compute seconds of the look that predicts the next one (the last
+        look of its narrower sweep that kept blocks, else the last full look, as its sweep
+        reports them per point) in the points the next look computes
+        (:meth:`_computed_share`), keeping those points' seconds (:attr:`computing`) for
+        :meth:`multiple` (none from a narrower look)."""
+        narrower = self._narrower_basis()
+        if narrower is not None:
+            self.computing = {}
+            return self._computed_share(narrower[0])[0]
+        share, computing = self._computed_share(self.full or self.outcome)
+        self.computing = computing
+        return share
+
+    def _narrower_basis(self) -> tuple[Outcome, LookCost, int] | None:
+        """The latest narrower look since the last full look that kept blocks and ran
+        every point of the next look's narrower sweep (its outcome, cost and number): it knows
+        which of those points' replicates the next look reads; the share of its compute in
+        them is :attr:`growing`."""
+        if not self.sweep:
+            return None
+        covering = [known for key, known in self.narrower_costs.items()
+                    if _covers(dict(key), self.sweep)]
+        return max(covering, key=lambda known: known[2], default=None)
+
+    @property
+    def last_cost(self) -> LookCost:
+        """The cost of :attr:`last_key`."""
+        return self.cost if not self.last_key else self.narrower_costs[self.last_key][1]
+
+    def charge(self, serial: float = 0.0, compiling: float = 0.0) -> None:
+        """Add ``serial`` and ``compiling`` seconds to :attr:`last_cost`."""
+        cost = replace(self.last_cost, serial=self.last_cost.serial + serial,
+                       compiling=self.last_cost.compiling + compiling)
+        if not self.last_key:
+            self.cost = cost
+        else:
+            outcome, _, number = self.narrower_costs[self.last_key]
+            self.narrower_costs[self.last_key] = (outcome, cost, number)
+
+    def _computed_share(self, base: Outcome) -> tuple[float, dict[str, float]]:
+        """The share of look ``base``'s compute seconds (as its sweep reports them per point)
+        in the points the next look computes: those it runs whose identity it changes (the
+        others are read from the store, or not run; 1 where the seconds are not known, the
+        next look has a point ``base`` did not, or its configuration is refused, which the
+        plan then says); and those points' seconds, none where ``base`` read kept blocks."""
         experiment, now, sweep = self.experiment, base.config, base.sweep
         try:
             later = self.config_at(self.look + 1)
         except InvalidParameter:
-            return 1.0
+            return 1.0, {}
         points = experiment.points(now)
         seconds = [] if sweep is None else sweep.point_seconds
         index = {point_key(point): i for i, point in enumerate(points)}
         runs = experiment.points(later)
-        self.computing = {}
         if len(seconds) != len(points) or not all(math.isfinite(s) for s in seconds) \
                 or any(point_key(point) not in index for point in runs):
-            return 1.0
+            return 1.0, {}
         total = sum(seconds)
         computing = {point_key(point): seconds[index[point_key(point)]] for point in runs
                      if experiment.point_identity(now, point)
                      != experiment.point_identity(later, point)}
-        # a full look that read kept blocks measured only the replicates it added
-        self.computing = {} if sweep.kept_blocks else computing
-        return sum(computing.values()) / total if total else 1.0
+        share = sum(computing.values()) / total if total else 1.0
+        # a look that read kept blocks measured only the replicates it added
+        return share, ({} if sweep.kept_blocks else computing)
 
     def _measure(self, outcome: Outcome, look: int) -> None:
         """Keep the compute seconds of the points ``outcome`` computed (not read) at ``look``;
@@ -376,6 +437,13 @@ class Track:
         if not narrowed:
             self.full, self.full_at = outcome, look
             self.cost = LookCost.of(outcome, self.n_workers)
+            self.narrower_costs, self.last_key = {}, ()
+        elif outcome.sweep is not None and outcome.sweep.kept_seconds > 0:
+            self.last_key = _sweep_key(narrowed)
+            self.narrower_costs[self.last_key] = (
+                outcome, LookCost.of(outcome, self.n_workers), look.number)
+        else:
+            self.last_key = None
         if outcome.error:
             return
         judging = time.perf_counter()
@@ -393,10 +461,8 @@ class Track:
             return
         finally:  # judged here, one experiment after the other: part of the look's time
             judging = time.perf_counter() - judging
-            if not narrowed:
-                self.cost = replace(self.cost,
-                                    serial=self.cost.serial + judging - compiled.seconds,
-                                    compiling=self.cost.compiling + compiled.seconds)
+            if self.last_key is not None:
+                self.charge(judging - compiled.seconds, compiled.seconds)
             self.total_seconds += judging
         if not narrowed:
             self.full_judged = {verdict.check: verdict for verdict in verdicts}
@@ -485,9 +551,14 @@ class Track:
         return self.predicted(self.look + looks_on)
 
     def later(self, look: int) -> LookCost:
-        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`, from the last
-        full look's)."""
-        return self.cost.at(self.multiple(look), self.growing)
+        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`): from the last
+        look of its narrower sweep that kept blocks, by the replicates; else from the last
+        full look's."""
+        narrower = self._narrower_basis()
+        if narrower is None:
+            return self.cost.at(self.multiple(look), self.growing)
+        _, cost, number = narrower
+        return cost.at(float(GROWTH ** (look - number)), self.growing)
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""
@@ -590,7 +661,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         for track, outcome in zip(running, outcomes, strict=True):
             track.absorb(outcome, Look(plan[track], only=only), workers.n_workers)
         took = time.perf_counter() - round_started
-        _charge_unexplained([t for t in running if t.look == plan[t] and t.outcome is t.full],
+        _charge_unexplained([t for t in running if t.look == plan[t] and t.last_key is not None],
                             took, workers.n_workers)
         left = budget - (time.perf_counter() - started)
         plan = {} if only else _next_looks(tracks, left, max_looks)
