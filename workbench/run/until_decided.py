@@ -309,9 +309,9 @@ class Track:
                                          quick=self.quick)
 
     def _growing_share(self) -> float:
-        """The share of the compute seconds of the look that predicts the next one (the last
-        look of its narrower sweep that kept blocks, else the last full look, as its sweep
-        reports them per point) in the points the next look computes
+        """The share of the compute seconds of the look that predicts the next one
+        (:meth:`_narrower_basis`, else the last full look, as its sweep reports them per
+        point) in the points the next look computes
         (:meth:`_computed_share`), keeping those points' seconds (:attr:`computing`) for
         :meth:`multiple` (none from a narrower look)."""
         narrower = self._narrower_basis()
@@ -551,9 +551,9 @@ class Track:
         return self.predicted(self.look + looks_on)
 
     def later(self, look: int) -> LookCost:
-        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`): from the last
-        look of its narrower sweep that kept blocks, by the replicates; else from the last
-        full look's."""
+        """The predicted cost of a later look ``look`` (:meth:`LookCost.at`): from the
+        narrower look that ran its points and kept blocks (:meth:`_narrower_basis`), by the
+        replicates; else from the last full look's."""
         narrower = self._narrower_basis()
         if narrower is None:
             return self.cost.at(self.multiple(look), self.growing)
