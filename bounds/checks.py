@@ -29,7 +29,7 @@ import numpy as np
 from scipy import stats
 
 from bounds.envelope import Envelope, envelope_check, fit_envelope
-from bounds.equivalence import DEFAULT_MARGINS, decide, decide_all, verdict_from
+from bounds.equivalence import DEFAULT_MARGINS, ErrorParts, decide, decide_all, verdict_from
 from bounds.rate import loglog_slope, rate_check
 from bounds.speedup import speedup_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, Verdict, two_sided_rate
@@ -41,7 +41,8 @@ __all__ = ["Envelope", "envelope_check", "fit_envelope", "invariance_check", "lo
 def oracle_check(check: str, observed: float, mc_error: float, expected: float, z: float,
                  detail: str = "", evidence: dict | None = None, *,
                  n_replicates: int | None = None, margin: float | None = None,
-                 relative: bool = False, z_holds: float | None = None) -> Verdict:
+                 relative: bool = False, z_holds: float | None = None,
+                 parts: ErrorParts | None = None) -> Verdict:
     """An estimate against an exact value, three-way against a margin.
 
     Absolute (default): d = observed − expected; ``margin`` in the quantity's units, by
@@ -49,6 +50,9 @@ def oracle_check(check: str, observed: float, mc_error: float, expected: float, 
     standard deviation, mc_error·√n_replicates — ``n_replicates`` then required).
     ``relative``: d = log(observed/expected) with error mc_error/observed, margin a relative
     size (default ``oracle-relative``: 0.5, a factor 1.5), for positive quantities.
+    ``parts``: where not all of ``mc_error`` shrinks with the replicates, how it would change
+    (:class:`~bounds.equivalence.ErrorParts`): the replicates that would decide it, or why none
+    would.
     """
     observed, mc_error, expected = float(observed), float(mc_error), float(expected)
     evidence = dict(evidence or {})
@@ -72,6 +76,8 @@ def oracle_check(check: str, observed: float, mc_error: float, expected: float, 
         evidence["z_score"] = abs(difference) / error
     decision = decide(difference, error if finite else math.nan,
                       width if math.isfinite(width) else 0.0, z, z_holds=z_holds)
+    if parts is not None:
+        decision = parts.applied(decision, z, z_holds)
     if not finite:
         detail = detail or "non-finite estimate or exact value"
     return verdict_from(check, "oracle", decision, observed, expected, z, scale,
@@ -87,7 +93,8 @@ def pair_z(z: float, n_pairs: int) -> float:
 def invariance_check(check: str, values, errors, labels, z: float, detail: str = "",
                      evidence: dict | None = None, *, margin: float | None = None,
                      log_covariance=None, n_replicates: int | None = None,
-                     z_holds: float | None = None) -> Verdict:
+                     z_holds: float | None = None, fixed_errors=None,
+                     cannot: str = "") -> Verdict:
     """Positive values the theory says are equal agree pairwise within a ratio margin.
 
     Every pair (i, j) is judged on d_ij = log(v_i/v_j) with standard error from
@@ -95,7 +102,9 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
     values share random numbers) or, by default, from independent errors e_i/v_i. The claim
     holds when every pair is shown within ±log(1 + margin) and is violated when some pair is
     shown beyond it (Bonferroni over the pairs inside ``z``'s false-failure rate).
-    Observed is the largest ratio v_max/v_min, expected 1.
+    Observed is the largest ratio v_max/v_min, expected 1. ``fixed_errors``: the part of each
+    error that more replicates do not reduce (a fixed number of chains' spread; independent
+    errors only), with ``cannot`` saying why, as :class:`~bounds.equivalence.ErrorParts` does.
     """
     values = np.asarray(values, dtype=float)
     errors = np.asarray(errors, dtype=float)
@@ -121,6 +130,11 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
     decision, worst = decide_all(differences, pair_errors, math.log1p(size), z_pairs,
                                  z_holds=z_holds)
     i, j = pairs[worst]
+    if fixed_errors is not None:
+        fixed = np.asarray(fixed_errors, dtype=float) / values
+        stays = math.hypot(fixed[i], fixed[j])
+        shrinks = math.sqrt(max(pair_errors[worst]**2 - stays**2, 0.0))
+        decision = ErrorParts(shrinks, stays, cannot).applied(decision, z_pairs, z_holds)
     evidence.update({"deciding_pair": [labels[i], labels[j]], "pair_z": z_pairs,
                      "ratio_max_min": float(values.max() / values.min()),
                      "relative_margin": size,

@@ -26,7 +26,7 @@ are parameters with the defaults of :data:`DEFAULT_MARGINS`, documented there pe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy import stats
 
@@ -106,6 +106,56 @@ class Decision:
     detectable: float
     replicate_factor: float
     one_sided: bool
+    #: why no number of replicates decides it (an infinite factor), where that is known
+    cannot: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorParts:
+    """How a check's standard error σ would change with m times the replicates where not all
+    of it shrinks as 1/√m: σ(m)² = ``fixed``² + ``shrinking``²/m, the margin unchanged. The
+    part that stays is a reference posterior's own error (its draws do not grow with the run's
+    replicates), or the spread of a fixed number of chains' schedules (each chain averaged over
+    its replicates: its replicates average out the sampler's noise, not the schedule's).
+    ``cannot``: why no m decides it, a template that may name ``{joint}`` (the factor on both
+    parts together, the chains or the reference's draws grown with the replicates) and
+    ``{fixed}`` (the error that stays)."""
+
+    shrinking: float
+    fixed: float
+    cannot: str = ""
+
+    def factor(self, decision: Decision, z: float, z_holds: float | None = None) -> float:
+        """The m that would decide an inconclusive ``decision``: ``shrinking``²/(s² −
+        ``fixed``²), s = |δ − d| / z_crit the error at which it is decided (z_holds when the
+        difference is inside the margin, else z); infinite when ``fixed`` ≥ s. Other
+        decisions keep their factor."""
+        if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
+            return decision.replicate_factor
+        room = self.deciding_error(decision, z, z_holds)**2 - self.fixed**2
+        return self.shrinking**2 / room if room > 0 else math.inf
+
+    def joint(self, decision: Decision, z: float, z_holds: float | None = None) -> float:
+        """The factor on both parts together: (``shrinking``² + ``fixed``²)/s²."""
+        if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
+            return decision.replicate_factor
+        return (self.shrinking**2 + self.fixed**2) / self.deciding_error(decision, z,
+                                                                         z_holds)**2
+
+    @staticmethod
+    def deciding_error(decision: Decision, z: float, z_holds: float | None) -> float:
+        size = decision.difference if decision.one_sided else abs(decision.difference)
+        gap = decision.margin - size
+        return abs(gap) / (resolve_z_holds(z_holds) if gap > 0 else z)
+
+    def applied(self, decision: Decision, z: float, z_holds: float | None = None) -> Decision:
+        """``decision`` with the factor of these parts, and the reason where none decides."""
+        factor = self.factor(decision, z, z_holds)
+        cannot = ""
+        if math.isfinite(decision.replicate_factor) and not math.isfinite(factor):
+            cannot = self.cannot.format(joint=f"{self.joint(decision, z, z_holds):.3g}",
+                                        fixed=f"{self.fixed:.3g}")
+        return replace(decision, replicate_factor=factor, cannot=cannot)
 
 
 def decide(difference: float, error: float, margin: float, z: float, *,
@@ -161,7 +211,9 @@ def describe(decision: Decision, scale: str, n_replicates: int | None = None) ->
     if decision.verdict == VIOLATED:
         return f"Beyond the margin {decision.margin:.3g}: {interval}."
     needed = replicates_needed(decision, n_replicates)
-    if n_replicates is None:
+    if decision.cannot and not math.isfinite(decision.replicate_factor):
+        more = f"; more replicates cannot decide it: {decision.cannot}"
+    elif n_replicates is None:
         more = f"; {decision.replicate_factor:.2g} times the replicates would decide it"
     elif decision.replicate_factor > ON_THE_MARGIN:
         more = (f"; the difference sits on the margin, more than {ON_THE_MARGIN:.0f} times the "
@@ -184,9 +236,12 @@ def verdict_from(check: str, kind: str, decision: Decision, observed: float, exp
     """The :class:`~bounds.verdict.Verdict` of a decision, its sentence appended to ``detail``."""
     rate = one_sided_rate(z) if decision.one_sided else two_sided_rate(z)
     sentence = describe(decision, scale, n_replicates)
+    evidence = dict(evidence or {})
+    if decision.cannot and decision.verdict == INCONCLUSIVE:
+        evidence.setdefault("cannot_decide", decision.cannot)
     return Verdict(check, kind, decision.verdict, float(observed), float(expected),
                    decision.error, decision.margin, z, rate,
-                   f"{detail} {sentence}".strip(), dict(evidence or {}), scale=scale,
+                   f"{detail} {sentence}".strip(), evidence, scale=scale,
                    difference=decision.difference, lower=decision.lower,
                    upper=decision.upper, detectable=decision.detectable,
                    replicates_needed=replicates_needed(decision, n_replicates),

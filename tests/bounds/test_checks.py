@@ -427,3 +427,17 @@ def test_a_slope_of_values_sharing_a_common_error_is_fitted_with_their_covarianc
                        margin=0.1).verdict == INCONCLUSIVE
     assert slope_check("paired", x, y, sigma * y, -2 / 3, 3.29, margin=0.1,
                        log_covariance=shared).verdict == HOLDS
+
+
+def test_invariance_whose_errors_stay_says_what_would_decide_it():
+    """A ratio 1.3 against the margin 1.25 with 5 % errors: more replicates would decide it
+    when the errors shrink with them, never when they stay (a fixed set of chains' spread);
+    then the reason is the one given."""
+    args = ("c", [1.0, 1.3], [0.05, 0.065], ["a", "b"], 3.29)
+    shrinking = invariance_check(*args)
+    assert shrinking.verdict == INCONCLUSIVE and 1 < shrinking.replicate_factor < math.inf
+    staying = invariance_check(*args, fixed_errors=[0.05, 0.065], cannot="{joint} times the chains")
+    assert staying.verdict == INCONCLUSIVE and staying.replicate_factor == math.inf
+    assert staying.evidence["cannot_decide"].endswith("times the chains")
+    tenth = invariance_check(*args, fixed_errors=[0.005, 0.0065], cannot="x")
+    assert shrinking.replicate_factor < tenth.replicate_factor < math.inf

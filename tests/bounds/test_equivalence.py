@@ -9,9 +9,11 @@ import pytest
 from bounds.equivalence import (
     FALSE_HOLDS_RATE,
     Z_HOLDS,
+    ErrorParts,
     decide,
     decide_all,
     replicates_needed,
+    verdict_from,
 )
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED, z_for_family
 
@@ -90,3 +92,24 @@ def test_a_claim_of_several_comparisons_is_violated_by_one_and_holds_only_by_all
     assert decision.verdict == INCONCLUSIVE and index == 1
     decision, _ = decide_all([0.0, 0.02, 0.01], [0.01] * 3, 0.1, Z)
     assert decision.verdict == HOLDS
+
+
+def test_error_parts_predict_the_replicates_when_part_of_the_error_stays():
+    """|d| = 1.3 beyond a margin 0 at z = 4 is decided once the error reaches 1.3/4 = 0.325.
+    With 0.3 of the error staying (σ² = 0.3² + 0.4²/m), m = 0.4²/(0.325² − 0.3²) = 10.24; with
+    0.33 staying none does, and the reason names what would: (0.4² + 0.33²)/0.325² = 2.55
+    times both parts together."""
+    decision = decide(1.3, 0.5, 0.0, 4.0)
+    assert decision.verdict == INCONCLUSIVE
+    assert ErrorParts(0.4, 0.3).factor(decision, 4.0) == pytest.approx(10.24)
+    assert ErrorParts(0.5, 0.0).factor(decision, 4.0) == pytest.approx(decision.replicate_factor)
+    stuck = ErrorParts(0.4, 0.33, "floor {fixed}; {joint} times the chains").applied(decision,
+                                                                                       4.0)
+    assert stuck.replicate_factor == math.inf
+    assert stuck.cannot == "floor 0.33; 2.55 times the chains"
+    verdict = verdict_from("c", "oracle", stuck, 1.3, 0.0, 4.0, "absolute", n_replicates=10)
+    assert "more replicates cannot decide it: floor 0.33" in verdict.detail
+    assert verdict.evidence["cannot_decide"] == stuck.cannot
+    assert verdict.replicates_needed == math.inf
+    decided = decide(0.0, 0.01, 1.0, 4.0)  # negative control: a decided check keeps its factor
+    assert ErrorParts(0.01, 0.3, "x").applied(decided, 4.0) == decided

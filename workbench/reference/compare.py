@@ -9,7 +9,7 @@ margins of :func:`bounds.checks.oracle_check`: absolute by default, half the per
 standard deviation of the run's estimate (``oracle`` in
 :data:`~bounds.equivalence.DEFAULT_MARGINS`); ``relative``, a factor 1.5 (``oracle-relative``).
 When the verdict is ``inconclusive``, the replicates that would decide it account for the
-reference's error not shrinking with them (:func:`replicate_factor`). A reference whose chains
+reference's error not shrinking with them (:func:`reference_parts`). A reference whose chains
 disagree (R-hat above :data:`~workbench.reference.summary.RHAT_LIMIT`) decides nothing: the
 verdict is ``inconclusive`` and says so.
 """
@@ -17,12 +17,11 @@ verdict is ``inconclusive`` and says so.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import xarray as xr
 
-from bounds.equivalence import DEFAULT_MARGINS, Decision, decide, resolve_z_holds, verdict_from
-from bounds.verdict import INCONCLUSIVE, Verdict
+from bounds.equivalence import DEFAULT_MARGINS, ErrorParts, decide, verdict_from
+from bounds.verdict import Verdict
 from simulators import validation
 from workbench.reference.summary import RHAT_LIMIT
 
@@ -34,34 +33,15 @@ def combined_error(run_error: float, reference_error: float) -> float:
     return math.hypot(float(run_error), float(reference_error))
 
 
-def replicate_factor(decision: Decision, run_error: float, reference_error: float, z: float,
-                     z_holds: float | None = None) -> float:
-    """The factor on the run's replicates that would decide an inconclusive decision when only
-    the run's error shrinks (as 1/√R) and the reference's stays: R'/R = σ_run² / (s² - σ_ref²)
-    with s = |margin - |d|| / z_crit the combined error that would decide it (z_holds when
-    |d| < margin, else z); infinite when σ_ref ≥ s. Other verdicts keep their factor."""
-    if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
-        return decision.replicate_factor
-    room = _deciding_error(decision, z, z_holds)**2 - reference_error**2
-    return run_error**2 / room if room > 0 else math.inf
+#: why more replicates alone cannot decide a comparison with a reference (:class:`ErrorParts`)
+LONGER_REFERENCE = ("the reference's own error is too large: a longer reference run would "
+                    "decide it, not more replicates alone (about {joint} times both the "
+                    "replicates and the reference's draws)")
 
 
-def joint_factor(decision: Decision, run_error: float, reference_error: float, z: float,
-                 z_holds: float | None = None) -> float:
-    """The factor on both the run's replicates and the reference's draws that would decide an
-    inconclusive decision, both errors shrinking as 1/√(their size): (σ_run² + σ_ref²) / s²,
-    s as in :func:`replicate_factor`; finite where the difference is (``--until-decided`` grows
-    both where the reference's error alone is too large for replicates to decide)."""
-    if decision.verdict != INCONCLUSIVE or not math.isfinite(decision.replicate_factor):
-        return decision.replicate_factor
-    return (run_error**2 + reference_error**2) / _deciding_error(decision, z, z_holds)**2
-
-
-def _deciding_error(decision: Decision, z: float, z_holds: float | None) -> float:
-    """s = |margin − |d|| / z_crit: the combined error at which the difference is decided
-    (z_holds when |d| < margin, else z)."""
-    gap = decision.margin - abs(decision.difference)
-    return abs(gap) / (resolve_z_holds(z_holds) if gap > 0 else z)
+def reference_parts(run_error: float, reference_error: float) -> ErrorParts:
+    """The run's error shrinks as 1/√R with its replicates, the reference's stays."""
+    return ErrorParts(run_error, reference_error, LONGER_REFERENCE)
 
 
 def reference_value(reference: xr.Dataset, test_function: str, component: int,
@@ -123,17 +103,10 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
     elif error > 0:
         evidence["z_score"] = abs(difference) / error
     decision = decide(difference, error if finite else math.nan, width, z, z_holds=z_holds)
-    factor = replicate_factor(decision, run_part, reference_part, z, z_holds)
-    if math.isfinite(decision.replicate_factor) and factor == math.inf:
-        detail = (f"{detail} More replicates cannot decide it: the reference's own error "
-                  f"{reference_part:.3g} on the {scale} scale is too large; a longer reference "
-                  "run is needed.").strip()
-        joint = joint_factor(decision, run_part, reference_part, z, z_holds)
+    parts = reference_parts(run_part, reference_part)
+    joint = parts.joint(decision, z, z_holds)
+    decision = parts.applied(decision, z, z_holds)
+    if decision.cannot:
         evidence["reference_factor"] = joint
-        evidence["cannot_decide"] = ("the reference's own error is too large: a longer "
-                                     "reference run would decide it, not more replicates "
-                                     f"alone (about {joint:.3g} times both the replicates and "
-                                     "the reference's draws)")
-    decision = replace(decision, replicate_factor=factor)
     return verdict_from(check, "reference", decision, observed, expected, z, scale,
                         n_replicates=n_replicates, detail=detail, evidence=evidence)

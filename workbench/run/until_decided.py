@@ -70,7 +70,7 @@ others.
 
 A check against a reference posterior whose own Monte Carlo error is too large for more
 replicates alone to decide it says how many times both the replicates and the reference's
-draws would (``reference_factor``, :func:`workbench.reference.compare.joint_factor`); from then
+draws would (``reference_factor``, :meth:`bounds.equivalence.ErrorParts.joint`); from then
 on the experiment's later looks multiply its reference draws (``reference_draws`` and every
 ``*_reference_draws``) as they multiply its replicates.
 

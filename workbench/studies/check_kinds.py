@@ -82,6 +82,11 @@ TIME_MARGIN = Parameter("time_margin", 0.0, "time-to-perplexity check: log(t_lat
                         "shown above minus this", non_negative)
 #: the predicted order of an ``ordering`` check along its dim
 DIRECTIONS = ("falls", "rises")
+#: the checks of a sharded study judged on chains averaged over schedules, which take the
+#: exact oracle given each chain's schedule as a control variate unless ``control_variate =
+#: false`` (:func:`workbench.systems.distributed.windows.chain_estimate`)
+CONTROL_VARIATE_KINDS = ("posterior", "stationary", "invariance", "growth")
+
 #: the independent units of a ``posterior`` check: each chain (its replicates averaged), or
 #: each (replicate, chain) run, for designs with few chains (coupled groups)
 UNITS = ("chain", "run")
@@ -591,6 +596,10 @@ class Kind:
         if self.name == "time-to-target" and len(swept.get(options["over"], [])) != 2:
             raise CheckOptionError("over", f"{options['over']} must be swept over two values "
                                            "(the baseline, then the arm expected sooner)")
+        if self.name in CONTROL_VARIATE_KINDS:
+            options["control_variate"] = entry.get("control_variate", True)
+            if not isinstance(options["control_variate"], bool):
+                raise CheckOptionError("control_variate", "must be true or false")
         if self.name == "posterior":
             unit = entry.get("unit", UNITS[0])
             if unit not in UNITS:
@@ -618,7 +627,7 @@ KINDS = {kind.name: kind for kind in (
     Kind("invariance", {FEDERATED_MODELS: _FEDERATED_KEYS + (INVARIANCE_MARGIN.name,),
                         POOLED: ("over", INVARIANCE_MARGIN.name, "name"),
                         GAUSSIAN: ("test_function", "over", "bootstrap_resamples"),
-                        FEDERATED: ("estimator", "over"),
+                        FEDERATED: ("estimator", "over", "control_variate"),
                         **dict.fromkeys(SERVED, ("test_function", "over",
                                                    INVARIANCE_MARGIN.name, "name"))}),
     Kind("slope", {POOLED: ("over", "expected", SLOPE_MARGIN.name, "name"),
@@ -654,13 +663,13 @@ KINDS = {kind.name: kind for kind in (
     Kind("spread", {FEDERATED_MODELS: _FEDERATED_KEYS + ("better", "than",
                                                          SPREAD_MARGIN.name)}),
     Kind("distance", {TRAVELING: ("over", "longest", "shortest")}),
-    Kind("posterior", {SHARDED: ("unit",)}),
+    Kind("posterior", {SHARDED: ("unit", "control_variate")}),
     Kind("gradient-noise", {TRAVELING: ()}, fields=(GRADIENT_DRAWS.name,)),
     Kind("limit", {TRAVELING: ()}, fields=("step_divisor",)),
     Kind("time-to-target", {TRAVELING: ("over",)},
          fields=("initial_offset", "target_error", "n_time_points", "gantt_rounds")),
-    Kind("stationary", {FEDERATED: ()}),
-    Kind("growth", {FEDERATED: ("estimator", "over")}),
+    Kind("stationary", {FEDERATED: ("control_variate",)}),
+    Kind("growth", {FEDERATED: ("estimator", "over", "control_variate")}),
     Kind("real-vs-simulated", {REAL_PROCESSES: tuple(p.name for p in REAL_MARGINS)}),
     Kind("perplexity", {TOPIC_MODEL: ("samplers", PERPLEXITY_MARGIN.name, "where", "name")}),
     Kind("time-to-perplexity", {TOPIC_MODEL: ("order", "target", TIME_MARGIN.name, "where",

@@ -24,7 +24,7 @@ def judge(kind: str, dataset: xr.Dataset, ctx: Context, options: dict) -> list[V
     if kind == "oracle":
         return judgements.oracle_checks(*args, rate)
     if kind == "stationary":
-        return judgements.stationary_checks(*args, rate)
+        return judgements.stationary_checks(*args, options, rate)
     if kind == "gradient-noise":
         return judgements.gradient_checks(*args, rate)
     if kind == "limit":

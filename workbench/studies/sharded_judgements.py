@@ -38,11 +38,15 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check, slope_check
+from bounds.equivalence import DEFAULT_MARGINS, ErrorParts
 from bounds.verdict import Verdict, student_z_for_family, z_for_family
 from workbench.store.netcdf import config_of
 from workbench.systems.distributed.references import wasserstein
 from workbench.systems.distributed.windows import (
+    MORE_CHAINS,
+    ChainEstimate,
     about,
+    chain_estimate,
     chain_level_check,
     pooled,
     window_oracle_checks,
@@ -134,7 +138,8 @@ def posterior_checks(dataset: xr.Dataset, dims, symbols, options: dict, rate: fl
             for verdict in point_posterior_checks(dataset, name, selection, rate,
                                                   note=". " + point_notes(dataset, selection),
                                                   per_run=options["unit"] == "run",
-                                                  n_comparisons=family)]
+                                                  n_comparisons=family,
+                                                  control_variate=options["control_variate"])]
 
 
 #: relaxation times below which a window still carries the start
@@ -299,13 +304,15 @@ def about_posterior(dataset: xr.Dataset, prefix: str = "") -> xr.DataArray:
     return xr.DataArray(np.diagonal(values, 0, -2, -1), dims=mean.dims, coords=mean.coords)
 
 
-def chain_values(dataset: xr.Dataset, selection: dict) -> np.ndarray:
-    """‖θ - μ‖² window averages, ``(replicate, chain)``."""
-    return about_posterior(dataset).sel(selection).sum("component").values
+def chain_values(dataset: xr.Dataset, selection: dict, prefix: str = "") -> np.ndarray:
+    """‖θ - μ‖² window averages, ``(replicate, chain)`` (exact with ``prefix="exact_"``:
+    ``(chain,)``, given each chain's schedule)."""
+    return about_posterior(dataset, prefix).sel(selection).sum("component").values
 
 
 def stationary_check(dataset: xr.Dataset, name: str, selection: dict, rate: float,
-                     n_family: int, expected: float | None = None) -> Verdict:
+                     n_family: int, expected: float | None = None,
+                     control_variate: bool = True) -> Verdict:
     """One point's ‖θ - μ‖² against the exact stationary value, or against ``expected``
     (how the tests judge DSGLD against the FSGLD oracle, a negative control)."""
     at = dataset.sel(selection)
@@ -327,20 +334,33 @@ def stationary_check(dataset: xr.Dataset, name: str, selection: dict, rate: floa
                 "posterior_trace": posterior}
     return chain_level_check(name, chain_values(dataset, selection),
                              exact if expected is None else expected, rate, n_family,
-                             detail=detail, evidence=evidence)
+                             detail=detail, evidence=evidence,
+                             exact=chain_values(dataset, selection, "exact_"),
+                             control_variate=control_variate)
 
 
-def stationary_checks(dataset: xr.Dataset, dims, symbols, rate: float) -> list[Verdict]:
+def stationary_checks(dataset: xr.Dataset, dims, symbols, options: dict,
+                      rate: float) -> list[Verdict]:
     """One check per estimator and point, listed estimator by estimator."""
     order = _estimators(dataset)
     chosen = sorted(selections(dataset, dims, symbols),
                     key=lambda item: order.index(item[1].get("estimator")))
-    return [stationary_check(dataset, f"stationary/{name}", selection, rate, len(chosen))
+    return [stationary_check(dataset, f"stationary/{name}", selection, rate, len(chosen),
+                             control_variate=options["control_variate"])
             for name, selection in chosen]
 
 
-def _per_chain(dataset: xr.Dataset, selection: dict) -> np.ndarray:
-    return chain_values(dataset, selection).mean(axis=0)
+def _estimate(dataset: xr.Dataset, selection: dict, options: dict, z: float) -> ChainEstimate:
+    """One point's chain-level estimate of ‖θ - μ‖² (:func:`chain_estimate`)."""
+    return chain_estimate(chain_values(dataset, selection),
+                          chain_values(dataset, selection, "exact_"),
+                          control_variate=options["control_variate"], z=z)
+
+
+def _used(estimates: Sequence[ChainEstimate]) -> dict:
+    """What the evidence says of the control variate of estimates compared together."""
+    return {"control_variate": [e.evidence.get("control_variate", "none")
+                                for e in estimates]}
 
 
 def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
@@ -348,22 +368,23 @@ def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
     method, over = options["estimator"], options["over"]
     symbol = symbols.get(over, over)
     n_chains = dataset.sizes["chain"]
+    z = student_z_for_family(rate, 1, n_chains)
     verdicts = []
     for suffix, rest, values in comparisons(dataset, dims, over, symbols):
-        means, errors = [], []
-        for value in values:
-            per_chain = _per_chain(dataset, {**rest, over: value, "estimator": method})
-            means.append(per_chain.mean())
-            errors.append(per_chain.std(ddof=1) / math.sqrt(per_chain.size))
+        estimates = [_estimate(dataset, {**rest, over: value, "estimator": method}, options, z)
+                     for value in values]
         exact = dataset["stationary_second_moment"].sel(rest).sel(estimator=method).sum(
             "component", skipna=False)
         verdicts.append(with_student_rate(invariance_check(
-            f"invariance/{method}/stationary-vs-{symbol}{suffix}", means, errors,
-            [label({over: v}, symbols) for v in values], student_z_for_family(rate, 1, n_chains),
+            f"invariance/{method}/stationary-vs-{symbol}{suffix}",
+            [e.mean for e in estimates], [e.error for e in estimates],
+            [label({over: v}, symbols) for v in values], z,
             detail=f"seed 002 §5.1: {method.upper()}'s stationary E‖θ - μ‖² is the same for "
                    f"every {over} (docs/math.md §7, with exact surrogates); the exact values are "
                    + ", ".join(f"{v:.4g}" for v in exact.values.tolist()),
-            evidence={"exact": exact.values.tolist()}), n_chains))
+            evidence={"exact": exact.values.tolist(), **_used(estimates)},
+            n_replicates=estimates[0].n_replicates,
+            fixed_errors=[e.parts.fixed for e in estimates], cannot=MORE_CHAINS), n_chains))
     return verdicts
 
 
@@ -371,24 +392,29 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
                   rate: float) -> list[Verdict]:
     method, over = options["estimator"], options["over"]
     n_chains = dataset.sizes["chain"]
+    z = student_z_for_family(rate, 1, n_chains)
     verdicts = []
     for suffix, rest, values in comparisons(dataset, dims, over, symbols):
         low, high = min(values), max(values)
-        chains = {v: _per_chain(dataset, {**rest, over: v, "estimator": method})
-                  for v in (low, high)}
-        growth = chains[high].mean() - chains[low].mean()
-        error = math.sqrt(sum(v.var(ddof=1) / v.size for v in chains.values()))
+        ends = [_estimate(dataset, {**rest, over: v, "estimator": method}, options, z)
+                for v in (low, high)]
+        growth = ends[1].mean - ends[0].mean
+        error = math.hypot(*(e.error for e in ends))
+        parts = ErrorParts(math.hypot(*(e.parts.shrinking for e in ends)),
+                           math.hypot(*(e.parts.fixed for e in ends)), MORE_CHAINS)
         exact = dataset["stationary_second_moment"].sel(rest).sel(estimator=method).sum(
             "component")
         predicted = float(exact.sel({over: high}) - exact.sel({over: low}))
         verdicts.append(with_student_rate(oracle_check(
             f"growth/{method}/stationary/{label({over: low}, symbols)}->"
-            f"{label({over: high}, symbols)}{suffix}", growth, error, predicted,
-            student_z_for_family(rate, 1, n_chains),
+            f"{label({over: high}, symbols)}{suffix}", growth, error, predicted, z,
             detail=f"{method.upper()} drifts towards the local posteriors as {over} grows: "
                    f"E‖θ - μ‖² rises by {predicted:.4g} from {low} to {high} (Φ(a, T), "
                    "docs/math.md §7)",
-            evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf},
-            n_replicates=n_chains), n_chains))
+            evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf,
+                      **_used(ends)},
+            n_replicates=ends[0].n_replicates, parts=parts,
+            margin=DEFAULT_MARGINS["oracle"].size * math.hypot(*(e.spread for e in ends))),
+            n_chains))
     return verdicts
 

@@ -12,7 +12,7 @@ from bounds.equivalence import decide
 from bounds.verdict import HOLDS, INCONCLUSIVE, VIOLATED
 from simulators.validation import InvalidParameter
 from workbench.reference import reference_check, reference_value
-from workbench.reference.compare import replicate_factor
+from workbench.reference.compare import reference_parts
 
 Z = 4.0
 
@@ -81,7 +81,7 @@ def test_replicates_needed_account_for_the_fixed_reference_error():
     assert hopeless.evidence["reference_factor"] == pytest.approx(2.5457, abs=1e-4)
     assert "about 2.55 times both" in hopeless.evidence["cannot_decide"]
     assert "cannot_decide" not in verdict.evidence
-    assert replicate_factor(decide(0.0, 0.01, 1.0, Z), 0.01, 0.0, Z) == 1.0  # decided: as is
+    assert reference_parts(0.01, 0.0).factor(decide(0.0, 0.01, 1.0, Z), Z) == 1.0  # decided
 
 
 def test_unknown_names_are_refused():

@@ -31,6 +31,7 @@ import numpy as np
 from scipy import stats
 
 from bounds.checks import oracle_check
+from bounds.equivalence import DEFAULT_MARGINS, ErrorParts
 from bounds.verdict import Verdict, student_z_for_family
 from workbench.core.phi import THETA, TestFunction
 from workbench.engine.replay_setup import Replay
@@ -128,24 +129,122 @@ def with_student_rate(verdict: Verdict, n_units: int) -> Verdict:
                                                                        dof)))
 
 
-def chain_level_check(name: str, measured: np.ndarray, expected: float,
-                      false_failure_rate: float, n_comparisons: int, detail: str = "",
-                      evidence: dict | None = None, per_run: bool = False) -> Verdict:
-    """``measured`` ``(replicate, chain)`` averaged per chain, against ``expected``; Student
-    critical value for a family of ``n_comparisons`` at ``false_failure_rate``.
+#: why more replicates cannot decide a check whose units are a fixed number of chains
+#: (:class:`~bounds.equivalence.ErrorParts`): measured on them, or from the exact oracle alone
+MORE_CHAINS = ("the chains' schedules spread too much: with the sampler's noise averaged out "
+               "(every replicate), their exact oracle's spread alone leaves an error of "
+               "{fixed}; about {joint} times the chains (independent schedules) would decide it")
+ORACLE_ONLY = ("no replicate enters it (the exact oracle on each chain's schedule), and the "
+               "chains' spread leaves an error of {fixed}; about {joint} times the chains "
+               "(independent schedules) would decide it")
 
-    ``per_run``: every (replicate, chain) is a unit instead, for designs with too few
-    independent chains (the check is then conditional on the realised schedules).
+
+@dataclasses.dataclass(frozen=True)
+class ChainEstimate:
+    """A chain-level estimate (module docstring): the independent ``units`` it averages, the
+    standard deviation of one replicate of one chain (``spread``, the default margin's unit:
+    a property of the quantity, not of the replicates averaged), how its error would change
+    with more replicates (``parts``) and what the evidence says of it."""
+
+    units: np.ndarray
+    spread: float
+    parts: ErrorParts
+    n_replicates: int | None
+    evidence: dict
+
+    @property
+    def mean(self) -> float:
+        return float(self.units.mean())
+
+    @property
+    def error(self) -> float:
+        return float(self.units.std(ddof=1) / math.sqrt(self.units.size))
+
+
+def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
+                   per_run: bool = False, control_variate: bool = False,
+                   z: float = math.inf) -> ChainEstimate:
+    """The estimate of a value averaged over schedules from ``measured`` ``(replicate,
+    chain)`` window averages (None: there are none) and ``exact`` ``(chain,)``, the exact
+    oracle given each chain's schedule.
+
+    - Each chain averaged over its replicates is a unit. Its variance is the schedules' spread
+      σ_b² (that of ``exact``) plus the sampler's noise σ_w²/R, so more replicates shrink only
+      the second part (:class:`ErrorParts`: the error's floor is σ_b/√C, the rest shrinks):
+      past a point only more chains decide the check.
+    - ``control_variate``: the units are the exact oracle's values themselves. measured −
+      exact has known mean zero when the sampler is exact, so the estimate
+      mean(measured) − β·mean(measured − exact) is unbiased for every β; β = 1, the
+      variance-minimising choice (Cov(exact, measured − exact) = 0 given the schedules), leaves
+      the schedules' spread alone (Rao–Blackwell). Only where the residual's mean is not shown
+      nonzero at ``z``: a sampler that departs from its oracle would otherwise be hidden, and
+      the plain estimate is judged instead.
+    - ``measured`` None: the units are ``exact`` (a value from the exact oracle alone, such as
+      the ε → 0 limit): no replicate enters it.
+    - ``per_run``: every (replicate, chain) is a unit, conditional on the realised schedules.
     """
+    if measured is None:
+        units = np.asarray(exact, dtype=float).ravel()
+        error = units.std(ddof=1) / math.sqrt(units.size)
+        return ChainEstimate(units, float(units.std(ddof=1)), ErrorParts(0.0, error, ORACLE_ONLY),
+                             None, {"n_chains": int(units.size)})
     measured = np.asarray(measured, dtype=float)
-    per_chain = measured.ravel() if per_run else np.nanmean(measured, axis=0)
-    error = per_chain.std(ddof=1) / math.sqrt(per_chain.size)
-    threshold = student_z_for_family(false_failure_rate, n_comparisons, per_chain.size)
-    evidence = dict(evidence or {}, n_chains=int(per_chain.size))
-    return with_student_rate(oracle_check(name, float(per_chain.mean()), error, float(expected),
-                                          threshold, detail=detail, evidence=evidence,
-                                          n_replicates=per_chain.size),
-                             per_chain.size)
+    n_replicates = measured.shape[0]
+    spread = float(np.nanstd(measured, ddof=1))
+    if per_run:
+        units = measured.ravel()
+        error = units.std(ddof=1) / math.sqrt(units.size)
+        return ChainEstimate(units, spread, ErrorParts(error, 0.0), n_replicates,
+                             {"n_chains": int(units.size), "unit": "run"})
+    plain = np.nanmean(measured, axis=0)
+    n_chains = plain.size
+    evidence = {"n_chains": int(n_chains)}
+    exact = np.asarray(exact, dtype=float)
+    plain_error = plain.std(ddof=1) / math.sqrt(n_chains)
+    floor = min(float(exact.std(ddof=1)) / math.sqrt(n_chains), plain_error)
+    parts = ErrorParts(math.sqrt(plain_error**2 - floor**2), floor, MORE_CHAINS)
+    if not control_variate:
+        return ChainEstimate(plain, spread, parts, n_replicates, evidence)
+    residual = measured - exact[None]
+    residual_error = (float(np.nanstd(residual, ddof=1))
+                      / math.sqrt(np.isfinite(residual).sum()))
+    residual_mean = float(np.nanmean(residual))
+    residual_z = abs(residual_mean) / residual_error if residual_error > 0 else math.inf
+    evidence.update(without_control_variate={"estimate": float(plain.mean()),
+                                             "mc_error": float(plain_error)},
+                    residual_mean=residual_mean, residual_z=residual_z)
+    if not residual_z <= z:
+        evidence["control_variate"] = (
+            f"off: the samples depart from the exact oracle given their schedules (residual z "
+            f"{residual_z:.3g} > {z:.3g}), which the control variate would hide")
+        return ChainEstimate(plain, spread, parts, n_replicates, evidence)
+    evidence["control_variate"] = (
+        "the exact oracle given each chain's schedule, β = 1: the estimate is its average "
+        "over the chains, the samples' residual from it (mean zero) subtracted")
+    cv_error = float(exact.std(ddof=1)) / math.sqrt(n_chains)
+    return ChainEstimate(exact, spread, ErrorParts(0.0, cv_error, MORE_CHAINS), n_replicates,
+                         evidence)
+
+
+def chain_level_check(name: str, measured: np.ndarray | None, expected: float,
+                      false_failure_rate: float, n_comparisons: int, detail: str = "",
+                      evidence: dict | None = None, per_run: bool = False, *,
+                      exact: np.ndarray, control_variate: bool = False) -> Verdict:
+    """The :func:`chain_estimate` of ``measured`` ``(replicate, chain)`` (and ``exact``, the
+    exact oracle given each chain's schedule) against ``expected``; Student critical value for
+    a family of ``n_comparisons`` at ``false_failure_rate`` over the units; margin half the
+    standard deviation of one replicate of one chain."""
+    n_units = (np.asarray(exact).size if measured is None
+               else np.asarray(measured).size if per_run else np.asarray(measured).shape[1])
+    threshold = student_z_for_family(false_failure_rate, n_comparisons, n_units)
+    estimate = chain_estimate(measured, exact, per_run=per_run,
+                              control_variate=control_variate, z=threshold)
+    return with_student_rate(oracle_check(
+        name, estimate.mean, estimate.error, float(expected), threshold, detail=detail,
+        evidence={**(evidence or {}), **estimate.evidence},
+        n_replicates=estimate.n_replicates,
+        margin=DEFAULT_MARGINS["oracle"].size * estimate.spread, parts=estimate.parts),
+        n_units)
 
 
 def _entries(dim: int) -> list[tuple[int, int]]:
@@ -189,10 +288,12 @@ def window_oracle_checks(dataset, selections: list[tuple[str, dict]],
 
 def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: float,
                      note: str = "", per_run: bool = False, covariance: bool = True,
-                     n_comparisons: int | None = None) -> list[Verdict]:
+                     n_comparisons: int | None = None,
+                     control_variate: bool = False) -> list[Verdict]:
     """Chain-level checks of the window mean against μ and (``covariance``) of the second
     moment about μ against the posterior covariance s² I; the exact oracle's values are the
-    evidence. ``n_comparisons``: the Bonferroni family, by default these checks alone."""
+    evidence, and with ``control_variate`` the estimate (:func:`chain_estimate`).
+    ``n_comparisons``: the Bonferroni family, by default these checks alone."""
     dim = dataset.sizes["component"]
     entries = _entries(dim) if covariance else []
     n_family = n_comparisons or dim + len(entries)
@@ -206,7 +307,8 @@ def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: f
         predicted = float(exact_mean[..., j].mean())
         verdicts.append(chain_level_check(
             f"posterior/{label}/mean/component={j}", mean[..., j], mu[j], false_failure_rate,
-            n_family, per_run=per_run,
+            n_family, per_run=per_run, exact=exact_mean[..., j],
+            control_variate=control_variate,
             detail=f"window mean against the posterior mean; the exact oracle puts it "
                    f"{(predicted - mu[j]) / sd:+.3g} posterior sd away{note}",
             evidence={**selection, "exact_oracle": predicted,
@@ -216,7 +318,8 @@ def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: f
         predicted = float(exact_second[..., j, k].mean())
         verdicts.append(chain_level_check(
             f"posterior/{label}/covariance/({j},{k})", second[..., j, k], target,
-            false_failure_rate, n_family, per_run=per_run,
+            false_failure_rate, n_family, per_run=per_run, exact=exact_second[..., j, k],
+            control_variate=control_variate,
             detail=f"window average of (θ - μ)(θ - μ)ᵀ against the posterior covariance; the "
                    f"exact oracle predicts {predicted / s2:.4g} s² (target "
                    f"{target / s2:.4g} s²){note}",
