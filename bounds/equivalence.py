@@ -16,7 +16,9 @@ different error rates because the two ways of being wrong are different:
 - ``inconclusive`` otherwise, with the *detectable difference* δ + z·σ (the smallest true
   difference this run flags as violated about half the time) and the replicate count that
   would decide it, assuming σ ∝ 1/√R: R·(z_holds·σ/(δ − |d|))² when |d| < δ, else
-  R·(z·σ/(|d| − δ))².
+  R·(z·σ/(|d| − δ))²; where part of σ does not shrink with R (a reference's own error, a
+  fixed number of chains' schedules), :class:`ErrorParts` counts only the part that does, or
+  says why no R decides it.
 
 One-sided claims (a rate at least as steep as a bound's exponent, a measurement below an
 envelope) use the signed difference d (positive = against the claim) instead of |d|. Margins

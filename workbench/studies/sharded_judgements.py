@@ -26,6 +26,11 @@ chains of a coupled group are identical, so one chain per group stands for it.
   ``over`` (seed 002 §5.1: FSGLD is insensitive to the number of local updates).
 - ``growth`` (of an ``estimator``): its increase from the smallest to the largest value of
   ``over`` against the increase the exact oracle predicts (Φ, docs/math.md §7).
+
+``posterior``, ``stationary``, ``invariance`` and ``growth`` judge chains averaged over their
+replicates, with the exact oracle given each chain's schedule as their control variate unless
+the check says ``control_variate = false``
+(:func:`~workbench.systems.distributed.windows.chain_estimate`).
 """
 
 from __future__ import annotations

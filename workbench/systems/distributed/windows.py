@@ -18,7 +18,10 @@ Two ways of judging a measurement (each an ``oracle`` verdict):
 - :func:`chain_level_check`: against a value that averages over schedules too (the
   posterior, a stationary ensemble value). Chains carry independent schedules, so chain means
   are the independent units; with few chains the critical value is Student's t with C - 1
-  degrees of freedom at the stated false-failure rate, not the normal z.
+  degrees of freedom at the stated false-failure rate, not the normal z. More replicates
+  shrink only the sampler's noise in a chain's mean, not the schedules' spread, and the exact
+  oracle given each schedule can stand in for the samples' noise as a control variate
+  (:func:`chain_estimate`).
 """
 
 from __future__ import annotations
