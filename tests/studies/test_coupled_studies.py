@@ -204,6 +204,10 @@ ARMS_REFUSALS = [
      "[sweep] correction", 'correction = ["corrected", "halfway"]'),
     ('symbols = { correction = "" }', 'symbols = { correction = " " }',
      "[study.symbols] correction", 'symbols = { correction = " " }'),
+    ('kind = "limit"', 'kind = "limit"\n\n[[check]]\nkind = "posterior"\ncontrol_variate = "yes"',
+     "[[check]] #2 control_variate", 'control_variate = "yes"'),
+    ('kind = "limit"', 'kind = "limit"\ncontrol_variate = false',
+     "[[check]] #1 control_variate", "control_variate = false"),
 ]
 
 
@@ -222,6 +226,26 @@ def test_arms_share_one_schedule_are_named_by_their_value_and_need_a_length_per_
     with pytest.raises(InvalidParameter) as caught:
         experiment.configure({"trajectory_lengths": [9, 9, 3]})
     assert caught.value.field == "trajectory_lengths"
+
+
+def test_posterior_checks_take_the_exact_oracle_as_control_variate_unless_told_not_to():
+    """By default a posterior check's estimate is the exact oracle given each chain's schedule
+    (its evidence says so, with the samples' own average beside it); ``control_variate =
+    false`` judges the samples' average, on the same data, with the same margin."""
+    with_cv = ARMS + '\n[[check]]\nkind = "posterior"\n'
+    experiment, dataset = _run(with_cv)
+    without = StudyExperiment(loads(with_cv + "control_variate = false\n", "plain.toml"))
+    name = "posterior/corrected/mean/component=0"
+    on = {v.check: v for v in experiment.checks(dataset)}[name]
+    off = {v.check: v for v in without.checks(dataset)}[name]
+    exact = dataset["exact_window_mean"].sel(correction="corrected").values[:, 0]
+    assert on.observed == pytest.approx(exact.mean())
+    assert "β = 1" in on.evidence["control_variate"]
+    assert on.evidence["without_control_variate"]["estimate"] == pytest.approx(off.observed)
+    assert "control_variate" not in off.evidence
+    measured = dataset["window_mean"].sel(correction="corrected").values[..., 0]
+    assert off.observed == pytest.approx(measured.mean())
+    assert on.margin == off.margin == pytest.approx(0.5 * measured.std(ddof=1))
 
 
 def test_a_schedule_is_keyed_by_what_shapes_the_system_and_not_by_the_sampler():

@@ -150,7 +150,7 @@ def _registered(entry: dict) -> str:
 def _known_keys(entry: dict, allowed: Sequence[str]) -> None:
     for key in entry:
         if key not in allowed:
-            raise CheckOptionError(key, f"unknown key; known: kind, {', '.join(allowed)}")
+            raise CheckOptionError(key, f"unknown key; known: {', '.join(('kind', *allowed))}")
 
 
 def _estimator(entry: dict, estimators: Sequence[str]) -> str:
