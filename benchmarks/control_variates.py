@@ -13,17 +13,34 @@ alone keep it undecided (the error they leave with every replicate averaged out 
 replicate count goes below); then the median ratio per check kind over the seeds. Nothing is
 tuned: the gain is what the design gives.
 
+``--calibration N`` then asks whether the stated errors are right: each study runs N times
+(seeds 2016 on; each seed draws its own data, schedules and noise), and for every chain-level
+check whose true difference is about zero (the exact oracle says so: FSGLD's stationary value,
+the corrected D-SGLD chain's window mean) the standard deviation of its difference across the
+seeds is set against the median error the verdicts state, with and without the control variate
+(about 1 when the errors are right; an SD over N seeds is itself uncertain by about 1/√(2N)),
+beside the share of seeds each verdict came out.
+
     python benchmarks/control_variates.py [--full] [--seeds 1] [--studies fsgld-gaussian ...]
+                                          [--calibration 100]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
 SEED = 2016
 STUDIES = ("fsgld-gaussian", "dsgld-imbalance")
+#: the checks of each study whose true difference is about zero (``--calibration``)
+NULL_CHECKS = {
+    "fsgld-gaussian": ("stationary/fsgld/T=1", "stationary/fsgld/T=10",
+                       "stationary/fsgld/T=100"),
+    "dsgld-imbalance": ("posterior/corrected/mean/component=0",
+                        "posterior/corrected/mean/component=1"),
+}
 #: the check kinds that take the control variate (``control_variate`` in their ``[[check]]``)
 KINDS = ("posterior", "stationary", "invariance", "growth")
 
@@ -64,12 +81,42 @@ def schedules_keep_it(verdict) -> str:
     return "the schedules keep it undecided" if "chains" in reason else ""
 
 
+def calibration(name: str, quick: bool, n_seeds: int) -> None:
+    """The spread of each of :data:`NULL_CHECKS`' differences across ``n_seeds`` seeds against
+    the median error its verdicts state, with and without the control variate."""
+    ways = {"samples' average": 1, "control variate": 0}
+    rows: dict[tuple[str, str], list] = {}
+    for seed in range(SEED, SEED + n_seeds):
+        judged_both = judged(name, quick, seed)
+        for way, index in ways.items():
+            for check in NULL_CHECKS[name]:
+                rows.setdefault((check, way), []).append(judged_both[index][check])
+    print(f"{name} ({'quick' if quick else 'full'}), {n_seeds} seeds: SD of the difference "
+          "across seeds over the median stated error (1/√(2N) = "
+          f"{1 / math.sqrt(2 * n_seeds):.2f} of it is chance)")
+    print("check".ljust(42) + "way".ljust(18) + "SD / error   holds  violated  inconclusive")
+    for (check, way), verdicts in rows.items():
+        spread = statistics.stdev(v.difference for v in verdicts)
+        error = statistics.median(v.mc_error for v in verdicts)
+        shares = [sum(v.verdict == word for v in verdicts) / len(verdicts)
+                  for word in ("holds", "violated", "inconclusive")]
+        print(f"{check:<42}{way:<18}{spread / error:10.2f}  "
+              + "  ".join(f"{share:8.2f}" for share in shares))
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="the full configuration")
     parser.add_argument("--seeds", type=int, default=1, help="seeds, from 2016 on")
     parser.add_argument("--studies", nargs="+", default=list(STUDIES))
+    parser.add_argument("--calibration", type=int, default=0,
+                        help="seeds of the calibration of the stated errors (0: none)")
     args = parser.parse_args()
+    if args.calibration:
+        for name in args.studies:
+            calibration(name, not args.full, args.calibration)
+        return
     size = "full" if args.full else "quick"
     for name in args.studies:
         ratios: dict[str, list[float]] = {}
