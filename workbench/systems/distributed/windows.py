@@ -161,7 +161,12 @@ class ChainEstimate:
 
     @property
     def error(self) -> float:
-        return float(self.units.std(ddof=1) / math.sqrt(self.units.size))
+        return _standard_error(self.units)
+
+
+def _standard_error(values: np.ndarray) -> float:
+    """The standard error of the mean of independent ``values``."""
+    return float(np.std(values, ddof=1) / math.sqrt(np.size(values)))
 
 
 def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
@@ -188,23 +193,22 @@ def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
     """
     if measured is None:
         units = np.asarray(exact, dtype=float).ravel()
-        error = units.std(ddof=1) / math.sqrt(units.size)
-        return ChainEstimate(units, float(units.std(ddof=1)), ErrorParts(0.0, error, ORACLE_ONLY),
-                             None, {"n_chains": int(units.size)})
+        return ChainEstimate(units, float(units.std(ddof=1)),
+                             ErrorParts(0.0, _standard_error(units), ORACLE_ONLY), None,
+                             {"n_chains": int(units.size)})
     measured = np.asarray(measured, dtype=float)
     n_replicates = measured.shape[0]
     spread = float(np.nanstd(measured, ddof=1))
     if per_run:
         units = measured.ravel()
-        error = units.std(ddof=1) / math.sqrt(units.size)
-        return ChainEstimate(units, spread, ErrorParts(error, 0.0), n_replicates,
+        return ChainEstimate(units, spread, ErrorParts(_standard_error(units), 0.0), n_replicates,
                              {"n_chains": int(units.size), "unit": "run"})
     plain = np.nanmean(measured, axis=0)
     n_chains = plain.size
     evidence = {"n_chains": int(n_chains)}
     exact = np.asarray(exact, dtype=float)
-    plain_error = plain.std(ddof=1) / math.sqrt(n_chains)
-    floor = min(float(exact.std(ddof=1)) / math.sqrt(n_chains), plain_error)
+    plain_error = _standard_error(plain)
+    floor = min(_standard_error(exact), plain_error)
     parts = ErrorParts(math.sqrt(plain_error**2 - floor**2), floor, MORE_CHAINS)
     if not control_variate:
         return ChainEstimate(plain, spread, parts, n_replicates, evidence)
@@ -224,9 +228,8 @@ def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
     evidence["control_variate"] = (
         "the exact oracle given each chain's schedule, β = 1: the estimate is its average "
         "over the chains, the samples' residual from it (mean zero) subtracted")
-    cv_error = float(exact.std(ddof=1)) / math.sqrt(n_chains)
-    return ChainEstimate(exact, spread, ErrorParts(0.0, cv_error, MORE_CHAINS), n_replicates,
-                         evidence)
+    return ChainEstimate(exact, spread, ErrorParts(0.0, _standard_error(exact), MORE_CHAINS),
+                         n_replicates, evidence)
 
 
 def chain_level_check(name: str, measured: np.ndarray | None, expected: float,
@@ -237,8 +240,8 @@ def chain_level_check(name: str, measured: np.ndarray | None, expected: float,
     exact oracle given each chain's schedule) against ``expected``; Student critical value for
     a family of ``n_comparisons`` at ``false_failure_rate`` over the units; margin half the
     standard deviation of one replicate of one chain."""
-    n_units = (np.asarray(exact).size if measured is None
-               else np.asarray(measured).size if per_run else np.asarray(measured).shape[1])
+    # the units: every (replicate, chain) run, else every chain (one exact value each)
+    n_units = np.asarray(measured).size if per_run else np.asarray(exact).size
     threshold = student_z_for_family(false_failure_rate, n_comparisons, n_units)
     estimate = chain_estimate(measured, exact, per_run=per_run,
                               control_variate=control_variate, z=threshold)
