@@ -94,7 +94,7 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
                      evidence: dict | None = None, *, margin: float | None = None,
                      log_covariance=None, n_replicates: int | None = None,
                      z_holds: float | None = None, fixed_errors=None,
-                     cannot: str = "") -> Verdict:
+                     cannot: str = "", grows: str = "") -> Verdict:
     """Positive values the theory says are equal agree pairwise within a ratio margin.
 
     Every pair (i, j) is judged on d_ij = log(v_i/v_j) with standard error from
@@ -104,7 +104,8 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
     shown beyond it (Bonferroni over the pairs inside ``z``'s false-failure rate).
     Observed is the largest ratio v_max/v_min, expected 1. ``fixed_errors``: the part of each
     error that more replicates do not reduce (a fixed number of chains' spread; independent
-    errors only), with ``cannot`` saying why, as :class:`~bounds.equivalence.ErrorParts` does.
+    errors only), with ``cannot`` saying why and ``grows`` the evidence key of the factor on
+    what else would grow, as :class:`~bounds.equivalence.ErrorParts` does.
     """
     values = np.asarray(values, dtype=float)
     errors = np.asarray(errors, dtype=float)
@@ -134,7 +135,7 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
         fixed = np.asarray(fixed_errors, dtype=float) / values
         stays = math.hypot(fixed[i], fixed[j])
         shrinks = math.sqrt(max(pair_errors[worst]**2 - stays**2, 0.0))
-        decision = ErrorParts(shrinks, stays, cannot).applied(decision, z_pairs, z_holds)
+        decision = ErrorParts(shrinks, stays, cannot, grows).applied(decision, z_pairs, z_holds)
     evidence.update({"deciding_pair": [labels[i], labels[j]], "pair_z": z_pairs,
                      "ratio_max_min": float(values.max() / values.min()),
                      "relative_margin": size,

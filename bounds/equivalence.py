@@ -110,6 +110,17 @@ class Decision:
     one_sided: bool
     #: why no number of replicates decides it (an infinite factor), where that is known
     cannot: str = ""
+    #: then, the evidence key naming what else would grow (:attr:`ErrorParts.grows`) and the
+    #: factor on it and the replicates together (:meth:`ErrorParts.joint`)
+    grows: str = ""
+    joint_factor: float = math.inf
+
+
+#: the evidence keys of the factors on what else would grow where more replicates alone cannot
+#: decide a check (:attr:`ErrorParts.grows`): the reference's draws, or the chains (each on its
+#: own schedule) a chain-level check averages
+REFERENCE_FACTOR = "reference_factor"
+CHAIN_FACTOR = "chain_factor"
 
 
 @dataclass(frozen=True)
@@ -121,11 +132,14 @@ class ErrorParts:
     its replicates: its replicates average out the sampler's noise, not the schedule's).
     ``cannot``: why no m decides it, a template that may name ``{joint}`` (the factor on both
     parts together, the chains or the reference's draws grown with the replicates) and
-    ``{fixed}`` (the error that stays)."""
+    ``{fixed}`` (the error that stays); ``grows``: the evidence key under which that joint
+    factor is recorded (``reference_factor``, ``chain_factor``), which a sequential check reads
+    to grow the reference's draws or the chains (:mod:`workbench.run.until_decided`)."""
 
     shrinking: float
     fixed: float
     cannot: str = ""
+    grows: str = ""
 
     def factor(self, decision: Decision, z: float, z_holds: float | None = None) -> float:
         """The m that would decide an inconclusive ``decision``: ``shrinking``²/(s² −
@@ -153,11 +167,11 @@ class ErrorParts:
     def applied(self, decision: Decision, z: float, z_holds: float | None = None) -> Decision:
         """``decision`` with the factor of these parts, and the reason where none decides."""
         factor = self.factor(decision, z, z_holds)
-        cannot = ""
-        if math.isfinite(decision.replicate_factor) and not math.isfinite(factor):
-            cannot = self.cannot.format(joint=f"{self.joint(decision, z, z_holds):.3g}",
-                                        fixed=f"{self.fixed:.3g}")
-        return replace(decision, replicate_factor=factor, cannot=cannot)
+        if not math.isfinite(decision.replicate_factor) or math.isfinite(factor):
+            return replace(decision, replicate_factor=factor)
+        joint = self.joint(decision, z, z_holds)
+        return replace(decision, replicate_factor=factor, grows=self.grows, joint_factor=joint,
+                       cannot=self.cannot.format(joint=f"{joint:.3g}", fixed=f"{self.fixed:.3g}"))
 
 
 def decide(difference: float, error: float, margin: float, z: float, *,
@@ -241,6 +255,8 @@ def verdict_from(check: str, kind: str, decision: Decision, observed: float, exp
     evidence = dict(evidence or {})
     if decision.cannot and decision.verdict == INCONCLUSIVE:
         evidence.setdefault("cannot_decide", decision.cannot)
+        if decision.grows:
+            evidence.setdefault(decision.grows, decision.joint_factor)
     return Verdict(check, kind, decision.verdict, float(observed), float(expected),
                    decision.error, decision.margin, z, rate,
                    f"{detail} {sentence}".strip(), evidence, scale=scale,

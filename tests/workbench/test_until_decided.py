@@ -827,3 +827,88 @@ def test_no_task_of_a_later_look_is_predicted_longer_than_all_it_computes():
 
     assert LookCost(10.0, 10.0, 8.0, 6.0).at(2.0, 0.5) == LookCost(20.0, 6.0, 0.0, 6.0)
     assert LookCost(10.0, 10.0, 0.0, 6.0).at(2.0, 1.0) == LookCost(20.0, 20.0, 0.0, 12.0)
+
+
+class Chained(Coin):
+    """``n_chains`` chains, chain c on its own schedule with exact value b_c ~ N(0, 1) (seeded
+    by c), each of R replicates b_c + 0.2 N(0, 1) (seeded by r and c): the mean against 0 is a
+    chain-level check (:func:`~workbench.systems.distributed.windows.chain_level_check`), whose
+    error is floored at 1/√C whatever the replicates; with 4 chains only more chains decide it
+    (about 40 make it hold within its margin, half the spread of one replicate, about 0.51)."""
+
+    name = "chained"
+    parameters = (Parameter("n_replicates", 10, "replicates R"),
+                  Parameter("n_chains", 4, "independent chains C"))
+
+    def run_point(self, config, point, seed):
+        chains, replicates = config["n_chains"], config["n_replicates"]
+        exact = np.array([np.random.default_rng([seed, 10**6, c]).standard_normal()
+                          for c in range(chains)])
+        noise = np.array([[np.random.default_rng([seed, r, c]).standard_normal()
+                           for c in range(chains)] for r in range(replicates)])
+        return xr.Dataset({"x": (("point", "replicate", "chain"), [exact + 0.2 * noise]),
+                           "exact": (("point", "chain"), [exact])}, coords={"point": [0]})
+
+    def checks(self, dataset):
+        from workbench.systems.distributed.windows import chain_level_check
+
+        return [chain_level_check("mean", dataset["x"].values[0], 0.0, 0.05, 1,
+                                  exact=dataset["exact"].values[0])]
+
+
+class Traveling(Chained):
+    """The same check on a fixed number of chains (one a worker, as traveling chains are):
+    no chain count to grow."""
+
+    name = "traveling"
+    parameters = (Parameter("n_replicates", 10, "replicates R"),)
+
+    def run_point(self, config, point, seed):
+        return super().run_point({**config, "n_chains": 4}, point, seed)
+
+
+def test_a_check_only_more_chains_decide_grows_the_chains_and_not_the_replicates(tmp_path):
+    """At look 1 the 4 chains' spread alone stands in the way: more replicates cannot decide
+    the check (its replicate factor is infinite), more chains can (``chain_factor``); the
+    later looks multiply the chains alone until it holds. Without a chain count to grow (the
+    negative control), it stays undecided and says why."""
+    log = io.StringIO()
+    (outcome,), undecided = _run(tmp_path, [Chained()], log=log)
+    assert undecided == []
+    (mean,) = outcome.verdicts
+    first = mean.evidence["sequential"]["looks"][0]
+    assert first["verdict"] == INCONCLUSIVE and first["replicates"] == {"n_replicates": 10}
+    look = mean.evidence["sequential"]
+    assert mean.verdict == HOLDS and look["look"] > 1
+    assert look["replicates"] == {"n_replicates": 10, "n_chains": 4 * 2 ** (look["look"] - 1)}
+    assert outcome.config["n_chains"] == mean.evidence["n_chains"] == 4 * 2 ** (look["look"] - 1)
+    assert "(n_chains 4 → " in log.getvalue() and "n_replicates 10 →" not in log.getvalue()
+
+    (fixed,), undecided = _run(tmp_path / "fixed", [Traveling()])
+    assert fixed.config["n_replicates"] == 10  # nothing to grow that could decide it
+    (_, verdict, why), = undecided
+    assert math.isinf(verdict.replicate_factor) and verdict.evidence["chain_factor"] > 1
+    assert why.startswith("the chains' schedules spread too much")
+
+
+def test_a_look_of_more_chains_is_predicted_by_their_multiple_and_reads_no_kept_block(tmp_path):
+    """A look aimed at a check only more chains decide grows ``n_chains`` alone, and its
+    predicted compute is the last look's times the chains' multiple, none of it read from
+    kept blocks (every chain's schedule is drawn with the others); a look aimed at a check
+    more replicates decide grows the replicates alone, and reads the kept blocks."""
+    from workbench.run.until_decided import LookCost, Track
+
+    experiment = Chained()
+    with open_workers(processes=1) as workers:
+        (outcome,) = run_all([experiment], False, 7, tmp_path, workers, figures=False,
+                             log=io.StringIO(), judge=False)
+    track = Track(experiment, {}, experiment.configure(), False)
+    track.absorb(outcome, Look(1))
+    assert track.chains == ("n_chains",) and track.by_chains("mean")
+    assert track.config_at(3) == {**experiment.configure(), "n_chains": 16}
+    track.cost = LookCost(work=3.0, computed=3.0, kept=1.0)
+    assert track.later(3).computed == pytest.approx(12.0)  # 4 times the chains, none kept
+    track.undecided["mean"] = replace(track.undecided["mean"], replicate_factor=2.0)
+    assert not track.by_chains("mean")
+    assert track.config_at(3) == {**experiment.configure(), "n_replicates": 40}
+    assert track.later(3).computed == pytest.approx(11.0)  # 4 times the replicates, less kept

@@ -20,7 +20,13 @@ import math
 
 import xarray as xr
 
-from bounds.equivalence import DEFAULT_MARGINS, ErrorParts, decide, verdict_from
+from bounds.equivalence import (
+    DEFAULT_MARGINS,
+    REFERENCE_FACTOR,
+    ErrorParts,
+    decide,
+    verdict_from,
+)
 from bounds.verdict import Verdict
 from simulators import validation
 from workbench.reference.summary import RHAT_LIMIT
@@ -41,7 +47,7 @@ LONGER_REFERENCE = ("the reference's own error is too large: a longer reference 
 
 def reference_parts(run_error: float, reference_error: float) -> ErrorParts:
     """The run's error shrinks as 1/√R with its replicates, the reference's stays."""
-    return ErrorParts(run_error, reference_error, LONGER_REFERENCE)
+    return ErrorParts(run_error, reference_error, LONGER_REFERENCE, REFERENCE_FACTOR)
 
 
 def reference_value(reference: xr.Dataset, test_function: str, component: int,
@@ -103,10 +109,6 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
     elif error > 0:
         evidence["z_score"] = abs(difference) / error
     decision = decide(difference, error if finite else math.nan, width, z, z_holds=z_holds)
-    parts = reference_parts(run_part, reference_part)
-    joint = parts.joint(decision, z, z_holds)
-    decision = parts.applied(decision, z, z_holds)
-    if decision.cannot:
-        evidence["reference_factor"] = joint
+    decision = reference_parts(run_part, reference_part).applied(decision, z, z_holds)
     return verdict_from(check, "reference", decision, observed, expected, z, scale,
                         n_replicates=n_replicates, detail=detail, evidence=evidence)

@@ -74,6 +74,19 @@ draws would (``reference_factor``, :meth:`bounds.equivalence.ErrorParts.joint`);
 on the experiment's later looks multiply its reference draws (``reference_draws`` and every
 ``*_reference_draws``) as they multiply its replicates.
 
+A chain-level check whose units are a fixed number of chains, each on its own schedule
+(:mod:`workbench.systems.distributed.windows`), says how many times the chains would decide it
+where their schedules' spread alone stands in the way (``chain_factor``): replicates average
+out the sampler's noise in each chain, not the spread between schedules. Where the experiment
+has a chain count (``n_chains`` or a part's ``*_n_chains``: the federated rounds' independent
+chains), its later looks aimed at such a check multiply the chains as other looks multiply the
+replicates (look k runs 2^(k−1) times the configured chains); a look aimed at those checks
+alone leaves the replicates as they were, and one aimed at both kinds grows both. Such a look
+changes every point it runs (a chain's schedule is drawn with the others), so it keeps no
+block, and its predicted time is the last full look's times its multiple of the chains (and
+of the replicates, where it grows them too). Traveling chains are one a worker, fixed by the
+system: no look can add them, and their checks say so.
+
 A look grows only the replicate parameters that the undecided checks more replicates could
 decide read (:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a study of parts,
 the parameters of the parts that own such a check; the other parts keep the last look's
@@ -100,7 +113,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bounds.equivalence import ON_THE_MARGIN, resolve_z_holds
+from bounds.equivalence import CHAIN_FACTOR, ON_THE_MARGIN, REFERENCE_FACTOR, resolve_z_holds
 from bounds.family_sizes import Sizes, family_sizes
 from bounds.sequential import GROWTH, Look, at_look
 from bounds.verdict import INCONCLUSIVE, Verdict
@@ -131,6 +144,12 @@ def replicate_keys(config: dict) -> tuple[str, ...]:
     """The configuration's replicate parameters: ``n_replicates`` and every ``*_replicates``
     (:func:`~workbench.store.result_store.is_replicate_count`) holding a positive integer."""
     return positive_counts(config, is_replicate_count)
+
+
+def chain_keys(config: dict) -> tuple[str, ...]:
+    """The configuration's chain counts: ``n_chains`` and every ``*_n_chains`` (a part's)
+    holding a positive integer: independent chains, each on its own schedule."""
+    return positive_counts(config, lambda key: key == "n_chains" or key.endswith("_n_chains"))
 
 
 def reference_keys(config: dict) -> tuple[str, ...]:
@@ -179,12 +198,14 @@ class LookCost:
         return cls(computed + sweep.stored_seconds + sweep.reused_seconds, computed,
                    sweep.kept_seconds, 0.0, serial, compiling)
 
-    def at(self, multiple: float, growing: float) -> LookCost:
-        """A look with ``multiple`` times these replicates that computes again the share
+    def at(self, multiple: float, growing: float, reads_kept: bool = True) -> LookCost:
+        """A look with ``multiple`` times this look's work that computes again the share
         ``growing`` of this look's compute seconds (the points whose identity it changes), less
-        the kept blocks it reads; every task, and the writing and judging, ``multiple`` times
-        as long, but no task longer than all it computes; no compiling."""
-        computed = growing * max(self.work * multiple - self.kept, 0.0)
+        the kept blocks it reads (none where ``reads_kept`` is false: a look with more chains
+        keeps no block); every task, and the writing and judging, ``multiple`` times as long,
+        but no task longer than all it computes; no compiling."""
+        kept = self.kept if reads_kept else 0.0
+        computed = growing * max(self.work * multiple - kept, 0.0)
         return LookCost(self.work * multiple, computed, 0.0,
                         min(self.longest * multiple, computed), self.serial * multiple)
 
@@ -257,6 +278,7 @@ class Track:
     #: (the others, read by no check that more replicates could decide, come from the store)
     growing: float = 1.0
     references_grow: bool = False
+    chains_grow: bool = False
     budget_left: float = math.inf
     #: the next look's sweep lists, where it needs fewer points than every one
     #: (:mod:`.narrowing`), and the checks it aims at (None: every undecided one)
@@ -285,28 +307,71 @@ class Track:
         return replicate_keys(self.first)
 
     @property
+    def chains(self) -> tuple[str, ...]:
+        """The chain counts a later look may multiply (:meth:`absorb`: once a check's chains
+        alone stand in the way)."""
+        return chain_keys(self.first) if self.chains_grow else ()
+
+    @property
     def grown_keys(self) -> tuple[str, ...]:
-        """What a later look multiplies: the replicate parameters, and the reference's draws
-        once a check's reference error alone stands in the way (:meth:`absorb`)."""
-        return self.keys + (reference_keys(self.first) if self.references_grow else ())
+        """What a later look multiplies: the replicate parameters, the reference's draws
+        once a check's reference error alone stands in the way, and the chains once a check's
+        chains alone do (:meth:`absorb`)."""
+        return (self.keys + (reference_keys(self.first) if self.references_grow else ())
+                + self.chains)
 
     def config_at(self, look: int) -> dict:
         """The configuration of look ``look`` (``first``, look 1's): every grown parameter
         that the checks it aims at read (:attr:`aiming`, else every undecided check more
         replicates could decide; :meth:`~workbench.run.experiment.Experiment.keys_read_by`)
         times 2^(k−1), the others as the last look ran them; the sweep narrowed to
-        :attr:`sweep`."""
+        :attr:`sweep`. The chain counts are read by the checks only more chains decide
+        (:meth:`by_chains`), the other grown parameters by the others."""
         if look == 1:
             return self.first
-        read = self.experiment.keys_read_by([
-            name for name, verdict in self.undecided.items()
-            if math.isfinite(self.factor(verdict))
-            and (self.aiming is None or name in self.aiming)])
+        aimed = [name for name, verdict in self.undecided.items()
+                 if math.isfinite(self.factor(verdict))
+                 and (self.aiming is None or name in self.aiming)]
+        chained = [name for name in aimed if self.by_chains(name)]
+        others = [name for name in aimed if name not in chained]
+        reads = {True: self.experiment.keys_read_by(chained) if chained else (),
+                 False: self.experiment.keys_read_by(others) if others else ()}
         last = self.first if self.outcome is None else self.outcome.config
-        grown = {key: self.first[key] * Look(look).replicate_multiple
-                 if read is None or key in read else last[key] for key in self.grown_keys}
+
+        def grows(key: str) -> bool:
+            read = reads[key in self.chains]
+            return read is None or key in read
+
+        grown = {key: self.first[key] * Look(look).replicate_multiple if grows(key)
+                 else last[key] for key in self.grown_keys}
         return self.experiment.configure({**self.overrides, **grown, **self.sweep},
                                          quick=self.quick)
+
+    def by_chains(self, name: str) -> bool:
+        """Whether only more chains decide the undecided check ``name`` (its chain factor)."""
+        verdict = self.undecided[name]
+        return bool(self.chains) and not math.isfinite(verdict.replicate_factor) \
+            and math.isfinite(verdict.evidence.get(CHAIN_FACTOR, math.inf))
+
+    def _ratio(self, keys: Collection[str], later: dict, then: dict) -> float:
+        """How many times ``then``'s values of ``keys`` ``later``'s are (the largest; 1 for
+        none)."""
+        return max((later[key] / then[key] for key in keys), default=1.0)
+
+    def _growth(self, look: int, then: dict) -> tuple[float, bool]:
+        """Look ``look`` against a look configured ``then``: its multiple of the chains, and
+        whether it grows any other parameter (a look of more chains alone does not). Without
+        chains to grow, or where look ``look``'s configuration is refused (the plan then says
+        so), the replicates alone."""
+        if not self.chains:
+            return 1.0, True
+        try:
+            later = self.config_at(look)
+        except InvalidParameter:
+            return 1.0, True
+        return (self._ratio(self.chains, later, then),
+                any(later[key] != then[key] for key in self.grown_keys
+                    if key not in self.chains))
 
     def _growing_share(self) -> float:
         """The share of the compute seconds of the look that predicts the next one
@@ -380,7 +445,8 @@ class Track:
         replicates it added alone, which the kept blocks' share of a look predicts:
         :meth:`LookCost.at`)."""
         sweep = outcome.sweep
-        if sweep is None or sweep.kept_blocks:
+        if sweep is None or sweep.kept_blocks or any(
+                outcome.config[key] != self.first[key] for key in chain_keys(self.first)):
             return
         points = self.experiment.points(outcome.config)
         if len(points) != len(sweep.point_seconds):
@@ -392,29 +458,44 @@ class Track:
     def multiple(self, look: int) -> float:
         """How many times the last full look's compute seconds of the points a later look
         ``look`` computes (:attr:`computing`) that look's are predicted to be: each point's
-        seconds at that look from its measurements (:func:`point_seconds`), where every such
-        point was measured; else the replicates' multiple."""
+        seconds at that look from its measurements (:func:`point_seconds`, at the configured
+        chains: :meth:`_measure`), where every such point was measured; else the replicates'
+        multiple; times the look's multiple of the chains (:meth:`_scaled`)."""
         basis = self.look if self.full_at is None else self.full_at.number
-        linear = float(GROWTH ** (look - basis))
+        chains, grows = self._growth(look, (self.full or self.outcome).config)
         total = sum(self.computing.values())
+        if not grows:
+            return chains
         if not total or any(key not in self.measured for key in self.computing):
-            return linear
-        return sum(point_seconds(self.measured[key], look) for key in self.computing) / total
+            return float(GROWTH ** (look - basis)) * chains
+        return (sum(point_seconds(self.measured[key], look) for key in self.computing) / total
+                * self._growth(look, self.first)[0])
 
     def factor(self, verdict: Verdict) -> float:
         """What ``verdict`` asks for, as a multiple of the grown parameters of the look it
         was last judged at: its replicate factor, or, where only the reference's error stands
         in the way, the factor on both the replicates and the reference's draws (once they
+        grow), or where only the chains' spread does, the factor on the chains (once they
         grow)."""
-        if math.isfinite(verdict.replicate_factor) or not self.references_grow:
+        if math.isfinite(verdict.replicate_factor):
             return verdict.replicate_factor
-        return float(verdict.evidence.get("reference_factor", math.inf))
+        for key, grown in ((REFERENCE_FACTOR, self.references_grow),
+                           (CHAIN_FACTOR, bool(self.chains))):
+            if grown and key in verdict.evidence:
+                return float(verdict.evidence[key])
+        return verdict.replicate_factor
 
     def needs(self, name: str) -> float:
         """What the undecided check ``name`` asks for as a multiple of this look's grown
         parameters (:meth:`factor`; a check a narrower look did not judge was last judged
-        at an earlier look, with fewer replicates)."""
+        at an earlier look, with fewer replicates; one only more chains decide, as a multiple
+        of this look's chains)."""
         judged = self.history.get(name)
+        if self.by_chains(name):
+            then = judged[-1]["replicates"] if judged else {}
+            now = self.outcome.config
+            return self.factor(self.undecided[name]) / self._ratio(
+                self.chains, now, {key: then.get(key, self.first[key]) for key in self.chains})
         earlier = self.look - judged[-1]["look"] if judged else 0
         return self.factor(self.undecided[name]) / GROWTH ** earlier
 
@@ -491,7 +572,10 @@ class Track:
             else:
                 self.decided[verdict.check] = stamped
         self.references_grow = self.references_grow or (bool(reference_keys(self.first)) and any(
-            math.isfinite(v.evidence.get("reference_factor", math.inf))
+            math.isfinite(v.evidence.get(REFERENCE_FACTOR, math.inf))
+            for v in self.undecided.values()))
+        self.chains_grow = self.chains_grow or (bool(chain_keys(self.first)) and any(
+            math.isfinite(v.evidence.get(CHAIN_FACTOR, math.inf))
             for v in self.undecided.values()))
         self.growing = self._growing_share() if self.undecided else 1.0
 
@@ -500,7 +584,7 @@ class Track:
         (0: none that more replicates could decide), counting only the checks whose deciding
         look fits in :attr:`budget_left` (its predicted time at their factor): a look towards
         a check that no look within the budget could decide would spend the budget for
-        nothing (module docstring)."""
+        nothing (module docstring); each kind of check (:meth:`kinds`) by its own look."""
         if not self.keys or self.outcome.error or (self.stopped and (
                 self.ceiling is None or self.ceiling <= self.look)):
             return 0.0
@@ -508,13 +592,24 @@ class Track:
         needs = {name: factor for name, factor in needs.items() if math.isfinite(factor)}
         useful = ({name: f for name, f in needs.items() if f <= ON_THE_MARGIN}
                   or dict.fromkeys(needs, float(GROWTH**2)))
-        self.aim_at(useful)
-        affordable = {name: f for name, f in useful.items() if self.fits(f)}
+        groups = self.kinds(useful)
+        affordable = {}
+        for group in groups:
+            self.aim_at(group)
+            affordable.update({name: f for name, f in group.items() if self.fits(f)})
         if not affordable:
             return 0.0
-        if len(affordable) < len(useful):
+        if len(groups) > 1 or len(affordable) < len(useful):
             self.aim_at(affordable)
         return max(max(affordable.values()) * STRICTER, GROWTH)
+
+    def kinds(self, factors: dict[str, float]) -> list[dict[str, float]]:
+        """The undecided checks of ``factors`` (name: factor) that only more chains decide
+        (:meth:`by_chains`) and the others, the empty ones left out: a look aimed at one kind
+        grows only what it needs, and is predicted so; a look aimed at both grows both."""
+        chained = {name: f for name, f in factors.items() if self.by_chains(name)}
+        others = {name: f for name, f in factors.items() if name not in chained}
+        return [group for group in (chained, others) if group]
 
     def aim_at(self, names: Collection[str]) -> None:
         """Aim the next look at the undecided checks ``names``: only their points where they
@@ -553,12 +648,15 @@ class Track:
     def later(self, look: int) -> LookCost:
         """The predicted cost of a later look ``look`` (:meth:`LookCost.at`): from the
         narrower look that ran its points and kept blocks (:meth:`_narrower_basis`), by the
-        replicates; else from the last full look's."""
+        replicates (and the chains); else from the last full look's."""
         narrower = self._narrower_basis()
         if narrower is None:
-            return self.cost.at(self.multiple(look), self.growing)
-        _, cost, number = narrower
-        return cost.at(float(GROWTH ** (look - number)), self.growing)
+            chains, _ = self._growth(look, (self.full or self.outcome).config)
+            return self.cost.at(self.multiple(look), self.growing, reads_kept=chains == 1.0)
+        outcome, cost, number = narrower
+        chains, grows = self._growth(look, outcome.config)
+        return cost.at((GROWTH ** (look - number) if grows else 1.0) * chains, self.growing,
+                       reads_kept=chains == 1.0)
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""
@@ -614,6 +712,7 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
     near = ("; the difference sits near the margin"
             if factor > ON_THE_MARGIN and math.isfinite(verdict.difference) else "")
     what = ("the replicates" if math.isfinite(verdict.replicate_factor)
+            else "the chains" if track.by_chains(verdict.check)
             else "both the replicates and the reference's draws")
     wants = f"about {factor:.3g} times {what} would decide it"
     if not track.stopped and track.budget_left > 0 and not track.fits(factor):
@@ -685,9 +784,14 @@ def _explained(track: Track) -> list[tuple[str, Verdict, str]]:
     """``track``'s undecided checks, each with why (:func:`why_undecided`), which its
     evidence keeps too (``sequential.why_undecided``, so that ``--json`` carries it)."""
     rows = []
+    finite = {name: track.needs(name) for name in track.undecided}
+    aims = {name: group for group in track.kinds(
+        {name: f for name, f in finite.items() if math.isfinite(f)}) for name in group}
     for verdict in track.verdicts():
         if verdict.verdict != INCONCLUSIVE:
             continue
+        if verdict.check in aims and track.outcome is not None and not track.outcome.error:
+            track.aim_at(aims[verdict.check])  # its look's time: one of its kind
         why = why_undecided(verdict, track)
         verdict = track.undecided[verdict.check] = replace(verdict, evidence={
             **verdict.evidence,

@@ -43,7 +43,7 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check, slope_check
-from bounds.equivalence import DEFAULT_MARGINS, ErrorParts
+from bounds.equivalence import CHAIN_FACTOR, DEFAULT_MARGINS, ErrorParts
 from bounds.verdict import Verdict, student_z_for_family, z_for_family
 from workbench.store.netcdf import config_of
 from workbench.systems.distributed.references import wasserstein
@@ -389,7 +389,8 @@ def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
                    + ", ".join(f"{v:.4g}" for v in exact.values.tolist()),
             evidence={"exact": exact.values.tolist(), **_used(estimates)},
             n_replicates=estimates[0].n_replicates,
-            fixed_errors=[e.parts.fixed for e in estimates], cannot=MORE_CHAINS), n_chains))
+            fixed_errors=[e.parts.fixed for e in estimates], cannot=MORE_CHAINS,
+            grows=CHAIN_FACTOR), n_chains))
     return verdicts
 
 
@@ -406,7 +407,8 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
         growth = ends[1].mean - ends[0].mean
         error = math.hypot(*(e.error for e in ends))
         parts = ErrorParts(math.hypot(*(e.parts.shrinking for e in ends)),
-                           math.hypot(*(e.parts.fixed for e in ends)), MORE_CHAINS)
+                           math.hypot(*(e.parts.fixed for e in ends)), MORE_CHAINS,
+                           CHAIN_FACTOR)
         exact = dataset["stationary_second_moment"].sel(rest).sel(estimator=method).sum(
             "component")
         predicted = float(exact.sel({over: high}) - exact.sel({over: low}))

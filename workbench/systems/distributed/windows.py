@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 
 from bounds.checks import oracle_check
-from bounds.equivalence import DEFAULT_MARGINS, ErrorParts
+from bounds.equivalence import CHAIN_FACTOR, DEFAULT_MARGINS, ErrorParts
 from bounds.verdict import Verdict, student_z_for_family
 from workbench.core.phi import THETA, TestFunction
 from workbench.engine.replay_setup import Replay
@@ -194,8 +194,8 @@ def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
     if measured is None:
         units = np.asarray(exact, dtype=float).ravel()
         return ChainEstimate(units, float(units.std(ddof=1)),
-                             ErrorParts(0.0, _standard_error(units), ORACLE_ONLY), None,
-                             {"n_chains": int(units.size)})
+                             ErrorParts(0.0, _standard_error(units), ORACLE_ONLY,
+                                        CHAIN_FACTOR), None, {"n_chains": int(units.size)})
     measured = np.asarray(measured, dtype=float)
     n_replicates = measured.shape[0]
     spread = float(np.nanstd(measured, ddof=1))
@@ -209,7 +209,8 @@ def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
     exact = np.asarray(exact, dtype=float)
     plain_error = _standard_error(plain)
     floor = min(_standard_error(exact), plain_error)
-    parts = ErrorParts(math.sqrt(plain_error**2 - floor**2), floor, MORE_CHAINS)
+    parts = ErrorParts(math.sqrt(plain_error**2 - floor**2), floor, MORE_CHAINS,
+                       CHAIN_FACTOR)
     if not control_variate:
         return ChainEstimate(plain, spread, parts, n_replicates, evidence)
     residual = measured - exact[None]
@@ -228,7 +229,8 @@ def chain_estimate(measured: np.ndarray | None, exact: np.ndarray, *,
     evidence["control_variate"] = (
         "the exact oracle given each chain's schedule, β = 1: the estimate is its average "
         "over the chains, the samples' residual from it (mean zero) subtracted")
-    return ChainEstimate(exact, spread, ErrorParts(0.0, _standard_error(exact), MORE_CHAINS),
+    return ChainEstimate(exact, spread,
+                         ErrorParts(0.0, _standard_error(exact), MORE_CHAINS, CHAIN_FACTOR),
                          n_replicates, evidence)
 
 
