@@ -121,6 +121,9 @@ class Decision:
 #: own schedule) a chain-level check averages
 REFERENCE_FACTOR = "reference_factor"
 CHAIN_FACTOR = "chain_factor"
+#: beside a chain factor, the configuration key whose growth adds chains to the check (none
+#: where the chains are fixed by the system)
+CHAINS_FROM = "chains_from"
 
 
 @dataclass(frozen=True)

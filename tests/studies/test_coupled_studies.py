@@ -374,3 +374,64 @@ def test_a_traveling_study_that_does_not_fit_is_refused_naming_the_key_and_its_l
         loads(text, "broken.toml")
     assert caught.value.key == key
     assert caught.value.line == line_of(text, fragment)
+
+
+def test_other_schedules_add_their_chains_to_the_limit_check_and_leave_the_run_as_it_was():
+    """``limit_schedules = 3`` runs the exact oracle's step ladder on two more schedules of
+    the system (chains permuted over the workers at random), each from its own seed: every
+    variable of the one-schedule run is the same,
+    the limit check's units are the 4 chains of each of the 3 schedules (its estimate the
+    Richardson limit averaged over all 12, by hand below), its evidence names the count that
+    adds chains; no replicate block reads the count (the blocks' keys do not change)."""
+    from workbench.store.result_store import block_identity, point_identity
+    from workbench.studies.limit_judgements import richardson_weights
+
+    permuted = ARMS.replace('[system]\n', '[system]\nassignment = "permutation"\n')
+    experiment, one = _run(permuted)
+    _, three = _run(permuted, limit_schedules=3)
+    for name in one.data_vars:
+        np.testing.assert_array_equal(one[name].values, three[name].values)
+    other = three["exact_window_mean_other_schedules"].sel(correction="corrected")
+    assert other.dims == ("limit_schedule", "ladder_divisor", "chain", "component")
+    assert other["limit_schedule"].values.tolist() == [1, 2]
+    assert other["ladder_divisor"].values.tolist() == [1, 2]
+    run = one.sel(correction="corrected")
+    assert not np.allclose(other.values[0, 0], run["exact_window_mean"].values)
+    assert not np.allclose(other.values[0, 0], other.values[1, 0])
+
+    weights = richardson_weights([1, 1 / 2])
+    ladder = np.concatenate([
+        np.stack([run["exact_window_mean"].values,
+                  run["exact_window_mean_smaller_steps"].values[0]]),
+        other.transpose("ladder_divisor", "limit_schedule", "chain", "component").values
+        .reshape(2, 8, -1)], axis=1)
+    by_hand = np.tensordot(weights, ladder, axes=1)[:, 0]
+    name = "limit/corrected/mean/component=0"
+    verdict = {v.check: v for v in experiment.checks(three)}[name]
+    assert verdict.observed == pytest.approx(by_hand.mean(), rel=1e-12)
+    assert verdict.evidence["n_chains"] == 12
+    assert verdict.evidence["chains_from"] == "limit_schedules"
+    assert verdict.evidence["limit_schedules"] == 3
+    alone = {v.check: v for v in experiment.checks(one)}[name]
+    assert alone.evidence["n_chains"] == 4 and alone.evidence["limit_schedules"] == 1
+
+    configs = [experiment.configure(), experiment.configure({"limit_schedules": 3})]
+    point = {"correction": "corrected"}
+    assert point_identity(experiment, configs[0], point, 5) \
+        != point_identity(experiment, configs[1], point, 5)
+    assert block_identity(experiment, configs[0], point, 5, range(0, 2)) \
+        == block_identity(experiment, configs[1], point, 5, range(0, 2))
+
+
+def test_other_schedules_are_refused_where_every_seed_gives_the_run_s_schedule():
+    """A cyclic rotation with constant delays draws no random number: other schedules would
+    be copies of the run's, counted as more chains. ``limit_schedules`` is refused there,
+    naming the key and why, and the limit check names no count that adds chains."""
+    from simulators.validation import InvalidParameter
+
+    experiment, dataset = _run(ARMS)
+    with pytest.raises(InvalidParameter) as caught:
+        experiment.configure({"limit_schedules": 2})
+    assert caught.value.field == "limit_schedules" and "assignment" in str(caught.value)
+    verdict = next(v for v in experiment.checks(dataset) if v.check.startswith("limit/"))
+    assert "chains_from" not in verdict.evidence and verdict.evidence["limit_schedules"] == 1

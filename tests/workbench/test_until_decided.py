@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 
 from bounds.checks import oracle_check, rate_check
+from bounds.equivalence import CHAINS_FROM
 from bounds.sequential import Look, at_look
 from bounds.verdict import HOLDS, INCONCLUSIVE, z_for_family
 from simulators.validation import InvalidParameter
@@ -832,7 +833,8 @@ def test_no_task_of_a_later_look_is_predicted_longer_than_all_it_computes():
 class Chained(Coin):
     """``n_chains`` chains, chain c on its own schedule with exact value b_c ~ N(0, 1) (seeded
     by c), each of R replicates b_c + 0.2 N(0, 1) (seeded by r and c): the mean against 0 is a
-    chain-level check (:func:`~workbench.systems.distributed.windows.chain_level_check`), whose
+    chain-level check (:func:`~workbench.systems.distributed.windows.chain_level_check`, its
+    evidence naming ``n_chains`` as what adds chains), whose
     error is floored at 1/√C whatever the replicates; with 4 chains only more chains decide it
     (about 40 make it hold within its margin, half the spread of one replicate, about 0.51)."""
 
@@ -853,7 +855,8 @@ class Chained(Coin):
         from workbench.systems.distributed.windows import chain_level_check
 
         return [chain_level_check("mean", dataset["x"].values[0], 0.0, 0.05, 1,
-                                  exact=dataset["exact"].values[0])]
+                                  exact=dataset["exact"].values[0],
+                                  evidence={CHAINS_FROM: "n_chains"})]
 
 
 class Traveling(Chained):
@@ -912,3 +915,29 @@ def test_a_look_of_more_chains_is_predicted_by_their_multiple_and_reads_no_kept_
     assert not track.by_chains("mean")
     assert track.config_at(3) == {**experiment.configure(), "n_replicates": 40}
     assert track.later(3).computed == pytest.approx(11.0)  # 4 times the replicates, less kept
+
+    class Finished(Chained):
+        """Its chains are added where the point is finished: no block reads them."""
+
+        unblocked_keys = ("n_chains",)
+
+    track = Track(Finished(), {}, Finished().configure(), False)
+    track.absorb(outcome, Look(1))
+    track.cost = LookCost(work=3.0, computed=3.0, kept=1.0)
+    assert track.later(3).computed == pytest.approx(8.0)  # the blocks read, the rest 4 times
+
+
+def test_a_check_names_the_count_that_adds_chains_to_it():
+    """A chain-level check grows only the chain count its evidence names, or a part's; a
+    check that names none (traveling chains, one a worker) has none to grow."""
+    from workbench.run.until_decided import chain_keys, counted_by
+
+    config = {"n_chains": 20, "limit_schedules": 1, "fed_n_chains": 8, "n_replicates": 4,
+              "part_limit_schedules": 2, "other_chains": 3}
+    assert chain_keys(config) == ("n_chains", "limit_schedules", "fed_n_chains",
+                                  "part_limit_schedules")
+    verdict = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25,
+                           evidence={CHAINS_FROM: "limit_schedules"})
+    assert counted_by(verdict, chain_keys(config)) == ["limit_schedules",
+                                                       "part_limit_schedules"]
+    assert counted_by(replace(verdict, evidence={}), chain_keys(config)) == []

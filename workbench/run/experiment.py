@@ -95,6 +95,11 @@ class Experiment:
     def points(self, config: dict) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    #: configuration keys that no replicate block's raw results read (what only finishes a
+    #: point: a traveling point's ``limit_schedules``): a point differing in them alone finds
+    #: its kept blocks stored (:func:`workbench.store.result_store.block_identity`)
+    unblocked_keys: tuple[str, ...] = ()
+
     def point_identity(self, config: dict, point: dict[str, Any]) -> dict[str, Any]:
         """The configuration keys a point's result depends on (see the module docstring)."""
         return {key: value for key, value in config.items() if key not in point}

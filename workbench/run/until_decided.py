@@ -113,7 +113,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bounds.equivalence import CHAIN_FACTOR, ON_THE_MARGIN, REFERENCE_FACTOR, resolve_z_holds
+from bounds.equivalence import (
+    CHAIN_FACTOR,
+    CHAINS_FROM,
+    ON_THE_MARGIN,
+    REFERENCE_FACTOR,
+    resolve_z_holds,
+)
 from bounds.family_sizes import Sizes, family_sizes
 from bounds.sequential import GROWTH, Look, at_look
 from bounds.verdict import INCONCLUSIVE, Verdict
@@ -146,10 +152,29 @@ def replicate_keys(config: dict) -> tuple[str, ...]:
     return positive_counts(config, is_replicate_count)
 
 
+#: the configuration keys that count chains on independent schedules: the federated rounds'
+#: chains, and the traveling chains' schedules a ``limit`` check's exact oracle runs on (each
+#: adds as many chains again)
+CHAIN_COUNTS = ("n_chains", "limit_schedules")
+
+
+def _counts(key: str, name: str) -> bool:
+    """Whether configuration key ``key`` is the count ``name``, or a part's (``*_name``)."""
+    return key == name or key.endswith(f"_{name}")
+
+
 def chain_keys(config: dict) -> tuple[str, ...]:
-    """The configuration's chain counts: ``n_chains`` and every ``*_n_chains`` (a part's)
-    holding a positive integer: independent chains, each on its own schedule."""
-    return positive_counts(config, lambda key: key == "n_chains" or key.endswith("_n_chains"))
+    """The configuration's chain counts (:data:`CHAIN_COUNTS`, and a part's ``*_n_chains``...)
+    holding a positive integer."""
+    return positive_counts(config, lambda key: any(_counts(key, name) for name in CHAIN_COUNTS))
+
+
+def counted_by(verdict: Verdict, keys: Collection[str]) -> list[str]:
+    """The chain counts among ``keys`` whose growth adds chains to ``verdict`` (its evidence
+    names the count, :data:`bounds.equivalence.CHAINS_FROM`; none where the system fixes
+    its chains)."""
+    name = verdict.evidence.get(CHAINS_FROM, "")
+    return [key for key in keys if name and _counts(key, name)]
 
 
 def reference_keys(config: dict) -> tuple[str, ...]:
@@ -198,14 +223,14 @@ class LookCost:
         return cls(computed + sweep.stored_seconds + sweep.reused_seconds, computed,
                    sweep.kept_seconds, 0.0, serial, compiling)
 
-    def at(self, multiple: float, growing: float, reads_kept: bool = True) -> LookCost:
+    def at(self, multiple: float, growing: float, kept_multiple: float = 1.0) -> LookCost:
         """A look with ``multiple`` times this look's work that computes again the share
         ``growing`` of this look's compute seconds (the points whose identity it changes), less
-        the kept blocks it reads (none where ``reads_kept`` is false: a look with more chains
-        keeps no block); every task, and the writing and judging, ``multiple`` times as long,
-        but no task longer than all it computes; no compiling."""
-        kept = self.kept if reads_kept else 0.0
-        computed = growing * max(self.work * multiple - kept, 0.0)
+        the kept blocks it reads (``kept_multiple`` times this look's: none where it grows
+        chains that its blocks read; :meth:`Track._kept_multiple`); every task, and the
+        writing and judging, ``multiple`` times as long, but no task longer than all it
+        computes; no compiling."""
+        computed = growing * max(self.work * multiple - self.kept * kept_multiple, 0.0)
         return LookCost(self.work * multiple, computed, 0.0,
                         min(self.longest * multiple, computed), self.serial * multiple)
 
@@ -334,13 +359,15 @@ class Track:
                  and (self.aiming is None or name in self.aiming)]
         chained = [name for name in aimed if self.by_chains(name)]
         others = [name for name in aimed if name not in chained]
+        counts = {key for name in chained for key in counted_by(self.undecided[name],
+                                                                 self.chains)}
         reads = {True: self.experiment.keys_read_by(chained) if chained else (),
                  False: self.experiment.keys_read_by(others) if others else ()}
         last = self.first if self.outcome is None else self.outcome.config
 
         def grows(key: str) -> bool:
             read = reads[key in self.chains]
-            return read is None or key in read
+            return (read is None or key in read) and (key in counts or key not in self.chains)
 
         grown = {key: self.first[key] * Look(look).replicate_multiple if grows(key)
                  else last[key] for key in self.grown_keys}
@@ -348,30 +375,47 @@ class Track:
                                          quick=self.quick)
 
     def by_chains(self, name: str) -> bool:
-        """Whether only more chains decide the undecided check ``name`` (its chain factor)."""
+        """Whether only more chains decide the undecided check ``name`` (its chain factor),
+        and the experiment has a count of them to grow (:func:`counted_by`)."""
         verdict = self.undecided[name]
-        return bool(self.chains) and not math.isfinite(verdict.replicate_factor) \
-            and math.isfinite(verdict.evidence.get(CHAIN_FACTOR, math.inf))
+        return not math.isfinite(verdict.replicate_factor) \
+            and math.isfinite(verdict.evidence.get(CHAIN_FACTOR, math.inf)) \
+            and bool(counted_by(verdict, self.chains))
 
     def _ratio(self, keys: Collection[str], later: dict, then: dict) -> float:
         """How many times ``then``'s values of ``keys`` ``later``'s are (the largest; 1 for
         none)."""
         return max((later[key] / then[key] for key in keys), default=1.0)
 
-    def _growth(self, look: int, then: dict) -> tuple[float, bool]:
+    def _growth(self, look: int, then: dict) -> tuple[float, float | None]:
         """Look ``look`` against a look configured ``then``: its multiple of the chains, and
-        whether it grows any other parameter (a look of more chains alone does not). Without
-        chains to grow, or where look ``look``'s configuration is refused (the plan then says
-        so), the replicates alone."""
+        of the other grown parameters (1: a look of more chains alone). Without chains to
+        grow, or where look ``look``'s configuration is refused (the plan then says so), the
+        chains' multiple is 1 and the other's is not known (None): the look numbers say it."""
         if not self.chains:
-            return 1.0, True
+            return 1.0, None
         try:
             later = self.config_at(look)
         except InvalidParameter:
-            return 1.0, True
+            return 1.0, None
         return (self._ratio(self.chains, later, then),
-                any(later[key] != then[key] for key in self.grown_keys
-                    if key not in self.chains))
+                self._ratio([key for key in self.grown_keys if key not in self.chains], later,
+                            then))
+
+    def _kept_multiple(self, look: int, then: dict, multiple: float) -> float:
+        """How many times the kept blocks of a look configured ``then`` look ``look`` reads
+        instead of computing, in :meth:`LookCost.at`'s terms: once where it grows no chains;
+        none where it grows chains its blocks read (a federated point's, each drawn with the
+        others), ``multiple`` times where it grows only chain counts no block reads
+        (:attr:`~workbench.run.experiment.Experiment.unblocked_keys`: the blocks are read,
+        and only what finishes the point grows)."""
+        chains, others = self._growth(look, then)
+        if chains == 1.0:
+            return 1.0
+        later = self.config_at(look)
+        blocked = any(later[key] != then[key] for key in self.chains
+                      if key not in self.experiment.unblocked_keys)
+        return 0.0 if blocked else 1.0 if others != 1.0 else multiple
 
     def _growing_share(self) -> float:
         """The share of the compute seconds of the look that predicts the next one
@@ -460,14 +504,16 @@ class Track:
         ``look`` computes (:attr:`computing`) that look's are predicted to be: each point's
         seconds at that look from its measurements (:func:`point_seconds`, at the configured
         chains: :meth:`_measure`), where every such point was measured; else the replicates'
-        multiple; times the look's multiple of the chains (:meth:`_scaled`)."""
+        multiple (from the configurations where chains grow: a look of more chains alone
+        leaves the look numbers behind the replicates); times the look's multiple of the
+        chains (:meth:`_growth`)."""
         basis = self.look if self.full_at is None else self.full_at.number
-        chains, grows = self._growth(look, (self.full or self.outcome).config)
+        chains, others = self._growth(look, (self.full or self.outcome).config)
         total = sum(self.computing.values())
-        if not grows:
+        if others == 1.0:
             return chains
         if not total or any(key not in self.measured for key in self.computing):
-            return float(GROWTH ** (look - basis)) * chains
+            return (float(GROWTH ** (look - basis)) if others is None else others) * chains
         return (sum(point_seconds(self.measured[key], look) for key in self.computing) / total
                 * self._growth(look, self.first)[0])
 
@@ -480,7 +526,7 @@ class Track:
         if math.isfinite(verdict.replicate_factor):
             return verdict.replicate_factor
         for key, grown in ((REFERENCE_FACTOR, self.references_grow),
-                           (CHAIN_FACTOR, bool(self.chains))):
+                           (CHAIN_FACTOR, bool(counted_by(verdict, self.chains)))):
             if grown and key in verdict.evidence:
                 return float(verdict.evidence[key])
         return verdict.replicate_factor
@@ -574,9 +620,9 @@ class Track:
         self.references_grow = self.references_grow or (bool(reference_keys(self.first)) and any(
             math.isfinite(v.evidence.get(REFERENCE_FACTOR, math.inf))
             for v in self.undecided.values()))
-        self.chains_grow = self.chains_grow or (bool(chain_keys(self.first)) and any(
+        self.chains_grow = self.chains_grow or any(
             math.isfinite(v.evidence.get(CHAIN_FACTOR, math.inf))
-            for v in self.undecided.values()))
+            and counted_by(v, chain_keys(self.first)) for v in self.undecided.values())
         self.growing = self._growing_share() if self.undecided else 1.0
 
     def wanted(self) -> float:
@@ -651,12 +697,14 @@ class Track:
         replicates (and the chains); else from the last full look's."""
         narrower = self._narrower_basis()
         if narrower is None:
-            chains, _ = self._growth(look, (self.full or self.outcome).config)
-            return self.cost.at(self.multiple(look), self.growing, reads_kept=chains == 1.0)
+            multiple = self.multiple(look)
+            return self.cost.at(multiple, self.growing, self._kept_multiple(
+                look, (self.full or self.outcome).config, multiple))
         outcome, cost, number = narrower
-        chains, grows = self._growth(look, outcome.config)
-        return cost.at((GROWTH ** (look - number) if grows else 1.0) * chains, self.growing,
-                       reads_kept=chains == 1.0)
+        chains, others = self._growth(look, outcome.config)
+        multiple = (GROWTH ** (look - number) if others is None else others) * chains
+        return cost.at(multiple, self.growing,
+                       self._kept_multiple(look, outcome.config, multiple))
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""

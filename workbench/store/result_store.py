@@ -147,14 +147,15 @@ def positive_counts(values: dict, named: Callable[[str], bool]) -> tuple[str, ..
 def block_identity(experiment, config: dict, point: dict, seed: int,
                    replicates: range) -> dict[str, Any]:
     """What a stored replicate block's key is computed from: the identity of its point
-    (:func:`point_identity`) without the replicate counts, and the block's replicates
+    (:func:`point_identity`) without the replicate counts and the keys no block reads
+    (:attr:`~workbench.run.experiment.Experiment.unblocked_keys`), and the block's replicates
     ``[start, stop)``. Only for blocks whose raw results do not depend on how many replicates
     the point has (:meth:`workbench.run.experiment.Experiment.kept_blocks`): a point with
     more replicates then finds its first blocks stored under the same keys (module docstring,
     *Blocks*)."""
     identity = point_identity(experiment, config, point, seed)
     identity["config"] = {key: value for key, value in identity["config"].items()
-                          if not is_replicate_count(key)}
+                          if not is_replicate_count(key) and key not in experiment.unblocked_keys}
     identity["replicates"] = [replicates.start, replicates.stop]
     return identity
 

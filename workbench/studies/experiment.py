@@ -44,8 +44,11 @@ from workbench.studies.check_kinds import KINDS
 from workbench.studies.document import Document
 from workbench.studies.point_kinds import HELD_OUT_KIND, point_kind, seeding_ranges
 from workbench.studies.schema import (
+    COUPLED_SGLD,
     FEDERATED,
     HELD_OUT,
+    LIMIT_SCHEDULES,
+    RANDOM_ASSIGNMENT,
     STEP_DESIGN,
     STEP_FACTORS,
     TRAVELING,
@@ -83,6 +86,8 @@ class PaperFigure:
 
 
 class StudyExperiment(Experiment):
+    unblocked_keys = (LIMIT_SCHEDULES,)  # the limit check's other schedules finish a point
+
     def __init__(self, study: Study, figure: PaperFigure | None = None, streams: str = ""):
         self.study = study
         #: the paper's figure, drawn instead of the check kinds' default figures
@@ -135,6 +140,7 @@ class StudyExperiment(Experiment):
                                            f"value: the study's {check.kind} check compares "
                                            f"the others with {dim} = {value}")
         _validate_step_grid(config, self.study.checks)
+        _validate_limit_schedules(config)
         kind = point_kind(config)
         check_point_count(grid.count(config, self.study.product, self.study.zipped),
                           f"{self.name} sweep")
@@ -506,6 +512,22 @@ def _validate_step_grid(config: dict, checks) -> None:
         raise InvalidParameter(STEP_FACTORS, config.get(STEP_FACTORS, []),
                                "must name a step factor other than 1: the study's envelope "
                                "check judges its bound at those steps")
+
+
+def _validate_limit_schedules(config: dict) -> None:
+    """Other schedules of a traveling system add chains to a limit check only where the
+    schedules are drawn at random, and the step ladder runs on them for uncoupled chains."""
+    count = config.get(LIMIT_SCHEDULES, 1)
+    if count == 1:
+        return
+    if config["assignment"] != RANDOM_ASSIGNMENT:
+        raise InvalidParameter(LIMIT_SCHEDULES, count, f"needs assignment = "
+                               f"\"{RANDOM_ASSIGNMENT}\": a {config['assignment']} rotation with "
+                               "constant delays gives every seed the run's schedule, so other "
+                               "schedules add no chains")
+    if config["sampler"] == COUPLED_SGLD:
+        raise InvalidParameter(LIMIT_SCHEDULES, count, "other schedules than the run's are for "
+                               "uncoupled chains")
 
 
 def rebuild_study(text: str, origin: str, figure, streams: str = "") -> StudyExperiment:

@@ -7,10 +7,15 @@ relative to s² scales as ε N / σ_x², with σ_x a data scale the paper does n
 N_s/(N q_s) correction is a claim about the target, so it is judged in the limit: the exact
 oracle's window mean and second moment about μ at ε and at ε/k for each ``step_divisor`` k, on
 the same schedule and the same simulated time (:mod:`.sharded_point`), extrapolated to ε → 0
-chain by chain (Richardson extrapolation), against μ and s² I. Chains carry independent
-schedules and are the units of the test. The verdicts come from the exact oracle alone (no
-sampler run enters them): their kind is :data:`LIMIT_KIND`. An uncorrected arm fails them (a
-negative control), and so would the run's own ε taken as the limit.
+chain by chain (Richardson extrapolation), against μ and s² I. The chains are the units of the
+test, those of the run's schedule and of its ``limit_schedules`` − 1 other schedules of the
+same system (each simulated from its own seed, with its own chains): the chains of one
+schedule are taken as independent, which on traveling chains overstates the error (chains
+moved by permutation share out the shards, so their average varies less than independent
+chains' would), and more schedules add chains as a sequential check asks for them. The
+verdicts come from the exact oracle alone (no sampler run enters them): their kind is
+:data:`LIMIT_KIND`. An uncorrected arm fails them (a negative control), and so would the run's own
+ε taken as the limit.
 """
 
 from __future__ import annotations
@@ -22,11 +27,17 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from bounds.equivalence import CHAINS_FROM
 from bounds.verdict import Verdict
+from workbench.store.netcdf import config_of
+from workbench.studies.schema import LIMIT_SCHEDULES, RANDOM_ASSIGNMENT
 from workbench.studies.sharded_judgements import point_notes, selections, target_family
 from workbench.systems.distributed.windows import about, chain_level_check, window_statistics
 
 LIMIT_KIND = "limit (exact oracle)"
+#: the step ladder on the point's other schedules (``limit_schedules``,
+#: :func:`workbench.studies.sharded_point._other_schedules`)
+OTHER_SCHEDULES = "exact_window_mean_other_schedules"
 
 
 def richardson_weights(fractions) -> np.ndarray:
@@ -43,7 +54,8 @@ def richardson_weights(fractions) -> np.ndarray:
 def step_ladder(dataset: xr.Dataset, selection: dict) -> tuple[list[int], np.ndarray,
                                                                 np.ndarray]:
     """The exact window mean ``(K, C, d)`` and second moment about μ ``(K, C, d, d)`` of one
-    point at ε and at ε/k for each ``step_divisor`` k (divisor 1 first)."""
+    point at ε and at ε/k for each ``step_divisor`` k (divisor 1 first), the chains of the
+    run's schedule first, then those of its other schedules (``limit_schedules``) in order."""
     at = dataset.sel(selection)
     mu = dataset["posterior_mean"].values
     divisors = [1] + at["step_divisor"].values.tolist()
@@ -51,6 +63,14 @@ def step_ladder(dataset: xr.Dataset, selection: dict) -> tuple[list[int], np.nda
                             at["exact_window_mean_smaller_steps"].values])
     seconds = np.concatenate([at["exact_window_second"].values[None],
                               at["exact_window_second_smaller_steps"].values])
+    if OTHER_SCHEDULES in at:
+        def along_chains(name: str, run: np.ndarray) -> np.ndarray:
+            other = at[name].transpose("ladder_divisor", "limit_schedule", "chain", ...).values
+            return np.concatenate([run, other.reshape((len(divisors), -1) + other.shape[3:])],
+                                  axis=1)
+
+        means = along_chains(OTHER_SCHEDULES, means)
+        seconds = along_chains("exact_window_second_other_schedules", seconds)
     return divisors, means, about(mu, means, seconds)
 
 
@@ -70,9 +90,16 @@ def limit_checks(dataset: xr.Dataset, label: str, selection: dict, false_failure
     sd = math.sqrt(s2)
     limit_mean, limit_second = step_limit(means, divisors), step_limit(seconds, divisors)
     measured_mean, measured_second = window_statistics(dataset, selection)
+    n_schedules = 1 + (dataset.sizes["limit_schedule"] if OTHER_SCHEDULES in dataset else 0)
+    # more schedules add chains where they are drawn at random (the configuration refuses
+    # them otherwise)
+    random = config_of(dataset)["assignment"] == RANDOM_ASSIGNMENT
+    chains = {**({CHAINS_FROM: LIMIT_SCHEDULES} if random else {}), LIMIT_SCHEDULES: n_schedules}
     steps = ", ".join("ε" if k == 1 else f"ε/{k}" for k in divisors)
     weights = ", ".join(f"{w:.4g}" for w in richardson_weights([1 / k for k in divisors]))
-    how = (f"exact oracle on the same schedule at {steps} (windows of equal simulated time), "
+    on = ("the same schedule" if n_schedules == 1 else
+          f"the same {n_schedules} schedules (the run's and {n_schedules - 1} more)")
+    how = (f"exact oracle on {on} at {steps} (windows of equal simulated time), "
            f"extrapolated to ε → 0 chain by chain (Richardson weights {weights})")
     tail = f". {note}" if note else ""
     dim = mu.size
@@ -85,7 +112,7 @@ def limit_checks(dataset: xr.Dataset, label: str, selection: dict, false_failure
             detail=(f"window mean in the ε → 0 limit against the posterior mean: {how}; offset "
                     f"in posterior sd along the steps {_listed(ladder)}, measured at ε "
                     f"{(measured_mean[..., j].mean() - mu[j]) / sd:+.3g}{tail}"),
-            evidence={**selection, "step_divisors": divisors,
+            evidence={**selection, **chains, "step_divisors": divisors,
                       "offset_in_posterior_sd": ladder.tolist()})))
     for j in range(dim):
         for k in range(j, dim):
@@ -99,7 +126,7 @@ def limit_checks(dataset: xr.Dataset, label: str, selection: dict, false_failure
                         f"steps {_listed(ladder)}, limit "
                         f"{limit_second[:, j, k].mean() / s2:.4g}; measured at ε "
                         f"{measured_second[..., j, k].mean() / s2:.4g}{tail}"),
-                evidence={**selection, "step_divisors": divisors,
+                evidence={**selection, **chains, "step_divisors": divisors,
                           "in_posterior_variances": ladder.tolist()})))
     return verdicts
 

@@ -198,6 +198,11 @@ def _step_divisors(name, value):
 #: (as the removed fsgld-gaussian plug-in named it: the points' seeds derive from it)
 STEP_FACTORS = "bound_step_factors"
 STEP_DESIGN = "theorem-bounds"
+#: a traveling study's schedules its limit check runs the exact oracle on (the run's first),
+#: and the one assignment that draws them at random (seed 004's permutation of the chains over
+#: the workers; cyclic rotation with constant delays gives every seed the run's schedule)
+LIMIT_SCHEDULES = "limit_schedules"
+RANDOM_ASSIGNMENT = "permutation"
 
 
 def _step_factors(name, value):
@@ -764,6 +769,11 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
             "step_divisor", [2, 4], "k of the smaller steps ε/k at which the exact oracle is "
             "also evaluated, over k times as many updates (a limit check)", _step_divisors),
               only=_T),
+        Field(LIMIT_SCHEDULES, Parameter(
+            LIMIT_SCHEDULES, 1, "independent schedules of the system the exact oracle's step "
+            "ladder runs on, the run's first: each adds its chains to a limit check's units "
+            "(a limit check; --until-decided grows it where only more chains decide one)",
+            at_least_one), only=_T),
         Field("phase_space", Parameter("phase_space", False, "record SGHMC's state (θ, p): "
                                        "φ̂_L of θ² and p² at the last sample count against "
                                        "the exact phase-space oracle, full gradients "

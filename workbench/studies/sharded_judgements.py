@@ -43,9 +43,10 @@ import numpy as np
 import xarray as xr
 
 from bounds.checks import invariance_check, oracle_check, ordering_check, slope_check
-from bounds.equivalence import CHAIN_FACTOR, DEFAULT_MARGINS, ErrorParts
+from bounds.equivalence import CHAIN_FACTOR, CHAINS_FROM, DEFAULT_MARGINS, ErrorParts
 from bounds.verdict import Verdict, student_z_for_family, z_for_family
 from workbench.store.netcdf import config_of
+from workbench.studies.schema import FEDERATED
 from workbench.systems.distributed.references import wasserstein
 from workbench.systems.distributed.windows import (
     MORE_CHAINS,
@@ -131,6 +132,11 @@ def target_family(dataset: xr.Dataset, n_points: int, kinds: Sequence[str]) -> i
         1, sum(kind in TARGET_KINDS for kind in kinds))
 
 
+#: the federated rounds' independent chains, which a sequential check grows where only more
+#: chains decide a check (the evidence of the chain-level checks of federated rounds names it)
+FEDERATED_CHAINS = {CHAINS_FROM: "n_chains"}
+
+
 def posterior_checks(dataset: xr.Dataset, dims, symbols, options: dict, rate: float,
                      kinds: Sequence[str] = ()) -> list[Verdict]:
     """Every point's window mean against μ and window second moment about μ against s² I, the
@@ -139,12 +145,15 @@ def posterior_checks(dataset: xr.Dataset, dims, symbols, options: dict, rate: fl
     (replicate, chain) a unit."""
     chosen = selections(dataset, dims, symbols)
     family = target_family(dataset, len(chosen), kinds)
+    federated = config_of(dataset)["system"] == FEDERATED
     return [verdict for name, selection in chosen
             for verdict in point_posterior_checks(dataset, name, selection, rate,
                                                   note=". " + point_notes(dataset, selection),
                                                   per_run=options["unit"] == "run",
                                                   n_comparisons=family,
-                                                  control_variate=options["control_variate"])]
+                                                  control_variate=options["control_variate"],
+                                                  evidence=FEDERATED_CHAINS if federated
+                                                  else {})]
 
 
 #: relaxation times below which a window still carries the start
@@ -336,7 +345,7 @@ def stationary_check(dataset: xr.Dataset, name: str, selection: dict, rate: floa
     if expected is not None:
         detail += f"; judged against the supplied value {expected:.4g}"
     evidence = {"exact_round_average": exact, "closed_form": closed,
-                "posterior_trace": posterior}
+                "posterior_trace": posterior, **FEDERATED_CHAINS}
     return chain_level_check(name, chain_values(dataset, selection),
                              exact if expected is None else expected, rate, n_family,
                              detail=detail, evidence=evidence,
@@ -387,7 +396,7 @@ def invariance_checks(dataset: xr.Dataset, dims, symbols, options: dict,
             detail=f"seed 002 §5.1: {method.upper()}'s stationary E‖θ - μ‖² is the same for "
                    f"every {over} (docs/math.md §7, with exact surrogates); the exact values are "
                    + ", ".join(f"{v:.4g}" for v in exact.values.tolist()),
-            evidence={"exact": exact.values.tolist(), **_used(estimates)},
+            evidence={"exact": exact.values.tolist(), **_used(estimates), **FEDERATED_CHAINS},
             n_replicates=estimates[0].n_replicates,
             fixed_errors=[e.parts.fixed for e in estimates], cannot=MORE_CHAINS,
             grows=CHAIN_FACTOR), n_chains))
@@ -419,7 +428,7 @@ def growth_checks(dataset: xr.Dataset, dims, symbols, options: dict,
                    f"E‖θ - μ‖² rises by {predicted:.4g} from {low} to {high} (Φ(a, T), "
                    "docs/math.md §7)",
             evidence={"growth_in_standard_errors": growth / error if error > 0 else math.inf,
-                      **_used(ends)},
+                      **_used(ends), **FEDERATED_CHAINS},
             n_replicates=ends[0].n_replicates, parts=parts,
             margin=DEFAULT_MARGINS["oracle"].size * math.hypot(*(e.spread for e in ends))),
             n_chains))

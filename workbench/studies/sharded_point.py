@@ -35,6 +35,10 @@ estimators, each replaying the schedule from its own streams; once its replicate
 than one seeding block, into those blocks instead, every estimator replayed in each (so that
 the blocks are the same bits whatever the replicate count, and kept across looks).
 
+A ``limit`` check's step ladder may also run on ``limit_schedules`` − 1 more schedules of the
+same system, each from its own seed (:func:`_other_schedules`): no replay reads them, so they
+are computed when the point is finished, and its replicate blocks do not depend on them.
+
 Every variable made by the runs carries the point's sweep dims (leading, size one); what
 depends only on the data, the step and the minibatch (posterior, references, shards) does not,
 which is why those fields cannot be swept in a sharded study (:mod:`workbench.studies.schema`).
@@ -67,7 +71,7 @@ from workbench.oracles.sharded_gaussian import ShardedGaussianOracle
 from workbench.run.experiment import point_key
 from workbench.samplers import SGLD
 from workbench.samplers.coupled import CoupledSGLD
-from workbench.studies.schema import COUPLED_SGLD, SECTIONS, TRAVELING
+from workbench.studies.schema import COUPLED_SGLD, LIMIT_SCHEDULES, SECTIONS, TRAVELING
 from workbench.systems.distributed import chen_step_size
 from workbench.systems.distributed.arm import (
     finish_arm,
@@ -210,6 +214,8 @@ class _Traveling:
     h: float
     burn_in: int
     n_updates: int
+    system: object  # the traveling system the schedule was simulated from
+    schedule_seed: object
 
     @classmethod
     def build(cls, experiment, config, point, seed, paired, ladder: bool = True) -> _Traveling:
@@ -237,9 +243,9 @@ class _Traveling:
             options.update(balancing="adaptive", mean_trajectory_length=(
                 plan_mean if plan_mean is not None else float(np.mean(lengths))))
         longest = max(config.get("step_divisor", []), default=1) if ladder else 1
-        schedule = traveling_system(config, lengths, timing=worker_timing(config),
-                                    **options).simulate(longest * n_updates,
-                                                        _schedule_seed(experiment, own, seed))
+        system = traveling_system(config, lengths, timing=worker_timing(config), **options)
+        schedule_seed = _schedule_seed(experiment, own, seed)
+        schedule = system.simulate(longest * n_updates, schedule_seed)
         corrected = config["correction"] == "corrected"
         oracle = ShardedGaussianOracle.for_model(sharded, config["batch_size"],
                                                  config["replacement"], correction=corrected)
@@ -253,7 +259,7 @@ class _Traveling:
                    SGLD(h) if groups is None else
                    CoupledSGLD(h, groups, noise_correction=config["noise_correction"]),
                    derive(seed, experiment, point_key(own)), initial, steps, lengths, groups,
-                   plan_mean, h, burn_in, n_updates)
+                   plan_mean, h, burn_in, n_updates, system, schedule_seed)
 
     def replay(self, config: dict, blocks: Sequence[int] | None = None) -> Replay:
         """The replay of the point's replicates (of its seeding ``blocks``; default all)."""
@@ -334,6 +340,11 @@ class _Traveling:
             data.update(_step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors,
                                      per_point))
             coords["step_divisor"] = list(divisors)
+        schedules = config.get(LIMIT_SCHEDULES, 1)  # a key of studies with a limit check
+        if divisors and schedules > 1:
+            data.update(_other_schedules(self, schedules, divisors, per_point))
+            coords.update({"limit_schedule": np.arange(1, schedules),
+                           "ladder_divisor": [1, *divisors]})
         if config["trajectory_lengths"]:
             data.update(_shards(sharded, schedule, lengths))
             coords["shard"] = np.arange(n_shards)
@@ -371,6 +382,30 @@ def _error_curves(arm, schedule, mu, steps, n_updates, lengths, gantt_rounds,
         "trajectory_plan": per_point(np.array(plan.split(","), dtype=np.int64), ("shard",)),
         **{f"gantt_{name}": per_point(values, ("trajectory",))
            for name, values in blocks.items()},
+    }
+
+
+def _other_schedules(arm: _Traveling, count: int, divisors, per_point) -> dict:
+    """The exact window moments at ε and at each ε/k on ``count`` − 1 more schedules of the
+    point's system, each simulated from its own seed (``limit_schedules``; the run's is the
+    first, :func:`_step_ladder`): chains on independent schedules for a ``limit`` check, which
+    no replay reads (so the replicate blocks do not depend on them)."""
+    longest = max(divisors)
+    means, seconds = [], []
+    for index in range(1, count):
+        schedule = arm.system.simulate(longest * arm.n_updates,
+                                       derive(arm.schedule_seed, "limit-schedule", index))
+        ladder = [exact_moments(arm.oracle, schedule, k * arm.n_updates, arm.h / k, arm.initial,
+                                [k * arm.burn_in, k * arm.n_updates]).window(
+                                    k * arm.burn_in, k * arm.n_updates)
+                  for k in (1, *divisors)]
+        means.append(np.stack([m for m, _ in ladder]))
+        seconds.append(np.stack([q for _, q in ladder]))
+    return {
+        "exact_window_mean_other_schedules": per_point(
+            np.stack(means), ("limit_schedule", "ladder_divisor", "chain", "component")),
+        "exact_window_second_other_schedules": per_point(
+            np.stack(seconds), ("limit_schedule", "ladder_divisor", "chain") + PAIR),
     }
 
 

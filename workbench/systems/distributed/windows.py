@@ -297,11 +297,13 @@ def window_oracle_checks(dataset, selections: list[tuple[str, dict]],
 def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: float,
                      note: str = "", per_run: bool = False, covariance: bool = True,
                      n_comparisons: int | None = None,
-                     control_variate: bool = False) -> list[Verdict]:
+                     control_variate: bool = False, evidence: dict | None = None
+                     ) -> list[Verdict]:
     """Chain-level checks of the window mean against μ and (``covariance``) of the second
     moment about μ against the posterior covariance s² I; the exact oracle's values are the
     evidence, and with ``control_variate`` the estimate (:func:`chain_estimate`).
-    ``n_comparisons``: the Bonferroni family, by default these checks alone."""
+    ``n_comparisons``: the Bonferroni family, by default these checks alone; ``evidence``:
+    more of it for every check."""
     dim = dataset.sizes["component"]
     entries = _entries(dim) if covariance else []
     n_family = n_comparisons or dim + len(entries)
@@ -319,7 +321,7 @@ def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: f
             control_variate=control_variate,
             detail=f"window mean against the posterior mean; the exact oracle puts it "
                    f"{(predicted - mu[j]) / sd:+.3g} posterior sd away{note}",
-            evidence={**selection, "exact_oracle": predicted,
+            evidence={**selection, **(evidence or {}), "exact_oracle": predicted,
                       "exact_shift_in_posterior_sd": (predicted - mu[j]) / sd}))
     for j, k in entries:
         target = s2 if j == k else 0.0
@@ -331,7 +333,7 @@ def posterior_checks(dataset, label: str, selection: dict, false_failure_rate: f
             detail=f"window average of (θ - μ)(θ - μ)ᵀ against the posterior covariance; the "
                    f"exact oracle predicts {predicted / s2:.4g} s² (target "
                    f"{target / s2:.4g} s²){note}",
-            evidence={**selection, "exact_oracle": predicted,
+            evidence={**selection, **(evidence or {}), "exact_oracle": predicted,
                       "exact_in_posterior_variances": predicted / s2}))
     return verdicts
 
