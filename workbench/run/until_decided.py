@@ -77,15 +77,20 @@ on the experiment's later looks multiply its reference draws (``reference_draws`
 A chain-level check whose units are a fixed number of chains, each on its own schedule
 (:mod:`workbench.systems.distributed.windows`), says how many times the chains would decide it
 where their schedules' spread alone stands in the way (``chain_factor``): replicates average
-out the sampler's noise in each chain, not the spread between schedules. Where the experiment
-has a chain count (``n_chains`` or a part's ``*_n_chains``: the federated rounds' independent
-chains), its later looks aimed at such a check multiply the chains as other looks multiply the
-replicates (look k runs 2^(k−1) times the configured chains); a look aimed at those checks
-alone leaves the replicates as they were, and one aimed at both kinds grows both. Such a look
-changes every point it runs (a chain's schedule is drawn with the others), so it keeps no
-block, and its predicted time is the last full look's times its multiple of the chains (and
-of the replicates, where it grows them too). Traveling chains are one a worker, fixed by the
-system: no look can add them, and their checks say so.
+out the sampler's noise in each chain, not the spread between schedules. Where its evidence
+names a chain count the experiment has (``chains_from``: ``n_chains``, the federated rounds'
+independent chains, or ``limit_schedules``, the schedules a traveling study's ``limit`` check
+runs the exact oracle on; or a part's ``*_n_chains``, ``*_limit_schedules``), its later looks
+aimed at such a check multiply that count as other looks multiply the replicates (look k runs
+2^(k−1) times the configured count); a look aimed at those checks alone leaves the replicates
+as they were, and one aimed at both kinds grows both. A look of more federated chains changes
+every point it runs (a chain's schedule is drawn with the others), so it keeps no block; more
+``limit_schedules`` only finish a point (no replay reads them:
+:attr:`~workbench.run.experiment.Experiment.unblocked_keys`), so its blocks are read. Its
+predicted time is the last full look's times its multiple of the chains (of what is not read
+from the blocks, for the latter; and of the replicates, where it grows them too). Traveling
+chains are otherwise one a worker, fixed by the system: no look adds to the chains of their
+``posterior`` checks, which say so.
 
 A look grows only the replicate parameters that the undecided checks more replicates could
 decide read (:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a study of parts,
@@ -164,8 +169,8 @@ def _counts(key: str, name: str) -> bool:
 
 
 def chain_keys(config: dict) -> tuple[str, ...]:
-    """The configuration's chain counts (:data:`CHAIN_COUNTS`, and a part's ``*_n_chains``...)
-    holding a positive integer."""
+    """The configuration's chain counts holding a positive integer: :data:`CHAIN_COUNTS`, and
+    a part's (``*_n_chains``, ``*_limit_schedules``)."""
     return positive_counts(config, lambda key: any(_counts(key, name) for name in CHAIN_COUNTS))
 
 
