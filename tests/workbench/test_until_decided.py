@@ -385,20 +385,28 @@ def test_checks_that_raise_make_an_error_row_and_the_others_go_on(tmp_path):
     assert [v.verdict for v in coin.verdicts] == [HOLDS, HOLDS] and undecided == []
 
 
-def test_a_reference_too_short_for_replicates_alone_grows_with_them(tmp_path):
-    """At look 1 the reference's error (25 draws) alone stands in the way: more replicates
-    cannot decide the check, both together can; the later looks multiply the reference's
-    draws with the replicates until it holds. Without a reference size to grow, the check says
-    why it stays undecided."""
+def _decided_after_an_inconclusive_first_look(tmp_path, experiment):
+    """Run ``experiment`` (one check, 10 replicates) until decided: its outcome, its check
+    (inconclusive at look 1, holding at a later look), the check's sequential evidence and the
+    progress log."""
     log = io.StringIO()
-    (outcome,), undecided = _run(tmp_path, [Referenced()], log=log)
+    (outcome,), undecided = _run(tmp_path, [experiment], log=log)
     assert undecided == []
     (mean,) = outcome.verdicts
     first = mean.evidence["sequential"]["looks"][0]
     assert first["verdict"] == INCONCLUSIVE and first["replicates"] == {"n_replicates": 10}
     look = mean.evidence["sequential"]
-    grown = 2 ** (look["look"] - 1)
     assert mean.verdict == HOLDS and look["look"] > 1
+    return outcome, mean, look, log
+
+
+def test_a_reference_too_short_for_replicates_alone_grows_with_them(tmp_path):
+    """At look 1 the reference's error (25 draws) alone stands in the way: more replicates
+    cannot decide the check, both together can; the later looks multiply the reference's
+    draws with the replicates until it holds. Without a reference size to grow, the check says
+    why it stays undecided."""
+    outcome, mean, look, _ = _decided_after_an_inconclusive_first_look(tmp_path, Referenced())
+    grown = 2 ** (look["look"] - 1)
     assert look["replicates"] == {"n_replicates": 10 * grown, "reference_draws": 25 * grown}
     assert outcome.config["reference_draws"] == 25 * grown
 
@@ -875,14 +883,7 @@ def test_a_check_only_more_chains_decide_grows_the_chains_and_not_the_replicates
     the check (its replicate factor is infinite), more chains can (``chain_factor``); the
     later looks multiply the chains alone until it holds. Without a chain count to grow (the
     negative control), it stays undecided and says why."""
-    log = io.StringIO()
-    (outcome,), undecided = _run(tmp_path, [Chained()], log=log)
-    assert undecided == []
-    (mean,) = outcome.verdicts
-    first = mean.evidence["sequential"]["looks"][0]
-    assert first["verdict"] == INCONCLUSIVE and first["replicates"] == {"n_replicates": 10}
-    look = mean.evidence["sequential"]
-    assert mean.verdict == HOLDS and look["look"] > 1
+    outcome, mean, look, log = _decided_after_an_inconclusive_first_look(tmp_path, Chained())
     assert look["replicates"] == {"n_replicates": 10, "n_chains": 4 * 2 ** (look["look"] - 1)}
     assert outcome.config["n_chains"] == mean.evidence["n_chains"] == 4 * 2 ** (look["look"] - 1)
     assert "(n_chains 4 → " in log.getvalue() and "n_replicates 10 →" not in log.getvalue()
