@@ -29,7 +29,14 @@ import numpy as np
 from scipy import stats
 
 from bounds.envelope import Envelope, envelope_check, fit_envelope
-from bounds.equivalence import DEFAULT_MARGINS, ErrorParts, decide, decide_all, verdict_from
+from bounds.equivalence import (
+    DEFAULT_MARGINS,
+    ErrorParts,
+    decide,
+    decide_all,
+    sentences,
+    verdict_from,
+)
 from bounds.rate import loglog_slope, rate_check
 from bounds.speedup import speedup_check
 from bounds.verdict import HOLDS, INCONCLUSIVE, Verdict, two_sided_rate
@@ -141,8 +148,9 @@ def invariance_check(check: str, values, errors, labels, z: float, detail: str =
                      "relative_margin": size,
                      "pair_log_ratios": {f"{labels[a]}/{labels[b]}": d for (a, b), d
                                          in zip(pairs, differences, strict=True)}})
-    detail = (f"{detail} Deciding pair {labels[i]} / {labels[j]}: ratio "
-              f"{math.exp(decision.difference):.4g}, margin a factor {1 + size:.3g}.").strip()
+    detail = sentences(detail, f"Deciding pair {labels[i]} / {labels[j]}: ratio "
+                               f"{math.exp(decision.difference):.4g}, margin a factor "
+                               f"{1 + size:.3g}.")
     return verdict_from(check, "invariance", decision, float(values.max() / values.min()), 1.0,
                         z_pairs, "log-ratio", n_replicates=n_replicates, detail=detail,
                         evidence=evidence)

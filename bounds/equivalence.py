@@ -249,6 +249,15 @@ def describe(decision: Decision, scale: str, n_replicates: int | None = None) ->
             f"show as a violation is {decision.detectable:.3g}{more}.")
 
 
+def sentences(detail: str, sentence: str) -> str:
+    """``detail`` and the decision's ``sentence`` as a paragraph: a detail that does not end
+    a sentence (its last note, say) gets the full stop it lacks."""
+    detail = detail.strip()
+    if detail and detail[-1] not in ".!?":
+        detail += "."
+    return f"{detail} {sentence}".strip()
+
+
 def verdict_from(check: str, kind: str, decision: Decision, observed: float, expected: float,
                  z: float, scale: str, *, n_replicates: int | None = None, detail: str = "",
                  evidence: dict | None = None) -> Verdict:
@@ -262,7 +271,7 @@ def verdict_from(check: str, kind: str, decision: Decision, observed: float, exp
             evidence.setdefault(decision.grows, decision.joint_factor)
     return Verdict(check, kind, decision.verdict, float(observed), float(expected),
                    decision.error, decision.margin, z, rate,
-                   f"{detail} {sentence}".strip(), evidence, scale=scale,
+                   sentences(detail, sentence), evidence, scale=scale,
                    difference=decision.difference, lower=decision.lower,
                    upper=decision.upper, detectable=decision.detectable,
                    replicates_needed=replicates_needed(decision, n_replicates),

@@ -113,3 +113,16 @@ def test_error_parts_predict_the_replicates_when_part_of_the_error_stays():
     assert verdict.replicates_needed == math.inf
     decided = decide(0.0, 0.01, 1.0, 4.0)  # negative control: a decided check keeps its factor
     assert ErrorParts(0.01, 0.3, "x").applied(decided, 4.0) == decided
+
+
+def test_the_decision_sentence_follows_the_detail_as_a_new_sentence():
+    """A detail without its full stop (a note that ends it) gets one before the decision's
+    sentence; one with it, or none at all, is left as it is."""
+    decision = decide(0.0, 0.01, 0.1, Z)
+    details = [verdict_from("c", "oracle", decision, 0.0, 0.0, Z, "absolute",
+                            detail=detail).detail
+               for detail in ("window span 16 relaxation times (1e+03 updates)",
+                              "window span 16 relaxation times.", "")]
+    assert details[0].startswith("window span 16 relaxation times (1e+03 updates). Shown within")
+    assert details[1].startswith("window span 16 relaxation times. Shown within")
+    assert details[2].startswith("Shown within")

@@ -25,6 +25,7 @@ from bounds.equivalence import (
     REFERENCE_FACTOR,
     ErrorParts,
     decide,
+    sentences,
     verdict_from,
 )
 from bounds.verdict import Verdict
@@ -102,8 +103,8 @@ def reference_check(check: str, observed: float, mc_error: float, reference: xr.
     if not finite:
         detail = detail or "non-finite estimate or reference value"
     elif not rhat <= RHAT_LIMIT:
-        detail = (f"{detail} The reference is not trusted: its chains disagree (R-hat "
-                  f"{rhat:.4g} > {RHAT_LIMIT}).").strip()
+        detail = sentences(detail, f"The reference is not trusted: its chains disagree "
+                                   f"(R-hat {rhat:.4g} > {RHAT_LIMIT}).")
         evidence["cannot_decide"] = f"the reference is not trusted (R-hat {rhat:.4g})"
         error = math.nan
     elif error > 0:
