@@ -252,6 +252,18 @@ def _covers(sweep: dict, narrower: dict[str, list]) -> bool:
                for dim, values in sweep.items())
 
 
+@dataclass(frozen=True)
+class Growth:
+    """What a later look grows against a look configured ``then`` (:meth:`Track._growth`):
+    its multiple of the chains, of the other grown parameters (None: not known), and its own
+    configuration ``later`` (None where it grows no chains)."""
+
+    chains: float
+    others: float | None
+    then: dict
+    later: dict | None = None
+
+
 def round_seconds(costs: list[LookCost], n_workers: int) -> float:
     """The time of a round that runs looks of these ``costs`` together on ``n_workers``
     processes: their compute shared among the workers, plus (1 − 1/n) of the longest task,
@@ -392,35 +404,35 @@ class Track:
         none)."""
         return max((later[key] / then[key] for key in keys), default=1.0)
 
-    def _growth(self, look: int, then: dict) -> tuple[float, float | None]:
+    def _growth(self, look: int, then: dict) -> Growth:
         """Look ``look`` against a look configured ``then``: its multiple of the chains, and
-        of the other grown parameters (1: a look of more chains alone). Without chains to
-        grow, or where look ``look``'s configuration is refused (the plan then says so), the
-        chains' multiple is 1 and the other's is not known (None): the look numbers say it."""
+        of the other grown parameters (1: a look of more chains alone), and its configuration.
+        Without chains to grow, or where look ``look``'s configuration is refused (the plan
+        then says so), the chains' multiple is 1 and the other's is not known (None): the
+        look numbers say it."""
         if not self.chains:
-            return 1.0, None
+            return Growth(1.0, None, then)
         try:
             later = self.config_at(look)
         except InvalidParameter:
-            return 1.0, None
-        return (self._ratio(self.chains, later, then),
-                self._ratio([key for key in self.grown_keys if key not in self.chains], later,
-                            then))
+            return Growth(1.0, None, then)
+        return Growth(self._ratio(self.chains, later, then),
+                      self._ratio([key for key in self.grown_keys if key not in self.chains],
+                                  later, then), then, later)
 
-    def _kept_multiple(self, look: int, then: dict, multiple: float) -> float:
-        """How many times the kept blocks of a look configured ``then`` look ``look`` reads
-        instead of computing, in :meth:`LookCost.at`'s terms: once where it grows no chains;
-        none where it grows chains its blocks read (a federated point's, each drawn with the
-        others), ``multiple`` times where it grows only chain counts no block reads
+    def _kept_multiple(self, growth: Growth, multiple: float) -> float:
+        """How many times the kept blocks of the look ``growth`` starts from (``then``) the
+        look it leads to reads instead of computing, in :meth:`LookCost.at`'s terms: once
+        where it grows no chains; none where it grows chains its blocks read (a federated
+        point's, each drawn with the others), ``multiple`` times where it grows only chain
+        counts no block reads
         (:attr:`~workbench.run.experiment.Experiment.unblocked_keys`: the blocks are read,
         and only what finishes the point grows)."""
-        chains, others = self._growth(look, then)
-        if chains == 1.0:
+        if growth.chains == 1.0:
             return 1.0
-        later = self.config_at(look)
-        blocked = any(later[key] != then[key] for key in self.chains
+        blocked = any(growth.later[key] != growth.then[key] for key in self.chains
                       if key not in self.experiment.unblocked_keys)
-        return 0.0 if blocked else 1.0 if others != 1.0 else multiple
+        return 0.0 if blocked else 1.0 if growth.others != 1.0 else multiple
 
     def _growing_share(self) -> float:
         """The share of the compute seconds of the look that predicts the next one
@@ -504,23 +516,26 @@ class Track:
             if point in sweep.computed and math.isfinite(seconds):
                 self.measured.setdefault(point_key(point), []).append((look, seconds))
 
-    def multiple(self, look: int) -> float:
+    def multiple(self, look: int, growth: Growth | None = None) -> float:
         """How many times the last full look's compute seconds of the points a later look
         ``look`` computes (:attr:`computing`) that look's are predicted to be: each point's
         seconds at that look from its measurements (:func:`point_seconds`, at the configured
         chains: :meth:`_measure`), where every such point was measured; else the replicates'
         multiple (from the configurations where chains grow: a look of more chains alone
         leaves the look numbers behind the replicates); times the look's multiple of the
-        chains (:meth:`_growth`)."""
+        chains. ``growth``: look ``look``'s against the last full look (:meth:`_growth`; by
+        default computed here)."""
         basis = self.look if self.full_at is None else self.full_at.number
-        chains, others = self._growth(look, (self.full or self.outcome).config)
+        growth = growth or self._growth(look, (self.full or self.outcome).config)
+        chains, others = growth.chains, growth.others
         total = sum(self.computing.values())
         if others == 1.0:
             return chains
         if not total or any(key not in self.measured for key in self.computing):
             return (float(GROWTH ** (look - basis)) if others is None else others) * chains
         return (sum(point_seconds(self.measured[key], look) for key in self.computing) / total
-                * self._growth(look, self.first)[0])
+                * (1.0 if growth.later is None
+                   else self._ratio(self.chains, growth.later, self.first)))
 
     def factor(self, verdict: Verdict) -> float:
         """What ``verdict`` asks for, as a multiple of the grown parameters of the look it
@@ -702,14 +717,14 @@ class Track:
         replicates (and the chains); else from the last full look's."""
         narrower = self._narrower_basis()
         if narrower is None:
-            multiple = self.multiple(look)
-            return self.cost.at(multiple, self.growing, self._kept_multiple(
-                look, (self.full or self.outcome).config, multiple))
+            growth = self._growth(look, (self.full or self.outcome).config)
+            multiple = self.multiple(look, growth)
+            return self.cost.at(multiple, self.growing, self._kept_multiple(growth, multiple))
         outcome, cost, number = narrower
-        chains, others = self._growth(look, outcome.config)
-        multiple = (GROWTH ** (look - number) if others is None else others) * chains
-        return cost.at(multiple, self.growing,
-                       self._kept_multiple(look, outcome.config, multiple))
+        growth = self._growth(look, outcome.config)
+        multiple = (GROWTH ** (look - number) if growth.others is None
+                    else growth.others) * growth.chains
+        return cost.at(multiple, self.growing, self._kept_multiple(growth, multiple))
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""

@@ -395,10 +395,8 @@ def _other_schedules(arm: _Traveling, count: int, divisors, per_point) -> dict:
     for index in range(1, count):
         schedule = arm.system.simulate(longest * arm.n_updates,
                                        derive(arm.schedule_seed, "limit-schedule", index))
-        ladder = [exact_moments(arm.oracle, schedule, k * arm.n_updates, arm.h / k, arm.initial,
-                                [k * arm.burn_in, k * arm.n_updates]).window(
-                                    k * arm.burn_in, k * arm.n_updates)
-                  for k in (1, *divisors)]
+        ladder = [_window_at_step(arm.oracle, schedule, arm.n_updates, arm.burn_in, arm.h,
+                                  arm.initial, k) for k in (1, *divisors)]
         means.append(np.stack([m for m, _ in ladder]))
         seconds.append(np.stack([q for _, q in ladder]))
     return {
@@ -419,6 +417,15 @@ def _schedule_seed(experiment: str, point: dict, seed):
     return derive(seed, experiment, *([point_key(shaping)] if shaping else []), "schedule")
 
 
+def _window_at_step(oracle, schedule, n_updates, burn_in, h, initial, divisor: int):
+    """The exact window mean and second moment at step h/k (k = ``divisor``) over updates
+    k·burn-in .. k·n_updates of ``schedule``: the window of the same simulated length as the
+    run's at h."""
+    k = divisor
+    return exact_moments(oracle, schedule, k * n_updates, h / k, initial,
+                         [k * burn_in, k * n_updates]).window(k * burn_in, k * n_updates)
+
+
 def _step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors, per_point):
     """The exact window moments without minibatch noise at the run's step (the noise's share
     of the excess over the posterior), and with minibatch noise at each smaller step ε/k on the
@@ -429,8 +436,7 @@ def _step_ladder(oracle, schedule, n_updates, burn_in, h, initial, divisors, per
         oracle.shard_covariances))
     quiet_mean, quiet_second = exact_moments(quiet, schedule, n_updates, h, initial,
                                              [burn_in, n_updates]).window(burn_in, n_updates)
-    smaller = [exact_moments(oracle, schedule, k * n_updates, h / k, initial,
-                             [k * burn_in, k * n_updates]).window(k * burn_in, k * n_updates)
+    smaller = [_window_at_step(oracle, schedule, n_updates, burn_in, h, initial, k)
                for k in divisors]
     return {
         "exact_window_mean_without_minibatch_noise": per_point(quiet_mean, ("chain",
