@@ -319,6 +319,31 @@ def test_the_next_round_is_planned_as_the_looks_run_together_not_one_after_the_o
     assert len(_next_looks([first, second], 20.0, None)) == 1
 
 
+def test_a_round_is_planned_with_a_reserve_for_running_over_its_prediction():
+    """The same two looks, 24 s together, with the reserve the sequential run plans with
+    (1.25): 30 s is needed, so 25 s holds only one of them (14 s, 17.5 s with the reserve) and
+    the other says what it needed with it; 30 s holds both. A check whose deciding look (14 s)
+    fits in 15 s only without the reserve is not counted: its experiment is not grown."""
+    from workbench.run.until_decided import RESERVE, LookCost, _next_looks, why_undecided
+
+    assert RESERVE == 1.25
+    first, second = wanting_track(10.0, 1.0), wanting_track(10.0, 1.0)
+    for track in (first, second):
+        track.n_workers, track.cost = 2, LookCost(10.0, 10.0, 0.0, 4.0, 0.0)
+    assert _next_looks([first, second], 30.0, None, RESERVE) == {first: 2, second: 2}
+    plan = _next_looks([first, second], 25.0, None, RESERVE)
+    assert len(plan) == 1
+    (waiting,) = (t for t in (first, second) if t not in plan)
+    assert waiting.waiting == ("look 2 (about 14 s, 18 s with the reserve for a round that runs "
+                               "over its prediction) did not fit beside the other experiments' "
+                               "looks in the 25 s left")
+    assert _next_looks([first], 15.0, None) == {first: 2}
+    assert _next_looks([first], 15.0, None, RESERVE) == {}
+    assert why_undecided(next(iter(first.undecided.values())), first).endswith(
+        "a look of about 14 s, 18 s with the reserve for a round that runs over its prediction, "
+        "more than the 15 s left of the budget")
+
+
 def test_what_a_round_s_costs_do_not_explain_is_charged_to_its_looks_and_scales_with_them():
     """A round explained at 6 s (looks of 8 s and 4 s of compute on two processes) took 9 s:
     the 3 s its costs do not explain (reading the store, combining, an idle worker) go to the

@@ -22,19 +22,20 @@ again one look smaller while that is still beyond the last).
 Which look comes next: the one whose replicates cover what the undecided checks ask for (the
 largest finite factor up to :data:`bounds.equivalence.ON_THE_MARGIN` (when only larger ones are
 left, two looks on), with :data:`STRICTER` for the stricter critical values of later looks), at
-most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks do not fit together in
-what is left of the budget, they go fewer looks on one at a time, first the look that promises
-the fewest decisions per second (the undecided checks whose factor its replicates cover, over
-its predicted time; of equal ones, the most expensive). An experiment whose next look does not
-fit beside the others' even one look on waits: every later round plans it again with the
-others (its look may fit once they are decided), and if the budget ends first its undecided
-checks say which look did not fit in what was left. Only checks whose deciding look (the
-first with at least their factor times the replicates) is predicted to fit in what is left of
-the budget count: a look towards checks that no look within the budget could decide would spend
-it for nothing, so an experiment with none left stops, and the final table gives the predicted
-time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
-its number, whatever looks were taken before, so skipping looks only leaves their shares
-unspent (:mod:`bounds.sequential`).
+most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks together, at
+:data:`RESERVE` times their predicted time (room for a round that runs over its prediction), do
+not fit in what is left of the budget, they go fewer looks on one at a time, first the look that
+promises the fewest decisions per second (the undecided checks whose factor its replicates
+cover, over its predicted time; of equal ones, the most expensive). An experiment whose next
+look does not fit beside the others' even one look on waits: every later round plans it again
+with the others (its look may fit once they are decided), and if the budget ends first its
+undecided checks say which look did not fit in what was left. Only checks whose deciding look
+(the first with at least their factor times the replicates) is predicted to fit, with that
+reserve, in what is left of the budget count: a look towards checks that no look within the
+budget could decide would spend it for nothing, so an experiment with none left stops, and the
+final table gives the predicted time of the look its checks ask for. Looks may be skipped: the
+rates a look spends are fixed by its number, whatever looks were taken before, so skipping looks
+only leaves their shares unspent (:mod:`bounds.sequential`).
 
 The predicted time of a round is that of its looks run together (:func:`round_seconds`), as
 the sweeps of one round overlap on the workers: each look's compute seconds (one process, as
@@ -149,6 +150,13 @@ STRICTER = 1.5
 #: the furthest one round goes beyond an experiment's last look (8 times its replicates), so
 #: that the budget is shared and the next aim rests on more replicates
 MOST_LOOKS_AHEAD = 3
+#: how many times its predicted time a round is planned to have room for in what is left of the
+#: budget: the predictions are estimates, and a round that runs over leaves no room for the
+#: short looks that usually follow it, or ends past the budget. Measured on the 2-core host
+#: (2026-12-03; benchmarks/README.md, *A reserve for rounds that run over*): rounds after the
+#: first took 0.59 to 1.13 times their predictions at full size, and 1.06 at quick size
+#: (12.7 s past a 10-minute budget)
+RESERVE = 1.25
 
 
 def replicate_keys(config: dict) -> tuple[str, ...]:
@@ -322,6 +330,8 @@ class Track:
     references_grow: bool = False
     chains_grow: bool = False
     budget_left: float = math.inf
+    #: how many times its predicted time a look needs in :attr:`budget_left` (:data:`RESERVE`)
+    reserve: float = 1.0
     #: the next look's sweep lists, where it needs fewer points than every one
     #: (:mod:`.narrowing`), and the checks it aims at (None: every undecided one)
     sweep: dict[str, list] = field(default_factory=dict)
@@ -732,8 +742,15 @@ class Track:
 
     def fits(self, factor: float) -> bool:
         """Whether the look that ``factor`` asks for is predicted to fit in
-        :attr:`budget_left`."""
-        return self.deciding_seconds(factor) <= self.budget_left
+        :attr:`budget_left`, with its :attr:`reserve`."""
+        return self.deciding_seconds(factor) * self.reserve <= self.budget_left
+
+    def about(self, seconds: float) -> str:
+        """``about 20 s``, and where a look needs a reserve, what it needs with it."""
+        if self.reserve == 1.0:
+            return f"about {seconds:.0f} s"
+        return (f"about {seconds:.0f} s, {seconds * self.reserve:.0f} s with the reserve for "
+                f"a round that runs over its prediction")
 
     def verdicts(self) -> list[Verdict]:
         """Every check in its first look's order: as decided, or as last judged."""
@@ -784,8 +801,8 @@ def why_undecided(verdict: Verdict, track: Track) -> str:
             else "both the replicates and the reference's draws")
     wants = f"about {factor:.3g} times {what} would decide it"
     if not track.stopped and track.budget_left > 0 and not track.fits(factor):
-        return (f"at look {track.look} ({_replicates(track)}), {wants}: a look of about "
-                f"{track.deciding_seconds(factor):.0f} s, more than the "
+        return (f"at look {track.look} ({_replicates(track)}), {wants}: a look of "
+                f"{track.about(track.deciding_seconds(factor))}, more than the "
                 f"{max(track.budget_left, 0):.0f} s left of the budget{near}")
     stop = track.stopped or track.waiting or "the budget ran out"
     return f"{stop} at look {track.look} ({_replicates(track)}): {wants}{near}"
@@ -831,7 +848,7 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         _charge_unexplained([t for t in running if t.look == plan[t] and t.last_key is not None],
                             took, workers.n_workers)
         left = budget - (time.perf_counter() - started)
-        plan = {} if only else _next_looks(tracks, left, max_looks)
+        plan = {} if only else _next_looks(tracks, left, max_looks, RESERVE)
         decided = sum(len(t.decided) for t in tracks)
         total = sum(len(t.order) for t in tracks)
         print(f"round {rounds}: {decided} of {total} checks decided; {took:.1f} s, "
@@ -887,16 +904,17 @@ def _round_predicted(plan: dict[Track, int]) -> float:
     return round_seconds([t.later(k) for t, k in plan.items()], some.n_workers)
 
 
-def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict[Track, int]:
+def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
+                reserve: float = 1.0) -> dict[Track, int]:
     """The next look of every experiment that wants more (module docstring): at most
-    :data:`MOST_LOOKS_AHEAD` looks on, and fewer until their predicted times fit together in
-    ``left`` seconds, the look that promises the fewest decisions per second going one look
-    down first (:meth:`Track.promised`; of equal ones, the most expensive); an experiment one
-    look on that still does not fit waits for a later round (:attr:`Track.waiting` says
-    why)."""
+    :data:`MOST_LOOKS_AHEAD` looks on, and fewer until ``reserve`` times their predicted time
+    together fits in ``left`` seconds (:data:`RESERVE`; 1: the predictions as they are), the
+    look that promises the fewest decisions per second going one look down first
+    (:meth:`Track.promised`; of equal ones, the most expensive); an experiment one look on that
+    still does not fit waits for a later round (:attr:`Track.waiting` says why)."""
     plan: dict[Track, int] = {}
     for track in tracks:
-        track.budget_left, track.waiting = left, ""
+        track.budget_left, track.reserve, track.waiting = left, reserve, ""
         wanted = track.wanted()
         if not wanted:
             continue
@@ -904,13 +922,13 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None) -> dict
         aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
         if aim > track.look:
             plan[track] = aim
-    while plan and _round_predicted(plan) > left:
+    while plan and _round_predicted(plan) * reserve > left:
         track = min(plan, key=lambda t: (t.promised(plan[t]) / max(t.predicted(plan[t]), 1e-9),
                                          -t.predicted(plan[t])))
         if plan[track] > track.look + 1:
             plan[track] -= 1
         else:
-            track.waiting = (f"look {plan[track]} (about {track.predicted(plan[track]):.0f} s) "
+            track.waiting = (f"look {plan[track]} ({track.about(track.predicted(plan[track]))}) "
                              f"did not fit beside the other experiments' looks in the "
                              f"{max(left, 0):.0f} s left")
             del plan[track]
