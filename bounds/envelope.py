@@ -121,6 +121,20 @@ def fit_envelope(bound: Bound, values: Mapping, observed: xr.DataArray, calibrat
     return Envelope(bound, relative * scale, int(target.size), scale, fixed, label)
 
 
+def _width(margin: float | None) -> float:
+    """The envelope's margin on the log scale (the default margin where ``margin`` is None)."""
+    return math.log1p(DEFAULT_MARGINS["envelope"].size if margin is None else margin)
+
+
+def unjudged_envelope(check: str, reason: str, z: float, *, margin: float | None = None,
+                      detail: str = "", evidence: dict | None = None) -> Verdict:
+    """An envelope check the run cannot judge, ``inconclusive`` with ``reason`` in its detail
+    (no difference or error: more replicates cannot decide it)."""
+    decision = decide(math.nan, math.nan, _width(margin), z, one_sided=True)
+    return verdict_from(check, "envelope", decision, math.nan, 1.0, z, "log-ratio",
+                        detail=f"{detail} ({reason})".strip(), evidence=evidence)
+
+
 def envelope_check(check: str, envelope: Envelope, values: Mapping, observed: xr.DataArray,
                    errors: xr.DataArray, z: float, held_out=None, *, margin: float | None = None,
                    z_holds: float | None = None, n_replicates: int | None = None, detail: str = "",
@@ -128,12 +142,11 @@ def envelope_check(check: str, envelope: Envelope, values: Mapping, observed: xr
     """No held-out measurement above the envelope by more than ``margin`` (module docstring)."""
     evidence = dict(evidence or {})
     evidence["envelope"] = envelope.to_dict()
-    width = math.log1p(DEFAULT_MARGINS["envelope"].size if margin is None else margin)
+    width = _width(margin)
 
     def undecided(reason: str) -> Verdict:
-        decision = decide(math.nan, math.nan, width, z, one_sided=True)
-        return verdict_from(check, "envelope", decision, math.nan, 1.0, z, "log-ratio",
-                            detail=f"{detail} ({reason})".strip(), evidence=evidence)
+        return unjudged_envelope(check, reason, z, margin=margin, detail=detail,
+                                 evidence=evidence)
 
     if not np.all(np.isfinite(envelope.coefficients)):
         return undecided(f"too few usable calibration points to fit "

@@ -502,16 +502,64 @@ def test_a_federated_window_of_partial_rounds_is_refused_before_anything_runs():
     assert caught.value.field == "burn_in"
     assert "multiple of every local_updates (5)" in str(caught.value)
 
-def test_a_federated_envelope_check_without_a_step_grid_is_refused_before_anything_runs():
-    text = _broken('kind = "stationary"',
-                   'kind = "envelope"\nestimator = "dsgld"\nbound = "seed002-theorem-1-dsgld"',
-                   SHARDED)
-    experiment = StudyExperiment(loads(text, "tiny-federated.toml"))
-    with pytest.raises(InvalidParameter) as caught:
-        experiment.configure()
-    assert caught.value.field == "bound_step_factors"
+ENVELOPE = _broken('kind = "stationary"',
+                   'kind = "envelope"\nestimator = "dsgld"\nbound = "seed002-theorem-1-dsgld"'
+                   '\n\n[[check]]\nkind = "stationary"', SHARDED)
+
+
+def test_a_federated_envelope_check_without_a_step_grid_is_not_judged_and_says_why():
+    """With no step factor (the sweep alone) the envelope check has nothing beside h to judge
+    its bound at: it is ``inconclusive``, saying so, and no look can decide it; the step grid
+    runs one point per factor and local-update count."""
+    experiment = StudyExperiment(loads(ENVELOPE, "tiny-federated.toml"))
+    assert experiment.step_points(experiment.configure()) == []
     assert experiment.step_points(experiment.configure({"bound_step_factors": [2.0]})) == [
         {"design": "theorem-bounds", "local_updates": t, "step_factor": 2.0} for t in (1, 5)]
+    dataset = run_experiment(experiment, experiment.configure(), seed=3)
+    envelope = next(v for v in experiment.checks(dataset) if v.kind == "envelope")
+    assert envelope.check == "envelope/theorem-1-dsgld" and envelope.verdict == INCONCLUSIVE
+    assert "not judged: the run has no steps beside h, bound_step_factors is empty" \
+        in envelope.detail
+    assert not np.isfinite(envelope.replicate_factor)
+
+
+def test_a_look_aimed_at_a_federated_study_s_sweep_checks_leaves_its_step_grid_out(tmp_path):
+    """The step factors are held by no point's identity (the sweep's points run at h, a step
+    grid's point names its factor), so a sequential look aimed at checks that read the sweep
+    alone (``stationary``) runs without the step grid: the sweep's stored points, judged
+    without it, give those checks the same numbers. A look aimed at the envelope check, which
+    reads the step grid, keeps it (negative control)."""
+    import io
+
+    from bounds.sequential import Look
+    from workbench.run.executors import open_workers
+    from workbench.run.main_job import run_all
+    from workbench.run.until_decided import Track, _next_look
+    from workbench.store.result_store import STORE_DIR, ResultStore
+
+    experiment = StudyExperiment(loads(ENVELOPE.replace(
+        "thin = 10", "thin = 10\nbound_step_factors = [0.5, 2.0]"), "tiny-federated.toml"))
+    config = experiment.configure()
+    assert experiment.optional_lists(config) == ("bound_step_factors",)
+    sweep_point = experiment.points(config)[0]
+    assert experiment.point_identity(config, sweep_point) == experiment.point_identity(
+        experiment.configure({"bound_step_factors": []}), sweep_point)
+    with open_workers(processes=1) as workers:
+        (first,) = run_all([experiment], False, 7, tmp_path, workers, figures=False,
+                           judge=False, log=io.StringIO())
+    track = Track(experiment, {}, config, False, seed=7,
+                  store=ResultStore(tmp_path / STORE_DIR, experiment.name))
+    track.absorb(first, Look(1))
+    stationary = [v.check for v in experiment.checks(first.dataset)
+                  if v.check.startswith("stationary/")]
+    assert len(stationary) == 4
+    track.aim_at(stationary)
+    assert track.sweep["bound_step_factors"] == []
+    assert all(point.get("design") != "theorem-bounds"
+               for point in experiment.points(track.config_at(2)))
+    assert ", no bound_step_factors; about " in _next_look(track, 2)
+    track.aim_at(["envelope/theorem-1-dsgld"])
+    assert "bound_step_factors" not in track.sweep
 
 
 SENTINEL = "STUDY_SENTINEL_WAS_CREATED"

@@ -104,6 +104,12 @@ class Experiment:
         """The configuration keys a point's result depends on (see the module docstring)."""
         return {key: value for key, value in config.items() if key not in point}
 
+    def optional_lists(self, config: dict) -> tuple[str, ...]:
+        """List-valued configuration keys whose every value only adds points of its own, and
+        which no point's identity holds, so that a sequential look may leave some or all of
+        their values out (:mod:`workbench.run.narrowing`); none by default."""
+        return ()
+
     def work(self, config: dict, point: dict[str, Any]) -> int:
         """Replicate-updates of the point (0: unknown)."""
         return 0

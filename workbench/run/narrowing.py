@@ -1,21 +1,24 @@
 """The sweep points a sequential look needs: the fewest values of each sweep dim whose points
 reproduce the verdicts of the checks the look aims at (:mod:`workbench.run.until_decided`).
 
-A check does not say which points it reads, so that is found by trial on the last look that
-ran every point. A value of a sweep dim is left out when the result of the remaining points
-(that look's stored points, combined as a sweep of them combines them:
+A check does not say which points it reads, so that is found by trial on the last look that ran
+every point. A value of a sweep dim is left out when the result of the remaining points (that
+look's stored points, combined as a sweep of them combines them:
 :func:`workbench.run.runner.stored_result`), judged at the same look with the families' sizes
 of the whole judgement (:mod:`bounds.family_sizes`), gives every aimed check the same
-difference and Monte Carlo error, to 1e-9 relative (a check that reads the point left out
-moves by far more than that), at a critical value at least as large (a larger one, where a
-check's families of one rate differ in size, only makes the narrower look stricter; the
-aimed checks are inconclusive, which a stricter critical value keeps them). The values are
-tried one at a time, each dim in turn, and every value left out stays out, so the trials are
-as many as the values. A trial is refused, and the value kept, where the narrower
-configuration is refused, a point of it is not the same point (its identity, the store's key,
-differs from the whole run's: a design whose grid follows the sweep's lists, a whole-grid
-point), a point is not in the store, or a check raises on the narrower result (a slope left
-with one point).
+difference and Monte Carlo error, to 1e-9 relative (a check that reads the point left out moves
+by far more than that), at a critical value at least as large (a larger one, where a check's
+families of one rate differ in size, only makes the narrower look stricter; the aimed checks
+are inconclusive, which a stricter critical value keeps them). The values are tried one at a
+time, each dim in turn, and every value left out stays out, so the trials are as many as the
+values. A sweep dim keeps at least one value. A list that only adds points of its own beside
+the sweep (:meth:`~workbench.run.experiment.Experiment.optional_lists`: a federated study's
+step factors, whose step grid the chain checks do not read) is tried once, left empty: a check
+that reads some of its points (an envelope over every held-out step) reads them all, so none is
+left out alone. A trial is refused, and the value kept, where the narrower configuration is
+refused, a point of it is not the same point (its identity, the store's key, differs from the
+whole run's: a design whose grid follows the sweep's lists, a whole-grid point), a point is not
+in the store, or a check raises on the narrower result (a slope left with one point).
 
 A look at the narrowed sweep computes only its points, with the look's replicates: they are
 the points a look of every point would compute for them (seeds by identity), and the checks it
@@ -56,20 +59,28 @@ def narrowed_sweep(experiment: Experiment, config: dict, seed: int, store: Resul
     ``config``'s replicates."""
     dims = [dim for dim in experiment.sweep_dims
             if isinstance(config.get(dim), list) and len(config[dim]) > 1]
-    if not dims or not names or any(name not in judged for name in names):
+    optional = [key for key in experiment.optional_lists(config) if config.get(key)]
+    if not (dims or optional) or not names or any(name not in judged for name in names):
         return {}, frozenset()
     identities = {point_key(point): point_identity(experiment, config, point, seed)
                   for point in experiment.points(config)}
-    kept, reproduced = {dim: list(config[dim]) for dim in dims}, frozenset()
+    kept, reproduced = {dim: list(config[dim]) for dim in [*dims, *optional]}, frozenset()
+
+    def attempt(dim: str, values: list) -> None:
+        nonlocal kept, reproduced
+        trial = {**kept, dim: values}
+        found = _reproduced(experiment, trial, seed, store, identities, judged, families,
+                            [*names, *others], look, configure)
+        if set(names) <= found:
+            kept, reproduced = trial, found
+
     for dim in dims:
         for value in list(kept[dim]):
             if len(kept[dim]) == 1:
                 break
-            trial = {**kept, dim: [v for v in kept[dim] if v != value]}
-            found = _reproduced(experiment, trial, seed, store, identities, judged, families,
-                                [*names, *others], look, configure)
-            if set(names) <= found:
-                kept, reproduced = trial, found
+            attempt(dim, [v for v in kept[dim] if v != value])
+    for key in optional:
+        attempt(key, [])
     narrowed = {dim: values for dim, values in kept.items() if values != list(config[dim])}
     return narrowed, (reproduced & frozenset(others) if narrowed else frozenset())
 

@@ -98,7 +98,8 @@ decide read (:meth:`~workbench.run.experiment.Experiment.keys_read_by`): in a st
 the parameters of the parts that own such a check; the other parts keep the last look's
 replicates, so their points are read from the store, and the predicted time counts only the
 points computed again. Within a study, a look runs only the sweep points the checks it aims at
-read, where that is fewer than every point (:mod:`.narrowing`; :meth:`Track.aim_at`): it
+read, where that is fewer than every point (:mod:`.narrowing`; :meth:`Track.aim_at`; a
+federated study's step grid, which its chain checks do not read, is left out whole): it
 judges those checks, and the other undecided ones those points alone give, at their
 families' sizes at every point
 (:mod:`bounds.family_sizes`), the others keep their last look, and the experiment's result
@@ -887,13 +888,17 @@ def _explained(track: Track) -> list[tuple[str, Verdict, str]]:
 
 def _next_look(track: Track, look: int) -> str:
     """``name look k (n_replicates 10 → 80, ...; about 12 s)``: the look a round runs next,
-    the replicate parameters (and reference draws) it adds to, and its predicted time."""
+    the replicate parameters (and reference draws) it adds to, the sweep values it runs where
+    fewer than every one ("only ...") and the lists it leaves empty ("no ..."), and its
+    predicted time."""
     now, then = track.outcome.config, track.config_at(look)
     grown = [f"{key} {now[key]} → {then[key]}" for key in track.grown_keys
              if then[key] != now[key]]
-    if track.sweep:
+    only = {dim: values for dim, values in track.sweep.items() if values}
+    if only:
         grown.append("only " + " and ".join(f"{dim} = {', '.join(map(str, values))}"
-                                            for dim, values in track.sweep.items()))
+                                            for dim, values in only.items()))
+    grown += [f"no {dim}" for dim, values in track.sweep.items() if not values]
     return (f"{track.experiment.name} look {look} ({', '.join(grown)}; about "
             f"{track.predicted(look):.0f} s)")
 

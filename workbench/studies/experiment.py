@@ -211,6 +211,11 @@ class StudyExperiment(Experiment):
         own = grid.points(config, self.study.product, self.study.zipped)
         return own + self.design_points(config) + self.step_points(config)
 
+    def optional_lists(self, config):
+        """The step factors: each adds its step grid's points, and no point's identity holds
+        the list (:meth:`point_identity`)."""
+        return (STEP_FACTORS,) if config.get(STEP_FACTORS) else ()
+
     @staticmethod
     def step_points(config) -> list[dict]:
         """The step grid's points (:mod:`.step_grid_point`; none without step factors)."""
@@ -244,6 +249,9 @@ class StudyExperiment(Experiment):
 
     def point_identity(self, config, point):
         identity = super().point_identity(config, point)
+        # no point reads the step factors' list: the sweep's points run at h, and a step
+        # grid's point names its own factor (so a look may leave the step grid out)
+        identity.pop(STEP_FACTORS, None)
         if config["model"] in HELD_OUT:
             identity["with_reference"] = self.with_reference()
         if config["system"] == TRAVELING:
@@ -494,7 +502,9 @@ def _validate_speedup_grid(config: dict, over: str) -> None:
 
 def _validate_step_grid(config: dict, checks) -> None:
     """A federated study's step grid runs along increasing local-update counts; its envelope
-    checks judge their bound at the grid's steps, so they need some, on estimators it runs."""
+    checks judge their bound at the grid's steps, on estimators it runs (with no step factor,
+    a run of the sweep alone, they are not judged:
+    :func:`~.step_envelope_judgements.envelope_checks`)."""
     envelopes = [c for c in checks if c.kind == "envelope"] if config["system"] == FEDERATED \
         else []
     for check in envelopes:
@@ -508,10 +518,6 @@ def _validate_step_grid(config: dict, checks) -> None:
         if not isinstance(local, list) or local != sorted(local):
             raise InvalidParameter("local_updates", local, "must be swept in increasing order "
                                    "(the step grid's order)")
-    elif envelopes:
-        raise InvalidParameter(STEP_FACTORS, config.get(STEP_FACTORS, []),
-                               "must name a step factor other than 1: the study's envelope "
-                               "check judges its bound at those steps")
 
 
 def _validate_limit_schedules(config: dict) -> None:

@@ -23,7 +23,9 @@ import xarray as xr
 
 from bounds import registry
 from bounds.checks import envelope_check, fit_envelope
+from bounds.envelope import unjudged_envelope
 from bounds.verdict import Verdict, one_sided_z_for_family
+from workbench.studies.schema import STEP_FACTORS
 
 #: an estimator's per-shard symbol in its bound and the study's variable that holds it
 PER_SHARD = {"dsgld": ("shard_gradient_bound_sq", "gamma_squared"),
@@ -62,6 +64,12 @@ def envelope_checks(dataset: xr.Dataset, study: str, config: dict,
     ``envelope/theorem-1-dsgld``)."""
     method, name = options["estimator"], options["bound"]
     bound = registry.get(name)
+    check, evidence = f"envelope/{name.split('-', 1)[1]}", {"estimator": method, "bound": name}
+    if not config[STEP_FACTORS]:  # the sweep alone: nothing beside h to judge the bound at
+        return [unjudged_envelope(
+            check, "not judged: the run has no steps beside h, bound_step_factors is empty",
+            one_sided_z_for_family(config["false_failure_rate"], 1),
+            detail=f"{bound.title} [{bound.provenance}]", evidence=evidence)]
     envelope, values = fitted(dataset, config, method, name,
                               f"{study} {method} at the study's step")
     observed = dataset["bound_mse"].sel(estimator=method)
@@ -69,10 +77,10 @@ def envelope_checks(dataset: xr.Dataset, study: str, config: dict,
     n_held_out = int(held_out.broadcast_like(observed).sum())
     z = one_sided_z_for_family(config["false_failure_rate"], max(n_held_out, 1))
     return [envelope_check(
-        f"envelope/{name.split('-', 1)[1]}", envelope, values, observed,
+        check, envelope, values, observed,
         dataset["bound_mse_se"].sel(estimator=method), z, held_out,
         detail=(f"{bound.title} [{bound.provenance}], γ_s²/ε_s² from the data: constants "
                 f"fitted at the study's own step (Welling–Teh h = "
                 f"{2 * float(dataset['step_size']):.3g}) for every local-update count, "
-                f"judged at step factors {config['bound_step_factors']}"),
-        evidence={"estimator": method, "bound": name})]
+                f"judged at step factors {config[STEP_FACTORS]}"),
+        evidence=evidence)]
