@@ -106,8 +106,8 @@ class Experiment:
 
     def optional_lists(self, config: dict) -> tuple[str, ...]:
         """List-valued configuration keys whose every value only adds points of its own, and
-        which no point's identity holds, so that a sequential look may leave some or all of
-        their values out (:mod:`workbench.run.narrowing`); none by default."""
+        which no point's identity holds, so that a sequential look may leave them empty
+        (:mod:`workbench.run.narrowing`: whole, never in part); none by default."""
         return ()
 
     def work(self, config: dict, point: dict[str, Any]) -> int:
