@@ -967,3 +967,24 @@ def test_a_check_names_the_count_that_adds_chains_to_it():
     assert counted_by(verdict, chain_keys(config)) == ["limit_schedules",
                                                        "part_limit_schedules"]
     assert counted_by(replace(verdict, evidence={}), chain_keys(config)) == []
+
+
+def test_a_check_left_out_of_the_later_looks_says_what_it_asked_of_the_look_that_judged_it():
+    """A check last judged at look 1 (10 replicates, asking 50 times them) while narrower looks
+    ran other checks up to look 3 (40 replicates): the final table quotes look 1, its 10
+    replicates and its 50 times, not look 3's 40 replicates with the 12.5 times that the plan
+    counts from there (and predicts the deciding look from: four looks on, 16 times the 10 s).
+    Negative control: a check judged at the last look quotes that look."""
+    from workbench.run.until_decided import why_undecided
+
+    track = wanting_track(10.0, 50.0)
+    track.history = {"mean": [{"look": 1, "replicates": {"n_replicates": 10}}]}
+    track.look, track.budget_left = 3, 100.0
+    track.outcome = replace(track.outcome, config={**track.outcome.config, "n_replicates": 40})
+    assert track.needs("mean") == 12.5
+    assert why_undecided(track.undecided["mean"], track) == (
+        "at look 1 (n_replicates = 10), about 50 times the replicates would decide it: a look "
+        "of about 160 s, more than the 100 s left of the budget")
+    track.history["mean"].append({"look": 3, "replicates": {"n_replicates": 40}})
+    assert why_undecided(track.undecided["mean"], track).startswith(
+        "at look 3 (n_replicates = 40), about 50 times the replicates")

@@ -788,29 +788,36 @@ def point_seconds(measured: list[tuple[int, float]], look: int) -> float:
 
 
 def why_undecided(verdict: Verdict, track: Track) -> str:
-    """Why more replicates did not decide ``verdict`` (for the final table)."""
+    """Why more replicates did not decide ``verdict`` (for the final table): the look it was
+    last judged at (a narrower look may have left it out), with that look's grown parameters
+    and what it asked for of them, and why no later look was run towards it."""
     if not track.keys:
         return "the experiment has no replicate parameter to grow"
     factor = track.needs(verdict.check)
     if not math.isfinite(factor):
         return verdict.evidence.get("cannot_decide", "more replicates cannot decide it: no "
                                     "finite difference or Monte Carlo error")
+    asked = track.factor(verdict)  # of the parameters of the look it was judged at
     near = ("; the difference sits near the margin"
-            if factor > ON_THE_MARGIN and math.isfinite(verdict.difference) else "")
+            if asked > ON_THE_MARGIN and math.isfinite(verdict.difference) else "")
     what = ("the replicates" if math.isfinite(verdict.replicate_factor)
             else "the chains" if track.by_chains(verdict.check)
             else "both the replicates and the reference's draws")
-    wants = f"about {factor:.3g} times {what} would decide it"
+    wants = f"about {asked:.3g} times {what} would decide it"
+    judged = track.history.get(verdict.check)
+    at = (f"at look {judged[-1]['look']} ({_parameters(judged[-1]['replicates'])})" if judged
+          else f"at look {track.look} ({_parameters(track.outcome.config, track.grown_keys)})")
     if not track.stopped and track.budget_left > 0 and not track.fits(factor):
-        return (f"at look {track.look} ({_replicates(track)}), {wants}: a look of "
+        return (f"{at}, {wants}: a look of "
                 f"{track.about(track.deciding_seconds(factor))}, more than the "
                 f"{max(track.budget_left, 0):.0f} s left of the budget{near}")
     stop = track.stopped or track.waiting or "the budget ran out"
-    return f"{stop} at look {track.look} ({_replicates(track)}): {wants}{near}"
+    return f"{stop} {at}: {wants}{near}"
 
 
-def _replicates(track: Track) -> str:
-    return ", ".join(f"{k} = {track.outcome.config[k]}" for k in track.grown_keys)
+def _parameters(values: dict, keys: Collection[str] | None = None) -> str:
+    """``n_replicates = 10, n_chains = 40``: ``values`` of ``keys`` (default: every one)."""
+    return ", ".join(f"{k} = {values[k]}" for k in (values if keys is None else keys))
 
 
 def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, out: Path,
