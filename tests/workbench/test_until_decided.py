@@ -988,3 +988,22 @@ def test_a_check_left_out_of_the_later_looks_says_what_it_asked_of_the_look_that
     track.history["mean"].append({"look": 3, "replicates": {"n_replicates": 40}})
     assert why_undecided(track.undecided["mean"], track).startswith(
         "at look 3 (n_replicates = 40), about 50 times the replicates")
+
+
+def test_a_look_left_out_while_a_round_was_cut_takes_the_room_a_larger_one_left():
+    """In 100 s: ten checks asking 1.5 times a 5 s look (look 3, 20 s), four asking 1.1 times a
+    44 s look (look 2, 88 s) and one asking 2.34 times a 10 s look (look 3, 40 s): 148 s
+    together. The last goes down to look 2, which promises nothing (2 < 2.34), and is left
+    out; the 88 s look still does not fit beside the 20 s one and is left out too. The room
+    that leaves holds the first one left out at its aim, look 3 (60 s together): without the
+    second pass the round would run 20 s of 100. The 88 s look, tried first, still does not
+    fit, and waits (negative control)."""
+    from workbench.run.until_decided import _next_looks
+
+    many = wanting_track(5.0, 1.5, checks=10)
+    large, cheap = wanting_track(44.0, 1.1, checks=4), wanting_track(10.0, 2.34)
+    assert _next_looks([many, large, cheap], 1000.0, None) == {many: 3, large: 2, cheap: 3}
+    assert _next_looks([many, large, cheap], 100.0, None) == {many: 3, cheap: 3}
+    assert not cheap.waiting
+    assert large.waiting.startswith("look 2 (about 88 s) did not fit beside the other "
+                                    "experiments' looks in the 100 s left")

@@ -27,15 +27,17 @@ most :data:`MOST_LOOKS_AHEAD` looks on; when the experiments' next looks togethe
 not fit in what is left of the budget, they go fewer looks on one at a time, first the look that
 promises the fewest decisions per second (the undecided checks whose factor its replicates
 cover, over its predicted time; of equal ones, the most expensive). An experiment whose next
-look does not fit beside the others' even one look on waits: every later round plans it again
-with the others (its look may fit once they are decided), and if the budget ends first its
-undecided checks say which look did not fit in what was left. Only checks whose deciding look
-(the first with at least their factor times the replicates) is predicted to fit, with that
-reserve, in what is left of the budget count: a look towards checks that no look within the
-budget could decide would spend it for nothing, so an experiment with none left stops, and the
-final table gives the predicted time of the look its checks ask for. Looks may be skipped: the
-rates a look spends are fixed by its number, whatever looks were taken before, so skipping looks
-only leaves their shares unspent (:mod:`bounds.sequential`).
+look does not fit beside the others' even one look on is left out; once the round is cut, a look
+left out takes the room the others left where it fits (the last left out first, at the furthest
+look up to its aim), and otherwise waits: every later round plans it again with the others (its
+look may fit once they are decided), and if the budget ends first its undecided checks say which
+look did not fit in what was left. Only checks whose deciding look (the first with at least
+their factor times the replicates) is predicted to fit, with that reserve, in what is left of
+the budget count: a look towards checks that no look within the budget could decide would spend
+it for nothing, so an experiment with none left stops, and the final table gives the predicted
+time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
+its number, whatever looks were taken before, so skipping looks only leaves their shares unspent
+(:mod:`bounds.sequential`).
 
 The predicted time of a round is that of its looks run together (:func:`round_seconds`), as
 the sweeps of one round overlap on the workers: each look's compute seconds (one process, as
@@ -923,7 +925,9 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
     together fits in ``left`` seconds (:data:`RESERVE`; 1: the predictions as they are), the
     look that promises the fewest decisions per second going one look down first
     (:meth:`Track.promised`; of equal ones, the most expensive); an experiment one look on that
-    still does not fit waits for a later round (:attr:`Track.waiting` says why)."""
+    still does not fit is left out, and once the round is cut, each one left out (the last
+    first) takes the furthest look up to its aim that fits in the room the others left, or
+    waits for a later round (:attr:`Track.waiting` says why)."""
     plan: dict[Track, int] = {}
     for track in tracks:
         track.budget_left, track.reserve, track.waiting = left, reserve, ""
@@ -934,6 +938,7 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
         aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
         if aim > track.look:
             plan[track] = aim
+    aims, left_out = dict(plan), []
     while plan and _round_predicted(plan) * reserve > left:
         track = min(plan, key=lambda t: (t.promised(plan[t]) / max(t.predicted(plan[t]), 1e-9),
                                          -t.predicted(plan[t])))
@@ -943,6 +948,16 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
             track.waiting = (f"look {plan[track]} ({track.about(track.predicted(plan[track]))}) "
                              f"did not fit beside the other experiments' looks in the "
                              f"{max(left, 0):.0f} s left")
+            left_out.append(track)
+            del plan[track]
+    # the room a look left out may have left, once a larger one went too: the last left out
+    # (promising the most a second) first, at the furthest look up to its aim that fits
+    for track in reversed(left_out):
+        for look in range(aims[track], track.look, -1):
+            plan[track] = look
+            if _round_predicted(plan) * reserve <= left:
+                track.waiting = ""
+                break
             del plan[track]
     for track, look in list(plan.items()):
         try:
