@@ -101,12 +101,16 @@ class Experiment:
     unblocked_keys: tuple[str, ...] = ()
 
     def point_identity(self, config: dict, point: dict[str, Any]) -> dict[str, Any]:
-        """The configuration keys a point's result depends on (see the module docstring)."""
-        return {key: value for key, value in config.items() if key not in point}
+        """The configuration keys a point's result depends on (see the module docstring): not
+        the point's own, nor the :meth:`optional_lists`."""
+        optional = self.optional_lists(config)
+        return {key: value for key, value in config.items()
+                if key not in point and key not in optional}
 
     def optional_lists(self, config: dict) -> tuple[str, ...]:
-        """List-valued configuration keys whose every value only adds points of its own, and
-        which no point's identity holds, so that a sequential look may leave them empty
+        """List-valued configuration keys whose every value only adds points of its own (a
+        point that needs one names it), so that no point's identity holds them
+        (:meth:`point_identity`) and a sequential look may leave them empty
         (:mod:`workbench.run.narrowing`: whole, never in part); none by default."""
         return ()
 

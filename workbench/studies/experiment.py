@@ -212,9 +212,9 @@ class StudyExperiment(Experiment):
         return own + self.design_points(config) + self.step_points(config)
 
     def optional_lists(self, config):
-        """The step factors: each adds its step grid's points, and no point's identity holds
-        the list (:meth:`point_identity`)."""
-        return (STEP_FACTORS,) if config.get(STEP_FACTORS) else ()
+        """The step factors, where the study has a step grid: the sweep's points run at h, and
+        a step grid's point names its own factor."""
+        return (STEP_FACTORS,) if STEP_FACTORS in config else ()
 
     @staticmethod
     def step_points(config) -> list[dict]:
@@ -249,9 +249,6 @@ class StudyExperiment(Experiment):
 
     def point_identity(self, config, point):
         identity = super().point_identity(config, point)
-        # no point reads the step factors' list: the sweep's points run at h, and a step
-        # grid's point names its own factor (so a look may leave the step grid out)
-        identity.pop(STEP_FACTORS, None)
         if config["model"] in HELD_OUT:
             identity["with_reference"] = self.with_reference()
         if config["system"] == TRAVELING:
