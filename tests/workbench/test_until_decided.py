@@ -5,6 +5,7 @@ replicates stores, and a rerun computes nothing."""
 
 import io
 import math
+import re
 import time
 from dataclasses import replace
 
@@ -1007,3 +1008,121 @@ def test_a_look_left_out_while_a_round_was_cut_takes_the_room_a_larger_one_left(
     assert not cheap.waiting
     assert large.waiting.startswith("look 2 (about 88 s) did not fit beside the other "
                                     "experiments' looks in the 100 s left")
+
+
+class TwoCosts(Coins):
+    """Both points' means against 0 within 0.25, each its own check (both undecided at 10
+    replicates); the tests give the points their compute seconds."""
+
+    name = "two-costs"
+
+    def checks(self, dataset):
+        z = z_for_family(0.05, dataset.sizes["point"])
+        return [oracle_check(f"mean/point={p}", x.mean(), x.std(ddof=1) / math.sqrt(x.size),
+                             0.0, z, margin=0.25, n_replicates=x.size)
+                for p in dataset["point"].values.tolist()
+                for x in [dataset["x"].sel(point=p).values]]
+
+
+def _two_costs_track(tmp_path, seconds, factors):
+    """A :class:`TwoCosts` track after look 1 on one process, whose points computed for
+    ``seconds`` and whose checks ask for ``factors`` times its replicates."""
+    from workbench.run.until_decided import Track
+
+    two = TwoCosts()
+    with open_workers(processes=1) as workers:
+        (first,) = run_all([two], False, 7, tmp_path, workers, figures=False, judge=False,
+                           log=io.StringIO())
+    sweep = replace(first.sweep, point_seconds=list(seconds), longest_task=max(seconds),
+                    stored_seconds=0.0, reused_seconds=0.0, kept_seconds=0.0,
+                    compile_seconds=0.0)
+    track = Track(two, {}, two.configure(), False, seed=7,
+                  store=first.sweep and _store(tmp_path, two.name))
+    track.absorb(replace(first, sweep=sweep, seconds=sweep.seconds), Look(1), 1)
+    assert sorted(track.undecided) == ["mean/point=0", "mean/point=1"]
+    track.undecided = {name: replace(verdict, replicate_factor=factors[name])
+                       for name, verdict in track.undecided.items()}
+    return track
+
+
+def _store(out, name):
+    from workbench.store.result_store import STORE_DIR, ResultStore
+
+    return ResultStore(out / STORE_DIR, name)
+
+
+def test_a_look_aimed_at_the_checks_asking_least_fits_where_one_aimed_at_all_would_not(tmp_path):
+    """Point 0 computed 1 s, point 1 30 s; point 0's check asks 1.6 times the replicates,
+    point 1's 30 times. Aimed at both, even point 0's deciding look (look 2: both points,
+    62 s) does not fit in 60 s, so the experiment would not grow; aimed at the check asking
+    fewer looks, it runs point 0 alone (look 2, about 2 s) and is planned to look 3, the
+    stricter values' aim; the final table quotes that look for point 0's check and point 1's
+    own for point 1's. Negative control: with room for every look, the look is aimed at both,
+    every point."""
+    from workbench.run.until_decided import _explained, _next_looks
+
+    factors = {"mean/point=0": 1.6, "mean/point=1": 30.0}
+    track = _two_costs_track(tmp_path, [1.0, 30.0], factors)
+    assert _next_looks([track], 10000.0, None) == {track: 4}
+    assert track.sweep == {} and track.aiming == frozenset(factors)
+    assert _next_looks([track], 60.0, None) == {track: 3}
+    assert track.sweep == {"point": [0]} and track.aiming == {"mean/point=0"}
+    assert track.predicted(3) == pytest.approx(4.0, abs=0.5)
+    assert track.options == [{"mean/point=0": 1.6}]
+    why = {verdict.check: reason for _, verdict, reason in _explained(track)}
+    assert re.search(r"a look of about [2-3] s, more than", why["mean/point=0"]) is None
+    assert why["mean/point=0"].startswith("the budget ran out at look 1")
+    assert re.search(r"a look of about 9\d\d s, more than the 60 s left", why["mean/point=1"])
+
+
+def test_a_look_left_out_of_a_cut_round_takes_the_room_aimed_at_fewer_checks(tmp_path):
+    """Point 0 (1 s) asks 1.6 times, point 1 (29 s) 3 times: aimed at both, look 4 (240 s);
+    its deciding look 3 (120 s) fits alone in 130 s. Beside ten checks asking 1.5 times a
+    30.5 s look (look 3, 122 s), the round is cut: the two-point look goes down to look 2,
+    which promises one check in 60 s, and is left out. In the 8 s the other leaves, its aim at
+    point 0's check alone takes look 3 (4 s), which promises it; before, it waited. Where even
+    look 2 of that aim (2 s) does not fit beside the other (123 s left), it waits, aimed at
+    both as before (negative control)."""
+    from workbench.run.until_decided import _next_looks
+
+    factors = {"mean/point=0": 1.6, "mean/point=1": 3.0}
+    two = _two_costs_track(tmp_path, [1.0, 29.0], factors)
+    many = wanting_track(30.5, 1.5, checks=10)
+    assert _next_looks([two, many], 130.0, None) == {many: 3, two: 3}
+    assert two.sweep == {"point": [0]} and two.aiming == {"mean/point=0"}
+    assert two.options == [factors, {"mean/point=0": 1.6}] and not two.waiting
+    assert _next_looks([two, many], 123.0, None) == {many: 3}
+    assert two.sweep == {} and two.aiming == frozenset(factors)
+    assert two.waiting.startswith("look 2 (about 60 s) did not fit")
+
+
+def test_a_look_aimed_at_both_kinds_is_taken_only_where_it_fits_else_one_kind_goes_first(
+        tmp_path):
+    """A check only more chains decide (1.5 times the chains) and two that more replicates
+    decide (1.5 times them) after a look that computed 10 s: each kind's deciding look 2
+    grows its own count alone (20 s); aimed at both it grows both (40 s), which does not fit
+    in 30 s. So the look is aimed at one kind, the replicates' (two checks in 20 s before one),
+    and cut to look 2, which fits; aimed at both, as before, it would not have fitted at any
+    look. Negative control: with room, the look is aimed at both and grows both."""
+    from workbench.run.until_decided import LookCost, Track, _next_looks
+
+    experiment = Chained()
+    with open_workers(processes=1) as workers:
+        (outcome,) = run_all([experiment], False, 7, tmp_path, workers, figures=False,
+                             log=io.StringIO(), judge=False)
+    track = Track(experiment, {}, experiment.configure(), False)
+    track.absorb(outcome, Look(1))
+    mean = track.undecided["mean"]
+    track.undecided = {
+        "mean": replace(mean, evidence={**mean.evidence, "chain_factor": 1.5}),
+        **{name: replace(mean, check=name, replicate_factor=1.5) for name in ("r1", "r2")}}
+    track.cost = LookCost(work=10.0, computed=10.0)
+    assert track.by_chains("mean") and not track.by_chains("r1")
+    assert _next_looks([track], 1000.0, None) == {track: 3}
+    assert track.config_at(3) == {**experiment.configure(), "n_chains": 16, "n_replicates": 40}
+    assert track.predicted(2) == pytest.approx(40.0, abs=0.5)
+    assert _next_looks([track], 30.0, None) == {track: 2}
+    assert track.aiming == {"r1", "r2"} and track.options == [
+        {"r1": 1.5, "r2": 1.5}, {"mean": 1.5}]
+    assert track.config_at(2) == {**experiment.configure(), "n_replicates": 20}
+    assert track.predicted(2) == pytest.approx(20.0, abs=0.5)

@@ -35,7 +35,12 @@ look did not fit in what was left. Only checks whose deciding look (the first wi
 their factor times the replicates) is predicted to fit, with that reserve, in what is left of
 the budget count: a look towards checks that no look within the budget could decide would spend
 it for nothing, so an experiment with none left stops, and the final table gives the predicted
-time of the look its checks ask for. Looks may be skipped: the rates a look spends are fixed by
+time of the look its checks ask for. A check's deciding look is predicted aimed at it and at the
+checks of its kind (more replicates, or more chains: below) that ask for no more looks, as a
+look towards the checks asking least may run fewer points (:meth:`Track._aims`); a look aimed at
+both kinds is taken where it fits too, else the kind deciding more checks a second, and a look
+left out of a cut round may take the room the others left aimed at fewer checks
+(:func:`_take_the_room`). Looks may be skipped: the rates a look spends are fixed by
 its number, whatever looks were taken before, so skipping looks only leaves their shares unspent
 (:mod:`bounds.sequential`).
 
@@ -251,6 +256,20 @@ class LookCost:
                         min(self.longest * multiple, computed), self.serial * multiple)
 
 
+def looks_on(factor: float) -> int:
+    """How many looks on the first look with at least ``factor`` times a look's replicates is
+    (looks multiply them by powers of :data:`GROWTH`; at least one)."""
+    return max(math.ceil(math.log(max(factor, 1.0), GROWTH) - 1e-9), 1)
+
+
+def _by_looks(factors: dict[str, float]) -> list[dict[str, float]]:
+    """The checks of ``factors`` (name: factor) asking for at most as many looks
+    (:func:`looks_on`) as each of them does, the most first: every check, then those asking
+    fewer looks than the most, and so on."""
+    counts = sorted({looks_on(f) for f in factors.values()}, reverse=True)
+    return [{name: f for name, f in factors.items() if looks_on(f) <= most} for most in counts]
+
+
 def _sweep_key(sweep: dict[str, list]) -> tuple:
     """A narrower sweep's lists as a key."""
     return tuple(sorted((dim, tuple(values)) for dim, values in sweep.items()))
@@ -339,6 +358,8 @@ class Track:
     #: (:mod:`.narrowing`), and the checks it aims at (None: every undecided one)
     sweep: dict[str, list] = field(default_factory=dict)
     aiming: frozenset[str] | None = None
+    #: the aims (name: factor) the next look may take, its own first (:meth:`_aims`)
+    options: list[dict[str, float]] = field(default_factory=list)
     #: where the looks' points are stored (and the narrower sweeps' trials read them)
     seed: int = 0
     store: ResultStore | None = None
@@ -663,7 +684,9 @@ class Track:
         (0: none that more replicates could decide), counting only the checks whose deciding
         look fits in :attr:`budget_left` (its predicted time at their factor): a look towards
         a check that no look within the budget could decide would spend the budget for
-        nothing (module docstring); each kind of check (:meth:`kinds`) by its own look."""
+        nothing (module docstring). The look is aimed at the first of :meth:`_aims`, which
+        :attr:`options` keeps with the narrower ones for a round that has no room for it."""
+        self.options = []
         if not self.keys or self.outcome.error or (self.stopped and (
                 self.ceiling is None or self.ceiling <= self.look)):
             return 0.0
@@ -671,16 +694,50 @@ class Track:
         needs = {name: factor for name, factor in needs.items() if math.isfinite(factor)}
         useful = ({name: f for name, f in needs.items() if f <= ON_THE_MARGIN}
                   or dict.fromkeys(needs, float(GROWTH**2)))
-        groups = self.kinds(useful)
-        affordable = {}
-        for group in groups:
-            self.aim_at(group)
-            affordable.update({name: f for name, f in group.items() if self.fits(f)})
-        if not affordable:
+        self.options = self._aims(useful)
+        if not self.options:
             return 0.0
-        if len(groups) > 1 or len(affordable) < len(useful):
-            self.aim_at(affordable)
-        return max(max(affordable.values()) * STRICTER, GROWTH)
+        self.aim_at(self.options[0])
+        return self.asks(self.options[0])
+
+    @staticmethod
+    def asks(aim: dict[str, float]) -> float:
+        """The replicates, as a multiple of this look's, that a look aimed at the checks
+        ``aim`` (name: factor) is planned with: the largest factor, :data:`STRICTER` for the
+        stricter critical values of later looks, and at least one look on."""
+        return max(max(aim.values()) * STRICTER, GROWTH)
+
+    def _aims(self, factors: dict[str, float]) -> list[dict[str, float]]:
+        """The aims (name: factor) a next look may take, the widest first: each kind of
+        check (:meth:`kinds`) by its own look, of which the checks whose deciding look fits in
+        :attr:`budget_left` aimed at them and at the checks of their kind that ask for no
+        more looks (:meth:`_fitting`: a look towards those asking less may run fewer points
+        than one aimed at every check of the kind); both kinds together first where that look
+        fits too (it grows both); then each kind alone, the one deciding more checks a second
+        first; then, of each, fewer checks, those asking fewest looks (tried where a round has
+        no room for a wider look: :func:`_next_looks`)."""
+        fitting = sorted((found for found in map(self._fitting, self.kinds(factors)) if found),
+                         key=lambda found: -len(found[0]) / max(found[1], 1e-9))
+        kinds = [aim for aim, _ in fitting]
+        aims = []
+        if len(kinds) > 1:
+            both = {name: f for aim in kinds for name, f in aim.items()}
+            self.aim_at(both)
+            if self.fits(max(both.values())):
+                aims.append(both)
+        aims += kinds
+        return aims + [fewer for aim in kinds for fewer in _by_looks(aim)[1:]]
+
+    def _fitting(self, group: dict[str, float]) -> tuple[dict[str, float], float] | None:
+        """The checks of ``group`` (one kind) whose deciding look fits in
+        :attr:`budget_left` aimed at them, and that look's predicted seconds: the most
+        checks, asking fewest looks first (:func:`_by_looks`), whose look aimed at them fits
+        for the one asking most; None where no such look fits."""
+        for aim in _by_looks(group):
+            self.aim_at(aim)
+            if self.fits(max(aim.values())):
+                return aim, self.deciding_seconds(max(aim.values()))
+        return None
 
     def kinds(self, factors: dict[str, float]) -> list[dict[str, float]]:
         """The undecided checks of ``factors`` (name: factor) that only more chains decide
@@ -720,9 +777,15 @@ class Track:
 
     def deciding_seconds(self, factor: float) -> float:
         """The predicted time of the first later look with at least ``factor`` times this
-        look's replicates (looks multiply them by powers of :data:`GROWTH`)."""
-        looks_on = max(math.ceil(math.log(max(factor, 1.0), GROWTH) - 1e-9), 1)
-        return self.predicted(self.look + looks_on)
+        look's replicates (:func:`looks_on`)."""
+        return self.predicted(self.look + looks_on(factor))
+
+    def aim_look(self, wanted: float, max_looks: int | None) -> int:
+        """The look whose replicates cover ``wanted`` times this look's (:meth:`asks`), at
+        most :data:`MOST_LOOKS_AHEAD` looks on, ``max_looks`` and the look a failed one left
+        (:attr:`ceiling`)."""
+        aim = self.look + min(looks_on(wanted), MOST_LOOKS_AHEAD)
+        return min([aim, *(limit for limit in (max_looks, self.ceiling) if limit is not None)])
 
     def later(self, look: int) -> LookCost:
         """The predicted cost of a later look ``look`` (:meth:`LookCost.at`): from the
@@ -880,13 +943,17 @@ def _explained(track: Track) -> list[tuple[str, Verdict, str]]:
     evidence keeps too (``sequential.why_undecided``, so that ``--json`` carries it)."""
     rows = []
     finite = {name: track.needs(name) for name in track.undecided}
-    aims = {name: group for group in track.kinds(
+    kinds = {name: group for group in track.kinds(
         {name: f for name, f in finite.items() if math.isfinite(f)}) for name in group}
     for verdict in track.verdicts():
         if verdict.verdict != INCONCLUSIVE:
             continue
-        if verdict.check in aims and track.outcome is not None and not track.outcome.error:
-            track.aim_at(aims[verdict.check])  # its look's time: one of its kind
+        if verdict.check in kinds and track.outcome is not None and not track.outcome.error:
+            # its look's time as the planner judges it (Track._fitting): aimed at the
+            # checks of its kind that ask for no more looks
+            most = looks_on(finite[verdict.check])
+            track.aim_at({name: f for name, f in kinds[verdict.check].items()
+                          if looks_on(f) <= most})
         why = why_undecided(verdict, track)
         verdict = track.undecided[verdict.check] = replace(verdict, evidence={
             **verdict.evidence,
@@ -934,11 +1001,10 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
         wanted = track.wanted()
         if not wanted:
             continue
-        aim = track.look + min(math.ceil(math.log(wanted, GROWTH) - 1e-9), MOST_LOOKS_AHEAD)
-        aim = min([aim, *(limit for limit in (max_looks, track.ceiling) if limit is not None)])
+        aim = track.aim_look(wanted, max_looks)
         if aim > track.look:
             plan[track] = aim
-    aims, left_out = dict(plan), []
+    left_out = []
     while plan and _round_predicted(plan) * reserve > left:
         track = min(plan, key=lambda t: (t.promised(plan[t]) / max(t.predicted(plan[t]), 1e-9),
                                          -t.predicted(plan[t])))
@@ -951,14 +1017,9 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
             left_out.append(track)
             del plan[track]
     # the room a look left out may have left, once a larger one went too: the last left out
-    # (promising the most a second) first, at the furthest look up to its aim that fits
+    # (promising the most a second) first
     for track in reversed(left_out):
-        for look in range(aims[track], track.look, -1):
-            plan[track] = look
-            if _round_predicted(plan) * reserve <= left:
-                track.waiting = ""
-                break
-            del plan[track]
+        _take_the_room(track, plan, left, max_looks, reserve)
     for track, look in list(plan.items()):
         try:
             size_plan(track.experiment, track.config_at(look))
@@ -966,3 +1027,29 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
             track.stopped = f"look {look} was refused ({refused})"
             del plan[track]
     return plan
+
+
+def _take_the_room(track: Track, plan: dict[Track, int], left: float, max_looks: int | None,
+                   reserve: float) -> None:
+    """Put ``track``, left out of ``plan``, back into it where a look of it fits in ``left``
+    seconds beside the others' (with ``reserve``): of each of its aims (:attr:`Track.options`,
+    the widest first), the furthest look up to the one it asks for that fits; the first that
+    promises a decision (:meth:`Track.promised`), else the first that fits. Where none fits it
+    keeps its own aim and waits."""
+
+    def fits(look: int) -> bool:
+        together = _round_predicted({**plan, track: look})
+        return together * reserve <= left
+
+    fallback = None
+    for option in track.options:
+        track.aim_at(option)
+        top = track.aim_look(track.asks(option), max_looks)
+        look = next((look for look in range(top, track.look, -1) if fits(look)), None)
+        if look is not None and track.promised(look):
+            plan[track], track.waiting = look, ""
+            return
+        fallback = fallback or (None if look is None else (option, look))
+    track.aim_at(fallback[0] if fallback else track.options[0])
+    if fallback:
+        plan[track], track.waiting = fallback[1], ""
