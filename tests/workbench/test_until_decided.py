@@ -864,6 +864,17 @@ def test_no_task_of_a_later_look_is_predicted_longer_than_all_it_computes():
     assert LookCost(10.0, 10.0, 0.0, 6.0).at(2.0, 1.0) == LookCost(20.0, 20.0, 0.0, 12.0)
 
 
+def _first_look(tmp_path, experiment, **options):
+    """``experiment``'s look 1, run on one process and not judged, and a new track of it
+    (``options``: the track's fields) that has not absorbed it."""
+    from workbench.run.until_decided import Track
+
+    with open_workers(processes=1) as workers:
+        (outcome,) = run_all([experiment], False, 7, tmp_path, workers, figures=False,
+                             log=io.StringIO(), judge=False)
+    return Track(experiment, {}, experiment.configure(), False, **options), outcome
+
+
 class Chained(Coin):
     """``n_chains`` chains, chain c on its own schedule with exact value b_c ~ N(0, 1) (seeded
     by c), each of R replicates b_c + 0.2 N(0, 1) (seeded by r and c): the mean against 0 is a
@@ -929,10 +940,7 @@ def test_a_look_of_more_chains_is_predicted_by_their_multiple_and_reads_no_kept_
     from workbench.run.until_decided import LookCost, Track
 
     experiment = Chained()
-    with open_workers(processes=1) as workers:
-        (outcome,) = run_all([experiment], False, 7, tmp_path, workers, figures=False,
-                             log=io.StringIO(), judge=False)
-    track = Track(experiment, {}, experiment.configure(), False)
+    track, outcome = _first_look(tmp_path, experiment)
     track.absorb(outcome, Look(1))
     assert track.chains == ("n_chains",) and track.by_chains("mean")
     assert track.config_at(3) == {**experiment.configure(), "n_chains": 16}
@@ -1027,17 +1035,11 @@ class TwoCosts(Coins):
 def _two_costs_track(tmp_path, seconds, factors):
     """A :class:`TwoCosts` track after look 1 on one process, whose points computed for
     ``seconds`` and whose checks ask for ``factors`` times its replicates."""
-    from workbench.run.until_decided import Track
-
-    two = TwoCosts()
-    with open_workers(processes=1) as workers:
-        (first,) = run_all([two], False, 7, tmp_path, workers, figures=False, judge=False,
-                           log=io.StringIO())
+    track, first = _first_look(tmp_path, TwoCosts(), seed=7,
+                               store=_store(tmp_path, TwoCosts.name))
     sweep = replace(first.sweep, point_seconds=list(seconds), longest_task=max(seconds),
                     stored_seconds=0.0, reused_seconds=0.0, kept_seconds=0.0,
                     compile_seconds=0.0)
-    track = Track(two, {}, two.configure(), False, seed=7,
-                  store=first.sweep and _store(tmp_path, two.name))
     track.absorb(replace(first, sweep=sweep, seconds=sweep.seconds), Look(1), 1)
     assert sorted(track.undecided) == ["mean/point=0", "mean/point=1"]
     track.undecided = {name: replace(verdict, replicate_factor=factors[name])
@@ -1104,13 +1106,10 @@ def test_a_look_aimed_at_both_kinds_is_taken_only_where_it_fits_else_one_kind_go
     in 30 s. So the look is aimed at one kind, the replicates' (two checks in 20 s before one),
     and cut to look 2, which fits; aimed at both, as before, it would not have fitted at any
     look. Negative control: with room, the look is aimed at both and grows both."""
-    from workbench.run.until_decided import LookCost, Track, _next_looks
+    from workbench.run.until_decided import LookCost, _next_looks
 
     experiment = Chained()
-    with open_workers(processes=1) as workers:
-        (outcome,) = run_all([experiment], False, 7, tmp_path, workers, figures=False,
-                             log=io.StringIO(), judge=False)
-    track = Track(experiment, {}, experiment.configure(), False)
+    track, outcome = _first_look(tmp_path, experiment)
     track.absorb(outcome, Look(1))
     mean = track.undecided["mean"]
     track.undecided = {
