@@ -1125,3 +1125,34 @@ def test_a_look_aimed_at_both_kinds_is_taken_only_where_it_fits_else_one_kind_go
         {"r1": 1.5, "r2": 1.5}, {"mean": 1.5}]
     assert track.config_at(2) == {**experiment.configure(), "n_replicates": 20}
     assert track.predicted(2) == pytest.approx(20.0, abs=0.5)
+
+
+class ThreeCoins(Coins):
+    """:class:`Coins` at three points."""
+
+    name = "three-coins"
+    parameters = (*Coin.parameters, Parameter("point", [0, 1, 2], "the points"))
+
+
+def test_the_narrowing_s_trials_read_each_stored_point_once(tmp_path):
+    """Aiming a look at point 0's check tries the sweep without each point in turn: points 1
+    and 2 (point 0's check is not reproduced), 0 and 2, then 0 alone, five points judged, but
+    each of the three stored points is read from the store once. Negative control: without
+    the points kept between them, two reads of the same sweep read it twice."""
+    from unittest import mock
+
+    from workbench.run.runner import stored_result
+    from workbench.store.result_store import ResultStore
+
+    coins = ThreeCoins()
+    track, first = _first_look(tmp_path, coins, seed=7, store=_store(tmp_path, coins.name))
+    track.absorb(first, Look(1))
+    reads = mock.patch.object(ResultStore, "load", autospec=True, side_effect=ResultStore.load)
+    with reads as load:
+        track.aim_at(["mean/point=0"])
+    assert track.sweep == {"point": [0]}
+    assert load.call_count == 3
+    with reads as load:
+        for _ in range(2):
+            stored_result(coins, coins.configure(), 7, track.store)
+    assert load.call_count == 6

@@ -65,12 +65,13 @@ def narrowed_sweep(experiment: Experiment, config: dict, seed: int, store: Resul
     identities = {point_key(point): point_identity(experiment, config, point, seed)
                   for point in experiment.points(config)}
     kept, reproduced = {dim: list(config[dim]) for dim in [*dims, *optional]}, frozenset()
+    loaded: dict = {}  # the stored points the trials read, each read once
 
     def attempt(dim: str, values: list) -> None:
         nonlocal kept, reproduced
         trial = {**kept, dim: values}
-        found = _reproduced(experiment, trial, seed, store, identities, judged, families,
-                            [*names, *others], look, configure)
+        found = _reproduced(experiment, trial, seed, store, loaded, identities, judged,
+                            families, [*names, *others], look, configure)
         if set(names) <= found:
             kept, reproduced = trial, found
 
@@ -85,10 +86,11 @@ def narrowed_sweep(experiment: Experiment, config: dict, seed: int, store: Resul
     return narrowed, (reproduced & frozenset(others) if narrowed else frozenset())
 
 
-def _reproduced(experiment, lists, seed, store, identities, judged, families, names, look,
-                configure) -> frozenset[str]:
+def _reproduced(experiment, lists, seed, store, loaded, identities, judged, families, names,
+                look, configure) -> frozenset[str]:
     """Those of the checks ``names`` that the stored points of the sweep ``lists``, judged
-    with the whole result's family sizes, judge as ``judged`` (module docstring)."""
+    with the whole result's family sizes, judge as ``judged`` (module docstring).
+    ``loaded``: the points already read from ``store`` (:func:`stored_result`)."""
     try:
         narrower = configure(lists)
     except (InvalidParameter, ValueError, KeyError, TypeError):
@@ -97,7 +99,7 @@ def _reproduced(experiment, lists, seed, store, identities, judged, families, na
     if any(point_identity(experiment, narrower, point, seed) != identities.get(point_key(point))
            for point in points):
         return frozenset()
-    dataset = stored_result(experiment, narrower, seed, store)
+    dataset = stored_result(experiment, narrower, seed, store, loaded)
     if dataset is None:
         return frozenset()
     try:

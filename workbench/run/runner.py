@@ -549,21 +549,26 @@ def combined_result(experiment: Experiment, config: dict, seed: int,
     return with_provenance(experiment.combine(config, results), experiment.name, config, seed)
 
 
-def stored_result(experiment: Experiment, config: dict, seed: int,
-                  store: ResultStore) -> xr.Dataset | None:
+def stored_result(experiment: Experiment, config: dict, seed: int, store: ResultStore,
+                  loaded: dict[str, xr.Dataset] | None = None) -> xr.Dataset | None:
     """What a sweep of ``config`` that reads every point from ``store`` returns, computing
-    nothing: None where a point is not stored (or is corrupt, which a sweep would recompute)."""
+    nothing: None where a point is not stored (or is corrupt, which a sweep would recompute).
+    ``loaded``: the points already read, by store key, where the points read are kept too
+    (trials of several sweeps of the same points read each once)."""
     entries = store.manifest()
+    loaded = {} if loaded is None else loaded
     results = []
     for point in experiment.points(config):
         key = store_key(point_identity(experiment, config, point, seed))
-        try:
-            dataset = store.load(key, entries.get(key))
-        except CorruptPoint:
-            return None
-        if dataset is None:
-            return None
-        results.append(dataset)
+        if key not in loaded:
+            try:
+                dataset = store.load(key, entries.get(key))
+            except CorruptPoint:
+                return None
+            if dataset is None:
+                return None
+            loaded[key] = dataset
+        results.append(loaded[key])
     return combined_result(experiment, config, seed, results)
 
 
