@@ -1058,9 +1058,9 @@ def test_a_look_aimed_at_the_checks_asking_least_fits_where_one_aimed_at_all_wou
     point 1's 30 times. Aimed at both, even point 0's deciding look (look 2: both points,
     62 s) does not fit in 60 s, so the experiment would not grow; aimed at the check asking
     fewer looks, it runs point 0 alone (look 2, about 2 s) and is planned to look 3, the
-    stricter values' aim; the final table quotes that look for point 0's check and point 1's
-    own for point 1's. Negative control: with room for every look, the look is aimed at both,
-    every point."""
+    stricter values' aim. In the final table point 0's check says the budget ran out (its
+    look fits), point 1's quotes its own look (both points, look 6: about 990 s). Negative
+    control: with room for every look, the look is aimed at both, every point."""
     from workbench.run.until_decided import _explained, _next_looks
 
     factors = {"mean/point=0": 1.6, "mean/point=1": 30.0}
@@ -1072,7 +1072,6 @@ def test_a_look_aimed_at_the_checks_asking_least_fits_where_one_aimed_at_all_wou
     assert track.predicted(3) == pytest.approx(4.0, abs=0.5)
     assert track.options == [{"mean/point=0": 1.6}]
     why = {verdict.check: reason for _, verdict, reason in _explained(track)}
-    assert re.search(r"a look of about [2-3] s, more than", why["mean/point=0"]) is None
     assert why["mean/point=0"].startswith("the budget ran out at look 1")
     assert re.search(r"a look of about 9\d\d s, more than the 60 s left", why["mean/point=1"])
 
