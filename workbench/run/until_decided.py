@@ -262,12 +262,18 @@ def looks_on(factor: float) -> int:
     return max(math.ceil(math.log(max(factor, 1.0), GROWTH) - 1e-9), 1)
 
 
+def _asking_at_most(factors: dict[str, float], looks: int) -> dict[str, float]:
+    """The checks of ``factors`` (name: factor) asking for at most ``looks`` looks
+    (:func:`looks_on`)."""
+    return {name: f for name, f in factors.items() if looks_on(f) <= looks}
+
+
 def _by_looks(factors: dict[str, float]) -> list[dict[str, float]]:
-    """The checks of ``factors`` (name: factor) asking for at most as many looks
-    (:func:`looks_on`) as each of them does, the most first: every check, then those asking
-    fewer looks than the most, and so on."""
+    """The checks of ``factors`` asking for at most as many looks as each of them does
+    (:func:`_asking_at_most`), the most first: every check, then those asking fewer looks
+    than the most, and so on."""
     counts = sorted({looks_on(f) for f in factors.values()}, reverse=True)
-    return [{name: f for name, f in factors.items() if looks_on(f) <= most} for most in counts]
+    return [_asking_at_most(factors, most) for most in counts]
 
 
 def _sweep_key(sweep: dict[str, list]) -> tuple:
@@ -951,9 +957,7 @@ def _explained(track: Track) -> list[tuple[str, Verdict, str]]:
         if verdict.check in kinds and track.outcome is not None and not track.outcome.error:
             # its look's time as the planner judges it (Track._fitting): aimed at the
             # checks of its kind that ask for no more looks
-            most = looks_on(finite[verdict.check])
-            track.aim_at({name: f for name, f in kinds[verdict.check].items()
-                          if looks_on(f) <= most})
+            track.aim_at(_asking_at_most(kinds[verdict.check], looks_on(finite[verdict.check])))
         why = why_undecided(verdict, track)
         verdict = track.undecided[verdict.check] = replace(verdict, evidence={
             **verdict.evidence,
@@ -993,8 +997,8 @@ def _next_looks(tracks: list[Track], left: float, max_looks: int | None,
     look that promises the fewest decisions per second going one look down first
     (:meth:`Track.promised`; of equal ones, the most expensive); an experiment one look on that
     still does not fit is left out, and once the round is cut, each one left out (the last
-    first) takes the furthest look up to its aim that fits in the room the others left, or
-    waits for a later round (:attr:`Track.waiting` says why)."""
+    first) takes the room the others left where a look of one of its aims fits
+    (:func:`_take_the_room`), or waits for a later round (:attr:`Track.waiting` says why)."""
     plan: dict[Track, int] = {}
     for track in tracks:
         track.budget_left, track.reserve, track.waiting = left, reserve, ""
