@@ -83,8 +83,8 @@ def test_a_look_s_compiling_counts_in_its_round_and_in_no_later_look():
     from workbench.run.until_decided import LookCost, _charge_unexplained, round_seconds
 
     track = wanting_track(10.0, 1.0)
-    track.cost = LookCost(10.0, 10.0, compiling=3.0)
+    track.cost = track.ran = LookCost(10.0, 10.0, compiling=3.0)
     assert round_seconds([track.cost], 1) == 13.0
-    _charge_unexplained([track], 13.0, 1)
+    _charge_unexplained([track], 13.0, 1, [track])
     assert track.cost.serial == 0.0
     assert track.predicted(2) == 20.0

@@ -215,7 +215,8 @@ def test_the_gaussian_mean_and_its_designs_keep_their_blocks_bit_for_bit(tmp_pat
 
 def test_a_look_is_predicted_less_the_kept_blocks_it_reads(tmp_path):
     """The next look reads this look's kept blocks: its predicted time is this look's scaled
-    by the replicates, less their compute seconds."""
+    by the replicates, less their compute seconds. Each point reports the seconds its blocks
+    took, at most its own: the rest finished it."""
     from bounds.sequential import Look
     from workbench.run.until_decided import Track
 
@@ -226,8 +227,33 @@ def test_a_look_is_predicted_less_the_kept_blocks_it_reads(tmp_path):
     track.absorb(outcome, Look(1))
     cost = track.cost
     assert cost.kept == pytest.approx(outcome.sweep.kept_seconds) and cost.kept > 0
+    pairs = list(zip(outcome.sweep.point_seconds, outcome.sweep.block_seconds, strict=True))
+    assert pairs and all(0 < blocks <= point for point, blocks in pairs)
+    assert cost.finishing == pytest.approx(sum(point - blocks for point, blocks in pairs))
     assert track.n_workers == 1 and cost.longest > 0
     assert track.predicted(3) == pytest.approx(4 * cost.work - cost.kept + 4 * cost.serial)
+
+
+def test_a_point_whose_blocks_are_all_read_spent_its_seconds_finishing(tmp_path):
+    """A point that differs from a stored one only in a key no block reads
+    (``unblocked_keys``) reads every block and computes none: no block seconds, and all its
+    seconds finished it. Its first run computed its blocks (negative control)."""
+    from workbench.run.until_decided import LookCost
+
+    class Finished(BlockCoin):
+        """``label`` is only written where a point is finished."""
+
+        parameters = (*BlockCoin.parameters, Parameter("label", "a", "a finishing label"))
+        unblocked_keys = ("label",)
+
+    coin, log = Finished(), str(tmp_path / "log")
+    first = _run(tmp_path, coin.configure({"log": log}), experiment=coin)
+    assert all(seconds > 0 for seconds in first.sweep.block_seconds)
+    again = _run(tmp_path, coin.configure({"log": log, "label": "b"}), experiment=coin)
+    assert again.sweep.computed and again.sweep.kept_blocks == 4  # two points of two blocks
+    assert again.sweep.block_seconds == [0.0, 0.0]
+    cost = LookCost.of(again, 1)
+    assert cost.finishing == pytest.approx(sum(again.sweep.point_seconds)) and cost.finishing > 0
 
 
 def test_blocks_computed_faster_than_keeping_them_costs_are_not_kept(tmp_path, monkeypatch):

@@ -291,7 +291,8 @@ def test_a_look_s_cost_is_read_from_its_sweep_and_from_its_wall_time_where_point
     seconds are not known (a store that did not record them): the sweep's 10 s on two
     workers, less the 4 s its tasks compiled, stand for what it computed. Either way the
     writing (the outcome's seconds beyond the sweep's) is spent in this process and the
-    compiling is shared among the workers."""
+    compiling is shared among the workers; the seconds outside their blocks of the points
+    that ran blocks finished them."""
     from workbench.run.main_job import Outcome
     from workbench.run.runner import SweepResult
     from workbench.run.until_decided import LookCost
@@ -301,6 +302,9 @@ def test_a_look_s_cost_is_read_from_its_sweep_and_from_its_wall_time_where_point
                         compile_seconds=4.0)
     outcome = Outcome(Coin(), Coin().configure(), 7, sweep=sweep, seconds=10.5)
     assert LookCost.of(outcome, 2) == LookCost(9.0, 5.0, 2.0, 4.0, 0.5, 2.0)
+    # the first point's blocks took 4 s of its 5: 1 s finished it (the second has no blocks)
+    sweep.block_seconds = [4.0, math.nan]
+    assert LookCost.of(outcome, 2) == LookCost(9.0, 5.0, 2.0, 4.0, 0.5, 2.0, finishing=1.0)
     sweep.point_seconds = [5.0, math.nan]
     assert LookCost.of(outcome, 2) == LookCost(20.0, 16.0, 2.0, 0.0, 0.5, 2.0)
 
@@ -356,12 +360,30 @@ def test_what_a_round_s_costs_do_not_explain_is_charged_to_its_looks_and_scales_
     first, second = wanting_track(8.0, 1.0), wanting_track(4.0, 1.0)
     for track in (first, second):
         track.n_workers = 2
-    _charge_unexplained([first, second], 9.0, 2)
+    _charge_unexplained([first, second], 9.0, 2, [first, second])
     assert first.cost.serial == pytest.approx(2.0) and second.cost.serial == pytest.approx(1.0)
     assert first.predicted(2) == pytest.approx(12.0)
     first.cost = LookCost(8.0, 8.0)
-    _charge_unexplained([first], 3.0, 2)
+    _charge_unexplained([first], 3.0, 2, [first])
     assert first.cost.serial == 0.0
+
+
+def test_a_look_that_predicts_nothing_still_explains_its_round_s_compute():
+    """A round of two looks of 8 s of compute each on two processes took 9 s: 8 s explained,
+    1 s not. The second look's cost predicts no later look (a narrower look that kept no
+    block), so it is not charged, but its 8 s are not unexplained either: the first look,
+    4 s of 8 explained alone, is charged its half of the 1 s. Charging the whole round to the
+    first look's cost alone (4 s explained) would have charged it 5 s (the negative
+    control: what the round was charged before, with only the first look's cost)."""
+    from workbench.run.until_decided import LookCost, _charge_unexplained
+
+    first, second = wanting_track(8.0, 1.0), wanting_track(8.0, 1.0)
+    second.last_key = None
+    _charge_unexplained([first, second], 9.0, 2, [first])
+    assert first.cost.serial == pytest.approx(0.5) and second.cost.serial == 0.0
+    first.cost = LookCost(8.0, 8.0)
+    _charge_unexplained([first], 9.0, 2, [first])
+    assert first.cost.serial == pytest.approx(5.0)
 
 
 def test_the_look_promising_fewest_decisions_per_second_goes_fewer_looks_on_first():
@@ -864,6 +886,19 @@ def test_no_task_of_a_later_look_is_predicted_longer_than_all_it_computes():
     assert LookCost(10.0, 10.0, 0.0, 6.0).at(2.0, 1.0) == LookCost(20.0, 20.0, 0.0, 12.0)
 
 
+def test_a_look_of_more_chains_that_finish_a_point_grows_its_finishing_and_longest_task():
+    """A look of 10 s, 4 s of it finishing its points (its chains' limits, in a task of 4 s),
+    6 s of kept blocks: a later look of four times the chains and twice the replicates
+    computes the blocks twice, less those read (6 s), and the finishing four times (16 s);
+    its longest task may be a finishing one, four times as long (16 s), not twice. Without
+    the finishing split (no ``finishing_multiple``) the whole look grows by ``multiple``."""
+    from workbench.run.until_decided import LookCost
+
+    cost = LookCost(10.0, 10.0, 6.0, 4.0, finishing=4.0)
+    assert cost.at(2.0, 1.0, 1.0, 4.0) == LookCost(28.0, 22.0, 0.0, 16.0)
+    assert cost.at(2.0, 1.0) == LookCost(20.0, 14.0, 0.0, 8.0)
+
+
 def _first_look(tmp_path, experiment, **options):
     """``experiment``'s look 1, run on one process and not judged, and a new track of it
     (``options``: the track's fields) that has not absorbed it."""
@@ -958,8 +993,15 @@ def test_a_look_of_more_chains_is_predicted_by_their_multiple_and_reads_no_kept_
 
     track = Track(Finished(), {}, Finished().configure(), False)
     track.absorb(outcome, Look(1))
-    track.cost = LookCost(work=3.0, computed=3.0, kept=1.0)
+    track.cost = LookCost(work=3.0, computed=3.0, kept=1.0, finishing=2.0)
     assert track.later(3).computed == pytest.approx(8.0)  # the blocks read, the rest 4 times
+    # with the replicates too (twice the chains and twice the replicates): the blocks twice,
+    # less those read, and the finishing twice, not the whole look 4 times less those read
+    track.undecided["other"] = replace(track.undecided["mean"], check="other",
+                                       replicate_factor=1.5)
+    track.order.append("other")
+    assert track.config_at(2) == {**Finished().configure(), "n_chains": 8, "n_replicates": 20}
+    assert track.later(2).computed == pytest.approx(2 * 1.0 + 2 * 2.0 - 1.0)
 
 
 def test_a_check_names_the_count_that_adds_chains_to_it():

@@ -47,8 +47,8 @@ def wanting_track(seconds: float, factor: float, checks: int = 1):
     from workbench.run.main_job import Outcome
     from workbench.run.until_decided import LookCost, Track
 
-    track = Track(Coin(), {}, Coin().configure(), False, look=1,
-                  cost=LookCost(work=seconds, computed=seconds))
+    cost = LookCost(work=seconds, computed=seconds)
+    track = Track(Coin(), {}, Coin().configure(), False, look=1, cost=cost, ran=cost)
     track.outcome = Outcome(Coin(), Coin().configure(), 7)
     undecided = oracle_check("mean", 0.1, 0.1, 0.0, 3.0, margin=0.25)
     names = ["mean", *(f"mean{k}" for k in range(1, checks))]

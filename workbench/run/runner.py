@@ -105,6 +105,10 @@ class SweepResult:
     #: each point's compute seconds (one process), in the order of the experiment's points:
     #: measured where computed, as the store recorded them where loaded (nan: not known)
     point_seconds: list[float] = field(default_factory=list)
+    #: of each computed point whose replicate blocks are kept, the compute seconds of the
+    #: blocks it computed (nan: not such a point): the rest of its seconds, finishing it
+    #: (merging, its oracle, its chains' limits), does not grow with its replicates
+    block_seconds: list[float] = field(default_factory=list)
     #: the compute seconds (one process) of the longest task computed: no worker can finish a
     #: round sooner than that task takes (the sequential checks' round prediction)
     longest_task: float = 0.0
@@ -262,7 +266,8 @@ class _Sweep:
         self.keys = [store_key(identity) for identity in self.identities]
         self.report = SweepResult(dataset=xr.Dataset(),
                                   ignored_store=store is not None and request.recompute,
-                                  point_seconds=[math.nan] * n_points)
+                                  point_seconds=[math.nan] * n_points,
+                                  block_seconds=[math.nan] * n_points)
         self.results: list[xr.Dataset | None] = [None] * n_points
         self.corrupt: dict[int, str] = {}
         self.waiting: list[int] = []  # points another process is computing
@@ -497,6 +502,8 @@ class _Sweep:
         self.report.tasks += len(submitted)
         self.report.longest_task = max(self.report.longest_task, batch.longest)
         self.report.compile_seconds += batch.compiling
+        for i, seconds in batch.block_seconds.items():
+            self.report.block_seconds[i] = seconds
         block_tasks = Counter(t.point for t in submitted if t.blocks)
         self.report.split += [self.points[i] for i in sorted(block_tasks)
                               if block_tasks[i] > 1]

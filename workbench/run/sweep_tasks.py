@@ -290,6 +290,10 @@ class TaskBatch:
         self.partial: dict[int, dict[int, xr.Dataset]] = {
             i: dict(self.kept[i].found) if i in self.kept else {} for i in todo}
         self.seconds: dict[int, float] = dict.fromkeys(todo, 0.0)
+        #: of the points whose blocks are kept, the compute seconds of the replicate blocks
+        #: computed here (kept or too short to keep; none where every block was read): the
+        #: rest of a point's seconds finished it
+        self.block_seconds = {i: 0.0 for i in todo if i in self.kept}
         self.longest = 0.0  # the compute seconds of the longest task back so far
         self.compiling = 0.0  # the seconds numba compiled in the tasks back so far
         self.finished: dict[int, Any] = {}
@@ -383,6 +387,7 @@ class TaskBatch:
             return True
         if task.point in self.kept:
             runs, finished = value
+            self.block_seconds[task.point] += sum(run.seconds for run in runs)
             described = self.described.pop(task)
             for (first, _, key, identity), run in zip(described, runs, strict=True):
                 if run.raw is not None:

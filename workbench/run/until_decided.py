@@ -60,9 +60,10 @@ compute seconds and of the judging's (:mod:`.compile_time`), counts in the round
 in and in no later look: a kernel compiles once a process, and once a machine with its
 cache. What a round's costs do not explain of its
 time (reading the store, combining, a worker left idle) is charged to its looks' seconds in
-this process, so it scales with them (:func:`_charge_unexplained`). The predicted time of one
-experiment's look is that of a round running it alone; the budget counts the whole command,
-look 1 included.
+this process, so it scales with them (:func:`_charge_unexplained`: every look of the round
+explains its own compute, a look whose cost predicts no later one included). The predicted
+time of one experiment's look is that of a round running it alone; the budget counts the
+whole command, look 1 included.
 
 Replicates are independent chains with seeds by identity, and every look is an ordinary run
 with larger replicate parameters: its points go through the result store like any other, so
@@ -95,8 +96,10 @@ as they were, and one aimed at both kinds grows both. A look of more federated c
 every point it runs (a chain's schedule is drawn with the others), so it keeps no block; more
 ``limit_schedules`` only finish a point (no replay reads them:
 :attr:`~workbench.run.experiment.Experiment.unblocked_keys`), so its blocks are read. Its
-predicted time is the last full look's times its multiple of the chains (of what is not read
-from the blocks, for the latter; and of the replicates, where it grows them too). Traveling
+predicted time is the last full look's times its multiple of the chains, for the former; for
+the latter, the blocks (as the runner measures them) times the multiple of the replicates,
+less those read, and what finished the points (their seconds outside their blocks, where the
+chains' limits are computed) times the multiple of the chains. Traveling
 chains are otherwise one a worker, fixed by the system: no look adds to the chains of their
 ``posterior`` checks, which say so.
 
@@ -224,6 +227,9 @@ class LookCost:
     #: the round's seconds numba spent compiling for it (its tasks' compiling shared among
     #: the workers, and its judging's): once a process or a machine, so no later look's
     compiling: float = 0.0
+    #: of the compute seconds of the points it computed whose replicate blocks are kept, those
+    #: outside their blocks: finishing them (merging the blocks, an oracle, the chains' limits)
+    finishing: float = 0.0
 
     @classmethod
     def of(cls, outcome: Outcome, n_workers: int) -> LookCost:
@@ -237,23 +243,32 @@ class LookCost:
         compiling = sweep.compile_seconds / n_workers
         seconds = sweep.point_seconds
         if seconds and all(math.isfinite(s) for s in seconds):
+            blocks = sweep.block_seconds or [math.nan] * len(seconds)  # (none: not known)
+            finishing = sum(max(point - block, 0.0) for point, block
+                            in zip(seconds, blocks, strict=True) if math.isfinite(block))
             return cls(sum(seconds) + sweep.reused_seconds,
                        max(sum(seconds) - sweep.stored_seconds, 0.0), sweep.kept_seconds,
-                       sweep.longest_task, serial, compiling)
+                       sweep.longest_task, serial, compiling, finishing)
         computed = max(sweep.seconds * n_workers - sweep.compile_seconds, 0.0)
         return cls(computed + sweep.stored_seconds + sweep.reused_seconds, computed,
                    sweep.kept_seconds, 0.0, serial, compiling)
 
-    def at(self, multiple: float, growing: float, kept_multiple: float = 1.0) -> LookCost:
+    def at(self, multiple: float, growing: float, kept_multiple: float = 1.0,
+           finishing_multiple: float | None = None) -> LookCost:
         """A look with ``multiple`` times this look's work that computes again the share
         ``growing`` of this look's compute seconds (the points whose identity it changes), less
         the kept blocks it reads (``kept_multiple`` times this look's: none where it grows
-        chains that its blocks read; :meth:`Track._kept_multiple`); every task, and the
-        writing and judging, ``multiple`` times as long, but no task longer than all it
-        computes; no compiling."""
-        computed = growing * max(self.work * multiple - self.kept * kept_multiple, 0.0)
-        return LookCost(self.work * multiple, computed, 0.0,
-                        min(self.longest * multiple, computed), self.serial * multiple)
+        chains that its blocks read); where ``finishing_multiple`` is given, the points'
+        finishing (:attr:`finishing`) is that many times this look's and only the rest
+        ``multiple`` times (a look of more chains that only finish a point:
+        :meth:`Track._multiples`); the writing and judging ``multiple`` times as long, and
+        every task as many times as the larger multiple (the longest may be one that finishes
+        a point), but no task longer than all it computes; no compiling."""
+        finishing = 0.0 if finishing_multiple is None else self.finishing
+        work = (self.work - finishing) * multiple + finishing * (finishing_multiple or 0.0)
+        computed = growing * max(work - self.kept * kept_multiple, 0.0)
+        longest = self.longest * max(multiple, finishing_multiple or 0.0)
+        return LookCost(work, computed, 0.0, min(longest, computed), self.serial * multiple)
 
 
 def looks_on(factor: float) -> int:
@@ -312,18 +327,23 @@ def round_seconds(costs: list[LookCost], n_workers: int) -> float:
     return compute + longest + sum(cost.serial + cost.compiling for cost in costs)
 
 
-def _charge_unexplained(tracks: list[Track], took: float, n_workers: int) -> None:
-    """Charge the part of a round's ``took`` seconds that its looks' costs do not explain
-    (:func:`round_seconds`: reading the store, combining points, a worker left idle) to the
-    serial seconds of its looks, in proportion to what each explains alone: it then scales
-    with their replicates, as reading and combining do."""
-    alone = [round_seconds([track.last_cost], n_workers) for track in tracks]
-    unexplained = took - round_seconds([track.last_cost for track in tracks], n_workers)
+def _charge_unexplained(tracks: list[Track], took: float, n_workers: int,
+                        charged: Collection[Track]) -> None:
+    """Charge the part of a round's ``took`` seconds that the costs of its looks (``tracks``,
+    each the look it just ran: :attr:`Track.ran`) do not explain (:func:`round_seconds`:
+    reading the store, combining points, a worker left idle) to the serial seconds of the
+    looks whose cost predicts later ones (``charged``), in proportion to what each look
+    explains alone: it then scales with their replicates, as reading and combining do. A look
+    whose cost predicts nothing (a narrower look that kept no block) still explains its own
+    compute, and its share of the rest is charged to no other look."""
+    alone = [round_seconds([track.ran], n_workers) for track in tracks]
+    unexplained = took - round_seconds([track.ran for track in tracks], n_workers)
     if unexplained <= 0 or sum(alone) <= 0:
         return
     share = unexplained / sum(alone)
     for track, seconds in zip(tracks, alone, strict=True):
-        track.charge(serial=seconds * share)
+        if track in charged:
+            track.charge(serial=seconds * share)
 
 
 @dataclass(eq=False)
@@ -383,6 +403,9 @@ class Track:
     #: the key of the cost the look just absorbed predicts later looks with: () for
     #: :attr:`cost` (a full look), a key of :attr:`narrower_costs`, or None (neither)
     last_key: tuple | None = ()
+    #: what the look just absorbed cost, its judging included, whether or not it predicts
+    #: a later look: its part of its round's time (:func:`_charge_unexplained`)
+    ran: LookCost = field(default_factory=LookCost)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -460,19 +483,22 @@ class Track:
                       self._ratio([key for key in self.grown_keys if key not in self.chains],
                                   later, then), then, later)
 
-    def _kept_multiple(self, growth: Growth, multiple: float) -> float:
-        """How many times the kept blocks of the look ``growth`` starts from (``then``) the
-        look it leads to reads instead of computing, in :meth:`LookCost.at`'s terms: once
-        where it grows no chains; none where it grows chains its blocks read (a federated
-        point's, each drawn with the others), ``multiple`` times where it grows only chain
-        counts no block reads
-        (:attr:`~workbench.run.experiment.Experiment.unblocked_keys`: the blocks are read,
-        and only what finishes the point grows)."""
+    def _multiples(self, growth: Growth, multiple: float) -> tuple[float, float, float | None]:
+        """The look ``growth`` leads to, ``multiple`` times the work of the look it starts
+        from (``then``), in :meth:`LookCost.at`'s terms: the multiple of that look's work, of
+        its kept blocks that it reads instead of computing, and of its points' finishing
+        (None: as the rest). Where it grows no chains, the kept blocks are read once; where it
+        grows chains its blocks read (a federated point's, each drawn with the others), none
+        is read; where it grows only chain counts no block reads
+        (:attr:`~workbench.run.experiment.Experiment.unblocked_keys`), the blocks are read
+        and grow with the replicates alone, and the finishing (where the chains' limits are
+        computed) with the chains alone."""
         if growth.chains == 1.0:
-            return 1.0
-        blocked = any(growth.later[key] != growth.then[key] for key in self.chains
-                      if key not in self.experiment.unblocked_keys)
-        return 0.0 if blocked else 1.0 if growth.others != 1.0 else multiple
+            return multiple, 1.0, None
+        if any(growth.later[key] != growth.then[key] for key in self.chains
+               if key not in self.experiment.unblocked_keys):
+            return multiple, 0.0, None
+        return multiple / growth.chains, 1.0, growth.chains
 
     def _growing_share(self) -> float:
         """The share of the compute seconds of the look that predicts the next one
@@ -611,6 +637,7 @@ class Track:
         ``n_workers``: the processes its points could run on, which share the compute time
         the store recorded for the points it read (module docstring)."""
         self.total_seconds += outcome.seconds
+        self.ran = LookCost.of(outcome, max(n_workers, 1))
         if outcome.error and self.outcome is not None:
             self.ceiling = look.number - 1  # a smaller look may still run
             self.stopped = (f"look {look.number} failed: "
@@ -623,12 +650,11 @@ class Track:
         self.n_workers = max(n_workers, 1)
         if not narrowed:
             self.full, self.full_at = outcome, look
-            self.cost = LookCost.of(outcome, self.n_workers)
+            self.cost = self.ran
             self.narrower_costs, self.last_key = {}, ()
         elif outcome.sweep is not None and outcome.sweep.kept_seconds > 0:
             self.last_key = _sweep_key(narrowed)
-            self.narrower_costs[self.last_key] = (
-                outcome, LookCost.of(outcome, self.n_workers), look.number)
+            self.narrower_costs[self.last_key] = (outcome, self.ran, look.number)
         else:
             self.last_key = None
         if outcome.error:
@@ -648,6 +674,8 @@ class Track:
             return
         finally:  # judged here, one experiment after the other: part of the look's time
             judging = time.perf_counter() - judging
+            self.ran = replace(self.ran, serial=self.ran.serial + judging - compiled.seconds,
+                               compiling=self.ran.compiling + compiled.seconds)
             if self.last_key is not None:
                 self.charge(judging - compiled.seconds, compiled.seconds)
             self.total_seconds += judging
@@ -799,14 +827,15 @@ class Track:
         replicates (and the chains); else from the last full look's."""
         narrower = self._narrower_basis()
         if narrower is None:
-            growth = self._growth(look, (self.full or self.outcome).config)
+            cost, growth = self.cost, self._growth(look, (self.full or self.outcome).config)
             multiple = self.multiple(look, growth)
-            return self.cost.at(multiple, self.growing, self._kept_multiple(growth, multiple))
-        outcome, cost, number = narrower
-        growth = self._growth(look, outcome.config)
-        multiple = (GROWTH ** (look - number) if growth.others is None
-                    else growth.others) * growth.chains
-        return cost.at(multiple, self.growing, self._kept_multiple(growth, multiple))
+        else:
+            outcome, cost, number = narrower
+            growth = self._growth(look, outcome.config)
+            multiple = (GROWTH ** (look - number) if growth.others is None
+                        else growth.others) * growth.chains
+        multiple, kept, finishing = self._multiples(growth, multiple)
+        return cost.at(multiple, self.growing, kept, finishing)
 
     def predicted(self, look: int) -> float:
         """The predicted time of a later look ``look`` run alone (:func:`round_seconds`)."""
@@ -924,8 +953,8 @@ def until_decided(selected: list[Experiment], overrides: list[dict], seed: int, 
         for track, outcome in zip(running, outcomes, strict=True):
             track.absorb(outcome, Look(plan[track], only=only), workers.n_workers)
         took = time.perf_counter() - round_started
-        _charge_unexplained([t for t in running if t.look == plan[t] and t.last_key is not None],
-                            took, workers.n_workers)
+        _charge_unexplained(running, took, workers.n_workers,
+                            [t for t in running if t.look == plan[t] and t.last_key is not None])
         left = budget - (time.perf_counter() - started)
         plan = {} if only else _next_looks(tracks, left, max_looks, RESERVE)
         decided = sum(len(t.decided) for t in tracks)
