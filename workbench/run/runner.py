@@ -106,8 +106,8 @@ class SweepResult:
     #: measured where computed, as the store recorded them where loaded (nan: not known)
     point_seconds: list[float] = field(default_factory=list)
     #: of each computed point whose replicate blocks are kept, the compute seconds of the
-    #: blocks it computed (nan: not such a point): the rest of its seconds, finishing it
-    #: (merging, its oracle, its chains' limits), does not grow with its replicates
+    #: blocks it computed (0 where it read every block; nan: not such a point): the rest of
+    #: its seconds finished it (merging the blocks, its oracle, its chains' limits)
     block_seconds: list[float] = field(default_factory=list)
     #: the compute seconds (one process) of the longest task computed: no worker can finish a
     #: round sooner than that task takes (the sequential checks' round prediction)
