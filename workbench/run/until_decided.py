@@ -264,10 +264,10 @@ class LookCost:
         :meth:`Track._multiples`); the writing and judging ``multiple`` times as long, and
         every task as many times as the larger multiple (the longest may be one that finishes
         a point), but no task longer than all it computes; no compiling."""
-        finishing = 0.0 if finishing_multiple is None else self.finishing
-        work = (self.work - finishing) * multiple + finishing * (finishing_multiple or 0.0)
+        finishing = multiple if finishing_multiple is None else finishing_multiple
+        work = (self.work - self.finishing) * multiple + self.finishing * finishing
         computed = growing * max(work - self.kept * kept_multiple, 0.0)
-        longest = self.longest * max(multiple, finishing_multiple or 0.0)
+        longest = self.longest * max(multiple, finishing)
         return LookCost(work, computed, 0.0, min(longest, computed), self.serial * multiple)
 
 
